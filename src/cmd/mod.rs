@@ -1,0 +1,3 @@
+pub mod compile;
+pub mod demo;
+pub mod ptx;

@@ -1,0 +1,57 @@
+//! The `fencehound` command line. Logic lives in the library crates; this binary parses
+//! arguments, calls them, prints results and maps outcomes to exit codes:
+//! 0 nothing found, 1 failures found, 2 usage or input error.
+
+mod cmd;
+mod exit;
+
+use clap::{Parser, Subcommand};
+use exit::Exit;
+
+#[derive(Parser)]
+#[command(
+    name = "fencehound",
+    version,
+    about = "Exposes memory-model bugs (missing, too-narrow or redundant fences) in CUDA kernels",
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile a CUDA file to PTX with NVRTC (always with line info).
+    Compile(cmd::compile::Args),
+    /// Work with PTX files: format, check.
+    #[command(subcommand)]
+    Ptx(cmd::ptx::PtxCommand),
+    /// Run the flagship demo.
+    Demo(cmd::demo::Args),
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout with exit 0, usage errors to stderr with 2.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Compile(args) => cmd::compile::run(args),
+        Command::Ptx(c) => cmd::ptx::run(c),
+        Command::Demo(args) => cmd::demo::run(args),
+    };
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            e.downcast_ref::<Exit>().map(|x| x.code()).unwrap_or(2)
+        }
+    };
+    std::process::exit(code as i32);
+}

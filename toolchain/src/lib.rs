@@ -1,0 +1,1 @@
+//! NVRTC and ptxas.
