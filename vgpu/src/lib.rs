@@ -1,1 +1,3 @@
 //! Virtual GPU.
+
+pub mod arith;

@@ -1,0 +1,1 @@
+//! Exact PTX arithmetic semantics as pure functions.
