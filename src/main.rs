@@ -29,6 +29,8 @@ enum Command {
     Ptx(cmd::ptx::PtxCommand),
     /// Run the flagship demo.
     Demo(cmd::demo::Args),
+    /// Show where NVRTC, ptxas and the CCCL headers were found.
+    Toolchain(cmd::toolchain::Args),
 }
 
 fn main() {
@@ -45,6 +47,7 @@ fn main() {
         Command::Compile(args) => cmd::compile::run(args),
         Command::Ptx(c) => cmd::ptx::run(c),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Toolchain(args) => cmd::toolchain::run(args),
     };
     let code = match result {
         Ok(code) => code,

@@ -47,6 +47,9 @@ pub struct Located {
     pub origin: Origin,
 }
 
+const NO_PROJECT_TOOLS: &str =
+    "project .tools/cuda: none above the current directory or the executable";
+
 /// The toolkit roots named by `CUDA_HOME` / `CUDA_PATH`, in that order.
 fn toolkit_roots() -> Vec<(&'static str, PathBuf)> {
     ["CUDA_HOME", "CUDA_PATH"]
@@ -244,10 +247,31 @@ pub fn find_ptxas() -> Result<Located, ToolchainError> {
         candidates.push((Origin::Toolkit(var), root.join("bin/ptxas")));
     }
     note_unset(&["CUDA_HOME", "CUDA_PATH"], &mut looked);
-    for d in env_dirs("PATH") {
-        candidates.push((Origin::Path, d.join("ptxas")));
+    if let Some(found) = first_file(&candidates, &mut looked) {
+        return Ok(found);
     }
-    for t in project_tools_dirs() {
+    // PATH is listed as one line: it is long, and "not on PATH" says enough.
+    let path_dirs = env_dirs("PATH");
+    if let Some(path) = path_dirs
+        .iter()
+        .map(|d| d.join("ptxas"))
+        .find(|p| p.is_file())
+    {
+        return Ok(Located {
+            path,
+            origin: Origin::Path,
+        });
+    }
+    looked.push(format!(
+        "PATH: not in any of its {} directories",
+        path_dirs.len()
+    ));
+    candidates.clear();
+    let tools = project_tools_dirs();
+    if tools.is_empty() {
+        looked.push(NO_PROJECT_TOOLS.into());
+    }
+    for t in tools {
         candidates.push((Origin::ProjectTools, t.join("nvidia/cu13/bin/ptxas")));
     }
     if let Some(found) = first_file(&candidates, &mut looked) {

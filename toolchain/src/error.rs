@@ -77,7 +77,7 @@ pub enum ToolchainError {
     InvalidInput { what: String, reason: &'static str },
 
     /// NVRTC rejected the source; `log` is NVRTC's complete log.
-    #[error("NVRTC could not compile {file}:\n{log}")]
+    #[error("NVRTC could not compile {file}:\n{}", log.trim_end())]
     Compile { file: String, log: String },
 
     #[error("{action} {}: {source}", path.display())]
