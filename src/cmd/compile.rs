@@ -70,9 +70,14 @@ pub fn run(args: Args) -> Result<u8> {
             .with_context(|| format!("cannot write {}", path.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(compiled.ptx.as_bytes())
+            match out
+                .write_all(compiled.ptx.as_bytes())
                 .and_then(|()| out.flush())
-                .context("cannot write the PTX to stdout")?;
+            {
+                // The reader (`| head`) has seen all it wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                other => other.context("cannot write the PTX to stdout")?,
+            }
         }
     }
     Ok(crate::exit::OK)

@@ -1,4 +1,7 @@
 //! `fencehound toolchain`: where NVRTC, ptxas and the CCCL headers were found.
+use std::fmt::Write as _;
+use std::io::Write as _;
+
 use anyhow::Result;
 use fencehound_toolchain::{find_cccl_include, find_ptxas, nvrtc, ptxas_version, PtxCache};
 
@@ -7,53 +10,73 @@ pub struct Args {}
 
 /// Exits 0 when NVRTC and ptxas are both usable, 2 otherwise.
 pub fn run(_args: Args) -> Result<u8> {
-    let mut complete = true;
-    match nvrtc() {
-        Ok(nv) => {
-            println!(
-                "nvrtc   {}.{}  {}  ({})",
-                nv.version.0,
-                nv.version.1,
-                nv.library.path.display(),
-                nv.library.origin
-            );
-            println!("        builtins {}", nv.builtins.display());
-            let archs: Vec<String> = nv
-                .supported_archs
-                .iter()
-                .map(|a| format!("compute_{a}"))
-                .collect();
-            println!("        archs {}", archs.join(" "));
-        }
-        Err(e) => {
-            complete = false;
-            println!("nvrtc   MISSING: {e}");
-        }
-    }
-    match find_ptxas() {
-        Ok(p) => {
-            let version = ptxas_version(&p.path).unwrap_or_else(|e| format!("unknown ({e})"));
-            println!("ptxas   {version}  {}  ({})", p.path.display(), p.origin);
-        }
-        Err(e) => {
-            complete = false;
-            println!("ptxas   MISSING: {e}");
-        }
-    }
-    match find_cccl_include() {
-        Some(c) => println!("cccl    {}  ({})", c.path.display(), c.origin),
-        None => println!(
-            "cccl    not found (optional: <cuda/atomic> needs it; scripts/setup-cuda.sh or \
-             pip install nvidia-cuda-cccl==13.3.5.0.6)"
-        ),
-    }
-    match PtxCache::from_env() {
-        Some(c) => println!("cache   {}", c.dir().display()),
-        None => println!("cache   disabled (no FENCEHOUND_CACHE_DIR, XDG_CACHE_HOME or HOME)"),
-    }
+    let (report, complete) = report();
+    // A closed pipe (`fencehound toolchain | head -1`) is not an error worth reporting.
+    let _ = std::io::stdout().lock().write_all(report.as_bytes());
     Ok(if complete {
         crate::exit::OK
     } else {
         crate::exit::INPUT
     })
+}
+
+/// The report text, and whether NVRTC and ptxas were both found.
+fn report() -> (String, bool) {
+    let mut out = String::new();
+    let mut complete = true;
+    // Writing to a String cannot fail.
+    match nvrtc() {
+        Ok(nv) => {
+            let archs: Vec<String> = nv
+                .supported_archs
+                .iter()
+                .map(|a| format!("compute_{a}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "nvrtc   {}.{}  {}  ({})\n        builtins {}\n        archs {}",
+                nv.version.0,
+                nv.version.1,
+                nv.library.path.display(),
+                nv.library.origin,
+                nv.builtins.display(),
+                archs.join(" ")
+            );
+        }
+        Err(e) => {
+            complete = false;
+            let _ = writeln!(out, "nvrtc   MISSING: {e}");
+        }
+    }
+    match find_ptxas() {
+        Ok(p) => {
+            let version = ptxas_version(&p.path).unwrap_or_else(|e| format!("unknown ({e})"));
+            let _ = writeln!(
+                out,
+                "ptxas   {version}  {}  ({})",
+                p.path.display(),
+                p.origin
+            );
+        }
+        Err(e) => {
+            complete = false;
+            let _ = writeln!(out, "ptxas   MISSING: {e}");
+        }
+    }
+    let _ = match find_cccl_include() {
+        Some(c) => writeln!(out, "cccl    {}  ({})", c.path.display(), c.origin),
+        None => writeln!(
+            out,
+            "cccl    not found (optional: <cuda/atomic> needs it; scripts/setup-cuda.sh or \
+             pip install nvidia-cuda-cccl==13.3.5.0.6)"
+        ),
+    };
+    let _ = match PtxCache::from_env() {
+        Some(c) => writeln!(out, "cache   {}", c.dir().display()),
+        None => writeln!(
+            out,
+            "cache   disabled (no FENCEHOUND_CACHE_DIR, XDG_CACHE_HOME or HOME)"
+        ),
+    };
+    (out, complete)
 }

@@ -72,6 +72,15 @@ fn env_dirs(var: &str) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// Toolkit roots (`<root>/bin/nvcc`) of every nvcc on `PATH`.
+fn nvcc_toolkit_roots() -> Vec<PathBuf> {
+    env_dirs("PATH")
+        .into_iter()
+        .filter(|d| d.join("nvcc").is_file())
+        .filter_map(|d| d.parent().map(Path::to_path_buf))
+        .collect()
+}
+
 /// The `.tools/cuda` directories to try: `FENCEHOUND_TOOLS_DIR`, then the first `.tools/cuda`
 /// found walking up from the current directory, then from the running executable's directory
 /// (so a binary under `target/` finds the install of its checkout wherever it is run from).
@@ -193,6 +202,13 @@ pub fn find_nvrtc() -> Result<Located, ToolchainError> {
         candidates.push((Origin::LdLibraryPath, d));
     }
     note_unset(&["LD_LIBRARY_PATH"], &mut looked);
+    // A toolkit whose nvcc is on PATH but that nobody named in CUDA_HOME: scripts/setup-cuda.sh
+    // accepts such a toolkit, so the search must find its libnvrtc too.
+    for root in nvcc_toolkit_roots() {
+        for sub in ["lib64", "lib", "targets/x86_64-linux/lib"] {
+            candidates.push((Origin::Path, root.join(sub)));
+        }
+    }
     let tools = project_tools_dirs();
     if tools.is_empty() {
         looked
@@ -307,6 +323,10 @@ pub fn find_cccl_include() -> Option<Located> {
     for (var, root) in toolkit_roots() {
         candidates.push((Origin::Toolkit(var), root.join("include/cccl")));
         candidates.push((Origin::Toolkit(var), root.join("include")));
+    }
+    for root in nvcc_toolkit_roots() {
+        candidates.push((Origin::Path, root.join("include/cccl")));
+        candidates.push((Origin::Path, root.join("include")));
     }
     for t in project_tools_dirs() {
         candidates.push((Origin::ProjectTools, t.join("nvidia/cu13/include/cccl")));

@@ -8,9 +8,9 @@
 //!
 //! | what | order |
 //! |---|---|
-//! | libnvrtc | `$FENCEHOUND_NVRTC` (the `.so` itself); `$CUDA_HOME`, `$CUDA_PATH` (`lib64/`, `lib/`); each directory of `$LD_LIBRARY_PATH`; the project-local install `.tools/cuda/nvidia/cu13/lib/libnvrtc.so.13`; python3's site-packages (`nvidia/cu13/lib`, `nvidia/cuda_nvrtc/lib`) |
+//! | libnvrtc | `$FENCEHOUND_NVRTC` (the `.so` itself); `$CUDA_HOME`, `$CUDA_PATH` (`lib64/`, `lib/`); each directory of `$LD_LIBRARY_PATH`; `lib64/`, `lib/` beside an `nvcc` on `$PATH`; the project-local install `.tools/cuda/nvidia/cu13/lib/libnvrtc.so.13`; python3's site-packages (`nvidia/cu13/lib`, `nvidia/cuda_nvrtc/lib`) |
 //! | ptxas | `$FENCEHOUND_PTXAS`; `$CUDA_HOME/bin`, `$CUDA_PATH/bin`; `$PATH`; `.tools/cuda/nvidia/cu13/bin/ptxas`; site-packages |
-//! | CCCL headers (`<cuda/atomic>`, CUB) | `$FENCEHOUND_CCCL_INCLUDE`; `$CUDA_HOME/include/cccl` or `include`; `.tools/cuda/nvidia/cu13/include/cccl`; site-packages. Optional: added as the last `-I` when present |
+//! | CCCL headers (`<cuda/atomic>`, CUB) | `$FENCEHOUND_CCCL_INCLUDE`; `$CUDA_HOME/include/cccl` or `include`; the same beside an `nvcc` on `$PATH`; `.tools/cuda/nvidia/cu13/include/cccl`; site-packages. Optional: added as the last `-I` when present |
 //!
 //! The project-local `.tools/cuda` is `$FENCEHOUND_TOOLS_DIR` if set, else the first
 //! `.tools/cuda` found walking up from the current directory, and from the running
