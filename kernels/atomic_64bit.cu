@@ -3,7 +3,7 @@
 // nvrtc-flags: none
 // launch: grid=2 block=64 dynamic_shared=0
 // args: acc:u64[10] zero, old:u64[1024] zero
-// expect: acc[0] == sum(t+2^33 for t<128); acc[3] == 127<<40; acc[6] as f64 == 128*0.5; acc[7] == 128 (cas counter)
+// expect: acc[0] == sum(t+2^33 for t<128); acc[3] == 127<<40; acc[6] as f64 == 128*0.5; acc[7] == 128 (cas counter); acc[8] == 0; acc[9] == 0; acc[1], acc[2], acc[4], acc[5] and old[] are schedule-dependent
 
 extern "C" __global__ void atomic_64bit(unsigned long long *acc, unsigned long long *old)
 {

@@ -2,8 +2,8 @@
 // categories: atomic, int
 // nvrtc-flags: none
 // launch: grid=2 block=64 dynamic_shared=0
-// args: acc:u32[12] zero, old:u32[1536] zero
-// expect: acc[0] == 128*129/2 (sum of tid+1); acc[1] == -(128); acc[3] == 0 (min of tid); acc[4] == 127; acc[5] == 0; acc[6] == 127 (or of tids); acc[8] == 128 % 1000 (inc wraps at 1000); acc[10] == 128 (cas counter); old[] values are a permutation per slot
+// args: acc:u32[13] zero, old:u32[1536] zero
+// expect: acc[0] == 128*129/2 (sum of tid+1); acc[1] == -(128); acc[3] == 0 (min of tid); acc[4] == 127; acc[5] == 0; acc[6] == 127 (or of tids); acc[8] == 128 % 1000 (inc wraps at 1000); acc[10] == 128 (cas counter); acc[11] == -127; acc[12] == 0; acc[2], acc[7], acc[9] and old[] are schedule-dependent
 
 extern "C" __global__ void atomic_int_ops(unsigned *acc, unsigned *old)
 {
@@ -27,5 +27,5 @@ extern "C" __global__ void atomic_int_ops(unsigned *acc, unsigned *old)
         cur = atomicCAS(&acc[10], seen, seen + 1);
     } while (cur != seen);
     o[10] = seen;
-    o[11] = (unsigned)atomicMin(&iacc[11], -(int)t) + atomicMin(&acc[11], 5u);
+    o[11] = (unsigned)atomicMin(&iacc[11], -(int)t) + atomicMin(&acc[12], t + 5u);
 }

@@ -1,4 +1,4 @@
-// fencehound-corpus: atomics on shared memory (atom.shared.*) and fire-and-forget atomics whose results are unused (red.global.*, red.shared)
+// fencehound-corpus: atomics on shared memory (atom.shared.*), global atomics with unused results (NVRTC 13 still emits atom), and explicit red.global/red.shared/red.relaxed.gpu/red.release.gpu via inline PTX
 // categories: atomic, shared
 // nvrtc-flags: none
 // launch: grid=2 block=128 dynamic_shared=0

@@ -3,7 +3,7 @@
 // nvrtc-flags: none
 // launch: grid=1 block=64 dynamic_shared=0
 // args: in:u32[64] iota, out:u32[512] zero
-// expect: with lane = i % 32: out[8i+0] == 0x55555555 (ballot of even lanes); out[8i+1] == 1; out[8i+2] == 0; out[8i+3] == (lane < 16 ? 0x0000ffff : 0xffff0000) (activemask in a divergent branch); out[8i+4] == mask of lanes with equal (lane / 4) i.e. 0xf << (4*(lane/4)); out[8i+5] == 0xffffffff (match_all of a uniform value); out[8i+6] == 1 (pred of match_all); out[8i+7] == (lane even ? 0x55555555 : 0xaaaaaaaa) (64-bit match_any on lane parity)
+// expect: with lane = i % 32: out[8i+0] == 0x55555555 (ballot of even lanes); out[8i+1] == 1; out[8i+2] == 0; out[8i+3] contains bit lane and is a subset of (lane < 16 ? 0x0000ffff : 0xffff0000) (activemask in a divergent branch; exact on a converged scheduler); out[8i+4] == mask of lanes with equal (lane / 4) i.e. 0xf << (4*(lane/4)); out[8i+5] == 0xffffffff (match_all of a uniform value); out[8i+6] == 1 (pred of match_all); out[8i+7] == (lane even ? 0x55555555 : 0xaaaaaaaa) (64-bit match_any on lane parity)
 
 extern "C" __global__ void warp_vote_match(const unsigned *in, unsigned *out)
 {
