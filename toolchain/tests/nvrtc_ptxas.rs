@@ -60,7 +60,14 @@ fn compiles_for_several_archs_with_line_info() {
 
 #[test]
 fn compute_70_is_rejected_clearly() {
-    let err = compile_with_cache(&request(STORE_KERNEL, "compute_70"), None).unwrap_err();
+    let version = nvrtc().unwrap_or_else(|e| panic!("{e}")).version;
+    let result = compile_with_cache(&request(STORE_KERNEL, "compute_70"), None);
+    if version.0 < 13 {
+        // CUDA 12 and older still compile for Volta.
+        assert!(result.is_ok(), "{result:?}");
+        return;
+    }
+    let err = result.unwrap_err();
     assert!(
         matches!(err, ToolchainError::UnsupportedArch { .. }),
         "{err:?}"
