@@ -1,5 +1,5 @@
 // fencehound-corpus: divergent branches and data-dependent loops: Collatz step count per thread, early exits, a switch, and a per-warp max via ballot-free shuffles
-// categories: algorithm, int, warp
+// categories: algorithm, int, warp, call
 // nvrtc-flags: none
 // launch: grid=2 block=64 dynamic_shared=0
 // args: start:u32[128] iota_from(1), steps:u32[128] zero, kind:u32[128] zero, warpmax:u32[4] zero

@@ -1,5 +1,5 @@
 // fencehound-corpus: warp-shuffle reduction of floats (shfl.down), per-warp partials in shared memory, final warp reduces them; block result added to the output with atomicAdd
-// categories: algorithm, warp, shared, atomic
+// categories: algorithm, warp, shared, atomic, barrier
 // nvrtc-flags: none
 // launch: grid=4 block=256 dynamic_shared=0
 // args: in:f32[1024] iota, out:f32[1] zero, n:u32=1024

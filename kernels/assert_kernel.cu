@@ -1,5 +1,5 @@
 // fencehound-corpus: device-side assert (__assertfail) that fails for a chosen input: every thread checks in[i] != bad
-// categories: assert
+// categories: assert, call, module-var
 // nvrtc-flags: none
 // launch: grid=1 block=64 dynamic_shared=0
 // args: in:u32[64] iota, out:u32[64] zero, bad:u32=13

@@ -1,5 +1,5 @@
 // fencehound-corpus: atomics on shared memory (atom.shared.*), global atomics with unused results (NVRTC 13 still emits atom), and explicit red.global/red.shared/red.relaxed.gpu/red.release.gpu via inline PTX
-// categories: atomic, shared
+// categories: atomic, shared, barrier
 // nvrtc-flags: none
 // launch: grid=2 block=128 dynamic_shared=0
 // args: red:u64[10] zero, out:u32[8] zero

@@ -1,5 +1,5 @@
 // fencehound-corpus: memory-operation semantics via inline PTX: st.release/ld.acquire (gpu, cta, sys), ld/st.relaxed, ld/st.volatile, ld.acquire.shared; C volatile pointers; message passing with release/acquire
-// categories: fence, shared
+// categories: fence, shared, barrier, warp
 // nvrtc-flags: none
 // launch: grid=2 block=64 dynamic_shared=0
 // args: data:u32[64] zero, flag:u32[2] zero, out:u32[128] zero

@@ -1,5 +1,5 @@
 // fencehound-corpus: cuda::atomic_ref (libcu++): fetch_add relaxed/acq_rel, load(acquire), store(release), exchange, compare_exchange_strong, fetch_min/max/and/or, thread_scope_block/device/system
-// categories: libcu++, atomic, fence
+// categories: libcu++, atomic, fence, module-var
 // nvrtc-flags: -I$CCCL_INCLUDE
 // launch: grid=2 block=64 dynamic_shared=0
 // args: acc:u32[10] zero, wide:u64[2] zero, out:u32[128] zero

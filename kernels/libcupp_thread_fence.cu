@@ -1,5 +1,5 @@
 // fencehound-corpus: cuda::atomic_thread_fence with orders (release, acquire, acq_rel, seq_cst) and scopes (block, device, system) around relaxed atomic_ref flags; a fenced message-passing chain across blocks
-// categories: libcu++, fence, atomic
+// categories: libcu++, fence, atomic, warp, module-var
 // nvrtc-flags: -I$CCCL_INCLUDE
 // launch: grid=3 block=32 dynamic_shared=0
 // args: data:u32[64] zero, flags:u32[2] zero, out:u32[32] zero

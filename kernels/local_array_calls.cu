@@ -1,5 +1,5 @@
 // fencehound-corpus: dynamically indexed local arrays (.local depot, ld/st.local), __noinline__ device functions with many params, struct returns via .param, recursion, function pointers
-// categories: local, call
+// categories: local, call, vector
 // nvrtc-flags: none
 // launch: grid=1 block=32 dynamic_shared=0
 // args: in:u32[32] random(43,0,1000), out:u32[192] zero

@@ -1,5 +1,5 @@
 // fencehound-corpus: precise libdevice f32 math (sinf, cosf, tanf, expf, logf, powf, tanhf, atan2f, erff): long code paths (incl. the Payne-Hanek slow path for huge arguments)
-// categories: math, float
+// categories: math, float, local
 // nvrtc-flags: none
 // launch: grid=1 block=32 dynamic_shared=0
 // args: out:f32[320] zero, a:f32[32] random(37,-1e4,1e4), b:f32[32] random(38,0.001,100)

@@ -1,5 +1,5 @@
 // fencehound-corpus: precise double math (sin, cos, exp, log, pow, sqrt, rsqrt, atan): longest code, f64 tables and slow-path range reduction
-// categories: math, double, module-var
+// categories: math, double, module-var, call, local
 // nvrtc-flags: none
 // launch: grid=1 block=32 dynamic_shared=0
 // args: out:f64[256] zero, a:f64[32] random(39,-1e6,1e6), b:f64[32] random(40,0.001,1000)

@@ -1,5 +1,5 @@
 // fencehound-corpus: module-scope __device__ variables (scalar, initialized array, struct), __constant__ arrays and structs, host-visible by name; read-modify-write of module globals
-// categories: module-var, const
+// categories: module-var, const, atomic
 // nvrtc-flags: none
 // launch: grid=1 block=32 dynamic_shared=0
 // args: out:u32[64] zero

@@ -1,5 +1,5 @@
 // fencehound-corpus: device printf (vprintf) with int, unsigned, long long, hex, char, string, float and double arguments; only lane 0 of each warp prints
-// categories: printf
+// categories: printf, call, local, module-var
 // nvrtc-flags: none
 // launch: grid=2 block=64 dynamic_shared=0
 // args: scale:f32=1.5, tag:u32=7

@@ -1,5 +1,5 @@
 // fencehound-corpus: dynamic shared memory (extern __shared__, sized at launch) alongside static shared arrays of several types; reverse through shared; generic pointers into shared (cvta, isspacep)
-// categories: dyn-shared, shared
+// categories: dyn-shared, shared, barrier, call
 // nvrtc-flags: none
 // launch: grid=2 block=128 dynamic_shared=1024
 // args: in:f32[256] iota, out:f32[256] zero, flags:u32[256] zero

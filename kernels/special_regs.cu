@@ -1,5 +1,5 @@
 // fencehound-corpus: special registers: %tid/%ntid/%ctaid/%nctaid in 3-D, %laneid, %warpid, %nwarpid, %smid, %nsmid, %gridid, %lanemask_lt/le/eq/ge/gt, %clock, %clock64, %globaltimer, clock()/clock64(), %dynamic_smem_size
-// categories: special-reg
+// categories: special-reg, module-var
 // nvrtc-flags: none
 // launch: grid=2,2,1 block=4,4,4 dynamic_shared=16
 // args: out:u32[2048] zero
