@@ -44,6 +44,13 @@ if nvcc_path="$(command -v nvcc 2>/dev/null)"; then
   fi
 fi
 
+# Two scripts (test.sh, demo.sh) may run this at once; only one may install.
+mkdir -p "$root/.tools"
+if command -v flock >/dev/null; then
+  exec 9>"$root/.tools/.setup-cuda.lock"
+  flock 9
+fi
+
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" \
       && -e "$target/nvidia/cu13/lib/libnvrtc.so.13" && -x "$target/nvidia/cu13/bin/ptxas" ]]; then
   echo "setup-cuda: CUDA wheels already in .tools/cuda ($want)"
@@ -56,8 +63,8 @@ if ! command -v python3 >/dev/null; then
 fi
 
 # Install into a fresh directory and swap it in, so an interrupted run never leaves a
-# half-populated .tools/cuda that looks complete.
-mkdir -p "$root/.tools"
+# half-populated .tools/cuda that looks complete. Leftovers of killed runs go first.
+rm -rf "$root"/.tools/cuda.tmp.*
 tmp="$(mktemp -d "$root/.tools/cuda.tmp.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 log="$tmp.log"
@@ -71,6 +78,6 @@ fi
 rm -f "$log"
 echo "$want" >"$tmp/.fencehound-stamp"
 rm -rf "$target"
-mv "$tmp" "$target"
+mv -T "$tmp" "$target"
 trap - EXIT
 echo "setup-cuda: installed $want into .tools/cuda"
