@@ -1,1 +1,144 @@
-//! Exact PTX arithmetic semantics as pure functions.
+//! Exact PTX ALU semantics as pure functions over concrete Rust types.
+//!
+//! The interpreter decodes each PTX instruction once and then calls these functions on
+//! register values. Register values are raw bits in a `u64`; narrower types live in the low
+//! bits, so callers reinterpret (`as u32`, `f32::from_bits`, ...) at the boundary and these
+//! functions never see register layout. Nothing here allocates, panics on any input, or
+//! keeps state: the carry flag of `add.cc`/`addc` is an explicit value ([`CarryFlag`]).
+//!
+//! Layout, by PTX ISA chapter 9.7 ("Instructions") section:
+//! - [`int`]: 9.7.1 integer arithmetic (`add`/`sub`/`mul`/`mad`/`mul24`/`mad24`/`sad`/
+//!   `div`/`rem`/`abs`/`neg`/`min`/`max`), 9.7.2 extended-precision (`add.cc`, `addc`,
+//!   `sub.cc`, `subc`, `mad.cc`, `madc`), and `dp4a`/`dp2a`.
+//! - [`bits`]: 9.7.1 bit instructions (`popc`, `clz`, `bfind`, `brev`, `bfe`, `bfi`),
+//!   9.7.8 logic and shift (`and`/`or`/`xor`/`not`/`cnot`/`lop3`/`shf`/`shl`/`shr`) and
+//!   9.7.9.7 `prmt`.
+//! - [`float`]: 9.7.3 single/double floating point (`add`/`sub`/`mul`/`fma`/`mad`/`div`/
+//!   `rcp`/`sqrt`/`rsqrt`/`sin`/`cos`/`lg2`/`ex2`/`tanh`/`min`/`max`/`abs`/`neg`/
+//!   `copysign`/`testp`).
+//! - [`half`]: 9.7.4 half precision (`.f16`, `.f16x2`, `.bf16`, `.bf16x2`).
+//! - [`cmp`]: 9.7.6 comparison and selection (`setp`, `set`, `selp`, `slct`).
+//! - [`cvt`]: 9.7.9.21 `cvt` between every pair of scalar types.
+//! - [`round`]: the one correctly-rounding soft-float core every directed-rounding path and
+//!   every narrowing conversion ends in (crate-internal).
+//!
+//! NaN results: PTX produces a *canonical* NaN for floating-point arithmetic rather than
+//! propagating payloads. We use `0x7fffffff` for `.f32`, `0x7fff` for `.f16`/`.bf16`
+//! (both stated by the ISA) and `0x7fffffffffffffff` for `.f64` (the ISA does not state
+//! the `.f64` pattern; we chose the all-ones payload by analogy with `.f32`). Bit
+//! operations (`abs`, `neg`, `copysign`, `mov`) keep payloads.
+
+pub mod bits;
+pub mod cmp;
+pub mod cvt;
+pub mod float;
+pub mod half;
+pub mod int;
+pub(crate) mod round;
+
+#[cfg(test)]
+mod tests;
+
+/// Floating-point rounding modifier: `.rn` (nearest, ties to even), `.rz` (toward zero),
+/// `.rm` (toward −∞), `.rp` (toward +∞).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Rounding {
+    #[default]
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+}
+
+/// Rounding to an integral value: `.rni` (nearest even), `.rzi`, `.rmi`, `.rpi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum IntRounding {
+    #[default]
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+/// Comparison operator of `setp`/`set` (PTX ISA 9.7.6.1). `Lo/Ls/Hi/Hs` are the unsigned
+/// integer comparisons; the `u`-suffixed and `Num/Nan` operators are float-only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+/// The condition-code carry flag `CC.CF` that `add.cc`/`addc`/`sub.cc`/`subc`/`mad.cc`/
+/// `madc` read and write. For subtraction it holds the *borrow* (PTX: `subc` computes
+/// `a - (b + CC.CF)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct CarryFlag(pub bool);
+
+/// PTX scalar types that carry a numeric value (the `.bN` types are bit patterns and are
+/// handled by callers as the same-width unsigned type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarKind {
+    S8,
+    S16,
+    S32,
+    S64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    Bf16,
+    F32,
+    F64,
+}
+
+impl ScalarKind {
+    /// Width in bits.
+    pub const fn bits(self) -> u32 {
+        match self {
+            ScalarKind::S8 | ScalarKind::U8 => 8,
+            ScalarKind::S16 | ScalarKind::U16 | ScalarKind::F16 | ScalarKind::Bf16 => 16,
+            ScalarKind::S32 | ScalarKind::U32 | ScalarKind::F32 => 32,
+            ScalarKind::S64 | ScalarKind::U64 | ScalarKind::F64 => 64,
+        }
+    }
+
+    pub const fn is_float(self) -> bool {
+        matches!(
+            self,
+            ScalarKind::F16 | ScalarKind::Bf16 | ScalarKind::F32 | ScalarKind::F64
+        )
+    }
+
+    pub const fn is_signed_int(self) -> bool {
+        matches!(
+            self,
+            ScalarKind::S8 | ScalarKind::S16 | ScalarKind::S32 | ScalarKind::S64
+        )
+    }
+}
+
+/// Canonical NaN of `.f32` results.
+pub const CANONICAL_NAN_F32: u32 = 0x7fff_ffff;
+/// Canonical NaN of `.f64` results (our choice, see the module docs).
+pub const CANONICAL_NAN_F64: u64 = 0x7fff_ffff_ffff_ffff;
+/// Canonical NaN of `.f16` and `.bf16` results.
+pub const CANONICAL_NAN_F16: u16 = 0x7fff;
+/// Canonical NaN of `.bf16` results.
+pub const CANONICAL_NAN_BF16: u16 = 0x7fff;

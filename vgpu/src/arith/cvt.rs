@@ -1,0 +1,390 @@
+//! `cvt`, PTX ISA §9.7.9.21, between every pair of `s8 s16 s32 s64 u8 u16 u32 u64 f16
+//! bf16 f32 f64`, plus `cvt.rn{.relu}.f16x2.f32`, `cvt.rn{.relu}.bf16x2.f32` and
+//! `cvt.rna.tf32.f32`.
+//!
+//! Rules (ISA §9.7.9.21 and §6.5 "Rounding Modifiers" / "Saturation"):
+//! - integer → integer: plain `cvt` truncates to the destination width or sign/zero-
+//!   extends; `.sat` clamps to the destination range instead.
+//! - integer → float: rounded with `.rn/.rz/.rm/.rp` (default `.rn`).
+//! - float → integer: rounded to an integral value with `.rni/.rzi/.rmi/.rpi` (default
+//!   `.rzi`, the C semantics ptxas requires a modifier for), then *always* saturated to the
+//!   destination range; NaN → 0.
+//! - float → float: widening is exact; narrowing rounds with `.rn/.rz/.rm/.rp` (default
+//!   `.rn`); with an integer rounding modifier the value is rounded to an integral value
+//!   (`cvt.rni.f32.f32` and friends). NaN becomes the destination's canonical NaN (our
+//!   choice also for widening, where the ISA does not say whether payloads survive).
+//! - `.ftz` flushes `.f32` subnormal sources and results to signed zero; `.sat` on a
+//!   float destination clamps to [0, 1] with NaN → 0; `.relu` (f16/bf16 destinations)
+//!   turns negative results into +0 and keeps NaN canonical.
+//!
+//! Integer results come back sign-extended (signed destination) or zero-extended
+//! (unsigned) to 64 bits; float results as their bit pattern, zero-extended.
+
+use ::half::{bf16, f16};
+
+use super::float::ftz_f32;
+use super::round::{round_exact, round_f64, Dir, Format};
+use super::{IntRounding, Rounding, ScalarKind};
+
+/// The rounding modifier of one `cvt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum CvtRounding {
+    /// No modifier.
+    #[default]
+    None,
+    Float(Rounding),
+    Int(IntRounding),
+}
+
+/// The modifiers of one `cvt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct CvtMods {
+    pub rnd: CvtRounding,
+    pub ftz: bool,
+    pub sat: bool,
+    pub relu: bool,
+}
+
+/// A source value, exact.
+#[derive(Clone, Copy, Debug)]
+enum Value {
+    Int(i128),
+    Float(f64),
+}
+
+#[inline]
+fn decode(bits: u64, from: ScalarKind, ftz: bool) -> Value {
+    match from {
+        ScalarKind::S8 => Value::Int(bits as i8 as i128),
+        ScalarKind::S16 => Value::Int(bits as i16 as i128),
+        ScalarKind::S32 => Value::Int(bits as i32 as i128),
+        ScalarKind::S64 => Value::Int(bits as i64 as i128),
+        ScalarKind::U8 => Value::Int(bits as u8 as i128),
+        ScalarKind::U16 => Value::Int(bits as u16 as i128),
+        ScalarKind::U32 => Value::Int(bits as u32 as i128),
+        ScalarKind::U64 => Value::Int(bits as i128),
+        ScalarKind::F16 => Value::Float(f16::from_bits(bits as u16).to_f64()),
+        ScalarKind::Bf16 => Value::Float(bf16::from_bits(bits as u16).to_f64()),
+        ScalarKind::F32 => {
+            let x = f32::from_bits(bits as u32);
+            Value::Float(if ftz { ftz_f32(x) } else { x } as f64)
+        }
+        ScalarKind::F64 => Value::Float(f64::from_bits(bits)),
+    }
+}
+
+#[inline]
+fn int_range(to: ScalarKind) -> (i128, i128) {
+    let w = to.bits();
+    if to.is_signed_int() {
+        (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1)
+    } else {
+        (0, (1i128 << w) - 1)
+    }
+}
+
+/// The destination bits of an integer value already in range (or to be truncated).
+#[inline]
+fn int_bits(v: i128, to: ScalarKind) -> u64 {
+    let w = to.bits();
+    let t = v as u64;
+    if w == 64 {
+        return t;
+    }
+    let t = t & ((1u64 << w) - 1);
+    if to.is_signed_int() && t >> (w - 1) != 0 {
+        t | !((1u64 << w) - 1)
+    } else {
+        t
+    }
+}
+
+/// Rounds to an integral value in `f64` (exact for every source format).
+#[inline]
+pub fn round_integral(x: f64, r: IntRounding) -> f64 {
+    match r {
+        IntRounding::Rni => x.round_ties_even(),
+        IntRounding::Rzi => x.trunc(),
+        IntRounding::Rmi => x.floor(),
+        IntRounding::Rpi => x.ceil(),
+    }
+}
+
+#[inline]
+fn float_format(k: ScalarKind) -> Format {
+    match k {
+        ScalarKind::F16 => Format::F16,
+        ScalarKind::Bf16 => Format::BF16,
+        ScalarKind::F32 => Format::F32,
+        _ => Format::F64,
+    }
+}
+
+#[inline]
+fn int_rounding(r: CvtRounding) -> IntRounding {
+    match r {
+        CvtRounding::Int(r) => r,
+        CvtRounding::Float(Rounding::Rn) => IntRounding::Rni,
+        CvtRounding::Float(Rounding::Rm) => IntRounding::Rmi,
+        CvtRounding::Float(Rounding::Rp) => IntRounding::Rpi,
+        CvtRounding::Float(Rounding::Rz) | CvtRounding::None => IntRounding::Rzi,
+    }
+}
+
+#[inline]
+fn float_rounding(r: CvtRounding) -> Rounding {
+    match r {
+        CvtRounding::Float(r) => r,
+        _ => Rounding::Rn,
+    }
+}
+
+/// Post-processing of a float destination given as bits: `.ftz` (f32), `.sat`, `.relu`.
+#[inline]
+fn float_post(bits: u64, to: ScalarKind, m: CvtMods) -> u64 {
+    let fmt = float_format(to);
+    let bits = if m.ftz && to == ScalarKind::F32 && fmt.is_subnormal(bits) {
+        bits & fmt.sign_bit()
+    } else {
+        bits
+    };
+    if !(m.sat || m.relu) {
+        return bits;
+    }
+    let x = match to {
+        ScalarKind::F16 => f16::from_bits(bits as u16).to_f64(),
+        ScalarKind::Bf16 => bf16::from_bits(bits as u16).to_f64(),
+        ScalarKind::F32 => f32::from_bits(bits as u32) as f64,
+        _ => f64::from_bits(bits),
+    };
+    if m.sat {
+        if x > 0.0 {
+            if x >= 1.0 {
+                round_f64(fmt, 1.0, Dir::Rn)
+            } else {
+                bits
+            }
+        } else {
+            0
+        }
+    } else if x <= 0.0 {
+        0
+    } else {
+        bits
+    }
+}
+
+/// `cvt{.rnd}{.ftz}{.sat}{.relu}.to.from d, a` on raw register bits.
+pub fn cvt(bits: u64, from: ScalarKind, to: ScalarKind, m: CvtMods) -> u64 {
+    let v = decode(bits, from, m.ftz);
+    if !to.is_float() {
+        let (lo, hi) = int_range(to);
+        let i = match v {
+            Value::Int(i) if m.sat => i.clamp(lo, hi),
+            Value::Int(i) => i,
+            // `as` saturates and maps NaN to 0, which is the PTX rule.
+            Value::Float(x) => (round_integral(x, int_rounding(m.rnd)) as i128).clamp(lo, hi),
+        };
+        return int_bits(i, to);
+    }
+    let fmt = float_format(to);
+    let out = match v {
+        Value::Int(i) => {
+            let dir: Dir = float_rounding(m.rnd).into();
+            round_exact(fmt, i < 0, i.unsigned_abs(), 0, false, dir)
+        }
+        Value::Float(x) => {
+            let (x, dir) = match m.rnd {
+                CvtRounding::Int(r) => (round_integral(x, r), Dir::Rn),
+                r => (x, float_rounding(r).into()),
+            };
+            round_f64(fmt, x, dir)
+        }
+    };
+    float_post(out, to, m)
+}
+
+// ---------------------------------------------------------------------------------------
+// Concrete hot-path conversions.
+
+/// `cvt.irnd{.ftz}.s32.f32`: NaN → 0, saturating.
+#[inline]
+pub fn cvt_f32_to_s32(x: f32, rnd: IntRounding, ftz: bool) -> i32 {
+    let x = if ftz { ftz_f32(x) } else { x };
+    round_integral(x as f64, rnd) as i32
+}
+
+/// `cvt.irnd{.ftz}.u32.f32`: NaN → 0, saturating (negative → 0).
+#[inline]
+pub fn cvt_f32_to_u32(x: f32, rnd: IntRounding, ftz: bool) -> u32 {
+    let x = if ftz { ftz_f32(x) } else { x };
+    round_integral(x as f64, rnd) as u32
+}
+
+/// `cvt.irnd.s64.f64`
+#[inline]
+pub fn cvt_f64_to_s64(x: f64, rnd: IntRounding) -> i64 {
+    round_integral(x, rnd) as i64
+}
+
+/// `cvt.irnd.u64.f64`
+#[inline]
+pub fn cvt_f64_to_u64(x: f64, rnd: IntRounding) -> u64 {
+    round_integral(x, rnd) as u64
+}
+
+/// `cvt.irnd.s32.f64`
+#[inline]
+pub fn cvt_f64_to_s32(x: f64, rnd: IntRounding) -> i32 {
+    round_integral(x, rnd) as i32
+}
+
+/// `cvt.rnd.f32.s32`
+#[inline]
+pub fn cvt_s32_to_f32(x: i32, rnd: Rounding) -> f32 {
+    if rnd == Rounding::Rn {
+        return x as f32;
+    }
+    f32::from_bits(round_exact(
+        Format::F32,
+        x < 0,
+        x.unsigned_abs() as u128,
+        0,
+        false,
+        rnd.into(),
+    ) as u32)
+}
+
+/// `cvt.rnd.f32.u32`
+#[inline]
+pub fn cvt_u32_to_f32(x: u32, rnd: Rounding) -> f32 {
+    if rnd == Rounding::Rn {
+        return x as f32;
+    }
+    f32::from_bits(round_exact(Format::F32, false, x as u128, 0, false, rnd.into()) as u32)
+}
+
+/// `cvt.rnd.f64.s64`
+#[inline]
+pub fn cvt_s64_to_f64(x: i64, rnd: Rounding) -> f64 {
+    if rnd == Rounding::Rn {
+        return x as f64;
+    }
+    f64::from_bits(round_exact(
+        Format::F64,
+        x < 0,
+        x.unsigned_abs() as u128,
+        0,
+        false,
+        rnd.into(),
+    ))
+}
+
+/// `cvt.rnd.f64.u64`
+#[inline]
+pub fn cvt_u64_to_f64(x: u64, rnd: Rounding) -> f64 {
+    if rnd == Rounding::Rn {
+        return x as f64;
+    }
+    f64::from_bits(round_exact(
+        Format::F64,
+        false,
+        x as u128,
+        0,
+        false,
+        rnd.into(),
+    ))
+}
+
+/// `cvt{.ftz}.f64.f32` (exact; NaN canonical).
+#[inline]
+pub fn cvt_f32_to_f64(x: f32, ftz: bool) -> f64 {
+    f64::from_bits(cvt(
+        x.to_bits() as u64,
+        ScalarKind::F32,
+        ScalarKind::F64,
+        CvtMods {
+            ftz,
+            ..CvtMods::default()
+        },
+    ))
+}
+
+/// `cvt.rnd{.ftz}{.sat}.f32.f64`
+#[inline]
+pub fn cvt_f64_to_f32(x: f64, rnd: Rounding, ftz: bool, sat: bool) -> f32 {
+    let m = CvtMods {
+        rnd: CvtRounding::Float(rnd),
+        ftz,
+        sat,
+        relu: false,
+    };
+    f32::from_bits(cvt(x.to_bits(), ScalarKind::F64, ScalarKind::F32, m) as u32)
+}
+
+/// `cvt.rnd{.relu}.f16.f32`
+#[inline]
+pub fn cvt_f32_to_f16(x: f32, rnd: Rounding, relu: bool) -> f16 {
+    let m = CvtMods {
+        rnd: CvtRounding::Float(rnd),
+        relu,
+        ..CvtMods::default()
+    };
+    f16::from_bits(cvt(x.to_bits() as u64, ScalarKind::F32, ScalarKind::F16, m) as u16)
+}
+
+/// `cvt.rnd{.relu}.bf16.f32`
+#[inline]
+pub fn cvt_f32_to_bf16(x: f32, rnd: Rounding, relu: bool) -> bf16 {
+    let m = CvtMods {
+        rnd: CvtRounding::Float(rnd),
+        relu,
+        ..CvtMods::default()
+    };
+    bf16::from_bits(cvt(x.to_bits() as u64, ScalarKind::F32, ScalarKind::Bf16, m) as u16)
+}
+
+/// `cvt{.ftz}.f32.f16` (exact).
+#[inline]
+pub fn cvt_f16_to_f32(x: f16) -> f32 {
+    if x.is_nan() {
+        return f32::from_bits(super::CANONICAL_NAN_F32);
+    }
+    x.to_f32()
+}
+
+/// `cvt.f32.bf16` (exact).
+#[inline]
+pub fn cvt_bf16_to_f32(x: bf16) -> f32 {
+    if x.is_nan() {
+        return f32::from_bits(super::CANONICAL_NAN_F32);
+    }
+    x.to_f32()
+}
+
+/// `cvt.rn{.relu}.f16x2.f32 d, a, b`: `a` goes to the upper half, `b` to the lower.
+#[inline]
+pub fn cvt_rn_f16x2_f32(a: f32, b: f32, relu: bool) -> u32 {
+    let h = |x| cvt_f32_to_f16(x, Rounding::Rn, relu).to_bits() as u32;
+    h(a) << 16 | h(b)
+}
+
+/// `cvt.rn{.relu}.bf16x2.f32 d, a, b`: `a` goes to the upper half, `b` to the lower.
+#[inline]
+pub fn cvt_rn_bf16x2_f32(a: f32, b: f32, relu: bool) -> u32 {
+    let h = |x| cvt_f32_to_bf16(x, Rounding::Rn, relu).to_bits() as u32;
+    h(a) << 16 | h(b)
+}
+
+/// `cvt.rna.tf32.f32`: round to 10 fraction bits with ties away from zero, returned as an
+/// `f32` bit pattern whose low 13 bits are zero. NaN → canonical NaN (`0x7fffffff`, whose
+/// low bits we keep: the ISA leaves the NaN pattern of `.tf32` unspecified).
+#[inline]
+pub fn cvt_rna_tf32_f32(x: f32) -> u32 {
+    if x.is_nan() {
+        return super::CANONICAL_NAN_F32;
+    }
+    let t = round_f64(Format::TF32, x as f64, Dir::Rna);
+    // TF32 has f32's sign and exponent layout with 13 fewer fraction bits.
+    (t as u32) << 13
+}
