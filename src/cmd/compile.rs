@@ -3,7 +3,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use fencehound_toolchain::{compile_with_cache, CompileRequest, PtxCache, DEFAULT_ARCH};
+use fencehound_toolchain::{
+    compile_with_cache, expand_placeholders, CompileRequest, PtxCache, DEFAULT_ARCH,
+};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,6 +23,11 @@ pub struct Args {
     /// Write the PTX here (atomically) instead of to stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Pass an option to NVRTC as is, after -D and -I (repeatable), e.g.
+    /// `--nvrtc-option=-use_fast_math`. `$NVRTC_BUNDLED_HEADERS` and `$CCCL_INCLUDE` are
+    /// expanded as in corpus headers (kernels/README.md).
+    #[arg(long = "nvrtc-option", value_name = "OPT", allow_hyphen_values = true)]
+    pub nvrtc_option: Vec<String>,
     /// Neither read nor write the PTX cache.
     #[arg(long)]
     pub no_cache: bool,
@@ -55,6 +62,9 @@ pub fn run(args: Args) -> Result<u8> {
         _ => PathBuf::from("."),
     };
     req.include_dirs = std::iter::once(own_dir).chain(args.include).collect();
+    for option in &args.nvrtc_option {
+        req.extra_options.push(expand_placeholders(option)?);
+    }
 
     let cache = if args.no_cache {
         None

@@ -28,10 +28,18 @@
 //! option (architecture, defines, absolute include directories) and the NVRTC version.
 //! **Header contents are not part of the key**: after editing an `#include`d file, clear the
 //! cache. Writes are atomic (temporary file + rename); damaged entries count as misses.
+//!
+//! # Bundled headers and corpus flags
+//!
+//! NVRTC 13 resolves `<cuda_fp16.h>` and friends only from headers it extracts itself
+//! (`--use-bundled-headers=DIR`). [`bundled_headers_dir`] extracts them once per NVRTC
+//! version into `bundled-headers/` beside the PTX cache; [`expand_nvrtc_flags`] turns a
+//! corpus kernel's `// nvrtc-flags:` line into [`CompileRequest::extra_options`].
 
 mod cache;
 mod discover;
 mod error;
+mod headers;
 mod nvrtc;
 mod ptxas;
 
@@ -40,6 +48,10 @@ pub use discover::{
     find_cccl_include, find_nvrtc, find_ptxas, project_tools_dirs, Located, Origin,
 };
 pub use error::{PtxasError, ToolchainError, NVRTC_INSTALL_HINT, PTXAS_INSTALL_HINT};
+pub use headers::{
+    bundled_headers_dir, expand_nvrtc_flags, expand_placeholders, BUNDLED_HEADERS_PLACEHOLDER,
+    CCCL_INCLUDE_PLACEHOLDER,
+};
 pub use nvrtc::{
     compile, compile_with_cache, nvrtc, CompileRequest, Compiled, Nvrtc, DEFAULT_ARCH,
 };

@@ -158,6 +158,12 @@ pub struct CompileRequest {
     pub include_dirs: Vec<PathBuf>,
     /// A virtual architecture, `compute_75` or newer (`compute_90a` style suffixes allowed).
     pub arch: String,
+    /// Further NVRTC options, passed verbatim after the defines and include directories
+    /// (e.g. `-use_fast_math`, `--device-int128`, `--use-bundled-headers=DIR`; see
+    /// [`expand_nvrtc_flags`](crate::expand_nvrtc_flags) for corpus headers). Part of the
+    /// cache key as written: a relative path in here makes the key depend on the current
+    /// directory, so prefer absolute paths.
+    pub extra_options: Vec<String>,
 }
 
 impl CompileRequest {
@@ -169,6 +175,7 @@ impl CompileRequest {
             defines: Vec::new(),
             include_dirs: Vec::new(),
             arch: DEFAULT_ARCH.to_string(),
+            extra_options: Vec::new(),
         }
     }
 }
@@ -190,7 +197,8 @@ pub fn compile(req: &CompileRequest) -> Result<Compiled, ToolchainError> {
 }
 
 /// Compiles, using `cache` when given. Always passes `-lineinfo`; adds the CCCL include
-/// directory after the request's own when it is installed.
+/// directory after the request's own include directories and extra options when it is
+/// installed.
 pub fn compile_with_cache(
     req: &CompileRequest,
     cache: Option<&PtxCache>,
@@ -215,7 +223,7 @@ pub fn compile_with_cache(
             from_cache: true,
         });
     }
-    let (ptx, log) = run_nvrtc(req, &options)?;
+    let (ptx, log) = run_nvrtc(&req.source, &req.file_name, &options)?;
     if let Some(c) = cache {
         // A cache that cannot be written only costs time later.
         let _ = c.store(
@@ -258,7 +266,8 @@ fn parse_compute_arch(arch: &str) -> Result<i32, ToolchainError> {
         .map_err(|_| bad("expected compute_NN, e.g. compute_80"))
 }
 
-/// The exact option list handed to NVRTC (and hashed into the cache key).
+/// The exact option list handed to NVRTC (and hashed into the cache key): architecture,
+/// `-lineinfo`, defines, the request's include directories, its extra options, then CCCL.
 fn nvrtc_options(req: &CompileRequest, cccl: Option<&Path>) -> Result<Vec<String>, ToolchainError> {
     let mut options = vec![
         format!("--gpu-architecture={}", req.arch),
@@ -276,14 +285,30 @@ fn nvrtc_options(req: &CompileRequest, cccl: Option<&Path>) -> Result<Vec<String
             Some(v) => format!("-D{name}={v}"),
         });
     }
-    for dir in req.include_dirs.iter().map(PathBuf::as_path).chain(cccl) {
+    let include = |dir: &Path| {
         // Absolute, so that the cache key does not depend on the current directory.
         let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let text = abs.to_str().ok_or_else(|| ToolchainError::InvalidInput {
-            what: format!("include directory {}", dir.display()),
-            reason: "is not valid UTF-8",
-        })?;
-        options.push(format!("-I{text}"));
+        abs.to_str()
+            .map(|text| format!("-I{text}"))
+            .ok_or_else(|| ToolchainError::InvalidInput {
+                what: format!("include directory {}", dir.display()),
+                reason: "is not valid UTF-8",
+            })
+    };
+    for dir in &req.include_dirs {
+        options.push(include(dir)?);
+    }
+    for extra in &req.extra_options {
+        if extra.is_empty() {
+            return Err(ToolchainError::InvalidInput {
+                what: "an extra NVRTC option".into(),
+                reason: "is empty",
+            });
+        }
+        options.push(extra.clone());
+    }
+    if let Some(dir) = cccl {
+        options.push(include(dir)?);
     }
     if let Some(o) = options.iter().find(|o| o.contains('\0')) {
         return Err(ToolchainError::InvalidInput {
@@ -304,13 +329,18 @@ impl Drop for Program {
     }
 }
 
-fn run_nvrtc(req: &CompileRequest, options: &[String]) -> Result<(String, String), ToolchainError> {
+/// Runs NVRTC once, without the cache. `nvrtc()` must have succeeded before.
+pub(crate) fn run_nvrtc(
+    source: &str,
+    file_name: &str,
+    options: &[String],
+) -> Result<(String, String), ToolchainError> {
     let nul = |what: &str| ToolchainError::InvalidInput {
         what: what.to_string(),
         reason: "contains a NUL byte",
     };
-    let source = CString::new(req.source.as_str()).map_err(|_| nul("the source"))?;
-    let name = CString::new(req.file_name.as_str()).map_err(|_| nul("the file name"))?;
+    let source = CString::new(source).map_err(|_| nul("the source"))?;
+    let name = CString::new(file_name).map_err(|_| nul("the file name"))?;
     let program = Program(
         nvrtc_result::create_program(&source, Some(&name))
             .map_err(|e| nvrtc_error("nvrtcCreateProgram", e, String::new()))?,
@@ -325,7 +355,7 @@ fn run_nvrtc(req: &CompileRequest, options: &[String]) -> Result<(String, String
         Ok(()) => {}
         Err(e) if e.0 == nvrtc_sys::nvrtcResult::NVRTC_ERROR_COMPILATION => {
             return Err(ToolchainError::Compile {
-                file: req.file_name.clone(),
+                file: file_name.to_string(),
                 log,
             })
         }
@@ -374,6 +404,17 @@ mod tests {
         assert_eq!(inc.len(), 2);
         assert!(Path::new(&inc[0][2..]).is_absolute());
         assert_eq!(inc[1], "-I/cccl");
+
+        req.extra_options = vec!["-use_fast_math".into()];
+        let opts = nvrtc_options(&req, Some(Path::new("/cccl"))).unwrap();
+        let at = |o: &str| opts.iter().position(|x| x == o).unwrap();
+        assert!(at("-use_fast_math") > at("-DB=2"));
+        assert!(at("-use_fast_math") < at("-I/cccl"));
+        req.extra_options = vec!["".into()];
+        assert!(nvrtc_options(&req, None).is_err());
+        req.extra_options = vec!["-DX\0".into()];
+        assert!(nvrtc_options(&req, None).is_err());
+        req.extra_options.clear();
 
         req.defines = vec![("".into(), None)];
         assert!(nvrtc_options(&req, None).is_err());

@@ -2,7 +2,8 @@
 //! missing: `scripts/test.sh` installs them first.
 
 use fencehound_toolchain::{
-    assemble, compile_with_cache, nvrtc, CompileRequest, PtxCache, PtxasError, ToolchainError,
+    assemble, bundled_headers_dir, compile_with_cache, expand_nvrtc_flags, expand_placeholders,
+    nvrtc, CompileRequest, PtxCache, PtxasError, ToolchainError,
 };
 
 const STORE_KERNEL: &str = r#"
@@ -224,4 +225,86 @@ fn ptxas_rejects_garbage_with_its_log() {
     }
     assert!(!err.log().is_empty());
     assert!(assemble("this is not ptx", "sm_80").is_err());
+}
+
+#[test]
+fn extra_options_reach_nvrtc_and_the_cache_key() {
+    let src =
+        "extern \"C\" __global__ void k(float *p) { p[threadIdx.x] = sinf(p[threadIdx.x]); }\n";
+    let precise = compile_with_cache(&request(src, "compute_80"), None).unwrap();
+    assert!(!precise.ptx.contains("sin.approx"), "{}", precise.ptx);
+    let mut fast = request(src, "compute_80");
+    fast.extra_options.push("-use_fast_math".into());
+    let out = compile_with_cache(&fast, None).unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.ptx.contains("sin.approx"), "{}", out.ptx);
+
+    let (_dir, cache) = fresh_cache();
+    assert!(
+        !compile_with_cache(&request(src, "compute_80"), Some(&cache))
+            .unwrap()
+            .from_cache
+    );
+    let first = compile_with_cache(&fast, Some(&cache)).unwrap();
+    assert!(!first.from_cache, "extra options must be part of the key");
+    assert!(first.ptx.contains("sin.approx"));
+    assert!(compile_with_cache(&fast, Some(&cache)).unwrap().from_cache);
+
+    // NVRTC's own complaint about an unknown option comes back as an error.
+    let mut bad = request(src, "compute_80");
+    bad.extra_options.push("--no-such-option".into());
+    let err = compile_with_cache(&bad, None).unwrap_err();
+    assert!(err.to_string().contains("no-such-option"), "{err}");
+}
+
+#[test]
+fn bundled_headers_make_fp16_and_bf16_compile() {
+    let src = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n\
+               extern \"C\" __global__ void k(__half *h, __nv_bfloat16 *b) {\n\
+               h[0] = __hadd(h[0], h[1]); b[0] = __hmul(b[0], b[1]); }\n";
+    // Without the option NVRTC 13 cannot find the header.
+    let err = compile_with_cache(&request(src, "compute_80"), None).unwrap_err();
+    assert!(err.to_string().contains("cuda_fp16.h"), "{err}");
+
+    let dir = bundled_headers_dir().unwrap_or_else(|e| panic!("{e}"));
+    assert!(dir.is_absolute(), "{}", dir.display());
+    assert!(dir.join("cuda_fp16.h").is_file());
+    assert!(dir.join("cccl/cuda/atomic").is_file());
+    assert_eq!(
+        bundled_headers_dir().unwrap(),
+        dir,
+        "stable within a process"
+    );
+
+    let expanded = expand_nvrtc_flags("--use-bundled-headers=$NVRTC_BUNDLED_HEADERS").unwrap();
+    assert_eq!(
+        expanded,
+        [format!("--use-bundled-headers={}", dir.display())]
+    );
+    for arch in ["compute_75", "compute_80", "compute_90"] {
+        let mut req = request(src, arch);
+        req.extra_options = expanded.clone();
+        let started = std::time::Instant::now();
+        let out = compile_with_cache(&req, None).unwrap_or_else(|e| panic!("{arch}: {e}"));
+        // Already extracted: NVRTC must not unpack 26 MB again.
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+        assert!(out.ptx.contains(".entry k"), "{}", out.ptx);
+    }
+}
+
+#[test]
+fn corpus_flags_expand() {
+    assert!(expand_nvrtc_flags("none").unwrap().is_empty());
+    assert_eq!(
+        expand_nvrtc_flags("-use_fast_math --device-int128").unwrap(),
+        ["-use_fast_math", "--device-int128"]
+    );
+    let cccl = expand_nvrtc_flags("-I$CCCL_INCLUDE").unwrap();
+    assert_eq!(cccl.len(), 1);
+    let dir = std::path::Path::new(&cccl[0][2..]);
+    assert!(
+        dir.is_absolute() && dir.join("cuda/atomic").is_file(),
+        "{cccl:?}"
+    );
+    assert!(expand_placeholders("-I$HOME").is_err());
+    assert_eq!(expand_placeholders("-I/a b").unwrap(), "-I/a b");
 }
