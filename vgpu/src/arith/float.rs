@@ -655,7 +655,7 @@ pub fn copysign_f64(a: f64, b: f64) -> f64 {
     f64::from_bits((b.to_bits() & !S) | (a.to_bits() & S))
 }
 
-/// The property `testp` tests (PTX ISA §9.7.3.? `testp`). Zero counts as *normal*.
+/// The property `testp` tests (PTX ISA `testp`). Zero counts as *normal*.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TestpOp {
     Finite,

@@ -3,8 +3,8 @@
 //! Every directed-rounding result we cannot get from the host FPU (which only rounds to
 //! nearest) ends here: a value given exactly as `±mag · 2^exp` plus a *sticky* flag (the
 //! true value is strictly above `mag · 2^exp` but below `(mag + 1) · 2^exp`) is rounded to
-//! a binary interchange format (IEEE 754-2008 §4.3, the rounding PTX ISA §4.? "Rounding
-//! modifiers" refers to) with gradual underflow and overflow to ±∞ or ±MAX per direction.
+//! a binary interchange format (IEEE 754-2008 §4.3, which the PTX ISA's
+//! rounding modifiers refer to) with gradual underflow and overflow to ±∞ or ±MAX per direction.
 //!
 //! Two ways of producing such inputs are used by the callers:
 //! - exact integer arithmetic on significands (`f64` `mul`/`fma`/`div`, integer → float);
