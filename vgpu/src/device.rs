@@ -1,0 +1,470 @@
+//! The host API: allocate and copy device memory, load modules, launch kernels. Nothing
+//! here panics on user input; every misuse is a [`DeviceError`] or [`LoadError`].
+
+use crate::decode::{type_bytes, var_align, var_size, Decoder, ModuleLayout};
+use crate::error::{DeviceError, LoadError};
+use crate::exec::{Dim3, LaunchResult, LaunchSpec, Machine};
+use crate::hooks::{Hooks, NoHooks};
+use crate::memory::Memory;
+use crate::program::{Program, SiteInfo};
+use crate::sched::{RoundRobin, Scheduler};
+use fencehound_ptx as ptx;
+use std::collections::HashMap;
+
+/// Largest grid we run (threads); beyond this a launch is refused, not attempted.
+pub const MAX_THREADS: u64 = 1 << 22;
+/// Shared memory per CTA (sm_90's maximum opt-in size).
+pub const MAX_SHARED: u64 = 227 * 1024;
+/// Default fuel: lane instructions per launch.
+pub const DEFAULT_FUEL: u64 = 2_000_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ModuleId(usize);
+
+/// A kernel argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    /// A device pointer (`.u64`).
+    Ptr(u64),
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    /// Raw bytes (structs passed by value).
+    Bytes(Vec<u8>),
+}
+
+impl Arg {
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Arg::Ptr(v) | Arg::U64(v) => v.to_le_bytes().to_vec(),
+            Arg::I64(v) => v.to_le_bytes().to_vec(),
+            Arg::U32(v) => v.to_le_bytes().to_vec(),
+            Arg::I32(v) => v.to_le_bytes().to_vec(),
+            Arg::F32(v) => v.to_le_bytes().to_vec(),
+            Arg::F64(v) => v.to_le_bytes().to_vec(),
+            Arg::Bytes(b) => b.clone(),
+        }
+    }
+}
+
+struct Loaded {
+    program: Program,
+    vars: HashMap<String, (ptx::Space, u64, u64)>,
+}
+
+/// Per-launch options.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchOptions {
+    /// Lane-instruction budget; running out is a timeout.
+    pub fuel: u64,
+}
+
+impl Default for LaunchOptions {
+    fn default() -> Self {
+        LaunchOptions { fuel: DEFAULT_FUEL }
+    }
+}
+
+/// A virtual GPU.
+pub struct Device {
+    mem: Memory,
+    modules: Vec<Loaded>,
+    launches: u32,
+}
+
+impl Default for Device {
+    fn default() -> Self {
+        Device::new()
+    }
+}
+
+impl Device {
+    pub fn new() -> Device {
+        Device {
+            mem: Memory::default(),
+            modules: Vec::new(),
+            launches: 0,
+        }
+    }
+
+    pub fn memory(&self) -> &Memory {
+        &self.mem
+    }
+
+    /// Number of launches so far (the next launch's index).
+    pub fn launch_count(&self) -> u32 {
+        self.launches
+    }
+
+    /// Allocates zeroed global memory, 256-byte aligned.
+    pub fn alloc(&mut self, bytes: u64) -> Result<u64, DeviceError> {
+        self.alloc_named(
+            bytes,
+            format!("allocation #{}", self.mem.global.allocations().len()),
+        )
+    }
+
+    /// Like [`Device::alloc`], with a name used in fault messages.
+    pub fn alloc_named(&mut self, bytes: u64, name: impl Into<String>) -> Result<u64, DeviceError> {
+        self.mem
+            .global
+            .alloc(bytes, 256, name.into())
+            .ok_or(DeviceError::OutOfMemory(bytes))
+    }
+
+    pub fn copy_to(&mut self, ptr: u64, data: &[u8]) -> Result<(), DeviceError> {
+        let len = u32::try_from(data.len()).map_err(|_| DeviceError::BadAddress {
+            addr: ptr,
+            len: data.len(),
+        })?;
+        let heap = if ptr >= crate::memory::CONST_WINDOW {
+            &mut self.mem.constant
+        } else {
+            &mut self.mem.global
+        };
+        heap.slice_mut(ptr, len)
+            .map_err(|_| DeviceError::BadAddress {
+                addr: ptr,
+                len: data.len(),
+            })?
+            .copy_from_slice(data);
+        Ok(())
+    }
+
+    pub fn copy_from(&self, ptr: u64, buf: &mut [u8]) -> Result<(), DeviceError> {
+        let len = u32::try_from(buf.len()).map_err(|_| DeviceError::BadAddress {
+            addr: ptr,
+            len: buf.len(),
+        })?;
+        let heap = if ptr >= crate::memory::CONST_WINDOW {
+            &self.mem.constant
+        } else {
+            &self.mem.global
+        };
+        buf.copy_from_slice(heap.slice(ptr, len).map_err(|_| DeviceError::BadAddress {
+            addr: ptr,
+            len: buf.len(),
+        })?);
+        Ok(())
+    }
+
+    /// Loads a module: allocates its `.global`/`.const` variables (with initializers),
+    /// lays out shared memory and decodes every function.
+    pub fn load_module(&mut self, m: &ptx::Module) -> Result<ModuleId, LoadError> {
+        let mut vars: HashMap<String, (ptx::Space, u64, u64)> = HashMap::new();
+        let mut shared_end: u64 = 0;
+        let mut dynamic_shared: Vec<String> = Vec::new();
+        let mut inits: Vec<(u64, bool, &ptx::VarDecl)> = Vec::new();
+        // Module-level variables, then function-level `.shared` (demoted statics).
+        let mut decls: Vec<&ptx::VarDecl> = m.variables().collect();
+        for f in m.functions() {
+            fn walk<'a>(s: &'a [ptx::Statement], out: &mut Vec<&'a ptx::VarDecl>) {
+                for st in s {
+                    match st {
+                        ptx::Statement::Var(v)
+                            if matches!(
+                                v.space,
+                                ptx::Space::Shared | ptx::Space::Global | ptx::Space::Const
+                            ) =>
+                        {
+                            out.push(v)
+                        }
+                        ptx::Statement::Block(b) => walk(b, out),
+                        _ => {}
+                    }
+                }
+            }
+            if let Some(b) = &f.body {
+                walk(b, &mut decls);
+            }
+        }
+        let loc = |v: &ptx::VarDecl| format!("PTX line {} (`{}`)", v.pos.line, v.name);
+        for v in decls {
+            if vars.contains_key(&v.name) {
+                continue;
+            }
+            let unsized_ = v.dims.iter().any(|d| d.is_none());
+            let size = if unsized_ { Some(0) } else { var_size(v) };
+            let Some(size) = size else {
+                return Err(LoadError::Invalid {
+                    message: "variable of unknown size".into(),
+                    location: loc(v),
+                });
+            };
+            match v.space {
+                ptx::Space::Shared => {
+                    if v.linkage == Some(ptx::Linkage::Extern) || unsized_ {
+                        dynamic_shared.push(v.name.clone());
+                        continue;
+                    }
+                    let align = var_align(v);
+                    shared_end = shared_end.div_ceil(align) * align;
+                    vars.insert(v.name.clone(), (ptx::Space::Shared, shared_end, size));
+                    shared_end += size;
+                    if shared_end > MAX_SHARED {
+                        return Err(LoadError::Invalid {
+                            message: format!("static shared memory exceeds {MAX_SHARED} bytes"),
+                            location: loc(v),
+                        });
+                    }
+                }
+                ptx::Space::Global | ptx::Space::Const => {
+                    if v.linkage == Some(ptx::Linkage::Extern) {
+                        return Err(LoadError::Unsupported {
+                            what: format!("external variable `{}`", v.name),
+                            location: loc(v),
+                        });
+                    }
+                    let heap = if v.space == ptx::Space::Const {
+                        &mut self.mem.constant
+                    } else {
+                        &mut self.mem.global
+                    };
+                    let addr = heap
+                        .alloc(size, var_align(v), v.name.clone())
+                        .ok_or_else(|| LoadError::Invalid {
+                            message: "variable too large".into(),
+                            location: loc(v),
+                        })?;
+                    vars.insert(v.name.clone(), (v.space, addr, size));
+                    if v.init.is_some() {
+                        inits.push((addr, v.space == ptx::Space::Const, v));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let dyn_off = shared_end.div_ceil(16) * 16;
+        for name in dynamic_shared {
+            vars.insert(name, (ptx::Space::Shared, dyn_off, 0));
+        }
+        // Initializers (after every variable has an address, for `generic(x)` and `x+4`).
+        for (addr, is_const, v) in inits {
+            let elem = type_bytes(v.ty).unwrap_or(1) as usize;
+            let mut bytes = Vec::new();
+            if let Some(init) = &v.init {
+                flatten_init(init, elem, &vars, &mut bytes).map_err(|message| {
+                    LoadError::Invalid {
+                        message,
+                        location: loc(v),
+                    }
+                })?;
+            }
+            let size = var_size(v).unwrap_or(0) as usize;
+            bytes.truncate(size);
+            let heap = if is_const {
+                &mut self.mem.constant
+            } else {
+                &mut self.mem.global
+            };
+            if let Ok(dst) = heap.slice_mut(addr, bytes.len() as u32) {
+                dst.copy_from_slice(&bytes);
+            }
+        }
+        let layout = ModuleLayout {
+            vars: vars
+                .iter()
+                .map(|(k, (s, a, _))| (k.clone(), (*s, *a)))
+                .collect(),
+            shared_end: shared_end as u32,
+        };
+        let mut program = Decoder::new(m, &layout).run()?;
+        program.dyn_shared_offset = dyn_off as u32;
+        program.globals = vars
+            .iter()
+            .filter(|(_, (s, _, _))| *s != ptx::Space::Shared)
+            .map(|(k, (s, a, n))| (k.clone(), *a, *n, *s == ptx::Space::Const))
+            .collect();
+        program.globals.sort();
+        self.modules.push(Loaded { program, vars });
+        Ok(ModuleId(self.modules.len() - 1))
+    }
+
+    /// Address and size of a module `.global` or `.const` variable.
+    pub fn global_by_name(&self, module: ModuleId, name: &str) -> Result<(u64, u64), DeviceError> {
+        let m = self.modules.get(module.0).ok_or(DeviceError::BadModule)?;
+        match m.vars.get(name) {
+            Some((ptx::Space::Global | ptx::Space::Const, a, n)) => Ok((*a, *n)),
+            _ => Err(DeviceError::NoSuchGlobal(name.to_string())),
+        }
+    }
+
+    pub fn program(&self, module: ModuleId) -> Option<&Program> {
+        self.modules.get(module.0).map(|m| &m.program)
+    }
+
+    pub fn site(&self, module: ModuleId, site: u32) -> Option<&SiteInfo> {
+        self.program(module)?.sites.get(site as usize)
+    }
+
+    /// Launches with plain memory (`sc`) and a round-robin scheduler.
+    pub fn launch(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        grid: Dim3,
+        block: Dim3,
+        dynamic_shared: u32,
+        args: &[Arg],
+    ) -> Result<LaunchResult, DeviceError> {
+        self.launch_with(
+            module,
+            kernel,
+            grid,
+            block,
+            dynamic_shared,
+            args,
+            LaunchOptions::default(),
+            &mut NoHooks,
+            &mut RoundRobin::new(1),
+        )
+    }
+
+    /// Launches with the given hooks and scheduler.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_with<H: Hooks, S: Scheduler>(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        grid: Dim3,
+        block: Dim3,
+        dynamic_shared: u32,
+        args: &[Arg],
+        opts: LaunchOptions,
+        hooks: &mut H,
+        sched: &mut S,
+    ) -> Result<LaunchResult, DeviceError> {
+        let m = self.modules.get(module.0).ok_or(DeviceError::BadModule)?;
+        let prog = &m.program;
+        let Some(fi) = prog
+            .funcs
+            .iter()
+            .position(|f| f.name == kernel && f.is_kernel)
+        else {
+            let names: Vec<&str> = prog
+                .funcs
+                .iter()
+                .filter(|f| f.is_kernel)
+                .map(|f| f.name.as_str())
+                .collect();
+            return Err(DeviceError::NoSuchKernel(
+                kernel.to_string(),
+                names.join(", "),
+            ));
+        };
+        let f = &prog.funcs[fi];
+        if args.len() != f.params.len() {
+            return Err(DeviceError::ArgCount {
+                kernel: kernel.into(),
+                expected: f.params.len(),
+                given: args.len(),
+            });
+        }
+        let mut params = vec![0u8; f.param_bytes as usize];
+        for (i, (a, (off, size))) in args.iter().zip(&f.params).enumerate() {
+            let b = a.bytes();
+            if b.len() != *size as usize {
+                return Err(DeviceError::ArgSize {
+                    kernel: kernel.into(),
+                    index: i,
+                    expected: *size as usize,
+                    given: b.len(),
+                });
+            }
+            params[*off as usize..(*off + *size) as usize].copy_from_slice(&b);
+        }
+        let bad = |s: String| Err(DeviceError::LaunchConfig(s));
+        if block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0
+        {
+            return bad(format!(
+                "grid {grid} and block {block} must have no zero dimension"
+            ));
+        }
+        if block.count() > 1024 || block.z > 64 {
+            return bad(format!(
+                "block {block} has more than 1024 threads or z > 64"
+            ));
+        }
+        if grid.y > 65535 || grid.z > 65535 || grid.count() > u32::MAX as u64 {
+            return bad(format!("grid {grid} exceeds the limits (y, z ≤ 65535)"));
+        }
+        if grid.count() * block.count() > MAX_THREADS {
+            return bad(format!(
+                "{} threads exceed the virtual GPU's limit of {MAX_THREADS}",
+                grid.count() * block.count()
+            ));
+        }
+        if prog.dyn_shared_offset as u64 + dynamic_shared as u64 > MAX_SHARED {
+            return bad(format!(
+                "{} bytes of shared memory exceed {MAX_SHARED}",
+                prog.dyn_shared_offset as u64 + dynamic_shared as u64
+            ));
+        }
+        let spec = LaunchSpec {
+            prog,
+            func: fi as u32,
+            grid,
+            block,
+            dyn_shared: dynamic_shared,
+            params,
+            fuel: opts.fuel,
+            launch_index: self.launches,
+        };
+        self.launches += 1;
+        let machine = Machine::new(spec, &mut self.mem, hooks, sched);
+        Ok(machine.run())
+    }
+}
+
+fn flatten_init(
+    init: &ptx::Init,
+    elem: usize,
+    vars: &HashMap<String, (ptx::Space, u64, u64)>,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    match init {
+        ptx::Init::List(v) => {
+            for x in v {
+                flatten_init(x, elem, vars, out)?;
+            }
+        }
+        ptx::Init::Scalar(s) => {
+            let v: u64 = match s {
+                ptx::InitValue::Int(i) => *i as u64,
+                ptx::InitValue::F32(b) => {
+                    if elem == 8 {
+                        (f32::from_bits(*b) as f64).to_bits()
+                    } else {
+                        *b as u64
+                    }
+                }
+                ptx::InitValue::F64(b) => {
+                    if elem == 4 {
+                        (f64::from_bits(*b) as f32).to_bits() as u64
+                    } else {
+                        *b
+                    }
+                }
+                ptx::InitValue::Addr {
+                    name,
+                    generic,
+                    offset,
+                } => match vars.get(name) {
+                    Some((sp, a, _)) => {
+                        let base = match (sp, generic) {
+                            (ptx::Space::Shared, true) => a + crate::memory::SHARED_WINDOW,
+                            _ => *a,
+                        };
+                        base.wrapping_add(*offset as u64)
+                    }
+                    None => return Err(format!("initializer refers to unknown `{name}`")),
+                },
+            };
+            out.extend_from_slice(&v.to_le_bytes()[..elem.min(8)]);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! The hook interface: every global/shared memory operation, fence, barrier and thread
+//! exit of a launch goes through a [`Hooks`] implementation. Write buffers (`handlers`) and
+//! the race check (`racecheck`) plug in here; the interpreter knows nothing of them.
+//!
+//! The default methods implement plain sequentially consistent memory, so [`NoHooks`]
+//! is the `sc` model. A launch is generic over `H: Hooks`, so the default costs nothing.
+//!
+//! Local, `.const` and `.param` accesses do not reach hooks: they are private to a thread
+//! or read-only, so no memory-model behaviour depends on them.
+
+use crate::error::MemError;
+use crate::memory::{Location, Memory};
+
+/// Memory-ordering semantics of an access (PTX ISA §8.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sem {
+    Weak,
+    Volatile,
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    Sc,
+}
+
+/// Scope of a strong operation (PTX ISA §8.5). `Cluster` is treated as `Gpu`'s subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+/// Identifies one thread of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ThreadRef {
+    /// Linear CTA index (`x + y*nx + z*nx*ny`).
+    pub cta: u32,
+    /// Linear thread index inside the CTA.
+    pub tid: u32,
+    /// Linear thread index in the grid (`cta * threads_per_cta + tid`).
+    pub global: u32,
+    pub lane: u32,
+    /// Global warp index.
+    pub warp: u32,
+}
+
+/// The static site of an instruction: index into the module's instruction table
+/// ([`crate::Device::site`] gives its PTX text and CUDA line).
+pub type SiteId = u32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    Load,
+    Store,
+    /// Read-modify-write (`atom`), or a reduction (`red`) when `returns` is false.
+    Atomic,
+}
+
+/// One memory access (a vector access is split into one event per element).
+#[derive(Debug, Clone, Copy)]
+pub struct Access {
+    pub thread: ThreadRef,
+    pub loc: Location,
+    pub size: u32,
+    pub kind: AccessKind,
+    pub sem: Sem,
+    /// Scope; `Sys` for weak and volatile accesses (they have no scope).
+    pub scope: Scope,
+    pub site: SiteId,
+    /// Which launch of the device this is (0-based), for counter-based choices.
+    pub launch: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceKind {
+    /// `fence.sc`, `membar`
+    Sc,
+    AcqRel,
+    Acquire,
+    Release,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Fence {
+    pub thread: ThreadRef,
+    pub kind: FenceKind,
+    pub scope: Scope,
+    pub site: SiteId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarrierKind {
+    /// `bar.sync`/`barrier.sync`/`bar.red`: waits.
+    Sync,
+    /// `bar.arrive`: does not wait.
+    Arrive,
+    /// `bar.warp.sync`
+    Warp,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Barrier {
+    pub thread: ThreadRef,
+    pub kind: BarrierKind,
+    /// Named-barrier id (0 for `__syncthreads`); for `Warp`, the member mask.
+    pub id: u32,
+    pub site: SiteId,
+}
+
+/// The operation of an atomic: the vgpu computes `new = op(old)`.
+pub type RmwFn<'a> = &'a mut dyn FnMut(u64) -> u64;
+
+pub trait Hooks {
+    /// Called once before the first instruction of a launch.
+    fn launch_begin(&mut self, _launch: u32, _threads: u32, _ctas: u32) {}
+
+    /// A load of `buf.len()` bytes; fill `buf` with the value the thread observes.
+    #[inline]
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        mem.read(a.loc, buf)
+    }
+
+    /// A store of `data`.
+    #[inline]
+    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        mem.write(a.loc, data)
+    }
+
+    /// An atomic read-modify-write of `a.size` bytes (1..=8); returns the old value.
+    #[inline]
+    fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        let old = mem.read_u64(a.loc, a.size)?;
+        mem.write_u64(a.loc, a.size, rmw(old))?;
+        Ok(old)
+    }
+
+    /// A fence (`fence.*`, `membar.*`).
+    #[inline]
+    fn fence(&mut self, _mem: &mut Memory, _f: &Fence) {}
+
+    /// A thread arrives at a barrier (before it waits).
+    #[inline]
+    fn barrier_arrive(&mut self, _mem: &mut Memory, _b: &Barrier) {}
+
+    /// A barrier completed; `threads` are the threads it released.
+    #[inline]
+    fn barrier_release(&mut self, _mem: &mut Memory, _b: &Barrier, _threads: &[ThreadRef]) {}
+
+    /// A thread exits.
+    #[inline]
+    fn thread_exit(&mut self, _mem: &mut Memory, _t: ThreadRef) {}
+
+    /// Nothing can run, or every runnable thread has spun without progress for a long
+    /// time. Return true if the hook changed memory (e.g. drained a buffered store) so
+    /// that execution may make progress again; false means the state is final.
+    #[inline]
+    fn stalled(&mut self, _mem: &mut Memory) -> bool {
+        false
+    }
+
+    /// Called once after the last thread exited (or the launch ended otherwise).
+    #[inline]
+    fn launch_end(&mut self, _mem: &mut Memory) {}
+}
+
+/// Plain memory: the `sc` model.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHooks;
+
+impl Hooks for NoHooks {}

@@ -1,0 +1,262 @@
+//! Device memory: global allocations (host `alloc` and module `.global` variables),
+//! `.const` banks, per-CTA shared memory, and the generic address map.
+//!
+//! Generic addresses (PTX ISA §6.4.1) are laid out in fixed windows so that `cvta` and
+//! `isspacep` are arithmetic: global memory is identity-mapped below [`SHARED_WINDOW`];
+//! shared, local, const and kernel-parameter spaces each get a 4 GiB window above it.
+//! Global allocations start at [`GLOBAL_BASE`], are 256-byte aligned (as `cudaMalloc`'s are)
+//! and separated by an unmapped gap, so small overruns fault instead of landing in the
+//! neighbouring buffer.
+
+use crate::error::{FaultKind, MemError};
+
+pub const GLOBAL_BASE: u64 = 0x0000_7f00_0000_0000;
+pub const SHARED_WINDOW: u64 = 0x0001_0000_0000_0000;
+pub const LOCAL_WINDOW: u64 = 0x0002_0000_0000_0000;
+pub const CONST_WINDOW: u64 = 0x0003_0000_0000_0000;
+pub const PARAM_WINDOW: u64 = 0x0004_0000_0000_0000;
+pub const WINDOW_SIZE: u64 = 1 << 32;
+/// Unmapped bytes between global allocations.
+const GUARD_GAP: u64 = 256;
+/// Largest single allocation we accept (keeps a typo from exhausting host memory).
+pub const MAX_ALLOCATION: u64 = 4 << 30;
+
+/// Which space a generic address falls in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    Global,
+    Shared,
+    Local,
+    Const,
+    Param,
+}
+
+pub fn window_of(addr: u64) -> Option<(Window, u64)> {
+    if addr < SHARED_WINDOW {
+        return Some((Window::Global, addr));
+    }
+    let w = match addr & !(WINDOW_SIZE - 1) {
+        SHARED_WINDOW => Window::Shared,
+        LOCAL_WINDOW => Window::Local,
+        CONST_WINDOW => Window::Const,
+        PARAM_WINDOW => Window::Param,
+        _ => return None,
+    };
+    Some((w, addr & (WINDOW_SIZE - 1)))
+}
+
+#[derive(Debug, Clone)]
+pub struct Allocation {
+    pub base: u64,
+    pub data: Vec<u8>,
+    pub name: String,
+}
+
+/// A set of non-overlapping allocations sorted by base address.
+#[derive(Debug, Clone, Default)]
+pub struct Heap {
+    allocs: Vec<Allocation>,
+    next: u64,
+    space: &'static str,
+}
+
+impl Heap {
+    pub fn new(base: u64, space: &'static str) -> Heap {
+        Heap {
+            allocs: Vec::new(),
+            next: base,
+            space,
+        }
+    }
+
+    pub fn alloc(&mut self, len: u64, align: u64, name: String) -> Option<u64> {
+        if len > MAX_ALLOCATION {
+            return None;
+        }
+        let align = align.clamp(1, 1 << 12).max(256);
+        let base = self.next.div_ceil(align) * align;
+        let end = base.checked_add(len.max(1))?;
+        self.next = end + GUARD_GAP;
+        self.allocs.push(Allocation {
+            base,
+            data: vec![0; len as usize],
+            name,
+        });
+        Some(base)
+    }
+
+    /// The allocation containing `[addr, addr+len)`, or the error naming the nearest one.
+    #[inline]
+    fn find(&self, addr: u64, len: u32) -> Result<usize, MemError> {
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        if i > 0 {
+            let a = &self.allocs[i - 1];
+            let off = addr - a.base;
+            if off + len as u64 <= a.data.len() as u64 {
+                return Ok(i - 1);
+            }
+        }
+        Err(self.fault(FaultKind::OutOfBounds, addr, len))
+    }
+
+    pub fn fault(&self, kind: FaultKind, addr: u64, len: u32) -> MemError {
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        let mut best: Option<&Allocation> = None;
+        let dist = |a: &Allocation| {
+            if addr < a.base {
+                a.base - addr
+            } else {
+                addr.saturating_sub(a.base + a.data.len() as u64)
+            }
+        };
+        for j in [i.wrapping_sub(1), i] {
+            if let Some(a) = self.allocs.get(j) {
+                if best.is_none_or(|b| dist(a) < dist(b)) {
+                    best = Some(a);
+                }
+            }
+        }
+        MemError {
+            kind,
+            space: self.space,
+            addr,
+            size: len,
+            nearest: best.map(|a| (a.name.clone(), a.base, a.data.len() as u64)),
+        }
+    }
+
+    #[inline]
+    pub fn slice(&self, addr: u64, len: u32) -> Result<&[u8], MemError> {
+        let i = self.find(addr, len)?;
+        let a = &self.allocs[i];
+        let off = (addr - a.base) as usize;
+        Ok(&a.data[off..off + len as usize])
+    }
+
+    #[inline]
+    pub fn slice_mut(&mut self, addr: u64, len: u32) -> Result<&mut [u8], MemError> {
+        let i = self.find(addr, len)?;
+        let a = &mut self.allocs[i];
+        let off = (addr - a.base) as usize;
+        Ok(&mut a.data[off..off + len as usize])
+    }
+
+    pub fn allocations(&self) -> &[Allocation] {
+        &self.allocs
+    }
+
+    pub fn bytes_allocated(&self) -> u64 {
+        self.allocs.iter().map(|a| a.data.len() as u64).sum()
+    }
+}
+
+/// All memory a launch can touch except registers and local memory.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    pub global: Heap,
+    pub constant: Heap,
+    /// One shared memory per CTA of the running launch.
+    pub shared: Vec<Vec<u8>>,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Memory {
+            global: Heap::new(GLOBAL_BASE, "global"),
+            constant: Heap::new(CONST_WINDOW, "const"),
+            shared: Vec::new(),
+        }
+    }
+}
+
+/// A global or shared location, as hooks see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Location {
+    /// A global address.
+    Global(u64),
+    /// An offset in the shared memory of CTA `cta` (linear CTA index).
+    Shared { cta: u32, offset: u32 },
+}
+
+impl Location {
+    /// The address, for messages and keys (`offset` for shared).
+    pub fn addr(self) -> u64 {
+        match self {
+            Location::Global(a) => a,
+            Location::Shared { offset, .. } => offset as u64,
+        }
+    }
+    pub fn offset(self, by: u64) -> Location {
+        match self {
+            Location::Global(a) => Location::Global(a.wrapping_add(by)),
+            Location::Shared { cta, offset } => Location::Shared {
+                cta,
+                offset: offset.wrapping_add(by as u32),
+            },
+        }
+    }
+    pub fn is_shared(self) -> bool {
+        matches!(self, Location::Shared { .. })
+    }
+}
+
+impl Memory {
+    fn shared_err(&self, cta: u32, offset: u32, len: u32) -> MemError {
+        let size = self.shared.get(cta as usize).map_or(0, |s| s.len() as u64);
+        MemError {
+            kind: FaultKind::OutOfBounds,
+            space: "shared",
+            addr: offset as u64,
+            size: len,
+            nearest: Some(("shared memory of the CTA".into(), 0, size)),
+        }
+    }
+
+    #[inline]
+    pub fn read(&self, loc: Location, buf: &mut [u8]) -> Result<(), MemError> {
+        let len = buf.len() as u32;
+        match loc {
+            Location::Global(a) => buf.copy_from_slice(self.global.slice(a, len)?),
+            Location::Shared { cta, offset } => {
+                let s = self
+                    .shared
+                    .get(cta as usize)
+                    .and_then(|s| s.get(offset as usize..offset as usize + len as usize))
+                    .ok_or_else(|| self.shared_err(cta, offset, len))?;
+                buf.copy_from_slice(s);
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub fn write(&mut self, loc: Location, data: &[u8]) -> Result<(), MemError> {
+        let len = data.len() as u32;
+        match loc {
+            Location::Global(a) => self.global.slice_mut(a, len)?.copy_from_slice(data),
+            Location::Shared { cta, offset } => {
+                let err = self.shared_err(cta, offset, len);
+                let s = self
+                    .shared
+                    .get_mut(cta as usize)
+                    .and_then(|s| s.get_mut(offset as usize..offset as usize + len as usize))
+                    .ok_or(err)?;
+                s.copy_from_slice(data);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a little-endian value of `size` bytes (1, 2, 4, 8).
+    #[inline]
+    pub fn read_u64(&self, loc: Location, size: u32) -> Result<u64, MemError> {
+        let mut b = [0u8; 8];
+        self.read(loc, &mut b[..size as usize])?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    #[inline]
+    pub fn write_u64(&mut self, loc: Location, size: u32, v: u64) -> Result<(), MemError> {
+        self.write(loc, &v.to_le_bytes()[..size as usize])
+    }
+}

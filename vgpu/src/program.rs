@@ -1,0 +1,401 @@
+//! The executable form of a module: instructions decoded once from the `ptx` IR with
+//! registers resolved to slots, labels to program counters, variables to addresses and
+//! modifiers to typed fields. Built by [`crate::decode`], run by [`crate::exec`].
+
+use crate::alu::AluInst;
+use crate::hooks::{FenceKind, Scope, Sem, SiteId};
+
+/// A register slot in the current frame. Slot 0 is the carry flag (`CC.CF`).
+pub type Slot = u32;
+pub const CC_SLOT: Slot = 0;
+
+/// Special registers evaluated per lane at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecialSrc {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    Laneid,
+    Warpid,
+    Nwarpid,
+    Smid,
+    Nsmid,
+    Gridid,
+    LanemaskEq,
+    LanemaskLe,
+    LanemaskLt,
+    LanemaskGe,
+    LanemaskGt,
+    Clock,
+    ClockHi,
+    Clock64,
+    Globaltimer,
+    GlobaltimerLo,
+    GlobaltimerHi,
+    DynamicSmemSize,
+    TotalSmemSize,
+    Zero,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Src {
+    Reg(Slot),
+    /// `!p`
+    NotReg(Slot),
+    Imm(u64),
+    Special(SpecialSrc),
+    /// The local-space address of a frame variable (`mov %SPL, __local_depot0`).
+    LocalAddr(u32),
+}
+
+/// The state space of a memory instruction after decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemSpace {
+    Generic,
+    Global,
+    Shared,
+    Local,
+    Const,
+    /// Kernel parameters (read-only buffer shared by all threads).
+    KernelParam,
+    /// `.param` variables of a device-function frame (per thread, frame-relative).
+    FrameParam,
+}
+
+/// Where an address comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddrBase {
+    Reg(Slot),
+    /// An absolute address in the instruction's space.
+    Abs(u64),
+    /// A frame-relative offset (local variables, frame `.param` variables).
+    Frame(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Addr {
+    pub base: AddrBase,
+    pub offset: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomOp {
+    And,
+    Or,
+    Xor,
+    Exch,
+    Cas,
+    AddInt,
+    AddF16,
+    AddF16x2,
+    AddBf16,
+    AddBf16x2,
+    AddF32,
+    AddF64,
+    Inc,
+    Dec,
+    MinS,
+    MinU,
+    MaxS,
+    MaxU,
+    MinF,
+    MaxF,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduxOp {
+    Add,
+    MinS,
+    MinU,
+    MaxS,
+    MaxU,
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarKind {
+    Sync,
+    Arrive,
+    /// `bar.red.popc.u32`
+    RedPopc,
+    /// `bar.red.and.pred`
+    RedAnd,
+    /// `bar.red.or.pred`
+    RedOr,
+}
+
+#[derive(Debug, Clone)]
+pub enum Op {
+    Alu(AluInst),
+    Mov {
+        d: Slot,
+        a: Src,
+    },
+    /// `mov.b64 %rd, {%r1, %r2}` (parts low first).
+    Pack {
+        d: Slot,
+        parts: Vec<Src>,
+        bits: u32,
+    },
+    /// `mov.b64 {%r1, %r2}, %rd`
+    Unpack {
+        ds: Vec<Option<Slot>>,
+        a: Src,
+        bits: u32,
+    },
+    Ld {
+        space: MemSpace,
+        ds: Vec<Option<Slot>>,
+        addr: Addr,
+        /// Bytes per element.
+        size: u32,
+        /// Sign-extend into wider registers.
+        signed: bool,
+        sem: Sem,
+        scope: Scope,
+    },
+    St {
+        space: MemSpace,
+        addr: Addr,
+        vals: Vec<Src>,
+        size: u32,
+        sem: Sem,
+        scope: Scope,
+    },
+    Atom {
+        space: MemSpace,
+        op: AtomOp,
+        size: u32,
+        d: Option<Slot>,
+        addr: Addr,
+        b: Src,
+        c: Option<Src>,
+        sem: Sem,
+        scope: Scope,
+    },
+    Cvta {
+        to_generic: bool,
+        space: MemSpace,
+        d: Slot,
+        a: Src,
+        /// Destination width in bits (32 or 64).
+        bits: u32,
+    },
+    Isspacep {
+        space: MemSpace,
+        d: Slot,
+        a: Src,
+    },
+    Bra {
+        target: u32,
+    },
+    Brx {
+        index: Src,
+        targets: Vec<u32>,
+    },
+    Call {
+        callee: u32,
+        /// (caller frame offset, callee frame offset, bytes) per argument.
+        args: Vec<(u32, u32, u32)>,
+        /// (callee frame offset, caller frame offset, bytes) per return value.
+        rets: Vec<(u32, u32, u32)>,
+    },
+    /// `call vprintf`: frame offsets of the format-pointer and argument-buffer params,
+    /// and of the return value.
+    Vprintf {
+        args: Vec<u32>,
+        ret: Option<u32>,
+    },
+    /// `call __assertfail`: frame offsets of (message, file, line, function) params.
+    AssertFail {
+        args: Vec<u32>,
+    },
+    Ret,
+    Exit,
+    Trap,
+    Brkpt,
+    Bar {
+        kind: BarKind,
+        id: Src,
+        count: Option<Src>,
+        d: Option<Slot>,
+        pred: Option<Src>,
+    },
+    WarpSync {
+        mask: Src,
+    },
+    Fence {
+        kind: FenceKind,
+        scope: Scope,
+    },
+    Shfl {
+        mode: ShflMode,
+        d: Slot,
+        p: Option<Slot>,
+        a: Src,
+        b: Src,
+        c: Src,
+        mask: Src,
+    },
+    Vote {
+        mode: VoteMode,
+        d: Slot,
+        a: Src,
+        mask: Src,
+    },
+    Match {
+        all: bool,
+        bits: u32,
+        d: Slot,
+        p: Option<Slot>,
+        a: Src,
+        mask: Src,
+    },
+    Redux {
+        op: ReduxOp,
+        d: Slot,
+        a: Src,
+        mask: Src,
+    },
+    Activemask {
+        d: Slot,
+    },
+    Nanosleep,
+    /// Performance hints (`prefetch`, `discard`, `pmevent`): no effect.
+    Nop,
+}
+
+impl Op {
+    /// A preemption point: the scheduler may switch warps before this instruction.
+    pub fn is_sync_point(&self) -> bool {
+        match self {
+            Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. } => {
+                matches!(
+                    space,
+                    MemSpace::Generic | MemSpace::Global | MemSpace::Shared
+                )
+            }
+            Op::Bar { .. }
+            | Op::WarpSync { .. }
+            | Op::Fence { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::Redux { .. }
+            | Op::Nanosleep
+            | Op::Exit
+            | Op::Trap
+            | Op::AssertFail { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Inst {
+    pub op: Op,
+    /// `@p` (false) / `@!p` (true).
+    pub guard: Option<(Slot, bool)>,
+    pub site: SiteId,
+}
+
+/// Where an instruction came from, for reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteInfo {
+    /// The instruction as PTX text.
+    pub text: String,
+    pub function: String,
+    /// Line in the PTX text.
+    pub ptx_line: u32,
+    /// CUDA file, line, column from `.loc` (file resolved through `.file`).
+    pub cuda: Option<CudaLoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CudaLoc {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    /// The call site this code was inlined into, if any.
+    pub inlined_at: Option<(String, u32, u32)>,
+    pub function: Option<String>,
+}
+
+impl std::fmt::Display for CudaLoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short = std::path::Path::new(&self.file)
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.file.clone());
+        write!(f, "{short}:{}", self.line)?;
+        if let Some((file, line, _)) = &self.inlined_at {
+            let s = std::path::Path::new(file)
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| file.clone());
+            write!(f, " (inlined at {s}:{line})")?;
+        }
+        Ok(())
+    }
+}
+
+impl SiteInfo {
+    /// `k.cu:42` when line info exists, else `k.ptx line 120`.
+    pub fn location(&self) -> String {
+        match &self.cuda {
+            Some(c) if c.line > 0 => c.to_string(),
+            _ => format!("PTX line {}", self.ptx_line),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Func {
+    pub name: String,
+    pub is_kernel: bool,
+    pub entry: u32,
+    pub end: u32,
+    /// Register slots (including `CC_SLOT`).
+    pub nregs: u32,
+    /// Bytes of per-thread frame memory (`.local` variables and frame `.param`s).
+    pub frame_size: u32,
+    /// Parameters: frame offsets (device functions) or kernel-parameter offsets (kernels),
+    /// and sizes.
+    pub params: Vec<(u32, u32)>,
+    pub param_names: Vec<String>,
+    pub rets: Vec<(u32, u32)>,
+    /// Size of the kernel-parameter buffer.
+    pub param_bytes: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Program {
+    pub insts: Vec<Inst>,
+    pub funcs: Vec<Func>,
+    pub sites: Vec<SiteInfo>,
+    /// Static shared memory per CTA (module and function `.shared` variables).
+    pub shared_static: u32,
+    /// Alignment for the start of dynamic shared memory.
+    pub dyn_shared_offset: u32,
+    /// Module `.global`/`.const` variables: name → (address, size, is_const).
+    pub globals: Vec<(String, u64, u64, bool)>,
+}

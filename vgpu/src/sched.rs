@@ -1,0 +1,240 @@
+//! Schedulers: which warp runs at each preemption point (before every global/shared
+//! access, atomic, fence and barrier, and whenever a warp blocks).
+//!
+//! A scheduler is a small trait (as in shuttle's `Scheduler`): given the runnable warps it
+//! returns one. All strategies are deterministic functions of their seed, so the same
+//! module, inputs, seed and strategy give the same interleaving bit for bit.
+//!
+//! - [`RoundRobin`]: each warp runs `quantum` preemption points, then the next warp.
+//! - [`RandomScheduler`]: a uniformly random runnable warp at every point; diverged
+//!   groups inside a warp are also picked at random (independent thread scheduling).
+//! - [`Pct`]: Probabilistic Concurrency Testing (Burckhardt et al., ASPLOS'10). Warps get
+//!   random distinct priorities; the highest-priority runnable warp runs; at `depth - 1`
+//!   change points chosen uniformly in `[0, k)` (k = expected steps, re-estimated by
+//!   doubling when exceeded) the running warp drops to the lowest priority. A bug of depth
+//!   d is found with probability at least 1/(n·k^(d-1)).
+
+use crate::rng::Rng;
+
+pub trait Scheduler {
+    /// A launch with `warps` warps starts.
+    fn launch_begin(&mut self, _warps: u32) {}
+    /// Picks the next warp: returns an index into `runnable` (non-empty, ascending warp
+    /// ids). `last` is the warp that ran at the previous point, if any.
+    fn pick(&mut self, runnable: &[u32], last: Option<u32>) -> usize;
+    /// A warp whose threads are at `n > 1` different instructions: which group runs
+    /// (groups are ordered by program counter; 0 favours reconvergence).
+    fn pick_group(&mut self, _n: usize) -> usize {
+        0
+    }
+    /// A short description for reports (`random(seed=7)`).
+    fn describe(&self) -> String;
+}
+
+/// Which scheduler, as chosen on a command line or in a campaign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedulerKind {
+    RoundRobin { quantum: u32 },
+    Random,
+    Pct { depth: u32 },
+}
+
+impl SchedulerKind {
+    pub fn build(self, seed: u64) -> Box<dyn Scheduler + Send> {
+        match self {
+            SchedulerKind::RoundRobin { quantum } => Box::new(RoundRobin::new(quantum)),
+            SchedulerKind::Random => Box::new(RandomScheduler::new(seed)),
+            SchedulerKind::Pct { depth } => Box::new(Pct::new(seed, depth)),
+        }
+    }
+    pub fn parse(s: &str) -> Option<SchedulerKind> {
+        let (name, arg) = match s.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (s, None),
+        };
+        let n = match arg {
+            Some(a) => Some(a.parse::<u32>().ok()?),
+            None => None,
+        };
+        match name {
+            "rr" | "round-robin" => Some(SchedulerKind::RoundRobin {
+                quantum: n.unwrap_or(1).max(1),
+            }),
+            "random" if n.is_none() => Some(SchedulerKind::Random),
+            "pct" => Some(SchedulerKind::Pct {
+                depth: n.unwrap_or(3).max(1),
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl<S: Scheduler + ?Sized> Scheduler for Box<S> {
+    fn launch_begin(&mut self, warps: u32) {
+        (**self).launch_begin(warps)
+    }
+    fn pick(&mut self, runnable: &[u32], last: Option<u32>) -> usize {
+        (**self).pick(runnable, last)
+    }
+    fn pick_group(&mut self, n: usize) -> usize {
+        (**self).pick_group(n)
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RoundRobin {
+    quantum: u32,
+    used: u32,
+}
+
+impl RoundRobin {
+    pub fn new(quantum: u32) -> Self {
+        RoundRobin {
+            quantum: quantum.max(1),
+            used: 0,
+        }
+    }
+}
+
+impl Scheduler for RoundRobin {
+    fn pick(&mut self, runnable: &[u32], last: Option<u32>) -> usize {
+        if let Some(l) = last {
+            if let Ok(i) = runnable.binary_search(&l) {
+                if self.used < self.quantum {
+                    self.used += 1;
+                    return i;
+                }
+                self.used = 1;
+                return (i + 1) % runnable.len();
+            }
+            self.used = 1;
+            // The next warp after the one that blocked.
+            return runnable.partition_point(|w| *w <= l) % runnable.len();
+        }
+        self.used = 1;
+        0
+    }
+    fn describe(&self) -> String {
+        format!("round-robin(quantum={})", self.quantum)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RandomScheduler {
+    rng: Rng,
+    seed: u64,
+}
+
+impl RandomScheduler {
+    pub fn new(seed: u64) -> Self {
+        RandomScheduler {
+            rng: Rng::new(seed),
+            seed,
+        }
+    }
+}
+
+impl Scheduler for RandomScheduler {
+    fn pick(&mut self, runnable: &[u32], _last: Option<u32>) -> usize {
+        self.rng.below(runnable.len() as u64) as usize
+    }
+    fn pick_group(&mut self, n: usize) -> usize {
+        self.rng.below(n as u64) as usize
+    }
+    fn describe(&self) -> String {
+        format!("random(seed={})", self.seed)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Pct {
+    rng: Rng,
+    seed: u64,
+    depth: u32,
+    /// Priority per warp; higher runs first.
+    prio: Vec<u64>,
+    change_points: Vec<u64>,
+    steps: u64,
+    horizon: u64,
+    changes_done: u64,
+}
+
+impl Pct {
+    pub fn new(seed: u64, depth: u32) -> Self {
+        Pct {
+            rng: Rng::new(seed),
+            seed,
+            depth: depth.max(1),
+            prio: Vec::new(),
+            change_points: Vec::new(),
+            steps: 0,
+            horizon: 1024,
+            changes_done: 0,
+        }
+    }
+
+    fn plan_changes(&mut self) {
+        self.change_points = (1..self.depth)
+            .map(|_| self.steps + self.rng.below(self.horizon.max(1)))
+            .collect();
+        self.change_points.sort_unstable();
+    }
+}
+
+impl Scheduler for Pct {
+    fn launch_begin(&mut self, warps: u32) {
+        let n = warps as usize;
+        // Distinct random priorities above every value a change point assigns.
+        let mut order: Vec<u64> = (0..n as u64).collect();
+        for i in (1..n).rev() {
+            let j = self.rng.below(i as u64 + 1) as usize;
+            order.swap(i, j);
+        }
+        self.prio = order
+            .into_iter()
+            .map(|p| p + self.depth as u64 + 1)
+            .collect();
+        self.steps = 0;
+        self.changes_done = 0;
+        self.horizon = 1024;
+        self.plan_changes();
+    }
+
+    fn pick(&mut self, runnable: &[u32], last: Option<u32>) -> usize {
+        self.steps += 1;
+        if self.steps >= self.horizon && self.change_points.is_empty() {
+            // Our estimate of the run length was too small: double it and re-plan.
+            self.horizon *= 2;
+            self.plan_changes();
+        }
+        while self.change_points.first().is_some_and(|c| *c <= self.steps) {
+            self.change_points.remove(0);
+            if let Some(l) = last {
+                if let Some(p) = self.prio.get_mut(l as usize) {
+                    self.changes_done += 1;
+                    *p = self.depth as u64 - self.changes_done.min(self.depth as u64);
+                }
+            }
+        }
+        let mut best = 0;
+        for (i, w) in runnable.iter().enumerate() {
+            let p = self.prio.get(*w as usize).copied().unwrap_or(0);
+            let b = self.prio.get(runnable[best] as usize).copied().unwrap_or(0);
+            if p > b {
+                best = i;
+            }
+        }
+        best
+    }
+
+    fn pick_group(&mut self, n: usize) -> usize {
+        self.rng.below(n as u64) as usize
+    }
+
+    fn describe(&self) -> String {
+        format!("pct(depth={}, seed={})", self.depth, self.seed)
+    }
+}
