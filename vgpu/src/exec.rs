@@ -254,6 +254,7 @@ pub struct LaunchSpec<'p> {
 
 pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     prog: &'p Program,
+    func: u32,
     mem: &'m mut Memory,
     hooks: &'m mut H,
     sched: &'m mut S,
@@ -367,6 +368,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let runnable = (0..warps.len() as u32).collect();
         Machine {
             prog,
+            func: spec.func,
             mem,
             hooks,
             sched,
@@ -412,8 +414,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 
     pub fn run(mut self) -> LaunchResult {
         let nthreads = self.tpb * self.ctas.len() as u32;
-        self.hooks
-            .launch_begin(self.launch, nthreads, self.ctas.len() as u32);
+        let info = LaunchInfo {
+            launch: self.launch,
+            kernel: &self.prog.funcs[self.func as usize].name,
+            threads: nthreads,
+            ctas: self.ctas.len() as u32,
+            threads_per_cta: self.tpb,
+        };
+        self.hooks.launch_begin(&info);
         self.sched.launch_begin(self.warps.len() as u32);
         let mut last: Option<u32> = None;
         let mut refills = 0;

@@ -109,12 +109,23 @@ pub struct Barrier {
     pub site: SiteId,
 }
 
+/// What a launch is, for hooks that filter by kernel or size their state.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchInfo<'a> {
+    /// Which launch of the device this is (0-based).
+    pub launch: u32,
+    pub kernel: &'a str,
+    pub threads: u32,
+    pub ctas: u32,
+    pub threads_per_cta: u32,
+}
+
 /// The operation of an atomic: the vgpu computes `new = op(old)`.
 pub type RmwFn<'a> = &'a mut dyn FnMut(u64) -> u64;
 
 pub trait Hooks {
     /// Called once before the first instruction of a launch.
-    fn launch_begin(&mut self, _launch: u32, _threads: u32, _ctas: u32) {}
+    fn launch_begin(&mut self, _info: &LaunchInfo<'_>) {}
 
     /// A load of `buf.len()` bytes; fill `buf` with the value the thread observes.
     #[inline]

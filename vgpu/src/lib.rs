@@ -24,8 +24,8 @@ pub use device::{Arg, Device, LaunchOptions, ModuleId, DEFAULT_FUEL, MAX_THREADS
 pub use error::{DeviceError, FaultKind, LoadError, MemError};
 pub use exec::{Dim3, ExecStats, Fault, HangDump, LaunchOutcome, LaunchResult, TrapInfo};
 pub use hooks::{
-    Access, AccessKind, Barrier, BarrierKind, Fence, FenceKind, Hooks, NoHooks, Scope, Sem, SiteId,
-    ThreadRef,
+    Access, AccessKind, Barrier, BarrierKind, Fence, FenceKind, Hooks, LaunchInfo, NoHooks, Scope,
+    Sem, SiteId, ThreadRef,
 };
 pub use memory::{Location, Memory};
 pub use program::{CudaLoc, SiteInfo};
