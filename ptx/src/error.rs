@@ -27,6 +27,11 @@ fn found_suffix(found: &str) -> String {
 impl ParseError {
     pub fn new(file: &str, pos: Pos, message: impl Into<String>, found: impl Into<String>) -> Self {
         let mut found: String = found.into();
+        // Control characters (a NUL in binary input, say) are shown escaped, not written
+        // raw to the user's terminal.
+        if found.contains(char::is_control) {
+            found = found.chars().flat_map(char::escape_debug).collect();
+        }
         if found.len() > 40 {
             let mut cut = 40;
             while !found.is_char_boundary(cut) {

@@ -1,5 +1,5 @@
 //! `fencehound ptx fmt|check`: print a parsed module back as PTX; report parse errors.
-use crate::exit::{Exit, FOUND, OK};
+use crate::exit::{FOUND, INPUT, OK};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -25,14 +25,55 @@ pub enum PtxCommand {
 }
 
 pub fn read_input(path: &Path) -> Result<String> {
-    if path.as_os_str() == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+    let bytes = if path.as_os_str() == "-" {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
             .context("reading standard input")?;
-        return Ok(s);
+        b
+    } else {
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        let (line, col) = position_of(e.as_bytes(), e.utf8_error().valid_up_to());
+        let byte = e.as_bytes()[e.utf8_error().valid_up_to()];
+        anyhow::Error::new(NotUtf8 {
+            file: path.display().to_string(),
+            line,
+            col,
+            byte,
+        })
+    })
+}
+
+/// Where a non-UTF-8 byte sits, for `ptx check --json`.
+#[derive(Debug)]
+struct NotUtf8 {
+    file: String,
+    line: usize,
+    col: usize,
+    byte: u8,
+}
+
+impl std::fmt::Display for NotUtf8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: not UTF-8 text (byte 0x{:02x})",
+            self.file, self.line, self.col, self.byte
+        )
     }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", path.display()))
+}
+
+impl std::error::Error for NotUtf8 {}
+
+/// 1-based line and column (in characters) of byte `at`; `bytes[..at]` is valid UTF-8.
+fn position_of(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = std::str::from_utf8(&bytes[..at]).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }
 
 pub fn run(c: PtxCommand) -> Result<u8> {
@@ -54,7 +95,22 @@ pub fn run(c: PtxCommand) -> Result<u8> {
                 let name = input.display().to_string();
                 let src = match read_input(input) {
                     Ok(s) => s,
-                    Err(e) => return Err(e),
+                    Err(e) => {
+                        // Reported like a parse error, so every file still gets a result.
+                        bad = true;
+                        let at = e.downcast_ref::<NotUtf8>();
+                        if !json {
+                            eprintln!("error: {e:#}");
+                        }
+                        reports.push(serde_json::json!({
+                            "file": name, "ok": false,
+                            "errors": [{
+                                "line": at.map(|p| p.line), "col": at.map(|p| p.col),
+                                "message": format!("{e:#}"), "found": null,
+                            }],
+                        }));
+                        continue;
+                    }
                 };
                 match fencehound_ptx::parse(&name, &src) {
                     Ok(m) => {
@@ -95,8 +151,9 @@ pub fn run(c: PtxCommand) -> Result<u8> {
                 println!("{}", serde_json::to_string_pretty(&reports)?);
             }
             if bad {
-                // Input errors: exit 2, after printing every file's result.
-                return Err(Exit(2).into());
+                // Input errors: exit 2, after printing every file's result (the messages
+                // are out already; no extra "error:" line).
+                return Ok(INPUT);
             }
             Ok(OK)
         }
