@@ -9,6 +9,7 @@
 
 pub mod alu;
 pub mod arith;
+pub mod bufspec;
 pub mod decode;
 pub mod device;
 pub mod error;
