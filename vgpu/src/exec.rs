@@ -444,7 +444,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 break LaunchOutcome::Timeout(self.dump());
             }
-            if self.since_progress > 2048 + 16 * self.runnable.len() as u64 {
+            if self.since_progress > 256 + 8 * self.runnable.len() as u64 {
                 self.since_progress = 0;
                 self.hooks.stalled(self.mem);
             }

@@ -170,7 +170,8 @@ impl Default for Memory {
 }
 
 /// A global or shared location, as hooks see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Location {
     /// A global address.
     Global(u64),

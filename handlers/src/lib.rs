@@ -1,0 +1,28 @@
+//! Bugaroo-style write buffers for fencehound's virtual GPU (Bugaroo: Ben-Nun et al.; the
+//! algorithm buffers stores per thread and flushes them at fences, barriers, atomics and
+//! kernel exit, so that a missing fence shows up as a wrong result).
+//!
+//! | event in thread T | effect on T's buffers |
+//! |---|---|
+//! | load | newest own entry forwarded; a partial overlap drains the overlapping entries first; `scoped`: then own CTA overlay; then memory |
+//! | store to an address already buffered | the older entries drain first (write-after-write), then the store is selected or not |
+//! | `atom`/`red` | own entries (and the CTA overlay's) for that address drain first; the atomic acts on memory |
+//! | release semantics (`st.release`, `atom.release`/`acq_rel`/`sc`) | drain up to the operation's scope first |
+//! | `fence.sc`, `fence.acq_rel`, `fence.release`, `membar` | drain up to the fence's scope |
+//! | `bar.sync`/`barrier.sync`/`bar.red`/`bar.arrive`, `bar.warp.sync` | drain both spaces to CTA visibility |
+//! | `ld.acquire`, `fence.acquire`, shuffles, votes | nothing |
+//! | buffer full | that space drains to memory |
+//! | thread exit | own entries drain to memory; the CTA overlay drains when the CTA's last thread exits |
+//! | nothing can progress | the oldest entry anywhere drains (liveness) |
+//!
+//! Models: `sc` (no buffering), `bugaroo` (every drain goes to memory regardless of
+//! scope; unlike the paper, barriers drain global stores too), `scoped` (CTA-scope drains
+//! go to a per-CTA overlay, which is what exposes `__threadfence_block()` used where
+//! `__threadfence()` is needed). See [`buffers`] for the invariants that keep it sound.
+
+pub mod buffers;
+pub mod select;
+pub mod stats;
+
+pub use buffers::{BufferConfig, Level, Model, TraceEvent, WriteBuffers};
+pub use stats::{BufferStats, DrainReason, SpaceStats};

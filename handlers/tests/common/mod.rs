@@ -1,0 +1,129 @@
+//! Shared test harness: compile CUDA with NVRTC, run on the vgpu under write buffers.
+#![allow(clippy::too_many_arguments)]
+#![allow(dead_code)]
+
+use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
+use fencehound_vgpu::{Arg, Device, Dim3, LaunchOptions, LaunchOutcome, RandomScheduler};
+use std::collections::BTreeMap;
+
+pub struct Kernel {
+    pub module: fencehound_ptx::Module,
+    pub name: String,
+}
+
+/// Compiles `src` with NVRTC (compute_80, line info) and `defines`. Panics with NVRTC's
+/// log on failure: a test kernel that does not compile is a broken test.
+pub fn compile(name: &str, src: &str, defines: &[(&str, &str)]) -> Kernel {
+    let mut req = fencehound_toolchain::CompileRequest::new(src, format!("{name}.cu"));
+    req.defines = defines
+        .iter()
+        .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+        .collect();
+    let out = fencehound_toolchain::compile(&req).unwrap_or_else(|e| panic!("{e}"));
+    let module = fencehound_ptx::parse(name, &out.ptx).unwrap_or_else(|e| panic!("{e}"));
+    Kernel {
+        module,
+        name: name.to_string(),
+    }
+}
+
+/// One buffer argument: length in u32 words, initial value.
+pub struct Buf(pub usize, pub u32);
+
+pub struct Run {
+    pub outcome: LaunchOutcome,
+    pub bufs: Vec<Vec<u32>>,
+    pub stats: fencehound_handlers::BufferStats,
+}
+
+pub fn run(
+    k: &Kernel,
+    model: Model,
+    p_w: f64,
+    seed: u64,
+    grid: u32,
+    block: u32,
+    bufs: &[Buf],
+    scalars: &[Arg],
+) -> Run {
+    run_cfg(
+        k,
+        BufferConfig::new(model, p_w, seed),
+        seed,
+        grid,
+        block,
+        bufs,
+        scalars,
+    )
+}
+
+pub fn run_cfg(
+    k: &Kernel,
+    cfg: BufferConfig,
+    seed: u64,
+    grid: u32,
+    block: u32,
+    bufs: &[Buf],
+    scalars: &[Arg],
+) -> Run {
+    let mut dev = Device::new();
+    let id = dev.load_module(&k.module).unwrap_or_else(|e| panic!("{e}"));
+    let mut args = Vec::new();
+    let mut ptrs = Vec::new();
+    for b in bufs {
+        let p = dev.alloc((b.0 * 4) as u64).unwrap();
+        let data: Vec<u8> = std::iter::repeat_n(b.1, b.0)
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        dev.copy_to(p, &data).unwrap();
+        args.push(Arg::Ptr(p));
+        ptrs.push((p, b.0));
+    }
+    args.extend_from_slice(scalars);
+    let mut wb = WriteBuffers::new(cfg);
+    let mut sched = RandomScheduler::new(seed);
+    let opts = LaunchOptions { fuel: 20_000_000 };
+    let r = dev
+        .launch_with(
+            id,
+            &k.name,
+            Dim3::x(grid),
+            Dim3::x(block),
+            0,
+            &args,
+            opts,
+            &mut wb,
+            &mut sched,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let bufs = ptrs
+        .iter()
+        .map(|(p, n)| {
+            let mut b = vec![0u8; n * 4];
+            dev.copy_from(*p, &mut b).unwrap();
+            b.chunks(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .collect();
+    Run {
+        outcome: r.outcome,
+        bufs,
+        stats: wb.stats().clone(),
+    }
+}
+
+/// Outcome histogram over seeds: key → count. Panics on any non-completed launch.
+pub fn histogram(
+    seeds: std::ops::Range<u64>,
+    mut f: impl FnMut(u64) -> Run,
+    key: impl Fn(&Run) -> String,
+) -> BTreeMap<String, u64> {
+    let mut h = BTreeMap::new();
+    for s in seeds {
+        let r = f(s);
+        assert!(r.outcome.is_completed(), "seed {s}: {:?}", r.outcome);
+        *h.entry(key(&r)).or_default() += 1;
+    }
+    h
+}
