@@ -12,8 +12,9 @@
 //! | `bar.sync`/`barrier.sync`/`bar.red`/`bar.arrive`, `bar.warp.sync` | drain both spaces to CTA visibility |
 //! | `ld.acquire`, `fence.acquire`, shuffles, votes | nothing |
 //! | buffer full | that space drains to memory |
-//! | thread exit | own entries drain to memory; the CTA overlay drains when the CTA's last thread exits |
-//! | nothing can progress | the oldest entry anywhere drains (liveness) |
+//! | thread exit | nothing: its entries stay buffered until liveness or kernel exit |
+//! | nothing can progress (all blocked, or spinning without stores) | one entry drains: chosen at random (seeded) among the oldest entries per address (liveness) |
+//! | kernel exit | everything drains, in a random order that keeps each address's order |
 //!
 //! Models: `sc` (no buffering), `bugaroo` (every drain goes to memory regardless of
 //! scope; unlike the paper, barriers drain global stores too), `scoped` (CTA-scope drains

@@ -26,7 +26,7 @@ fn mp_stale(fence: &str, model: Model, grid: u32, block: u32, seeds: u64) -> u64
                 s,
                 grid,
                 block,
-                &[Buf(1, 0), Buf(1, 0), Buf(1, 0)],
+                &[fill(1, 0), fill(1, 0), fill(1, 0)],
                 &[],
             )
         },
@@ -90,7 +90,7 @@ fn store_buffering() {
                     s,
                     2,
                     1,
-                    &[Buf(1, 0), Buf(1, 0), Buf(2, 9)],
+                    &[fill(1, 0), fill(1, 0), fill(2, 9)],
                     &[],
                 )
             },
@@ -124,7 +124,7 @@ fn two_plus_two_writes() {
                     s,
                     2,
                     1,
-                    &[Buf(1, 0), Buf(1, 0)],
+                    &[fill(1, 0), fill(1, 0)],
                     &[],
                 )
             },
@@ -134,4 +134,119 @@ fn two_plus_two_writes() {
     };
     assert!(weak("(void)0", 200) > 0);
     assert_eq!(weak("__threadfence()", 10_000), 0);
+}
+
+/// Coherence: per-location order is never violated, whatever the model and seed.
+const COHERENCE: &str = r#"
+extern "C" __global__ void coh(volatile int *x, int *out) {
+    unsigned me = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned last = gridDim.x * blockDim.x - 1;
+    if (me == 0) {            // CoWW + CoWR: own writes in order, own read sees own write or later
+        x[0] = 1; x[0] = 2; out[0] = x[0];
+    } else if (me == last) {  // CoRR + CoRW: reads never go backwards; never read own later write
+        int r1 = x[0]; int r2 = x[0]; x[1] = 5; int r3 = x[1];
+        out[1] = r1; out[2] = r2; out[3] = r3;
+        x[0] = 3;
+        out[4] = x[0];
+    }
+}
+"#;
+
+#[test]
+fn coherence_is_never_violated() {
+    let k = compile("coh", COHERENCE, &[]);
+    for model in [Model::Bugaroo, Model::Scoped] {
+        for (grid, block) in [(2, 1), (1, 64), (2, 32)] {
+            for s in 0..2500u64 {
+                let r = run(
+                    &k,
+                    model,
+                    1.0,
+                    s,
+                    grid,
+                    block,
+                    &[fill(2, 0), fill(5, 9)],
+                    &[],
+                );
+                assert!(r.outcome.is_completed());
+                let (x, o) = (&r.bufs[0], &r.bufs[1]);
+                let ctx =
+                    format!("{model:?} grid={grid} block={block} seed={s}: x={x:?} out={o:?}");
+                // Coherence order of x[0]: 0 < 1 < 2 (thread 0's program order); 3 is
+                // unordered with 1 and 2 but after whatever `last` read.
+                let rank = |v: u32| match v {
+                    0 => 0,
+                    1 => 1,
+                    2 => 2,
+                    3 => 3,
+                    _ => 99,
+                };
+                assert!(o[0] == 2 || o[0] == 3, "CoWR: {ctx}");
+                assert!(rank(o[1]) <= rank(o[2]) || o[2] == 3, "CoRR: {ctx}");
+                assert!(o[1] != 3 && o[2] != 3, "CoRW (read own later write): {ctx}");
+                assert_eq!(o[3], 5, "CoWR on x[1]: {ctx}");
+                assert!(o[4] == 3 || o[4] == 2, "CoWR: {ctx}");
+                // CoWW: the final value is the last write of some coherence order.
+                assert!(x[0] == 2 || x[0] == 3, "CoWW: {ctx}");
+                // If `last` read 2 before writing 3, its 3 is coherence-after 2: final is 3.
+                if o[1] == 2 || o[2] == 2 {
+                    assert_eq!(x[0], 3, "CoRW: {ctx}");
+                }
+            }
+        }
+    }
+}
+
+const LOCK: &str = r#"
+__device__ void lock(int *m) { while (atomicCAS(m, 0, 1) != 0) {} LOCK_FENCE; }
+__device__ void unlock(int *m) { UNLOCK_FENCE; atomicExch(m, 0); }
+extern "C" __global__ void locked_count(int *mutex, volatile int *count) {
+    if (threadIdx.x == 0) {
+        lock(mutex);
+        int c = count[0];
+        count[0] = c + 1;
+        unlock(mutex);
+    }
+}
+"#;
+
+fn lock_wrong(lock_fence: &str, unlock_fence: &str, model: Model, seeds: u64) -> u64 {
+    let k = compile(
+        "locked_count",
+        LOCK,
+        &[("LOCK_FENCE", lock_fence), ("UNLOCK_FENCE", unlock_fence)],
+    );
+    let h = histogram(
+        0..seeds,
+        |s| run(&k, model, 1.0, s, 8, 32, &[fill(1, 0), fill(1, 0)], &[]),
+        |r| r.bufs[1][0].to_string(),
+    );
+    h.iter().filter(|(k, _)| *k != "8").map(|(_, v)| v).sum()
+}
+
+#[test]
+fn cuda_by_example_lock_loses_updates_without_the_unlock_fence() {
+    assert!(lock_wrong("(void)0", "(void)0", Model::Bugaroo, 200) > 0);
+    assert!(lock_wrong("__threadfence()", "(void)0", Model::Bugaroo, 200) > 0);
+}
+
+#[test]
+fn cuda_by_example_lock_with_the_unlock_fence_is_exact() {
+    assert_eq!(
+        lock_wrong("(void)0", "__threadfence()", Model::Bugaroo, 10_000),
+        0
+    );
+    assert_eq!(
+        lock_wrong("__threadfence()", "__threadfence()", Model::Scoped, 10_000),
+        0
+    );
+}
+
+#[test]
+fn cuda_by_example_lock_with_a_block_fence_fails_under_scoped_only() {
+    assert!(lock_wrong("(void)0", "__threadfence_block()", Model::Scoped, 400) > 0);
+    assert_eq!(
+        lock_wrong("(void)0", "__threadfence_block()", Model::Bugaroo, 2000),
+        0
+    );
 }

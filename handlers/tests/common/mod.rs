@@ -27,8 +27,12 @@ pub fn compile(name: &str, src: &str, defines: &[(&str, &str)]) -> Kernel {
     }
 }
 
-/// One buffer argument: length in u32 words, initial value.
-pub struct Buf(pub usize, pub u32);
+/// One buffer argument: its initial u32 words.
+pub struct Buf(pub Vec<u32>);
+
+pub fn fill(n: usize, v: u32) -> Buf {
+    Buf(vec![v; n])
+}
 
 pub struct Run {
     pub outcome: LaunchOutcome,
@@ -71,13 +75,11 @@ pub fn run_cfg(
     let mut args = Vec::new();
     let mut ptrs = Vec::new();
     for b in bufs {
-        let p = dev.alloc((b.0 * 4) as u64).unwrap();
-        let data: Vec<u8> = std::iter::repeat_n(b.1, b.0)
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
+        let p = dev.alloc((b.0.len() * 4) as u64).unwrap();
+        let data: Vec<u8> = b.0.iter().flat_map(|v| v.to_le_bytes()).collect();
         dev.copy_to(p, &data).unwrap();
         args.push(Arg::Ptr(p));
-        ptrs.push((p, b.0));
+        ptrs.push((p, b.0.len()));
     }
     args.extend_from_slice(scalars);
     let mut wb = WriteBuffers::new(cfg);
