@@ -68,6 +68,15 @@ impl Default for LaunchOptions {
     }
 }
 
+/// Ways to end a launch early from outside (wall-clock limits, Ctrl-C). A launch that
+/// stops this way ends as [`crate::LaunchOutcome::Timeout`] with its hang dump; the
+/// caller knows which of its conditions fired.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stop<'a> {
+    pub deadline: Option<std::time::Instant>,
+    pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
 /// A virtual GPU.
 pub struct Device {
     mem: Memory,
@@ -337,6 +346,35 @@ impl Device {
         hooks: &mut H,
         sched: &mut S,
     ) -> Result<LaunchResult, DeviceError> {
+        self.launch_with_stop(
+            module,
+            kernel,
+            grid,
+            block,
+            dynamic_shared,
+            args,
+            opts,
+            Stop::default(),
+            hooks,
+            sched,
+        )
+    }
+
+    /// [`Device::launch_with`] that can also be stopped by a deadline or a cancel flag.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_with_stop<H: Hooks, S: Scheduler>(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        grid: Dim3,
+        block: Dim3,
+        dynamic_shared: u32,
+        args: &[Arg],
+        opts: LaunchOptions,
+        stop: Stop<'_>,
+        hooks: &mut H,
+        sched: &mut S,
+    ) -> Result<LaunchResult, DeviceError> {
         let m = self.modules.get(module.0).ok_or(DeviceError::BadModule)?;
         let prog = &m.program;
         let Some(fi) = prog
@@ -412,6 +450,8 @@ impl Device {
             params,
             fuel: opts.fuel,
             launch_index: self.launches,
+            deadline: stop.deadline,
+            cancel: stop.cancel,
         };
         self.launches += 1;
         let machine = Machine::new(spec, &mut self.mem, hooks, sched);

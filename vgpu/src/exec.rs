@@ -250,6 +250,8 @@ pub struct LaunchSpec<'p> {
     pub params: Vec<u8>,
     pub fuel: u64,
     pub launch_index: u32,
+    pub deadline: Option<std::time::Instant>,
+    pub cancel: Option<&'p std::sync::atomic::AtomicBool>,
 }
 
 pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
@@ -272,6 +274,8 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     launch: u32,
     since_progress: u64,
     clock: u64,
+    deadline: Option<std::time::Instant>,
+    cancel: Option<&'p std::sync::atomic::AtomicBool>,
 }
 
 enum StepEnd {
@@ -386,6 +390,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             launch: spec.launch_index,
             since_progress: 0,
             clock: 0,
+            deadline: spec.deadline,
+            cancel: spec.cancel,
         }
     }
 
@@ -435,6 +441,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 break LaunchOutcome::Deadlock(self.dump());
             }
+            if self.stats.steps & 1023 == 0 && self.stopped() {
+                break LaunchOutcome::Timeout(self.dump());
+            }
             if self.stats.lane_instructions >= self.fuel {
                 // Only a state with nothing left to drain is a timeout.
                 if refills < 64 && self.hooks.stalled(self.mem) {
@@ -464,6 +473,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             stdout: self.stdout,
             stats: self.stats,
         }
+    }
+
+    fn stopped(&self) -> bool {
+        self.cancel
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            || self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
     }
 
     fn dump(&self) -> HangDump {
