@@ -24,6 +24,11 @@ pub trait Scheduler {
     fn pick(&mut self, runnable: &[u32], last: Option<u32>) -> usize;
     /// A warp whose threads are at `n > 1` different instructions: which group runs
     /// (groups are ordered by program counter; 0 favours reconvergence).
+    ///
+    /// Independent thread scheduling guarantees every diverged group of a warp eventually
+    /// makes progress (starvation freedom: an intra-warp spin lock must complete), so a
+    /// scheduler must not pick the same index forever. The default always picks 0 and is
+    /// only for schedulers that override it.
     fn pick_group(&mut self, _n: usize) -> usize {
         0
     }
@@ -88,6 +93,8 @@ impl<S: Scheduler + ?Sized> Scheduler for Box<S> {
 pub struct RoundRobin {
     quantum: u32,
     used: u32,
+    /// Rotates through the diverged groups of a warp, so none starves.
+    group_turn: u64,
 }
 
 impl RoundRobin {
@@ -95,6 +102,7 @@ impl RoundRobin {
         RoundRobin {
             quantum: quantum.max(1),
             used: 0,
+            group_turn: 0,
         }
     }
 }
@@ -116,6 +124,17 @@ impl Scheduler for RoundRobin {
         }
         self.used = 1;
         0
+    }
+    fn pick_group(&mut self, n: usize) -> usize {
+        // Alternate between the lowest-pc group (which favours reconvergence: lagging lanes
+        // catch up) and a rotating one, so a group spinning at a lower pc cannot starve the
+        // lane it waits for (intra-warp spin locks, ITS).
+        self.group_turn = self.group_turn.wrapping_add(1);
+        if self.group_turn % 2 == 1 {
+            0
+        } else {
+            ((self.group_turn / 2) % n as u64) as usize
+        }
     }
     fn describe(&self) -> String {
         format!("round-robin(quantum={})", self.quantum)
@@ -219,15 +238,27 @@ impl Scheduler for Pct {
                 }
             }
         }
-        let mut best = 0;
+        let prio = |w: &u32| self.prio.get(*w as usize).copied().unwrap_or(0);
+        let top = runnable.iter().map(prio).max().unwrap_or(0);
+        let ties = runnable.iter().filter(|w| prio(w) == top).count();
+        // Initial priorities are distinct, but every warp demoted after the last planned
+        // change point shares priority 0. Always taking the first of those would let a
+        // warp spinning on a lock starve the equal-priority warp that holds it, so ties
+        // are broken at random (seeded, hence still reproducible).
+        let mut k = if ties > 1 {
+            self.rng.below(ties as u64) as usize
+        } else {
+            0
+        };
         for (i, w) in runnable.iter().enumerate() {
-            let p = self.prio.get(*w as usize).copied().unwrap_or(0);
-            let b = self.prio.get(runnable[best] as usize).copied().unwrap_or(0);
-            if p > b {
-                best = i;
+            if prio(w) == top {
+                if k == 0 {
+                    return i;
+                }
+                k -= 1;
             }
         }
-        best
+        0
     }
 
     fn pick_group(&mut self, n: usize) -> usize {
