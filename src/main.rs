@@ -29,6 +29,8 @@ enum Command {
     Ptx(cmd::ptx::PtxCommand),
     /// Run the flagship demo.
     Demo(cmd::demo::Args),
+    /// Run one kernel on the virtual GPU with described buffers; print outcome and outputs.
+    RunKernel(cmd::run_kernel::Args),
     /// Show where NVRTC, ptxas and the CCCL headers were found.
     Toolchain(cmd::toolchain::Args),
 }
@@ -47,6 +49,7 @@ fn main() {
         Command::Compile(args) => cmd::compile::run(args),
         Command::Ptx(c) => cmd::ptx::run(c),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::RunKernel(args) => cmd::run_kernel::run(args),
         Command::Toolchain(args) => cmd::toolchain::run(args),
     };
     let code = match result {

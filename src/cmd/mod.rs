@@ -1,6 +1,7 @@
 pub mod compile;
 pub mod demo;
 pub mod ptx;
+pub mod run_kernel;
 pub mod toolchain;
 
 use anyhow::{Context, Result};
