@@ -31,6 +31,12 @@ enum Command {
     Demo(cmd::demo::Args),
     /// Run one kernel on the virtual GPU with described buffers; print outcome and outputs.
     RunKernel(cmd::run_kernel::Args),
+    /// Fuzz campaigns: many seeded executions under write buffers against oracles.
+    Fuzz(cmd::fuzz::FuzzArgs),
+    /// Run one execution of a campaign (variant, seed, p_w, model), optionally traced.
+    Run(cmd::fuzz::RunArgs),
+    /// Re-run one execution of a report bit for bit.
+    Replay(cmd::fuzz::ReplayArgs),
     /// Show where NVRTC, ptxas and the CCCL headers were found.
     Toolchain(cmd::toolchain::Args),
 }
@@ -51,6 +57,9 @@ fn main() {
         Command::Demo(args) => cmd::demo::run(args),
         Command::RunKernel(args) => cmd::run_kernel::run(args),
         Command::Toolchain(args) => cmd::toolchain::run(args),
+        Command::Fuzz(args) => cmd::fuzz::fuzz(args),
+        Command::Run(args) => cmd::fuzz::run(args),
+        Command::Replay(args) => cmd::fuzz::replay(args),
     };
     let code = match result {
         Ok(code) => code,

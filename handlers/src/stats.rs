@@ -1,11 +1,11 @@
 //! Statistics of one execution: stores seen and buffered per space, forwarded loads,
 //! flush lengths (the distribution Bugaroo plots in its Figures 3–4), peak occupancy.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Why buffered entries became visible.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DrainReason {
     Fence,
@@ -29,7 +29,7 @@ pub enum DrainReason {
     Liveness,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpaceStats {
     pub stores_seen: u64,
     pub stores_buffered: u64,
@@ -37,7 +37,7 @@ pub struct SpaceStats {
     pub flush_lengths: BTreeMap<u32, u64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BufferStats {
     pub global: SpaceStats,
     pub shared: SpaceStats,

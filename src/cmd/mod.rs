@@ -1,5 +1,6 @@
 pub mod compile;
 pub mod demo;
+pub mod fuzz;
 pub mod ptx;
 pub mod run_kernel;
 pub mod toolchain;

@@ -1,0 +1,450 @@
+//! `fencehound fuzz`, `fencehound run` and `fencehound replay`.
+
+use crate::exit::Exit;
+use anyhow::{bail, Context, Result};
+use fencehound_fuzzer::{runner, Campaign, ExecSpec, Plan, Report, Verdict};
+use fencehound_handlers::{Level, Model, TraceEvent};
+use fencehound_vgpu::{Location, SchedulerKind, SiteInfo};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct FuzzArgs {
+    /// Campaign files (TOML).
+    #[arg(required = true)]
+    pub campaigns: Vec<PathBuf>,
+    /// Only these variants (repeatable; default: all).
+    #[arg(long = "variant")]
+    pub variants: Vec<String>,
+    /// Memory models (repeatable or comma-separated: bugaroo, scoped, sc).
+    #[arg(long = "model", value_delimiter = ',')]
+    pub models: Vec<String>,
+    /// Buffering probabilities, comma-separated (e.g. 0.25,0.5,1).
+    #[arg(long, value_delimiter = ',')]
+    pub p: Vec<f64>,
+    /// Executions per variant × model × p.
+    #[arg(long)]
+    pub runs: Option<u32>,
+    /// Parallel executions (default: the number of cores).
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
+    /// Master seed (default: the campaign's `seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Scheduler: random, pct[:depth], rr[:quantum].
+    #[arg(long)]
+    pub scheduler: Option<String>,
+    /// Stop at the first failing execution.
+    #[arg(long)]
+    pub stop_at_first: bool,
+    /// Report path (one campaign only; default: fencehound-out/NAME.report.json).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Exit 0 when every variant behaves as its `expect` says, 1 otherwise (corpus checks).
+    #[arg(long)]
+    pub check_expect: bool,
+    /// Print a JSON summary on standard output instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
+    let names: Vec<String> = if v.is_empty() {
+        default.to_vec()
+    } else {
+        v.to_vec()
+    };
+    names
+        .iter()
+        .map(|m| {
+            Model::parse(m).with_context(|| format!("unknown model `{m}` (bugaroo, scoped, sc)"))
+        })
+        .collect()
+}
+
+fn parse_sched(s: &str) -> Result<SchedulerKind> {
+    SchedulerKind::parse(s)
+        .with_context(|| format!("unknown scheduler `{s}` (random, pct[:depth], rr[:quantum])"))
+}
+
+fn jobs(j: Option<usize>) -> usize {
+    j.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+    .max(1)
+}
+
+/// Loads a campaign and prepares the chosen variants (compile + reference run).
+fn load(
+    path: &Path,
+    variants: &[String],
+) -> Result<(Arc<Campaign>, Vec<Arc<fencehound_fuzzer::Prepared>>)> {
+    let c = Arc::new(Campaign::load(path)?);
+    let names: Vec<String> = if variants.is_empty() {
+        c.variant_names().iter().map(|s| s.to_string()).collect()
+    } else {
+        variants.to_vec()
+    };
+    let mut preps = Vec::new();
+    for v in &names {
+        preps.push(Arc::new(fencehound_fuzzer::prepare(c.clone(), v)?));
+    }
+    Ok((c, preps))
+}
+
+pub fn fuzz(a: FuzzArgs) -> Result<u8> {
+    if a.report.is_some() && a.campaigns.len() > 1 {
+        bail!("--report names one file; with several campaigns, reports go to fencehound-out/NAME.report.json");
+    }
+    for p in &a.p {
+        if !(0.0..=1.0).contains(p) {
+            bail!("--p {p}: probabilities must be in [0, 1]");
+        }
+    }
+    let mut any_failure = false;
+    let mut mismatched = false;
+    let mut json_out = Vec::new();
+    let interactive = !a.quiet && !a.json && std::io::stderr().is_terminal();
+    for path in &a.campaigns {
+        let (c, preps) = load(path, &a.variants)?;
+        let models = parse_models(&a.models, &c.file.fuzz.models)?;
+        let sched_name = a
+            .scheduler
+            .clone()
+            .unwrap_or_else(|| c.file.fuzz.scheduler.clone());
+        let plan = Plan {
+            variants: preps.iter().map(|p| p.variant.clone()).collect(),
+            models,
+            ps: if a.p.is_empty() {
+                c.file.fuzz.p.clone()
+            } else {
+                a.p.clone()
+            },
+            runs: a.runs.unwrap_or(c.file.fuzz.runs),
+            master_seed: a.seed.unwrap_or(c.file.seed),
+            scheduler: parse_sched(&sched_name)?,
+            scheduler_name: sched_name,
+            jobs: jobs(a.jobs),
+            stop_at_first: a.stop_at_first,
+        };
+        let report_path = a.report.clone().unwrap_or_else(|| {
+            PathBuf::from("fencehound-out").join(format!("{}.report.json", c.name))
+        });
+        if let Some(dir) = report_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        if !a.json && !a.quiet {
+            eprintln!(
+                "fuzzing {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions, {} jobs)",
+                c.name,
+                plan.variants.len(),
+                plan.models.len(),
+                plan.ps.len(),
+                plan.runs,
+                plan.total(),
+                plan.jobs
+            );
+        }
+        let bar = if interactive {
+            let b = indicatif::ProgressBar::new(plan.total());
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            Some(b)
+        } else {
+            None
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        let report = runner::run(&c, preps, &plan, Some(report_path.clone()), cancel, |e| {
+            if let Some(b) = &bar {
+                b.set_position(e.done);
+                b.set_message(format!("{} failing", e.failures));
+            }
+        })
+        .with_context(|| format!("running {}", c.name))?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        any_failure |= report.failed();
+        let mism = report.expectation_mismatches();
+        mismatched |= !mism.is_empty();
+        if a.json {
+            json_out.push(serde_json::json!({
+                "campaign": c.name, "report": report_path, "summary": report.summary,
+                "failures": report.failures.iter().take(20).map(|f| serde_json::json!({
+                    "id": f.id, "variant": f.variant, "model": f.model, "p": f.p, "seed": f.seed,
+                    "verdict": f.verdict.name(), "message": f.verdict.summary(),
+                })).collect::<Vec<_>>(),
+                "failures_total": report.failures.len(),
+                "expectation_mismatches": mism, "interrupted": report.interrupted,
+                "executions": report.executions_done, "wall_seconds": report.wall_seconds,
+            }));
+        } else {
+            print_report(&report, &report_path, &mism);
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json_out)?);
+    }
+    if a.check_expect {
+        return Ok(if mismatched { 1 } else { 0 });
+    }
+    Ok(if any_failure { 1 } else { 0 })
+}
+
+fn print_report(r: &Report, path: &Path, mism: &[String]) {
+    println!(
+        "\n{}  ({} executions in {:.1}s{})",
+        r.campaign.name,
+        r.executions_done,
+        r.wall_seconds,
+        if r.interrupted { ", INTERRUPTED" } else { "" }
+    );
+    print!("{}", r.table());
+    if !r.failures.is_empty() {
+        println!("\nfirst failures:");
+        let mut shown = std::collections::BTreeSet::new();
+        for f in &r.failures {
+            if !shown.insert(f.variant.clone()) || shown.len() > 6 {
+                continue;
+            }
+            println!(
+                "  [{}] variant {} model {} p_w={} seed {}: {}",
+                f.id,
+                f.variant,
+                f.model,
+                f.p,
+                f.seed,
+                f.verdict.summary()
+            );
+            if let Verdict::WrongOutput { diff, .. } = &f.verdict {
+                for line in diff.lines().take(6) {
+                    println!("      {line}");
+                }
+            }
+            println!(
+                "      replay: fencehound replay {} --exec {} --trace",
+                path.display(),
+                f.id
+            );
+        }
+    }
+    for m in mism {
+        println!("EXPECTATION NOT MET: {m}");
+    }
+    println!("report: {}", path.display());
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    pub campaign: PathBuf,
+    #[arg(long)]
+    pub variant: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 1.0)]
+    pub p: f64,
+    #[arg(long, default_value = "bugaroo")]
+    pub model: String,
+    #[arg(long, default_value = "random")]
+    pub scheduler: String,
+    /// Show which stores were buffered, when each drained, and stale loads.
+    #[arg(long)]
+    pub trace: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: RunArgs) -> Result<u8> {
+    if !(0.0..=1.0).contains(&a.p) {
+        bail!("--p {}: must be in [0, 1]", a.p);
+    }
+    let variants: Vec<String> = a.variant.iter().cloned().collect();
+    let (c, preps) = load(&a.campaign, &variants)?;
+    let prep = preps
+        .into_iter()
+        .next()
+        .context("campaign has no variants")?;
+    if a.variant.is_none() && c.variants.len() > 1 {
+        eprintln!(
+            "note: running variant `{}` (use --variant: {})",
+            prep.variant,
+            c.variant_names().join(", ")
+        );
+    }
+    let model = parse_models(std::slice::from_ref(&a.model), &[])?[0];
+    let spec = ExecSpec {
+        id: 0,
+        model,
+        p: a.p,
+        seed: a.seed,
+        scheduler: parse_sched(&a.scheduler)?,
+        trace: a.trace,
+    };
+    let r = fencehound_fuzzer::execute(&prep, &spec, None);
+    show_exec(&r, &prep, a.json, a.trace, None)
+}
+
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    pub report: PathBuf,
+    /// Execution id (from the report or the fuzz output).
+    #[arg(long = "exec")]
+    pub exec: u64,
+    #[arg(long)]
+    pub trace: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn replay(a: ReplayArgs) -> Result<u8> {
+    let r = Report::read(&a.report).map_err(anyhow::Error::msg)?;
+    let c = Arc::new(Campaign::from_text(
+        Path::new(&r.campaign.path),
+        r.campaign.text.clone(),
+    )?);
+    let models: Vec<Model> = r.models.iter().filter_map(|m| Model::parse(m)).collect();
+    let plan = Plan {
+        variants: r.variants.iter().map(|v| v.name.clone()).collect(),
+        models,
+        ps: r.p.clone(),
+        runs: r.runs,
+        master_seed: r.master_seed,
+        scheduler: parse_sched(&r.scheduler)?,
+        scheduler_name: r.scheduler.clone(),
+        jobs: 1,
+        stop_at_first: false,
+    };
+    if a.exec >= plan.total() {
+        bail!(
+            "--exec {}: the report has executions 0..{}",
+            a.exec,
+            plan.total()
+        );
+    }
+    let job = plan.job(a.exec);
+    let v = &r.variants[job.variant];
+    let prep = fencehound_fuzzer::prepare_with_ptx(c, &v.name, v.ptx.clone())?;
+    let spec = ExecSpec {
+        id: job.id,
+        model: job.model,
+        p: job.p,
+        seed: job.seed,
+        scheduler: plan.scheduler,
+        trace: a.trace,
+    };
+    let res = fencehound_fuzzer::execute(&prep, &spec, None);
+    let recorded = r.failures.iter().find(|f| f.id == a.exec);
+    if !a.json {
+        println!(
+            "execution {}: variant {} model {} p_w={} seed {} scheduler {}",
+            job.id,
+            v.name,
+            job.model.name(),
+            job.p,
+            job.seed,
+            r.scheduler
+        );
+    }
+    show_exec(
+        &res,
+        &prep,
+        a.json,
+        a.trace,
+        recorded.map(|f| f.output_hash.as_str()),
+    )
+}
+
+fn loc_str(l: &Location) -> String {
+    match l {
+        Location::Global(a) => format!("global {a:#x}"),
+        Location::Shared { cta, offset } => format!("shared[cta {cta}] +{offset:#x}"),
+    }
+}
+
+fn site_str(sites: &[SiteInfo], s: u32) -> String {
+    match sites.get(s as usize) {
+        Some(i) => format!("{} `{}`", i.location(), i.text),
+        None => format!("site {s}"),
+    }
+}
+
+fn show_exec(
+    r: &fencehound_fuzzer::ExecResult,
+    prep: &fencehound_fuzzer::Prepared,
+    json: bool,
+    trace: bool,
+    recorded_hash: Option<&str>,
+) -> Result<u8> {
+    let same = recorded_hash.map(|h| h == r.output_hash);
+    if json {
+        let mut v = serde_json::to_value(r)?;
+        v["reproduced"] = serde_json::json!(same);
+        if trace {
+            v["trace"] = serde_json::to_value(&r.trace)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!("verdict: {}", r.verdict.summary());
+        match &r.verdict {
+            Verdict::WrongOutput { diff, .. } if !diff.is_empty() => println!("{diff}"),
+            Verdict::Deadlock { dump } | Verdict::Timeout { dump, .. } => print!("{dump}"),
+            _ => {}
+        }
+        if !r.printf.is_empty() {
+            println!("printf output:\n{}", r.printf);
+        }
+        let s = &r.stats;
+        println!(
+            "stores: global {}/{} buffered, shared {}/{}; forwarded loads {}; peak occupancy {}; {} lane instructions",
+            s.global.stores_buffered, s.global.stores_seen, s.shared.stores_buffered, s.shared.stores_seen, s.forwarded_loads, s.peak_occupancy, r.lane_instructions
+        );
+        println!("outputs sha256: {}", r.output_hash);
+        match same {
+            Some(true) => println!("reproduced: identical outputs to the recorded execution"),
+            Some(false) => println!("NOT reproduced: outputs differ from the recorded execution"),
+            None => {}
+        }
+        if trace {
+            println!("trace ({} events):", r.trace.len());
+            let t = |g: u32| {
+                let tpc = prep
+                    .campaign
+                    .launches
+                    .first()
+                    .map(|l| l.block.count() as u32)
+                    .unwrap_or(1)
+                    .max(1);
+                format!("thread {} of block {}", g % tpc, g / tpc)
+            };
+            for e in &r.trace {
+                match e {
+                    TraceEvent::Buffered { seq, thread, site, loc, value, .. } => println!("  #{seq:<5} buffered  {:<24} {} <- {value:#x}  at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),
+                    TraceEvent::Drained { seq, to, reason, at, .. } => println!(
+                        "  #{seq:<5} drained   to {:<6} ({:?}{})",
+                        if *to == Level::Cta { "CTA" } else { "memory" },
+                        reason,
+                        at.map(|s| format!(" at {}", site_str(&r.sites, s))).unwrap_or_default()
+                    ),
+                    TraceEvent::Forwarded { thread, site, loc, value } => println!("  forwarded {:<24} {} = {value:#x} at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),
+                    TraceEvent::StaleLoad { thread, site, loc, value } => println!("  STALE     {:<24} {} read {value:#x} (a newer store is still buffered) at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),
+                }
+            }
+        }
+    }
+    if same == Some(false) {
+        return Err(Exit(1).into());
+    }
+    Ok(if r.verdict.is_failure() { 1 } else { 0 })
+}
