@@ -9,6 +9,9 @@
 //! once with only the odd lanes executing it after a divergent branch, with the destination
 //! preloaded with a sentinel that the even lanes must keep.
 
+mod common;
+
+use common::{corpus_stems, header, load, nvrtc, Corpus};
 use fencehound_vgpu::{Arg, Device, Dim3};
 
 /// Register classes of an operand, and how the harness loads and stores them.
@@ -2503,4 +2506,195 @@ fn unsupported_forms_are_load_errors() {
 #[test]
 fn alu_inst_size_is_pinned() {
     assert_eq!(std::mem::size_of::<fencehound_vgpu::alu::AluInst>(), 56);
+}
+
+// =======================================================================================
+// The corpus: NVRTC's own code (libdevice math, 128-bit carries, SIMD intrinsics) run on
+// the vgpu and checked against the host.
+
+/// No corpus kernel may fail to load because of an ALU instruction (other reasons, such as
+/// function pointers, belong to other parts of the loader).
+#[test]
+fn corpus_kernels_have_no_unsupported_alu_instruction() {
+    const ALU: &[&str] = &[
+        "abs",
+        "add",
+        "addc",
+        "and",
+        "bfe",
+        "bfi",
+        "bfind",
+        "bmsk",
+        "brev",
+        "clz",
+        "cnot",
+        "copysign",
+        "cos",
+        "cvt",
+        "div",
+        "dp2a",
+        "dp4a",
+        "ex2",
+        "fma",
+        "fns",
+        "lg2",
+        "lop3",
+        "mad",
+        "mad24",
+        "madc",
+        "max",
+        "min",
+        "mul",
+        "mul24",
+        "neg",
+        "not",
+        "or",
+        "popc",
+        "prmt",
+        "rcp",
+        "rem",
+        "rsqrt",
+        "sad",
+        "selp",
+        "set",
+        "setp",
+        "shf",
+        "shl",
+        "shr",
+        "sin",
+        "slct",
+        "sqrt",
+        "sub",
+        "subc",
+        "tanh",
+        "testp",
+        "xor",
+        "vabsdiff4",
+        "vadd4",
+        "vsub4",
+        "vabsdiff2",
+        "vadd2",
+        "vsub2",
+        "vmin4",
+        "vmax4",
+        "vmin2",
+        "vmax2",
+        "vavrg4",
+        "vavrg2",
+        "vset4",
+        "vset2",
+    ];
+    let mut bad = Vec::new();
+    for stem in corpus_stems() {
+        let h = header(&stem);
+        let extra = fencehound_toolchain::expand_nvrtc_flags(&h.flags)
+            .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        let ptx = nvrtc(&h.source, &format!("{stem}.cu"), &[], &extra);
+        if let Err(e) = load(&mut Device::new(), &stem, &ptx) {
+            let inst = e.split('`').nth(1).unwrap_or("");
+            let opcode = inst
+                .split(|c: char| c == '.' || c.is_whitespace())
+                .next()
+                .unwrap_or("");
+            if ALU.contains(&opcode) {
+                bad.push(format!("{stem}: {e}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn corpus_u128_carry_chains_match_the_host() {
+    let r = Corpus::new("int_u128_carry").run();
+    r.assert_completed();
+    let a = r.input("a").values::<u64>().expect("u64");
+    let b = r.input("b").values::<u64>().expect("u64");
+    let o = r.out("out").values::<u64>().expect("u64");
+    for i in 0..32 {
+        let x = (a[2 * i + 1] as u128) << 64 | a[2 * i] as u128;
+        let y = (b[2 * i + 1] as u128) << 64 | b[2 * i] as u128;
+        let p = x.wrapping_mul(b[2 * i] as u128);
+        let s = x.wrapping_add(y);
+        let want = [p, p, s].map(|v| [v as u64, (v >> 64) as u64]).concat();
+        assert_eq!(o[6 * i..6 * i + 6], want[..], "thread {i}");
+    }
+}
+
+#[test]
+fn corpus_simd_video_intrinsics_match_the_host() {
+    let r = Corpus::new("int_simd_video").run();
+    r.assert_completed();
+    let (a, b, c) = (r.in_u32s("a"), r.in_u32s("b"), r.in_u32s("c"));
+    let o = r.u32s("out");
+    let bytes = |v: u32| v.to_le_bytes();
+    for i in 0..64 {
+        let (x, y) = (bytes(a[i]), bytes(b[i]));
+        let per_byte = |f: &dyn Fn(u8, u8) -> u8| {
+            u32::from_le_bytes([f(x[0], y[0]), f(x[1], y[1]), f(x[2], y[2]), f(x[3], y[3])])
+        };
+        assert_eq!(
+            o[10 * i],
+            per_byte(&|p, q| p.wrapping_add(q)),
+            "__vadd4 {i}"
+        );
+        assert_eq!(
+            o[10 * i + 2],
+            per_byte(&|p, q| p.abs_diff(q)),
+            "__vabsdiffu4 {i}"
+        );
+        let sad = c[i].wrapping_add((a[i] as i32).abs_diff(b[i] as i32));
+        assert_eq!(o[10 * i + 6], sad, "__sad {i}");
+        assert_eq!(
+            o[10 * i + 7],
+            c[i].wrapping_add(a[i].abs_diff(b[i])),
+            "__usad {i}"
+        );
+        let dp = (0..4).fold(c[i] as i32, |s, k| {
+            s.wrapping_add(x[k] as i8 as i32 * y[k] as i8 as i32)
+        });
+        assert_eq!(o[10 * i + 8], dp as u32, "__dp4a {i}");
+    }
+}
+
+/// libdevice's `sinf`, `cosf`, `tanf`, `expf`, `logf`, `powf`, `tanhf` and `atan2f` are
+/// long integer/float code paths (Payne-Hanek reduction for 1e30); run on the vgpu they
+/// must agree with the host's libm to within libdevice's documented few ulps.
+#[test]
+fn corpus_precise_f32_math_matches_host_libm() {
+    let r = Corpus::new("math_precise_f32").run();
+    r.assert_completed();
+    let (a, b) = (r.in_f32s("a"), r.in_f32s("b"));
+    let o = r.f32s("out");
+    let ulps = |got: f32, want: f64| -> f64 {
+        let w = want as f32;
+        if got == w || (got.is_nan() && want.is_nan()) {
+            return 0.0;
+        }
+        (got as f64 - want).abs()
+            / (w.abs() as f64 * f32::EPSILON as f64).max(f32::MIN_POSITIVE as f64)
+    };
+    for i in 0..32 {
+        let x = if i == 0 { 1.0e30f32 } else { a[i] };
+        let y = b[i];
+        let (xd, yd) = (x as f64, y as f64);
+        let want = [
+            xd.sin(),
+            xd.cos(),
+            ((x * 1.0e-3) as f64).tan(),
+            ((y * 0.5 - 20.0) as f64).exp(),
+            yd.ln(),
+            yd.powf((x * 1.0e-4) as f64),
+            ((x * 1.0e-3) as f64).tanh(),
+            xd.atan2(yd),
+        ];
+        for (k, w) in want.iter().enumerate() {
+            let u = ulps(o[10 * i + k], *w);
+            assert!(
+                u <= 4.0,
+                "thread {i} result {k}: {} vs host {w} ({u:.2} ulp)",
+                o[10 * i + k]
+            );
+        }
+    }
 }
