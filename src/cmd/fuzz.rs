@@ -72,7 +72,7 @@ fn parse_sched(s: &str) -> Result<SchedulerKind> {
         .with_context(|| format!("unknown scheduler `{s}` (random, pct[:depth], rr[:quantum])"))
 }
 
-fn jobs(j: Option<usize>) -> usize {
+pub fn jobs(j: Option<usize>) -> usize {
     j.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -82,7 +82,7 @@ fn jobs(j: Option<usize>) -> usize {
 }
 
 /// Loads a campaign and prepares the chosen variants (compile + reference run).
-fn load(
+pub fn load(
     path: &Path,
     variants: &[String],
 ) -> Result<(Arc<Campaign>, Vec<Arc<fencehound_fuzzer::Prepared>>)> {
@@ -203,7 +203,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     Ok(if any_failure { 1 } else { 0 })
 }
 
-fn print_report(r: &Report, path: &Path, mism: &[String]) {
+pub fn print_report(r: &Report, path: &Path, mism: &[String]) {
     println!(
         "\n{}  ({} executions in {:.1}s{})",
         r.campaign.name,
@@ -262,6 +262,9 @@ pub struct RunArgs {
     /// Show which stores were buffered, when each drained, and stale loads.
     #[arg(long)]
     pub trace: bool,
+    /// With --trace: also show shared-memory events (hidden by default).
+    #[arg(long)]
+    pub trace_all: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -293,7 +296,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
         trace: a.trace,
     };
     let r = fencehound_fuzzer::execute(&prep, &spec, None);
-    show_exec(&r, &prep, a.json, a.trace, None)
+    show_exec(&r, &prep, a.json, TraceMode::of(a.trace, a.trace_all), None)
 }
 
 #[derive(clap::Args)]
@@ -304,6 +307,9 @@ pub struct ReplayArgs {
     pub exec: u64,
     #[arg(long)]
     pub trace: bool,
+    /// With --trace: also show shared-memory events (hidden by default).
+    #[arg(long)]
+    pub trace_all: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -361,7 +367,7 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         &res,
         &prep,
         a.json,
-        a.trace,
+        TraceMode::of(a.trace, a.trace_all),
         recorded.map(|f| f.output_hash.as_str()),
     )
 }
@@ -380,13 +386,43 @@ fn site_str(sites: &[SiteInfo], s: u32) -> String {
     }
 }
 
-fn show_exec(
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TraceMode {
+    Off,
+    /// Global memory events and stale loads, at most `limit` lines.
+    Global {
+        limit: usize,
+    },
+    All,
+}
+
+impl TraceMode {
+    fn of(trace: bool, all: bool) -> TraceMode {
+        match (trace, all) {
+            (_, true) => TraceMode::All,
+            (true, false) => TraceMode::Global { limit: usize::MAX },
+            _ => TraceMode::Off,
+        }
+    }
+}
+
+fn event_loc(e: &TraceEvent) -> Option<Location> {
+    match e {
+        TraceEvent::Buffered { loc, .. }
+        | TraceEvent::Drained { loc, .. }
+        | TraceEvent::Forwarded { loc, .. }
+        | TraceEvent::StaleLoad { loc, .. } => Some(*loc),
+    }
+}
+
+pub fn show_exec(
     r: &fencehound_fuzzer::ExecResult,
     prep: &fencehound_fuzzer::Prepared,
     json: bool,
-    trace: bool,
+    mode: TraceMode,
     recorded_hash: Option<&str>,
 ) -> Result<u8> {
+    let trace = mode != TraceMode::Off;
     let same = recorded_hash.map(|h| h == r.output_hash);
     if json {
         let mut v = serde_json::to_value(r)?;
@@ -417,7 +453,25 @@ fn show_exec(
             None => {}
         }
         if trace {
-            println!("trace ({} events):", r.trace.len());
+            let shown: Vec<&TraceEvent> = r
+                .trace
+                .iter()
+                .filter(|e| mode == TraceMode::All || !event_loc(e).is_some_and(|l| l.is_shared()))
+                .collect();
+            let limit = match mode {
+                TraceMode::Global { limit } => limit,
+                _ => usize::MAX,
+            };
+            println!(
+                "trace ({} of {} events{}):",
+                shown.len().min(limit),
+                r.trace.len(),
+                if mode == TraceMode::All {
+                    ""
+                } else {
+                    "; shared-memory events hidden, --trace-all shows them"
+                }
+            );
             let t = |g: u32| {
                 let tpc = prep
                     .campaign
@@ -428,7 +482,7 @@ fn show_exec(
                     .max(1);
                 format!("thread {} of block {}", g % tpc, g / tpc)
             };
-            for e in &r.trace {
+            for e in shown.into_iter().take(limit) {
                 match e {
                     TraceEvent::Buffered { seq, thread, site, loc, value, .. } => println!("  #{seq:<5} buffered  {:<24} {} <- {value:#x}  at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),
                     TraceEvent::Drained { seq, to, reason, at, .. } => println!(
