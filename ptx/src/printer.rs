@@ -393,8 +393,8 @@ fn operand(o: &mut String, op: &Operand) {
         }
         Operand::Sink => o.push('_'),
         Operand::SymOffset { name, offset } => {
-            o.push_str(name);
-            offset_suffix(o, *offset);
+            // Always with the offset: `tbl+0` without it would read back as a plain name.
+            let _ = write!(o, "{name}+{offset}");
         }
     }
 }

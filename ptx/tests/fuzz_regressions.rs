@@ -2,7 +2,7 @@
 //! (`fuzz/`) or by the CLI tests. Each case is minimized and stays here so the bug cannot
 //! come back; see fuzz/README.md for how the fuzzer is run.
 
-use fencehound_ptx::parse;
+use fencehound_ptx::{parse, print};
 
 /// Parses `src`, expecting an error; returns it.
 fn err(src: &str) -> fencehound_ptx::ParseError {
@@ -10,6 +10,15 @@ fn err(src: &str) -> fencehound_ptx::ParseError {
         Ok(m) => panic!("expected an error, parsed {m:?}"),
         Err(e) => e,
     }
+}
+
+/// What the fuzz target asserts for every input that parses.
+fn round_trips(src: &str) {
+    let m = parse("fuzz.ptx", src).unwrap_or_else(|e| panic!("{e}"));
+    let printed = print(&m);
+    let again = parse("printed.ptx", &printed).unwrap_or_else(|e| panic!("{e}\n{printed}"));
+    assert!(again == m, "parse(print(m)) != m\n{printed}");
+    assert_eq!(print(&again), printed, "print is not a fixed point");
 }
 
 /// Found by tests/cli.rs (`ptx check` on binary garbage): the offending token was a raw
@@ -26,4 +35,18 @@ fn control_characters_in_the_found_token_are_escaped() {
     assert!(!e.to_string().contains('\u{1b}'), "{e:?}");
     // Printable tokens are left alone.
     assert_eq!(err(".version 8.5\n\u{e9}").found, "\u{e9}");
+}
+
+/// Fuzz crash (parse target, run 2, minimized from a 2,105-byte mutant of NVRTC output): `d+0`
+/// parsed as a symbol-plus-offset operand, but the printer dropped a zero offset, so the
+/// printed `d` read back as a plain name and `parse(print(m)) != m`.
+#[test]
+fn symbol_plus_zero_offset_round_trips() {
+    round_trips(".entry w{red d+0,r;}");
+    let printed = print(&parse("fuzz.ptx", ".entry w{red d+0,r;}").unwrap());
+    assert!(printed.contains("d+0, r"), "{printed}");
+    // The shapes next to it keep round-tripping too.
+    round_trips(".entry w{red d+-4,r;}");
+    round_trips(".entry w{red d,r;}");
+    round_trips(".entry w{red [d+0],r;}");
 }
