@@ -220,10 +220,9 @@ impl<'a> Decoder<'a> {
             frame += size;
         }
 
-        // Declarations and labels (one namespace per function; nested blocks flattened).
+        // Labels and branch targets: one namespace per function.
         let entry = self.prog.insts.len() as u32;
         let mut pc = entry;
-        let mut stack: Vec<&'a [Statement]> = vec![body];
         let mut order: Vec<&'a Statement> = Vec::new();
         fn flatten<'b>(s: &'b [Statement], out: &mut Vec<&'b Statement>) {
             for st in s {
@@ -233,7 +232,7 @@ impl<'a> Decoder<'a> {
                 }
             }
         }
-        flatten(stack.pop().unwrap_or(&[]), &mut order);
+        flatten(body, &mut order);
         for st in &order {
             match st {
                 Statement::Inst(_) => pc += 1,
@@ -245,7 +244,53 @@ impl<'a> Decoder<'a> {
                         .branch_targets
                         .insert(name, targets.iter().map(|s| s.as_str()).collect());
                 }
-                Statement::Var(v) => match v.space {
+                _ => {}
+            }
+        }
+
+        // Declarations are scoped by `{ }` blocks (PTX ISA, "Statements"): NVRTC's inline
+        // sequences declare `.reg .u32 %r0, %r1, %r2, %r3` in a block, shadowing the
+        // function's own `%r3` only inside it. A block's declarations are visible in the
+        // whole block, so each block declares first, then decodes its instructions and
+        // nested blocks in order; leaving a block restores what it shadowed.
+        enum Event<'b> {
+            Enter,
+            Decl(&'b ptx::VarDecl),
+            Inst(&'b ptx::Instruction),
+            Exit,
+        }
+        fn events<'b>(s: &'b [Statement], out: &mut Vec<Event<'b>>) {
+            out.push(Event::Enter);
+            for st in s {
+                if let Statement::Var(v) = st {
+                    out.push(Event::Decl(v));
+                }
+            }
+            for st in s {
+                match st {
+                    Statement::Inst(i) => out.push(Event::Inst(i)),
+                    Statement::Block(b) => events(b, out),
+                    _ => {}
+                }
+            }
+            out.push(Event::Exit);
+        }
+        let mut evs = Vec::new();
+        events(body, &mut evs);
+        type Shadowed<'b> = Vec<(&'b str, Option<Name>)>;
+        let mut undo: Vec<Shadowed<'a>> = Vec::new();
+        for ev in evs {
+            match ev {
+                Event::Enter => undo.push(Vec::new()),
+                Event::Exit => {
+                    for (name, prev) in undo.pop().unwrap_or_default().into_iter().rev() {
+                        match prev {
+                            Some(n) => scope.names.insert(name, n),
+                            None => scope.names.remove(name),
+                        };
+                    }
+                }
+                Event::Decl(v) => match v.space {
                     ptx::Space::Reg => {
                         if v.vector.is_some() || !v.dims.is_empty() {
                             return Err(LoadError::Unsupported {
@@ -260,12 +305,18 @@ impl<'a> Decoder<'a> {
                                     // are loaded a bounded number of times.
                                     let name: &'a str =
                                         Box::leak(format!("{}{}", v.name, i).into_boxed_str());
-                                    scope.names.insert(name, Name::Reg(nregs));
+                                    let prev = scope.names.insert(name, Name::Reg(nregs));
+                                    if let Some(u) = undo.last_mut() {
+                                        u.push((name, prev));
+                                    }
                                     nregs += 1;
                                 }
                             }
                             None => {
-                                scope.names.insert(&v.name, Name::Reg(nregs));
+                                let prev = scope.names.insert(&v.name, Name::Reg(nregs));
+                                if let Some(u) = undo.last_mut() {
+                                    u.push((&v.name, prev));
+                                }
                                 nregs += 1;
                             }
                         }
@@ -274,9 +325,12 @@ impl<'a> Decoder<'a> {
                         let size = var_size(v)
                             .ok_or_else(|| invalid(format!("bad variable `{}`", v.name)))?;
                         frame = align_up(frame, var_align(v));
-                        scope
+                        let prev = scope
                             .names
                             .insert(&v.name, Name::Frame(frame as u32, v.space));
+                        if let Some(u) = undo.last_mut() {
+                            u.push((&v.name, prev));
+                        }
                         frame += size;
                     }
                     ptx::Space::Shared | ptx::Space::Global | ptx::Space::Const => {
@@ -287,7 +341,10 @@ impl<'a> Decoder<'a> {
                                     ptx::Space::Const => Name::Const(*addr),
                                     _ => Name::Global(*addr),
                                 };
-                                scope.names.insert(&v.name, n);
+                                let prev = scope.names.insert(&v.name, n);
+                                if let Some(u) = undo.last_mut() {
+                                    u.push((&v.name, prev));
+                                }
                             }
                             None => {
                                 return Err(LoadError::Undefined {
@@ -298,7 +355,30 @@ impl<'a> Decoder<'a> {
                         }
                     }
                 },
-                _ => {}
+                Event::Inst(i) => {
+                    let site = self.prog.sites.len() as u32;
+                    let mut text = String::new();
+                    ptx::printer::instruction(&mut text, i);
+                    self.prog.sites.push(SiteInfo {
+                        text,
+                        function: f.name.clone(),
+                        ptx_line: i.pos.line,
+                        cuda: i.loc.as_ref().map(|l| self.cuda_loc(l)),
+                    });
+                    let where_ = self.loc_str(f, i.pos, i.loc.as_ref());
+                    let cx = Cx {
+                        d: self,
+                        scope: &scope,
+                        inst: i,
+                        where_: &where_,
+                    };
+                    let op = cx.decode()?;
+                    let guard = match &i.guard {
+                        Some(g) => Some((cx.reg(&g.pred)?, g.negated)),
+                        None => None,
+                    };
+                    self.prog.insts.push(Inst { op, guard, site });
+                }
             }
         }
         if frame > 1 << 24 {
@@ -308,32 +388,6 @@ impl<'a> Decoder<'a> {
             return Err(invalid(format!("{nregs} registers is too many")));
         }
 
-        // Instructions.
-        for st in &order {
-            let Statement::Inst(i) = st else { continue };
-            let site = self.prog.sites.len() as u32;
-            let mut text = String::new();
-            ptx::printer::instruction(&mut text, i);
-            self.prog.sites.push(SiteInfo {
-                text,
-                function: f.name.clone(),
-                ptx_line: i.pos.line,
-                cuda: i.loc.as_ref().map(|l| self.cuda_loc(l)),
-            });
-            let where_ = self.loc_str(f, i.pos, i.loc.as_ref());
-            let cx = Cx {
-                d: self,
-                scope: &scope,
-                inst: i,
-                where_: &where_,
-            };
-            let op = cx.decode()?;
-            let guard = match &i.guard {
-                Some(g) => Some((cx.reg(&g.pred)?, g.negated)),
-                None => None,
-            };
-            self.prog.insts.push(Inst { op, guard, site });
-        }
         let end = self.prog.insts.len() as u32;
         // A body that falls off its end returns.
         if end == entry
