@@ -143,6 +143,7 @@ pub fn prepare_with_ptx(
         seed: 0,
         scheduler: SchedulerKind::RoundRobin { quantum: 1 },
         trace: false,
+        filters: Filters::default(),
     };
     let r = execute_raw(&prep, &spec, None).map_err(|message| PrepareError::Load {
         variant: variant.to_string(),
@@ -181,6 +182,28 @@ pub fn prepare_with_ptx(
     Ok(prep)
 }
 
+/// Which stores may be buffered (the minimizer narrows these down).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filters {
+    pub global: bool,
+    pub shared: bool,
+    /// Only launches of these kernels buffer.
+    pub kernels: Option<std::collections::BTreeSet<String>>,
+    /// Only stores at these vgpu sites are buffered.
+    pub sites: Option<std::collections::BTreeSet<u32>>,
+}
+
+impl Default for Filters {
+    fn default() -> Self {
+        Filters {
+            global: true,
+            shared: true,
+            kernels: None,
+            sites: None,
+        }
+    }
+}
+
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecSpec {
@@ -190,6 +213,7 @@ pub struct ExecSpec {
     pub seed: u64,
     pub scheduler: SchedulerKind,
     pub trace: bool,
+    pub filters: Filters,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -262,6 +286,10 @@ fn execute_raw(
     }
     let mut cfg = BufferConfig::new(spec.model, spec.p, spec.seed);
     cfg.trace = spec.trace;
+    cfg.buffer_global = spec.filters.global;
+    cfg.buffer_shared = spec.filters.shared;
+    cfg.kernels = spec.filters.kernels.clone();
+    cfg.sites = spec.filters.sites.clone();
     let mut wb = WriteBuffers::new(cfg);
     let mut sched = spec.scheduler.build(spec.seed);
     let deadline = Instant::now() + Duration::from_millis(c.file.budget.wall_ms);

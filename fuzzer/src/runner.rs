@@ -167,7 +167,7 @@ pub fn run(
                 let cancel_e = cancel_d.clone();
                 let scheduler = plan2.scheduler;
                 tokio::task::spawn_blocking(move || {
-                    let spec = ExecSpec { id: job.id, model: job.model, p: job.p, seed: job.seed, scheduler, trace: false };
+                    let spec = ExecSpec { id: job.id, model: job.model, p: job.p, seed: job.seed, scheduler, trace: false, filters: Default::default() };
                     let r = execute(&prep, &spec, Some(&cancel_e));
                     drop(permit);
                     let _ = tx.send((job, r));

@@ -114,6 +114,7 @@ pub fn run(args: Args) -> Result<u8> {
         seed: job.seed,
         scheduler: plan.scheduler,
         trace: true,
+        filters: Default::default(),
     };
     let r = fencehound_fuzzer::execute(prep, &spec, None);
     let _ = fuzz::show_exec(

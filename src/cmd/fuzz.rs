@@ -294,6 +294,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
         seed: a.seed,
         scheduler: parse_sched(&a.scheduler)?,
         trace: a.trace,
+        filters: Default::default(),
     };
     let r = fencehound_fuzzer::execute(&prep, &spec, None);
     show_exec(&r, &prep, a.json, TraceMode::of(a.trace, a.trace_all), None)
@@ -349,6 +350,7 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         seed: job.seed,
         scheduler: plan.scheduler,
         trace: a.trace,
+        filters: Default::default(),
     };
     let res = fencehound_fuzzer::execute(&prep, &spec, None);
     let recorded = r.failures.iter().find(|f| f.id == a.exec);
