@@ -103,7 +103,9 @@ pub fn lex(file: &str, src: &str) -> Result<Vec<Token>, ParseError> {
                     if b[i] == b'\n' {
                         return Err(err(pos, "unterminated string", &src[start - 1..i]));
                     }
-                    if b[i] == b'\\' {
+                    // An escape skips the next byte, but never a newline: a string
+                    // cannot span lines (and skipping it would throw line counts off).
+                    if b[i] == b'\\' && b.get(i + 1) != Some(&b'\n') {
                         i += 1;
                     }
                     i += 1;

@@ -50,3 +50,18 @@ fn symbol_plus_zero_offset_round_trips() {
     round_trips(".entry w{red d,r;}");
     round_trips(".entry w{red [d+0],r;}");
 }
+
+/// Fuzz finding (parse target, run 3, `n/"\\\` newline `"\`): a backslash before a newline
+/// inside a string skipped the newline, so the string went on to the next line and the
+/// lexer's line count fell behind — the error was reported at `1:9` on a 6-byte line.
+/// A string still cannot span lines, escaped newline or not.
+#[test]
+fn escaped_newline_does_not_continue_a_string() {
+    let e = err("n/\"\\\\\\\n\"\\");
+    assert_eq!((e.line, e.col), (1, 3), "{e}");
+    assert!(e.message.contains("unterminated string"), "{e}");
+    let e = err(".version 8.5\n.file 1 \"a\\\nb\"\n");
+    assert_eq!((e.line, e.col), (2, 9), "{e}");
+    // Escapes that stay on the line are untouched.
+    round_trips(".version 8.5\n.file 1 \"a\\\"b\\\\\"\n");
+}
