@@ -1604,6 +1604,16 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 bs.any = false;
             }
             bs.arrived += 1;
+            if cnt.is_some() {
+                // PTX counts a counted barrier's arrivals per warp ("marks warps' arrival"):
+                // a warp whose other lanes exited still arrives as a whole warp, so its
+                // lowest live lane also counts the exited lanes.
+                let warp = &self.warps[w as usize];
+                let live = warp.present & !warp.exited;
+                if live.trailing_zeros() as usize == l {
+                    bs.arrived += (warp.present & warp.exited).count_ones();
+                }
+            }
             bs.popc += pv as u32;
             bs.all &= pv;
             bs.any |= pv;
