@@ -1,0 +1,37 @@
+//! PTX litmus tests for fencehound: parse Dat3M's PTX litmus dialect, lower each test to
+//! a vgpu kernel (one warp per litmus thread, semantics and scopes kept exactly), run it
+//! many times under the write-buffer models, and judge the outcomes against the PTX
+//! memory model's verdicts.
+//!
+//! ```text
+//! file.litmus ──parse──► LitmusTest ──lower──► PTX ──ptx::parse──► vgpu kernel
+//!      run_model(model, seeds, schedulers, p_w) ──► Histogram ──judge(verdict)──► unsound / power
+//! ```
+//!
+//! An execution that deadlocks or spins forever has no final state: it satisfies no
+//! `exists` and falsifies no `forall` (it is counted as a hang).
+
+pub mod ast;
+pub mod error;
+pub mod expect;
+pub mod lower;
+pub mod parse;
+pub mod run;
+pub mod suite;
+
+pub use ast::LitmusTest;
+pub use error::LitmusError;
+pub use expect::{judge, Expectations, Judgement, Verdict};
+pub use lower::{lower, Lowered};
+pub use parse::parse;
+pub use run::{run_model, ExecOutcome, Histogram, RunConfig};
+pub use suite::{run_suite, SuiteReport};
+
+/// Reads and parses one file.
+pub fn load(path: &std::path::Path) -> Result<LitmusTest, LitmusError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LitmusError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    parse(&path.display().to_string(), &text)
+}

@@ -1,0 +1,568 @@
+//! Lowering a litmus test to one PTX kernel for the vgpu (and ptxas).
+//!
+//! - One GPU thread per litmus thread, each in a warp of its own: litmus thread `j` of a
+//!   CTA is lane 0 of warp `j` of that CTA; the other lanes exit at once. CTAs are the
+//!   test's CTA ids in increasing order; every CTA has `32 × (most threads in a CTA)`
+//!   threads, and threads without a litmus role exit at once.
+//! - Memory locations are module `.global .u32` variables (8-byte aligned, so no two share
+//!   a write-buffer block) with the test's initial values; registers are PTX registers
+//!   `%tN_REG`. At the end each thread stores its registers to `fh_out`, and the host
+//!   reads `fh_out` and the locations back.
+//! - Memory semantics and scopes are kept exactly: `ld.acquire.gpu` becomes
+//!   `ld.acquire.gpu.global.u32`, `st.weak` a plain `st.global.u32`, and so on. Two
+//!   spellings have no direct PTX form and are mapped to the identical operation:
+//!   `red` with `.acquire`/`.acq_rel` (PTX `red` allows only `.relaxed`/`.release`) is an
+//!   `atom` whose result is discarded, and `.sub` is `.add` of the negated value.
+//! - Barriers. The resource is `ID` when given (constant or register), else the instance
+//!   constant `C`, so different instance constants never synchronise with each other
+//!   (Dat3M's rule for `bar.cta.sync C`). Every barrier carries a thread count, because
+//!   Dat3M's barrier instance consists of the threads that execute it, not of the whole
+//!   CTA: a quorum `Q` counts litmus threads, each of which is a whole warp, so the PTX
+//!   count is `32 × Q` (PTX counts barrier arrivals per warp); without a quorum the count
+//!   is 32 × the CTA's litmus threads that have a barrier on the same constant resource
+//!   or on a register resource (a register may name any resource, so those threads are
+//!   counted for every resource: that may make a barrier wait for a thread that goes
+//!   elsewhere, which is a hang, never a missing synchronisation). A thread that never
+//!   arrives leaves the others waiting: that execution is a hang (no final state).
+
+use crate::ast::*;
+use crate::error::LitmusError;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+pub const KERNEL: &str = "litmus";
+pub const OUT: &str = "fh_out";
+
+/// A litmus test ready to run.
+#[derive(Debug, Clone)]
+pub struct Lowered {
+    pub ptx: String,
+    pub module: fencehound_ptx::Module,
+    pub grid: u32,
+    pub block: u32,
+    /// `(location, PTX variable)`.
+    pub locations: Vec<(String, String)>,
+    /// Which register each `fh_out` word holds.
+    pub out_slots: Vec<(u32, String)>,
+}
+
+pub fn loc_var(l: &str) -> String {
+    format!("fh_loc_{l}")
+}
+
+fn reg_name(t: u32, r: &str) -> String {
+    format!("%t{t}_{r}")
+}
+
+fn unsupported(file: &str, pos: Pos, what: impl Into<String>) -> LitmusError {
+    LitmusError::Unsupported {
+        file: file.into(),
+        pos,
+        what: what.into(),
+    }
+}
+
+fn to_u32(file: &str, pos: Pos, v: i64) -> Result<u32, LitmusError> {
+    if (i32::MIN as i64..=u32::MAX as i64).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(unsupported(
+            file,
+            pos,
+            format!("value {v} does not fit in 32 bits"),
+        ))
+    }
+}
+
+pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
+    if let Some(first) = t.threads.first() {
+        if let Some(other) = t.threads.iter().find(|x| x.gpu != first.gpu) {
+            return Err(unsupported(
+                file,
+                other.pos,
+                format!(
+                    "threads on different GPUs (P{} on gpu {}, P{} on gpu {}): the virtual GPU is one device",
+                    first.id, first.gpu, other.id, other.gpu
+                ),
+            ));
+        }
+    } else {
+        return Err(unsupported(file, t.condition.pos, "a test without threads"));
+    }
+    let ctas: Vec<u32> = t
+        .threads
+        .iter()
+        .map(|x| x.cta)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let per_cta = |c: u32| t.threads.iter().filter(|x| x.cta == c).count() as u32;
+    let max_per_cta = ctas.iter().map(|c| per_cta(*c)).max().unwrap_or(1);
+    let block = 32 * max_per_cta;
+    if block > 1024 {
+        return Err(unsupported(
+            file,
+            t.threads[0].pos,
+            format!("{max_per_cta} threads in one CTA (at most 32)"),
+        ));
+    }
+    let locations: Vec<(String, String)> = t
+        .locations()
+        .into_iter()
+        .map(|l| {
+            let v = loc_var(&l);
+            (l, v)
+        })
+        .collect();
+
+    // Registers of each thread: named anywhere in its code, its initial state or the condition.
+    let mut regs: Vec<BTreeSet<String>> = vec![BTreeSet::new(); t.threads.len()];
+    for (i, th) in t.threads.iter().enumerate() {
+        let set = &mut regs[i];
+        let mut v = |x: &Value| {
+            if let Value::Reg(r) = x {
+                set.insert(r.clone());
+            }
+        };
+        for ins in &th.instrs {
+            match &ins.node {
+                Instr::Load { dst, .. } => {
+                    set_insert(&mut v, dst);
+                }
+                Instr::Store { val, .. } => v(val),
+                Instr::Rmw { dst, val, .. } => {
+                    if let Some(d) = dst {
+                        set_insert(&mut v, d);
+                    }
+                    v(val)
+                }
+                Instr::Cas {
+                    dst, expected, new, ..
+                } => {
+                    set_insert(&mut v, dst);
+                    v(expected);
+                    v(new);
+                }
+                Instr::Barrier { id, quorum, .. } => {
+                    if let Some(x) = id {
+                        v(x)
+                    }
+                    if let Some(x) = quorum {
+                        v(x)
+                    }
+                }
+                Instr::Move { dst, val } => {
+                    set_insert(&mut v, dst);
+                    v(val)
+                }
+                Instr::Arith { dst, a, b, .. } => {
+                    set_insert(&mut v, dst);
+                    v(a);
+                    v(b)
+                }
+                Instr::Branch { a, b, .. } => {
+                    v(a);
+                    v(b)
+                }
+                Instr::Fence { .. } | Instr::Goto { .. } | Instr::Label { .. } => {}
+            }
+        }
+    }
+    for (th, r, _) in &t.init_regs {
+        if let Some(s) = regs.get_mut(*th as usize) {
+            s.insert(r.clone());
+        }
+    }
+    for var in t.observed() {
+        if let Var::Reg { thread, name } = var {
+            if let Some(s) = regs.get_mut(thread as usize) {
+                s.insert(name);
+            }
+        }
+    }
+    let mut out_slots = Vec::new();
+    for (i, s) in regs.iter().enumerate() {
+        for r in s {
+            out_slots.push((i as u32, r.clone()));
+        }
+    }
+
+    let mut p = String::new();
+    let _ = writeln!(p, "// litmus test {}", t.name.replace('\n', " "));
+    p.push_str(".version 7.5\n.target sm_80\n.address_size 64\n\n");
+    for (l, v) in &locations {
+        let init = t
+            .init_mem
+            .iter()
+            .rev()
+            .find(|(n, _)| n == l)
+            .map_or(0, |(_, x)| *x);
+        let init = to_u32(file, t.condition.pos, init)?;
+        let _ = writeln!(p, ".global .align 8 .u32 {v} = {init};");
+    }
+    let _ = writeln!(
+        p,
+        ".global .align 8 .u32 {OUT}[{}];\n",
+        out_slots.len().max(1)
+    );
+    let _ = writeln!(p, ".visible .entry {KERNEL}()\n{{");
+    p.push_str("\t.reg .pred %p<2>;\n\t.reg .b32 %s<4>;\n\t.reg .b32 %fh_tid, %fh_cta, %fh_key, %fh_lane;\n");
+    for (i, s) in regs.iter().enumerate() {
+        for r in s {
+            let _ = writeln!(p, "\t.reg .b32 {};", reg_name(i as u32, r));
+        }
+    }
+    // Lanes 1..31 exit in the warp's first, converged, instructions: a predicated `exit`
+    // retires them before lane 0 runs on, so every barrier sees them as exited.
+    p.push_str("\tmov.u32 %fh_lane, %laneid;\n\tsetp.ne.u32 %p0, %fh_lane, 0;\n\t@%p0 exit;\n");
+    p.push_str("\tmov.u32 %fh_tid, %tid.x;\n\tmov.u32 %fh_cta, %ctaid.x;\n\tmad.lo.u32 %fh_key, %fh_cta, 1024, %fh_tid;\n");
+    let mut seen_in_cta: Vec<u32> = vec![0; ctas.len()];
+    for th in &t.threads {
+        let ci = ctas.iter().position(|c| *c == th.cta).unwrap_or(0);
+        let key = ci as u32 * 1024 + 32 * seen_in_cta[ci];
+        seen_in_cta[ci] += 1;
+        let _ = writeln!(
+            p,
+            "\tsetp.eq.u32 %p0, %fh_key, {key};\n\t@%p0 bra $T{};",
+            th.id
+        );
+    }
+    p.push_str("\texit;\n");
+    let mut slot = 0usize;
+    for (i, th) in t.threads.iter().enumerate() {
+        let tn = th.id;
+        let _ = writeln!(p, "$T{tn}:");
+        for r in &regs[i] {
+            let init = t
+                .init_regs
+                .iter()
+                .rev()
+                .find(|(x, n, _)| *x == tn && n == r)
+                .map_or(0, |(_, _, v)| *v);
+            let init = to_u32(file, th.pos, init)?;
+            let _ = writeln!(p, "\tmov.b32 {}, {init};", reg_name(tn, r));
+        }
+        let peers: Vec<&Thread> = t.threads.iter().filter(|x| x.cta == th.cta).collect();
+        for ins in &th.instrs {
+            lower_instr(file, &mut p, tn, ins, &peers)?;
+        }
+        for r in &regs[i] {
+            let _ = writeln!(
+                p,
+                "\tst.global.u32 [{OUT}+{}], {};",
+                slot * 4,
+                reg_name(tn, r)
+            );
+            slot += 1;
+        }
+        p.push_str("\texit;\n");
+    }
+    p.push_str("}\n");
+    let module =
+        fencehound_ptx::parse(&format!("{file}.ptx"), &p).map_err(|e| LitmusError::Lowering {
+            file: file.into(),
+            message: e.to_string(),
+        })?;
+    fencehound_vgpu::Device::new()
+        .load_module(&module)
+        .map_err(|e| LitmusError::Lowering {
+            file: file.into(),
+            message: e.to_string(),
+        })?;
+    Ok(Lowered {
+        ptx: p,
+        module,
+        grid: ctas.len() as u32,
+        block,
+        locations,
+        out_slots,
+    })
+}
+
+fn set_insert(v: &mut impl FnMut(&Value), r: &str) {
+    v(&Value::Reg(r.to_string()))
+}
+
+/// A PTX operand for `v`: a register, or the constant moved into scratch `%sN` first.
+fn operand(
+    p: &mut String,
+    t: u32,
+    v: &Value,
+    scratch: u32,
+    file: &str,
+    pos: Pos,
+) -> Result<String, LitmusError> {
+    Ok(match v {
+        Value::Reg(r) => reg_name(t, r),
+        Value::Const(c) => {
+            let c = to_u32(file, pos, *c)?;
+            let _ = writeln!(p, "\tmov.b32 %s{scratch}, {c};");
+            format!("%s{scratch}")
+        }
+    })
+}
+
+fn sem_scope(
+    file: &str,
+    pos: Pos,
+    mo: Mo,
+    scope: Option<Scope>,
+    what: &str,
+    allowed: &[Mo],
+) -> Result<String, LitmusError> {
+    if !allowed.contains(&mo) {
+        return Err(unsupported(
+            file,
+            pos,
+            format!("`{what}` with `.{}` semantics (no PTX form)", mo.name()),
+        ));
+    }
+    if mo == Mo::Weak {
+        return Ok(String::new());
+    }
+    let Some(s) = scope else {
+        return Err(unsupported(
+            file,
+            pos,
+            format!("`{what}.{}` without a scope", mo.name()),
+        ));
+    };
+    Ok(format!(".{}.{}", mo.name(), s.name()))
+}
+
+/// The barrier resource an instruction uses: `ID` if given, else the instance `C`.
+fn resource(id: &Option<Value>, instance: i64) -> Value {
+    match id {
+        Some(v) => v.clone(),
+        None => Value::Const(instance),
+    }
+}
+
+/// Threads of the CTA (`peers`) that may arrive at resource `res`: those with a barrier
+/// on the same constant resource, or on a register (whose value we cannot know here).
+fn participants(peers: &[&Thread], res: &Value) -> u32 {
+    peers
+        .iter()
+        .filter(|th| {
+            th.instrs.iter().any(|i| match &i.node {
+                Instr::Barrier { id, instance, .. } => match (resource(id, *instance), res) {
+                    (Value::Reg(_), _) | (_, Value::Reg(_)) => true,
+                    (Value::Const(a), Value::Const(b)) => a == *b,
+                },
+                _ => false,
+            })
+        })
+        .count() as u32
+}
+
+fn lower_instr(
+    file: &str,
+    p: &mut String,
+    t: u32,
+    ins: &Spanned<Instr>,
+    peers: &[&Thread],
+) -> Result<(), LitmusError> {
+    let pos = ins.pos;
+    match &ins.node {
+        Instr::Load {
+            mo,
+            scope,
+            dst,
+            loc,
+        } => {
+            let ss = sem_scope(
+                file,
+                pos,
+                *mo,
+                *scope,
+                "ld",
+                &[Mo::Weak, Mo::Relaxed, Mo::Acquire],
+            )?;
+            let _ = writeln!(
+                p,
+                "\tld{ss}.global.u32 {}, [{}];",
+                reg_name(t, dst),
+                loc_var(loc)
+            );
+        }
+        Instr::Store {
+            mo,
+            scope,
+            loc,
+            val,
+        } => {
+            let ss = sem_scope(
+                file,
+                pos,
+                *mo,
+                *scope,
+                "st",
+                &[Mo::Weak, Mo::Relaxed, Mo::Release],
+            )?;
+            let v = operand(p, t, val, 0, file, pos)?;
+            let _ = writeln!(p, "\tst{ss}.global.u32 [{}], {v};", loc_var(loc));
+        }
+        Instr::Rmw {
+            mo,
+            scope,
+            op,
+            dst,
+            loc,
+            val,
+        } => {
+            let strong = [Mo::Relaxed, Mo::Acquire, Mo::Release, Mo::AcqRel];
+            let ss = sem_scope(
+                file,
+                pos,
+                *mo,
+                *scope,
+                if dst.is_some() { "atom" } else { "red" },
+                &strong,
+            )?;
+            let mut v = operand(p, t, val, 0, file, pos)?;
+            let (pop, ty) = match op {
+                RmwOp::Add => ("add", "u32"),
+                RmwOp::Sub => {
+                    let _ = writeln!(p, "\tneg.s32 %s1, {v};");
+                    v = "%s1".into();
+                    ("add", "u32")
+                }
+                RmwOp::And => ("and", "b32"),
+                RmwOp::Or => ("or", "b32"),
+                RmwOp::Xor => ("xor", "b32"),
+                RmwOp::Min => ("min", "s32"),
+                RmwOp::Max => ("max", "s32"),
+                RmwOp::Inc => ("inc", "u32"),
+                RmwOp::Dec => ("dec", "u32"),
+                RmwOp::Exch => ("exch", "b32"),
+            };
+            let as_red =
+                dst.is_none() && matches!(mo, Mo::Relaxed | Mo::Release) && *op != RmwOp::Exch;
+            if as_red {
+                let _ = writeln!(p, "\tred{ss}.global.{pop}.{ty} [{}], {v};", loc_var(loc));
+            } else {
+                let d = dst.as_ref().map_or("%s3".to_string(), |d| reg_name(t, d));
+                let _ = writeln!(
+                    p,
+                    "\tatom{ss}.global.{pop}.{ty} {d}, [{}], {v};",
+                    loc_var(loc)
+                );
+            }
+        }
+        Instr::Cas {
+            mo,
+            scope,
+            dst,
+            loc,
+            expected,
+            new,
+        } => {
+            let strong = [Mo::Relaxed, Mo::Acquire, Mo::Release, Mo::AcqRel];
+            let ss = sem_scope(file, pos, *mo, *scope, "atom", &strong)?;
+            let e = operand(p, t, expected, 0, file, pos)?;
+            let n = operand(p, t, new, 1, file, pos)?;
+            let _ = writeln!(
+                p,
+                "\tatom{ss}.global.cas.b32 {}, [{}], {e}, {n};",
+                reg_name(t, dst),
+                loc_var(loc)
+            );
+        }
+        Instr::Fence { mo, scope } => {
+            if !matches!(mo, Mo::Sc | Mo::AcqRel) {
+                return Err(unsupported(
+                    file,
+                    pos,
+                    format!(
+                        "`fence.{}` (PTX 7.5 has fence.sc and fence.acq_rel)",
+                        mo.name()
+                    ),
+                ));
+            }
+            let _ = writeln!(p, "\tfence.{}.{};", mo.name(), scope.name());
+        }
+        Instr::Barrier {
+            kind,
+            instance,
+            id,
+            quorum,
+        } => {
+            let res = resource(id, *instance);
+            let a = match &res {
+                Value::Const(c) if (0..16).contains(c) => c.to_string(),
+                Value::Const(c) => {
+                    return Err(unsupported(
+                        file,
+                        pos,
+                        format!("barrier {c} (PTX has barriers 0..15)"),
+                    ))
+                }
+                Value::Reg(r) => reg_name(t, r),
+            };
+            let count = match quorum {
+                Some(Value::Const(q)) if (1..=32).contains(q) => Some((32 * q).to_string()),
+                Some(Value::Const(q)) => {
+                    return Err(unsupported(
+                        file,
+                        pos,
+                        format!("barrier quorum {q} (1..32 threads)"),
+                    ))
+                }
+                Some(Value::Reg(r)) => {
+                    let _ = writeln!(p, "\tmul.lo.u32 %s2, {}, 32;", reg_name(t, r));
+                    Some("%s2".to_string())
+                }
+                None => Some((32 * participants(peers, &res).max(1)).to_string()),
+            };
+            let op = match kind {
+                BarKind::Sync => "bar.sync",
+                BarKind::Arrive => "bar.arrive",
+            };
+            match count {
+                Some(c) => {
+                    let _ = writeln!(p, "\t{op} {a}, {c};");
+                }
+                None => {
+                    let _ = writeln!(p, "\t{op} {a};");
+                }
+            }
+        }
+        Instr::Move { dst, val } => {
+            let v = match val {
+                Value::Reg(r) => reg_name(t, r),
+                Value::Const(c) => to_u32(file, pos, *c)?.to_string(),
+            };
+            let _ = writeln!(p, "\tmov.b32 {}, {v};", reg_name(t, dst));
+        }
+        Instr::Arith { op, dst, a, b } => {
+            let x = operand(p, t, a, 0, file, pos)?;
+            let y = operand(p, t, b, 1, file, pos)?;
+            let ins = match op {
+                ArithOp::Add => "add.s32",
+                ArithOp::Sub => "sub.s32",
+                ArithOp::Mul => "mul.lo.s32",
+                ArithOp::Div => "div.s32",
+                ArithOp::And => "and.b32",
+                ArithOp::Or => "or.b32",
+                ArithOp::Xor => "xor.b32",
+            };
+            let _ = writeln!(p, "\t{ins} {}, {x}, {y};", reg_name(t, dst));
+        }
+        Instr::Branch { eq, a, b, label } => {
+            let x = operand(p, t, a, 0, file, pos)?;
+            let y = operand(p, t, b, 1, file, pos)?;
+            let cmp = if *eq { "eq" } else { "ne" };
+            let _ = writeln!(
+                p,
+                "\tsetp.{cmp}.s32 %p1, {x}, {y};\n\t@%p1 bra $L{t}_{label};"
+            );
+        }
+        Instr::Goto { label } => {
+            let _ = writeln!(p, "\tbra $L{t}_{label};");
+        }
+        Instr::Label { name } => {
+            let _ = writeln!(p, "$L{t}_{name}:");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! Running a lowered litmus test many times under a write-buffer model and collecting
+//! the outcome histogram.
+//!
+//! Execution `i` of a (test, model) pair is a pure function of `(master seed, i)`: its
+//! seed is `mix(master ^ mix(i))`, even executions use the random scheduler and odd ones
+//! PCT with depth 2–4 (depth 1 never preempts, so a spinning
+//! thread would starve the one it waits for), and `p_w` cycles through the given list. Work is split into fixed
+//! chunks over `workers` threads and merged in order, so results do not depend on the
+//! number of threads or on timing.
+
+use crate::ast::{LitmusTest, Var};
+use crate::lower::{Lowered, KERNEL, OUT};
+use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
+use fencehound_vgpu::{
+    Device, Dim3, LaunchOptions, LaunchOutcome, Pct, RandomScheduler, Scheduler,
+};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Lane-instruction budget per execution: litmus kernels are tiny, so running out means a
+/// spin loop that cannot exit (a hang).
+pub const FUEL: u64 = 60_000;
+
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub runs: u64,
+    pub p_w: Vec<f64>,
+    pub seed: u64,
+    pub workers: usize,
+    pub fuel: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            runs: 1000,
+            p_w: vec![0.5, 1.0],
+            seed: 0,
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            fuel: FUEL,
+        }
+    }
+}
+
+/// How one execution was set up (enough to replay it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExecParams {
+    pub index: u64,
+    pub seed: u64,
+    pub scheduler: String,
+    pub p_w: f64,
+}
+
+fn mix(mut z: u64) -> u64 {
+    // splitmix64's finaliser.
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+pub fn exec_params(cfg: &RunConfig, i: u64) -> ExecParams {
+    let seed = mix(cfg.seed ^ mix(i));
+    let scheduler = if i.is_multiple_of(2) {
+        format!("random(seed={seed})")
+    } else {
+        format!("pct(depth={}, seed={seed})", 2 + (i / 2) % 3)
+    };
+    let p_w = if cfg.p_w.is_empty() {
+        1.0
+    } else {
+        cfg.p_w[((i / 2) % cfg.p_w.len() as u64) as usize]
+    };
+    ExecParams {
+        index: i,
+        seed,
+        scheduler,
+        p_w,
+    }
+}
+
+/// What one execution ended with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecOutcome {
+    /// Values of [`LitmusTest::observed`], in order.
+    Final(Vec<i64>),
+    /// Deadlock or a spin that never ends: no final state.
+    Hang,
+    /// The kernel faulted (a lowering problem, or e.g. a register barrier id ≥ 16).
+    Fault(String),
+}
+
+/// Runs execution `i`.
+pub fn execute(
+    test: &LitmusTest,
+    low: &Lowered,
+    model: Model,
+    cfg: &RunConfig,
+    i: u64,
+) -> ExecOutcome {
+    let ep = exec_params(cfg, i);
+    if i.is_multiple_of(2) {
+        run_one(
+            test,
+            low,
+            model,
+            &ep,
+            cfg.fuel,
+            &mut RandomScheduler::new(ep.seed),
+        )
+    } else {
+        let depth = 2 + ((i / 2) % 3) as u32;
+        run_one(
+            test,
+            low,
+            model,
+            &ep,
+            cfg.fuel,
+            &mut Pct::new(ep.seed, depth),
+        )
+    }
+}
+
+fn run_one<S: Scheduler>(
+    test: &LitmusTest,
+    low: &Lowered,
+    model: Model,
+    ep: &ExecParams,
+    fuel: u64,
+    sched: &mut S,
+) -> ExecOutcome {
+    let mut dev = Device::new();
+    let id = match dev.load_module(&low.module) {
+        Ok(id) => id,
+        Err(e) => return ExecOutcome::Fault(format!("load: {e}")),
+    };
+    let mut wb = WriteBuffers::new(BufferConfig::new(model, ep.p_w, ep.seed));
+    let r = match dev.launch_with(
+        id,
+        KERNEL,
+        Dim3::x(low.grid),
+        Dim3::x(low.block),
+        0,
+        &[],
+        LaunchOptions { fuel },
+        &mut wb,
+        sched,
+    ) {
+        Ok(r) => r,
+        Err(e) => return ExecOutcome::Fault(format!("launch: {e}")),
+    };
+    match r.outcome {
+        LaunchOutcome::Completed => {}
+        LaunchOutcome::Deadlock(_) | LaunchOutcome::Timeout(_) => return ExecOutcome::Hang,
+        LaunchOutcome::Fault(f) => return ExecOutcome::Fault(format!("{f:?}")),
+        LaunchOutcome::Trap(t) => return ExecOutcome::Fault(format!("{t:?}")),
+    }
+    let read = |var: &str, index: usize| -> Option<i64> {
+        let (addr, _) = dev.global_by_name(id, var).ok()?;
+        let mut b = [0u8; 4];
+        dev.copy_from(addr + 4 * index as u64, &mut b).ok()?;
+        Some(i32::from_le_bytes(b) as i64)
+    };
+    let mut vals = Vec::new();
+    for v in test.observed() {
+        let x = match &v {
+            Var::Reg { thread, name } => low
+                .out_slots
+                .iter()
+                .position(|(t, r)| t == thread && r == name)
+                .and_then(|k| read(OUT, k)),
+            Var::Loc(l) => low
+                .locations
+                .iter()
+                .find(|(n, _)| n == l)
+                .and_then(|(_, pv)| read(pv, 0)),
+        };
+        match x {
+            Some(x) => vals.push(x),
+            None => return ExecOutcome::Fault(format!("cannot read back `{v}`")),
+        }
+    }
+    ExecOutcome::Final(vals)
+}
+
+/// The outcomes of `runs` executions under one model.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Histogram {
+    /// Final state → (count, first execution that produced it).
+    pub states: BTreeMap<Vec<i64>, (u64, ExecParams)>,
+    pub hangs: u64,
+    pub faults: u64,
+    pub first_fault: Option<(String, ExecParams)>,
+}
+
+impl Default for ExecParams {
+    fn default() -> Self {
+        ExecParams {
+            index: 0,
+            seed: 0,
+            scheduler: String::new(),
+            p_w: 0.0,
+        }
+    }
+}
+
+impl Histogram {
+    fn add(&mut self, o: ExecOutcome, ep: impl FnOnce() -> ExecParams) {
+        match o {
+            ExecOutcome::Final(v) => {
+                let e = self.states.entry(v).or_insert_with(|| (0, ep()));
+                e.0 += 1;
+            }
+            ExecOutcome::Hang => self.hangs += 1,
+            ExecOutcome::Fault(m) => {
+                self.faults += 1;
+                if self.first_fault.is_none() {
+                    self.first_fault = Some((m, ep()));
+                }
+            }
+        }
+    }
+
+    fn merge(&mut self, other: Histogram) {
+        for (k, (n, ep)) in other.states {
+            match self.states.get_mut(&k) {
+                Some(e) => {
+                    e.0 += n;
+                    if ep.index < e.1.index {
+                        e.1 = ep;
+                    }
+                }
+                None => {
+                    self.states.insert(k, (n, ep));
+                }
+            }
+        }
+        self.hangs += other.hangs;
+        self.faults += other.faults;
+        match (&self.first_fault, other.first_fault) {
+            (None, Some(f)) => self.first_fault = Some(f),
+            (Some(a), Some(b)) if b.1.index < a.1.index => self.first_fault = Some(b),
+            _ => {}
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.states.values().map(|x| x.0).sum::<u64>() + self.hangs + self.faults
+    }
+}
+
+/// Runs executions `0..cfg.runs` of `test` under `model` on `cfg.workers` threads.
+pub fn run_model(test: &LitmusTest, low: &Lowered, model: Model, cfg: &RunConfig) -> Histogram {
+    const CHUNK: u64 = 256;
+    let chunks: Vec<std::ops::Range<u64>> = (0..cfg.runs.div_ceil(CHUNK))
+        .map(|c| c * CHUNK..((c + 1) * CHUNK).min(cfg.runs))
+        .collect();
+    let run_chunk = |r: std::ops::Range<u64>| {
+        let mut h = Histogram::default();
+        for i in r {
+            let o = execute(test, low, model, cfg, i);
+            h.add(o, || exec_params(cfg, i));
+        }
+        h
+    };
+    let workers = cfg.workers.max(1).min(chunks.len().max(1));
+    let mut parts: Vec<(usize, Histogram)> = if workers <= 1 {
+        chunks
+            .into_iter()
+            .enumerate()
+            .map(|(k, r)| (k, run_chunk(r)))
+            .collect()
+    } else {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(r) = chunks.get(k) else { break };
+                            mine.push((k, run_chunk(r.clone())));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    };
+    parts.sort_by_key(|p| p.0);
+    let mut h = Histogram::default();
+    for (_, p) in parts {
+        h.merge(p);
+    }
+    h
+}
