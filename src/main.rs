@@ -27,8 +27,6 @@ enum Command {
     /// Work with PTX files: format, check.
     #[command(subcommand)]
     Ptx(cmd::ptx::PtxCommand),
-    /// Run PTX litmus tests under the write-buffer models; judge them against model verdicts.
-    Litmus(cmd::litmus::Args),
     /// Run the flagship demo.
     Demo(cmd::demo::Args),
     /// Run one kernel on the virtual GPU with described buffers; print outcome and outputs.
@@ -39,6 +37,10 @@ enum Command {
     Run(cmd::fuzz::RunArgs),
     /// Re-run one execution of a report bit for bit.
     Replay(cmd::fuzz::ReplayArgs),
+    /// Find the missing fences of a failing variant (store sites, fence lines, patch).
+    Minimize(cmd::minimize::MinimizeArgs),
+    /// Check each existing fence: necessary, likely redundant, or narrower scope suffices.
+    Audit(cmd::minimize::AuditArgs),
     /// Show where NVRTC, ptxas and the CCCL headers were found.
     Toolchain(cmd::toolchain::Args),
 }
@@ -57,10 +59,11 @@ fn main() {
         Command::Compile(args) => cmd::compile::run(args),
         Command::Ptx(c) => cmd::ptx::run(c),
         Command::Demo(args) => cmd::demo::run(args),
-        Command::Litmus(args) => cmd::litmus::run(args),
         Command::RunKernel(args) => cmd::run_kernel::run(args),
         Command::Toolchain(args) => cmd::toolchain::run(args),
         Command::Fuzz(args) => cmd::fuzz::fuzz(args),
+        Command::Minimize(args) => cmd::minimize::minimize(args),
+        Command::Audit(args) => cmd::minimize::audit(args),
         Command::Run(args) => cmd::fuzz::run(args),
         Command::Replay(args) => cmd::fuzz::replay(args),
     };
