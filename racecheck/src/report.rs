@@ -1,0 +1,408 @@
+//! Races as the checker records them ([`RaceSet`], site ids and thread ids, cheap to
+//! collect during a launch) and as people read them ([`RaceReport`], with PTX text, CUDA
+//! file:line and the missing synchronization, serde-serializable for `--json`).
+//!
+//! Races are deduplicated by (kernel, first site, second site, class, conflict): a loop
+//! that races a million times is one report with `occurrences = 1_000_000`, and the same
+//! race seen in 37 of 100 executions has `executions = 37`.
+
+use fencehound_vgpu::{AccessKind, Device, ModuleId, Scope, Sem, SiteId};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Which synchronization is missing, from the relation of the two threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaceClass {
+    /// Same warp, no `__syncwarp()` between them (independent thread scheduling, sm_70+).
+    IntraWarp,
+    /// Same CTA, different warps: no barrier between them.
+    IntraBlock,
+    /// Different CTAs: no device-scope release/acquire orders them.
+    InterBlock,
+    /// Different CTAs, and they *would* be ordered (or would be non-racing atomics) if the
+    /// `.cta`-scoped fences, atomics or release/acquire involved were device-scoped.
+    InsufficientScope,
+    /// At least one access holds a lock and the lock does not order the two accesses:
+    /// different locks, protected and unprotected accesses mixed, or a lock whose
+    /// acquire/release lack the fences that would order its critical sections.
+    LockMisuse,
+}
+
+impl RaceClass {
+    pub const ALL: [RaceClass; 5] = [
+        RaceClass::IntraWarp,
+        RaceClass::IntraBlock,
+        RaceClass::InterBlock,
+        RaceClass::InsufficientScope,
+        RaceClass::LockMisuse,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RaceClass::IntraWarp => "intra-warp",
+            RaceClass::IntraBlock => "intra-block",
+            RaceClass::InterBlock => "inter-block",
+            RaceClass::InsufficientScope => "insufficient-scope",
+            RaceClass::LockMisuse => "lock-misuse",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RaceClass> {
+        RaceClass::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
+
+impl fmt::Display for RaceClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The shape of the conflict: what the earlier and the later access did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Conflict {
+    /// Read after write.
+    Raw,
+    /// Write after read.
+    War,
+    /// Write after write.
+    Waw,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Conflict::Raw => "RAW",
+            Conflict::War => "WAR",
+            Conflict::Waw => "WAW",
+        })
+    }
+}
+
+/// Why a lock-misuse race is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockProblem {
+    /// Both hold the same lock, yet its acquire/release do not order them.
+    Unordered,
+    /// Each holds a lock, not the same one.
+    DifferentLocks,
+    /// One holds a lock, the other none.
+    Unprotected,
+}
+
+/// One side of a race, as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawAccess {
+    pub cta: u32,
+    pub tid: u32,
+    pub global: u32,
+    pub site: SiteId,
+    pub kind: AccessKind,
+    pub sem: Sem,
+    pub scope: Scope,
+}
+
+/// A race as recorded during a launch: ids only.
+#[derive(Debug, Clone)]
+pub struct RawRace {
+    pub kernel: String,
+    pub class: RaceClass,
+    pub conflict: Conflict,
+    pub first: RawAccess,
+    pub second: RawAccess,
+    /// `Some(cta)` for shared memory.
+    pub shared_cta: Option<u32>,
+    pub addr: u64,
+    /// Allocation name and base (global memory).
+    pub allocation: Option<(String, u64)>,
+    pub lock: Option<LockProblem>,
+    /// Interned lock sets of the two accesses (checker-internal).
+    pub(crate) lock_ids: (u16, u16),
+    pub occurrences: u64,
+    pub executions: u64,
+    /// The execution (checker launch counter) that last counted this race.
+    pub(crate) last_execution: u64,
+}
+
+/// Deduplication key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RaceKey {
+    pub kernel: String,
+    pub first_site: SiteId,
+    pub second_site: SiteId,
+    pub class: RaceClass,
+    pub conflict: Conflict,
+}
+
+/// Races of any number of executions, deduplicated.
+#[derive(Debug, Clone, Default)]
+pub struct RaceSet {
+    pub(crate) races: BTreeMap<RaceKey, RawRace>,
+    /// Launches the checker observed.
+    pub executions: u64,
+}
+
+impl RaceSet {
+    pub fn is_empty(&self) -> bool {
+        self.races.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.races.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&RaceKey, &RawRace)> {
+        self.races.iter()
+    }
+
+    /// The distinct classes found.
+    pub fn classes(&self) -> std::collections::BTreeSet<RaceClass> {
+        self.races.keys().map(|k| k.class).collect()
+    }
+
+    /// Adds the races of `other` (e.g. from another execution on another thread).
+    pub fn merge(&mut self, other: &RaceSet) {
+        self.executions += other.executions;
+        for (k, r) in &other.races {
+            match self.races.get_mut(k) {
+                Some(mine) => {
+                    mine.occurrences += r.occurrences;
+                    mine.executions += r.executions;
+                }
+                None => {
+                    self.races.insert(k.clone(), r.clone());
+                }
+            }
+        }
+    }
+
+    /// Reports with instruction text and CUDA lines, from the module the races came from.
+    pub fn reports(&self, dev: &Device, module: ModuleId) -> Vec<RaceReport> {
+        self.races
+            .values()
+            .map(|r| RaceReport::resolve(r, dev, module))
+            .collect()
+    }
+}
+
+/// A CUDA source position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceLine {
+    pub file: String,
+    pub line: u32,
+}
+
+/// One access of a race, for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessReport {
+    pub cta: u32,
+    pub tid: u32,
+    pub global_tid: u32,
+    pub warp_in_cta: u32,
+    pub lane: u32,
+    /// `load`, `store` or `atomic`.
+    pub access: String,
+    /// `weak`, `volatile`, `relaxed.gpu`, `release.cta`, ...
+    pub semantics: String,
+    pub site: SiteId,
+    /// The PTX instruction.
+    pub instruction: String,
+    pub ptx_line: u32,
+    pub cuda: Option<SourceLine>,
+}
+
+/// A race, for people and for `--json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceReport {
+    pub kernel: String,
+    pub class: RaceClass,
+    pub conflict: Conflict,
+    /// The access that came first in the observed execution.
+    pub first: AccessReport,
+    pub second: AccessReport,
+    /// `global` or `shared`.
+    pub space: String,
+    /// Global address, or offset in the CTA's shared memory.
+    pub address: u64,
+    /// Shared memory: the CTA whose shared memory it is.
+    pub shared_cta: Option<u32>,
+    /// Global memory: the allocation's name and the offset in it.
+    pub allocation: Option<String>,
+    pub offset: Option<u64>,
+    pub lock: Option<LockProblem>,
+    /// One line on the synchronization that is missing.
+    pub missing: String,
+    pub occurrences: u64,
+    pub executions: u64,
+}
+
+fn sem_text(sem: Sem, scope: Scope, kind: AccessKind) -> String {
+    let s = match sem {
+        Sem::Weak => return "weak".into(),
+        Sem::Volatile => return "volatile".into(),
+        Sem::Relaxed => "relaxed",
+        Sem::Acquire => "acquire",
+        Sem::Release => "release",
+        Sem::AcqRel => "acq_rel",
+        Sem::Sc => "sc",
+    };
+    let _ = kind;
+    let sc = match scope {
+        Scope::Cta => "cta",
+        Scope::Cluster => "cluster",
+        Scope::Gpu => "gpu",
+        Scope::Sys => "sys",
+    };
+    format!("{s}.{sc}")
+}
+
+impl AccessReport {
+    fn resolve(a: &RawAccess, dev: &Device, module: ModuleId) -> AccessReport {
+        let site = dev.site(module, a.site);
+        AccessReport {
+            cta: a.cta,
+            tid: a.tid,
+            global_tid: a.global,
+            warp_in_cta: a.tid / 32,
+            lane: a.tid % 32,
+            access: match a.kind {
+                AccessKind::Load => "load",
+                AccessKind::Store => "store",
+                AccessKind::Atomic => "atomic",
+            }
+            .into(),
+            semantics: sem_text(a.sem, a.scope, a.kind),
+            site: a.site,
+            instruction: site.map_or_else(|| format!("<site {}>", a.site), |s| s.text.clone()),
+            ptx_line: site.map_or(0, |s| s.ptx_line),
+            cuda: site.and_then(|s| s.cuda.as_ref()).map(|c| SourceLine {
+                file: c.file.clone(),
+                line: c.line,
+            }),
+        }
+    }
+
+    fn place(&self) -> String {
+        match &self.cuda {
+            Some(c) => format!("{}:{}", c.file, c.line),
+            None => format!("PTX line {}", self.ptx_line),
+        }
+    }
+}
+
+impl RaceReport {
+    pub fn resolve(r: &RawRace, dev: &Device, module: ModuleId) -> RaceReport {
+        let first = AccessReport::resolve(&r.first, dev, module);
+        let second = AccessReport::resolve(&r.second, dev, module);
+        let missing = missing_text(r);
+        RaceReport {
+            kernel: r.kernel.clone(),
+            class: r.class,
+            conflict: r.conflict,
+            first,
+            second,
+            space: if r.shared_cta.is_some() {
+                "shared"
+            } else {
+                "global"
+            }
+            .into(),
+            address: r.addr,
+            shared_cta: r.shared_cta,
+            allocation: r.allocation.as_ref().map(|a| a.0.clone()),
+            offset: r.allocation.as_ref().map(|a| r.addr - a.1),
+            lock: r.lock,
+            missing,
+            occurrences: r.occurrences,
+            executions: r.executions,
+        }
+    }
+
+    /// The CUDA lines (or PTX lines) of both accesses, e.g. `k.cu:12`.
+    pub fn lines(&self) -> (Option<u32>, Option<u32>) {
+        (
+            self.first.cuda.as_ref().map(|c| c.line),
+            self.second.cuda.as_ref().map(|c| c.line),
+        )
+    }
+}
+
+fn missing_text(r: &RawRace) -> String {
+    let (a, b) = (&r.first, &r.second);
+    match r.class {
+        RaceClass::IntraWarp => format!(
+            "no __syncwarp() (bar.warp.sync) between lanes {} and {} of warp {} in CTA {}: \
+             under independent thread scheduling the lanes of a warp are not in lockstep",
+            a.tid % 32,
+            b.tid % 32,
+            a.tid / 32,
+            a.cta
+        ),
+        RaceClass::IntraBlock => format!(
+            "no __syncthreads() (bar.sync) between threads {} and {} of CTA {}",
+            a.tid, b.tid, a.cta
+        ),
+        RaceClass::InterBlock => format!(
+            "nothing orders CTA {} before CTA {}: needs a device-scope release/acquire \
+             (__threadfence() before the signal and after the wait, or .release/.acquire.gpu atomics)",
+            a.cta, b.cta
+        ),
+        RaceClass::InsufficientScope => format!(
+            "the synchronization between CTA {} and CTA {} is .cta-scoped \
+             (__threadfence_block(), atomic*_block, .cta release/acquire): it must be .gpu scope across CTAs",
+            a.cta, b.cta
+        ),
+        RaceClass::LockMisuse => match r.lock {
+            Some(LockProblem::DifferentLocks) => {
+                "the two accesses hold different locks: protect the data with one lock".into()
+            }
+            Some(LockProblem::Unprotected) => {
+                "one access holds a lock and the other none: take the lock for both".into()
+            }
+            _ => "both hold the lock, but its acquire/release do not order the critical \
+                  sections: __threadfence() after acquiring and before releasing"
+                .into(),
+        },
+    }
+}
+
+impl fmt::Display for RaceReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} race ({}) in `{}` on {} {}",
+            self.class,
+            self.conflict,
+            self.kernel,
+            self.space,
+            match (&self.allocation, self.offset, self.shared_cta) {
+                (Some(n), Some(o), _) => format!("`{n}`+{o:#x} ({:#x})", self.address),
+                (_, _, Some(c)) => format!("offset {:#x} of CTA {c}", self.address),
+                _ => format!("{:#x}", self.address),
+            }
+        )?;
+        for (which, a) in [("first ", &self.first), ("second", &self.second)] {
+            writeln!(
+                f,
+                "  {which}: {} {} by thread {} (CTA {}, tid {}) at {}: `{}`",
+                a.semantics,
+                a.access,
+                a.global_tid,
+                a.cta,
+                a.tid,
+                a.place(),
+                a.instruction
+            )?;
+        }
+        writeln!(f, "  missing: {}", self.missing)?;
+        write!(
+            f,
+            "  seen {} times in {} execution(s)",
+            self.occurrences, self.executions
+        )
+    }
+}

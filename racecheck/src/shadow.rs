@@ -1,0 +1,152 @@
+//! Shadow memory: for every byte of global and shared memory a launch touches, the last
+//! write and the reads since it, each as a 16-byte [`Rec`] (thread, epoch, site, what the
+//! access was, which locks it held).
+//!
+//! Layout: one [`Region`] per global allocation (found lazily from the device's allocation
+//! table) and one per CTA's shared memory, each split into 256-byte pages of [`Cell`]s that
+//! exist only once touched. An access is at most 8 bytes and aligned to its size (the vgpu
+//! faults otherwise), so it never straddles a page. Concurrent reads of one byte that are
+//! not ordered with each other (FastTrack's "read-shared" state) move into a side table,
+//! [`ReadSets`], until the next write. Shadow state lives for one launch: a kernel
+//! boundary orders everything before it, so the next launch starts from nothing.
+
+use crate::clock::Epoch;
+
+pub const PAGE: usize = 256;
+
+/// Meta bits of a [`Rec`].
+pub mod meta {
+    pub const KIND_MASK: u8 = 0b11;
+    pub const LOAD: u8 = 0;
+    pub const STORE: u8 = 1;
+    pub const ATOMIC: u8 = 2;
+    /// `Rec::epoch` is an index into [`super::ReadSets`].
+    pub const READ_SET: u8 = 3;
+    pub const SEM_SHIFT: u8 = 2; // 3 bits
+    pub const SCOPE_SHIFT: u8 = 5; // 2 bits
+    /// Morally strong for race purposes (see the model in `check.rs`).
+    pub const STRONG: u8 = 0x80;
+}
+
+/// One access as shadow memory remembers it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rec {
+    /// Global thread index.
+    pub g: u32,
+    /// The thread's epoch at the access; 0 = no access.
+    pub epoch: Epoch,
+    pub site: u32,
+    pub locks: u16,
+    pub meta: u8,
+}
+
+impl Rec {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.epoch == 0
+    }
+    #[inline]
+    pub fn kind(&self) -> u8 {
+        self.meta & meta::KIND_MASK
+    }
+    #[inline]
+    pub fn strong(&self) -> bool {
+        self.meta & meta::STRONG != 0
+    }
+    /// Scope at least `.gpu`.
+    #[inline]
+    pub fn wide(&self) -> bool {
+        (self.meta >> meta::SCOPE_SHIFT) & 0b11 >= 2
+    }
+}
+
+/// Last write and the reads since, of one byte.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cell {
+    pub w: Rec,
+    pub r: Rec,
+}
+
+/// A lazily paged shadow of `len` bytes starting at `base`.
+#[derive(Debug, Default)]
+pub struct Region {
+    pub base: u64,
+    pub len: u64,
+    pages: Vec<Option<Box<[Cell]>>>,
+}
+
+impl Region {
+    pub fn new(base: u64, len: u64) -> Region {
+        Region {
+            base,
+            len,
+            pages: Vec::new(),
+        }
+    }
+
+    /// The cells of `[addr, addr+n)`, which must lie in one page.
+    #[inline]
+    pub fn cells(&mut self, addr: u64, n: usize) -> Option<&mut [Cell]> {
+        let off = addr.checked_sub(self.base)?;
+        if off + n as u64 > self.len {
+            return None;
+        }
+        let p = (off / PAGE as u64) as usize;
+        let o = (off % PAGE as u64) as usize;
+        if o + n > PAGE {
+            return None;
+        }
+        if p >= self.pages.len() {
+            self.pages.resize_with(p + 1, || None);
+        }
+        let page = self.pages[p].get_or_insert_with(|| vec![Cell::default(); PAGE].into());
+        Some(&mut page[o..o + n])
+    }
+
+    pub fn touched_pages(&self) -> usize {
+        self.pages.iter().filter(|p| p.is_some()).count()
+    }
+}
+
+/// Read sets of bytes in the read-shared state, with a free list.
+#[derive(Debug, Default)]
+pub struct ReadSets {
+    sets: Vec<Vec<Rec>>,
+    free: Vec<u32>,
+}
+
+impl ReadSets {
+    pub fn alloc(&mut self, recs: [Rec; 2]) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.sets[i as usize].extend_from_slice(&recs);
+            i
+        } else {
+            self.sets.push(recs.to_vec());
+            (self.sets.len() - 1) as u32
+        }
+    }
+
+    pub fn get(&self, i: u32) -> &[Rec] {
+        self.sets.get(i as usize).map_or(&[], |v| v.as_slice())
+    }
+
+    pub fn get_mut(&mut self, i: u32) -> Option<&mut Vec<Rec>> {
+        self.sets.get_mut(i as usize)
+    }
+
+    pub fn release(&mut self, i: u32) {
+        if let Some(v) = self.sets.get_mut(i as usize) {
+            v.clear();
+            self.free.push(i);
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.sets.clear();
+        self.free.clear();
+    }
+
+    pub fn entries(&self) -> usize {
+        self.sets.iter().map(|s| s.len()).sum()
+    }
+}

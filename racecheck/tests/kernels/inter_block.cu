@@ -1,0 +1,158 @@
+// Inter-block races: device-scope synchronization between CTAs is missing.
+// case: xb_flag_no_fence; expect: inter-block; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: xb_flag_fence; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: xb_grid_barrier_no_fence; expect: inter-block; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
+// case: xb_grid_barrier_arrive_fence_only; expect: inter-block; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
+// case: xb_grid_barrier_leader_fences; expect: none; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
+// case: xb_last_block_no_fence; expect: inter-block; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
+// case: xb_last_block_fence; expect: none; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
+// case: xb_release_acquire; expect: none; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
+// case: xb_relaxed_flag; expect: inter-block:RAW; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
+// case: xb_atomic_counter; expect: none; grid: 4; block: 32; args: counter:u32[1]
+// case: xb_atomic_vs_plain_read; expect: inter-block; grid: 4; block: 32; args: counter:u32[1], out:u32[4]
+
+extern "C" __global__ void xb_flag_no_fence(unsigned *data, unsigned *flag, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        data[0] = 42;
+        *(volatile unsigned *)flag = 1;
+    } else {
+        while (*(volatile unsigned *)flag == 0) { }
+        out[0] = data[0];
+    }
+}
+
+extern "C" __global__ void xb_flag_fence(unsigned *data, unsigned *flag, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        data[0] = 42;
+        __threadfence();
+        *(volatile unsigned *)flag = 1;
+    } else {
+        while (*(volatile unsigned *)flag == 0) { }
+        __threadfence();
+        out[0] = data[0];
+    }
+}
+
+#define GRID_BARRIER(FENCE_BEFORE, FENCE_AFTER)                              \
+    __syncthreads();                                                         \
+    if (threadIdx.x == 0) {                                                  \
+        if (FENCE_BEFORE) __threadfence();                                   \
+        atomicAdd(count, 1u);                                                \
+        while (*(volatile unsigned *)count < gridDim.x) { }                  \
+        if (FENCE_AFTER) __threadfence();                                    \
+    }                                                                        \
+    __syncthreads();
+
+extern "C" __global__ void xb_grid_barrier_no_fence(unsigned *data, unsigned *count, unsigned *out)
+{
+    unsigned g = blockIdx.x * blockDim.x + threadIdx.x, n = gridDim.x * blockDim.x;
+    data[g] = g;
+    GRID_BARRIER(0, 0)
+    out[g] = data[(g + blockDim.x) % n];
+}
+
+/* The iGUARD shape: only the arriving side fences; nothing acquires after the wait. */
+extern "C" __global__ void xb_grid_barrier_arrive_fence_only(unsigned *data, unsigned *count, unsigned *out)
+{
+    unsigned g = blockIdx.x * blockDim.x + threadIdx.x, n = gridDim.x * blockDim.x;
+    data[g] = g;
+    GRID_BARRIER(1, 0)
+    /* Both neighbours: the first CTA to arrive learned nothing from either. */
+    out[g] = data[(g + blockDim.x) % n] + data[(g + n - blockDim.x) % n];
+}
+
+/* Correct: the leader fences before arriving and after the wait; barriers spread it. */
+extern "C" __global__ void xb_grid_barrier_leader_fences(unsigned *data, unsigned *count, unsigned *out)
+{
+    unsigned g = blockIdx.x * blockDim.x + threadIdx.x, n = gridDim.x * blockDim.x;
+    data[g] = g;
+    GRID_BARRIER(1, 1)
+    out[g] = data[(g + blockDim.x) % n];
+}
+
+#define LAST_BLOCK(FENCE)                                                    \
+    __shared__ bool am_last;                                                 \
+    unsigned t = threadIdx.x;                                                \
+    if (t == 0) {                                                            \
+        partial[blockIdx.x] = blockIdx.x + 1;                                \
+        if (FENCE) __threadfence();                                          \
+        am_last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;         \
+    }                                                                        \
+    __syncthreads();                                                         \
+    if (am_last && t < gridDim.x) out[t] = ((volatile unsigned *)partial)[t];
+
+extern "C" __global__ void xb_last_block_no_fence(unsigned *partial, unsigned *ticket, unsigned *out)
+{
+    LAST_BLOCK(0)
+}
+
+extern "C" __global__ void xb_last_block_fence(unsigned *partial, unsigned *ticket, unsigned *out)
+{
+    LAST_BLOCK(1)
+}
+
+__device__ void st_release_gpu(unsigned *p, unsigned v)
+{
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ unsigned ld_acquire_gpu(unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ void st_relaxed_gpu(unsigned *p, unsigned v)
+{
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ unsigned ld_relaxed_gpu(unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+extern "C" __global__ void xb_release_acquire(unsigned *data, unsigned *flag, unsigned *out)
+{
+    unsigned t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        data[t] = t + 7;
+        __syncthreads();
+        if (t == 0) st_release_gpu(flag, 1);
+    } else {
+        if (t == 0) while (ld_acquire_gpu(flag) == 0) { }
+        __syncthreads();
+        out[t] = data[t];
+    }
+}
+
+/* Relaxed flag: the flag itself is fine (strong), the data is not ordered. */
+extern "C" __global__ void xb_relaxed_flag(unsigned *data, unsigned *flag, unsigned *out)
+{
+    unsigned t = threadIdx.x;
+    if (blockIdx.x == 0) {
+        data[t] = t + 7;
+        __syncthreads();
+        if (t == 0) st_relaxed_gpu(flag, 1);
+    } else {
+        if (t == 0) while (ld_relaxed_gpu(flag) == 0) { }
+        __syncthreads();
+        out[t] = data[t];
+    }
+}
+
+extern "C" __global__ void xb_atomic_counter(unsigned *counter)
+{
+    atomicAdd(counter, 1u);
+}
+
+extern "C" __global__ void xb_atomic_vs_plain_read(unsigned *counter, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    atomicAdd(counter, 1u);
+    out[blockIdx.x] = *counter;
+}

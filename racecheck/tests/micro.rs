@@ -1,0 +1,75 @@
+//! The team's labelled microbenchmarks (`tests/kernels/*.cu`): race and no-race twins for
+//! every class. Each case runs under four random schedules with plain memory and one with
+//! scoped write buffers around the checker; the classes found must be exactly the labels.
+
+mod common;
+
+use common::{cases, compile, run, verdict, Memory};
+
+fn check_file(file: &str) {
+    let path = format!("{}/tests/kernels/{file}", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let module = compile(file, &src, &[]);
+    let cs = cases(&src);
+    assert!(!cs.is_empty(), "{file} has no cases");
+    let mut failures = Vec::new();
+    for c in &cs {
+        for (memory, seeds) in [(Memory::Sc, 0..4), (Memory::Buffers(0.5), 7..8)] {
+            let out = run(
+                &module,
+                &c.name,
+                c.grid,
+                c.block,
+                &c.args,
+                seeds,
+                memory,
+                &format!(" ({memory:?})"),
+            );
+            if let Err(e) = verdict(c, &out) {
+                failures.push(format!("[{memory:?}] {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn intra_block() {
+    check_file("intra_block.cu");
+}
+
+#[test]
+fn intra_warp() {
+    check_file("intra_warp.cu");
+}
+
+#[test]
+fn inter_block() {
+    check_file("inter_block.cu");
+}
+
+#[test]
+fn scope() {
+    check_file("scope.cu");
+}
+
+#[test]
+fn locks() {
+    check_file("locks.cu");
+}
+
+#[test]
+fn at_least_thirty_labelled_kernels() {
+    let dir = format!("{}/tests/kernels", env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    let mut racy = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let src = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        for c in cases(&src) {
+            n += 1;
+            racy += usize::from(!c.expect.is_empty());
+        }
+    }
+    assert!(n >= 30, "{n} cases");
+    assert!(racy >= 10 && n - racy >= 10, "{racy} racy of {n}");
+}
