@@ -56,13 +56,18 @@
 //! **Deliberate leniency.** A relaxed read-modify-write acquires what it reads, as if it
 //! were followed by an acquire fence at its scope. CUDA's own "threadfence reduction"
 //! (one `__threadfence()` before `atomicInc`, none after it) relies on this, and no
-//! hardware breaks it; the strict model would report it.
+//! hardware breaks it; the strict model would report it. And a weak load that races with
+//! atomics is not reported if the same thread's next atomic on that address is a CAS (the
+//! CAS loop of the CUDA programming guide: the CAS validates the value read); such races
+//! are held until the end of the launch and dropped when the CAS comes.
 //!
 //! **Locks.** When the checker knows which sites are `atom.cas`/`atom.exch`
 //! ([`RaceCheck::for_module`]), a CAS or exchange that turns a location from 0 to
 //! non-zero takes a lock, and a store or exchange of 0 to it by the holder releases it.
-//! Accesses remember the set of locks held (interned, 16 bits); a race where either access
-//! held a lock is [`RaceClass::LockMisuse`].
+//! Accesses remember the set of locks held (interned, 16 bits). At the end of the launch a
+//! race where either access held a location that some holder did release to 0 (so it
+//! really was a lock, not a counter that happened to start at 0) becomes
+//! [`RaceClass::LockMisuse`], naming the problem ([`LockProblem`]).
 //!
 //! # Clocks that scale
 //!
@@ -87,6 +92,7 @@
 //!   ordering); `bar.sync` does not act as a fence for later relaxed accesses.
 //! * Local, `.const` and `.param` memory, and accesses through other hooks' own state (the
 //!   checker sees what threads execute, not when buffered stores drain).
+//! * CAS loops: we do not check that the validated value feeds *only* the CAS.
 //! * The lock heuristic knows locks only by their CAS/exchange and 0/non-0 values; a
 //!   ticket lock or a lock not released to 0 is not recognized (its races are classified
 //!   by thread relation instead).
