@@ -42,7 +42,6 @@ fn reduce_shared_tree() {
 }
 
 #[test]
-#[ignore = "pending ALU (alu.rs): add.f32 is unsupported"]
 fn reduce_warp_shuffle() {
     under_schedulers("algo_reduce_warp", |r| {
         let sum: f64 = r.in_f32s("in").iter().map(|v| *v as f64).sum();
@@ -71,7 +70,6 @@ fn scan_block_inclusive_and_exclusive() {
 }
 
 #[test]
-#[ignore = "pending ALU (alu.rs): fma.rn.f32 is unsupported"]
 fn matmul_tiled() {
     let mut c = Corpus::new("algo_matmul_tiled");
     let r = c.run();
@@ -175,7 +173,6 @@ fn transpose_through_dynamic_shared() {
 }
 
 #[test]
-#[ignore = "pending ALU (alu.rs): max.u32 is unsupported"]
 fn collatz_divergent_loops() {
     under_schedulers("algo_collatz", |r| {
         let start = r.in_u32s("start");
@@ -203,7 +200,6 @@ fn collatz_divergent_loops() {
 }
 
 #[test]
-#[ignore = "pending ALU (alu.rs): min.s32, f32 arithmetic is unsupported"]
 fn stencil_2d() {
     let r = Corpus::new("algo_stencil2d").run();
     r.assert_completed();
@@ -220,7 +216,6 @@ fn stencil_2d() {
 }
 
 #[test]
-#[ignore = "pending ALU (alu.rs): fma.rn.f32 is unsupported"]
 fn saxpy_grid_stride() {
     let r = Corpus::new("algo_saxpy").run();
     r.assert_completed();
@@ -229,7 +224,6 @@ fn saxpy_grid_stride() {
 }
 
 #[test]
-#[ignore = "pending ALU (alu.rs): cvt.rn.f32.u32 is unsupported"]
 fn printf_output_is_captured() {
     let r = Corpus::new("printf_kernel").run();
     r.assert_completed();

@@ -140,7 +140,6 @@ fn cta_barrier_variants_and_syncwarp() {
 }
 
 #[test]
-#[ignore = "pending ALU (alu.rs): not.pred computes a bitwise not, so !p is always true"]
 fn warp_votes_and_matches() {
     corpus_everywhere("warp_vote_match", |r| {
         let out = r.u32s("out");
