@@ -27,6 +27,8 @@ enum Command {
     /// Work with PTX files: format, check.
     #[command(subcommand)]
     Ptx(cmd::ptx::PtxCommand),
+    /// Run PTX litmus tests under the write-buffer models; judge them against model verdicts.
+    Litmus(cmd::litmus::Args),
     /// Run the flagship demo.
     Demo(cmd::demo::Args),
     /// Run one kernel on the virtual GPU with described buffers; print outcome and outputs.
@@ -59,6 +61,7 @@ fn main() {
         Command::Compile(args) => cmd::compile::run(args),
         Command::Ptx(c) => cmd::ptx::run(c),
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Litmus(args) => cmd::litmus::run(args),
         Command::RunKernel(args) => cmd::run_kernel::run(args),
         Command::Toolchain(args) => cmd::toolchain::run(args),
         Command::Fuzz(args) => cmd::fuzz::fuzz(args),

@@ -659,8 +659,10 @@ pub fn minimize(
 }
 
 /// Delta-debugs a smallest set of fence insertions (device scope) that makes every tried
-/// seed pass; confirms on fresh seeds and repeats with the confirming failures until none
-/// remain. Returns the chosen (site, place) pairs.
+/// seed pass, then confirms it on fresh seeds. Checks are statistical: a set can pass a
+/// batch by luck (e.g. a fence that only narrows the window). When confirmation finds a
+/// failure, the search starts over with the confirming seeds added to the batch, so the
+/// next set must also survive them; repeated until a set survives a fresh batch.
 fn search_fences(
     ck: &mut Checker,
     base: &Arc<Prepared>,
@@ -668,28 +670,22 @@ fn search_fences(
     model: Model,
     report: &mut MinimizeReport,
 ) -> Result<Vec<(u32, InstRef)>, MinimizeError> {
-    let b = ck.opts.batch;
-    let mut fixed: Vec<(u32, InstRef)> = Vec::new();
-    // Seed window for the search; grows when confirmation finds new failures.
-    let mut window = b;
-    let mut confirm_from = b as u64;
+    let mut window = ck.opts.batch;
+    let mut confirm_from = ck.opts.batch as u64;
+    let debug = std::env::var_os("FENCEHOUND_DEBUG_MIN").is_some();
+    let build = |set: &[(u32, InstRef)]| {
+        let mut m = base.module.clone();
+        for (_, at) in set {
+            edit::insert_fence_after(&mut m, at, FenceScope::Device);
+        }
+        m
+    };
+    let mut best: Vec<(u32, InstRef)> = cands.to_vec();
     for _round in 0..6 {
-        let rest: Vec<(u32, InstRef)> = cands
-            .iter()
-            .filter(|c| !fixed.contains(c))
-            .cloned()
-            .collect();
-        let build = |set: &[(u32, InstRef)], fixed: &[(u32, InstRef)]| {
-            let mut m = base.module.clone();
-            for (_, at) in fixed.iter().chain(set.iter()) {
-                edit::insert_fence_after(&mut m, at, FenceScope::Device);
-            }
-            m
-        };
         let mut err = None;
         let mut passes = |set: &[(u32, InstRef)], ck: &mut Checker| -> bool {
-            let m = build(set, &fixed);
-            match ck.prep(&m) {
+            let m = build(set);
+            let r = match ck.prep(&m) {
                 Ok(p) => ck
                     .first_failure(&p, &all_filters(), model, 0, window)
                     .is_none(),
@@ -697,42 +693,71 @@ fn search_fences(
                     err = Some(e);
                     false
                 }
+            };
+            if debug {
+                let lines: Vec<u32> = set.iter().map(|(_, at)| at.ptx_line).collect();
+                eprintln!(
+                    "ddmin: fences after PTX lines {lines:?} over {window} seeds/p -> {}",
+                    if r { "pass" } else { "fail" }
+                );
             }
+            r
         };
-        if !passes(&rest, ck) {
+        if !passes(cands, ck) {
             if let Some(e) = err {
                 return Err(e);
             }
-            // Even a fence after every candidate store does not fix it.
-            let m = build(&rest, &fixed);
-            let p = ck.prep(&m)?;
+            // Even a fence after every candidate does not fix it.
+            let p = ck.prep(&build(cands))?;
             report.remaining_failure = ck.first_failure(&p, &all_filters(), model, 0, window);
-            fixed.extend(rest);
-            return Ok(fixed);
+            return Ok(cands.to_vec());
         }
-        let chosen = ddmin::ddmin(rest, &mut |set| passes(set, ck));
+        let mut chosen = ddmin::ddmin(cands.to_vec(), &mut |set| passes(set, ck));
+        chosen.sort();
+        // Prefer the earlier of two adjacent placements: a fence after the store that
+        // precedes a publishing store closes the window for good, while a fence after the
+        // publishing store only narrows it — and may pass a batch by luck.
+        for k in 0..chosen.len() {
+            let Some(pos) = cands.iter().position(|c| *c == chosen[k]) else {
+                continue;
+            };
+            if pos == 0
+                || cands[pos - 1].1.function != chosen[k].1.function
+                || chosen.contains(&cands[pos - 1])
+            {
+                continue;
+            }
+            let mut alt = chosen.clone();
+            alt[k] = cands[pos - 1].clone();
+            if passes(&alt, ck) {
+                chosen = alt;
+            }
+        }
+        // Moves can make another fence unnecessary: reduce once more.
+        chosen.sort();
+        let mut chosen = ddmin::ddmin(chosen, &mut |set| passes(set, ck));
+        #[allow(dropping_copy_types, clippy::drop_non_drop)]
+        drop(passes); // ends the closure's borrow of `err`
         if let Some(e) = err {
             return Err(e);
         }
-        fixed.extend(chosen);
-        fixed.sort();
-        // Confirm on fresh seeds.
-        let m = build(&[], &fixed);
-        let p = ck.prep(&m)?;
+        chosen.sort();
+        best = chosen.clone();
+        let p = ck.prep(&build(&chosen))?;
         match ck.first_failure(&p, &all_filters(), model, confirm_from, ck.opts.confirm) {
             None => {
                 report.confirmed = true;
                 report.remaining_failure = None;
-                return Ok(fixed);
+                return Ok(chosen);
             }
             Some(f) => {
                 report.remaining_failure = Some(f);
-                window += ck.opts.confirm;
+                window = (confirm_from + ck.opts.confirm as u64) as u32;
                 confirm_from += ck.opts.confirm as u64;
             }
         }
     }
-    Ok(fixed)
+    Ok(best)
 }
 
 /// Audits the existing fences of a variant.

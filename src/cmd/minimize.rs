@@ -148,8 +148,22 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         println!("  {}  (PTX: `{}`)", where_(s), s.ptx);
     }
     println!("missing fence(s):");
+    // One line per source location (a device function inlined in several places gives
+    // several PTX sites for one CUDA line).
+    let mut seen: Vec<(String, usize)> = Vec::new();
     for s in &r.fences {
-        println!("  insert `{}` after {}", s.insertion, where_(&s.after));
+        let line = format!("  insert `{}` after {}", s.insertion, where_(&s.after));
+        match seen.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((line, 1)),
+        }
+    }
+    for (line, n) in seen {
+        if n > 1 {
+            println!("{line}  ({n} PTX sites)");
+        } else {
+            println!("{line}");
+        }
     }
     if !r.ptx_change.is_empty() {
         println!(
