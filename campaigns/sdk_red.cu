@@ -55,10 +55,18 @@ extern "C" __global__ void reduce(const float *in, float *partial, float *result
     ticket = __shfl_sync(0xffffffffu, ticket, 0);
     if (ticket != gridDim.x - 1)
         return;
+    // Lane 0's atomicInc observed every other block's ticket; __syncwarp() passes that on
+    // to the other lanes before they read the partials (a shuffle orders no memory).
+    __syncwarp();
 
     // The last block: sum the partials (volatile: they were written by other CTAs) in a
     // fixed order, lane i holding partial i, then a shuffle tree.
-    float t = threadIdx.x < gridDim.x ? ((volatile float *)partial)[threadIdx.x] : 0.0f;
+    // Our own partial comes from lane 0 by shuffle, not through memory: lane 0's store and
+    // another lane's load would be an intra-warp race (a shuffle orders no memory).
+    float own = __shfl_sync(0xffffffffu, sum, 0);
+    float t = threadIdx.x >= gridDim.x ? 0.0f
+            : threadIdx.x == blockIdx.x ? own
+            : ((volatile float *)partial)[threadIdx.x];
     for (int d = 16; d > 0; d >>= 1)
         t += __shfl_down_sync(0xffffffffu, t, d);
     if (threadIdx.x == 0) {

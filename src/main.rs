@@ -43,6 +43,8 @@ enum Command {
     Minimize(cmd::minimize::MinimizeArgs),
     /// Check each existing fence: necessary, likely redundant, or narrower scope suffices.
     Audit(cmd::minimize::AuditArgs),
+    /// Shadow-memory race check over seeded executions, with race-directed exposure.
+    Race(cmd::race::Args),
     /// Show where NVRTC, ptxas and the CCCL headers were found.
     Toolchain(cmd::toolchain::Args),
 }
@@ -67,6 +69,7 @@ fn main() {
         Command::Fuzz(args) => cmd::fuzz::fuzz(args),
         Command::Minimize(args) => cmd::minimize::minimize(args),
         Command::Audit(args) => cmd::minimize::audit(args),
+        Command::Race(args) => cmd::race::run(args),
         Command::Run(args) => cmd::fuzz::run(args),
         Command::Replay(args) => cmd::fuzz::replay(args),
     };

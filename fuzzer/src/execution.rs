@@ -144,6 +144,7 @@ pub fn prepare_with_ptx(
         scheduler: SchedulerKind::RoundRobin { quantum: 1 },
         trace: false,
         filters: Filters::default(),
+        race: false,
     };
     let r = execute_raw(&prep, &spec, None).map_err(|message| PrepareError::Load {
         variant: variant.to_string(),
@@ -214,6 +215,8 @@ pub struct ExecSpec {
     pub scheduler: SchedulerKind,
     pub trace: bool,
     pub filters: Filters,
+    /// Run the shadow-memory race check alongside.
+    pub race: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -231,6 +234,8 @@ pub struct ExecResult {
     pub trace: Vec<TraceEvent>,
     #[serde(skip)]
     pub sites: Vec<SiteInfo>,
+    /// Races found by the race check (empty unless requested).
+    pub races: Vec<fencehound_racecheck::RaceReport>,
 }
 
 struct Raw {
@@ -242,6 +247,7 @@ struct Raw {
     printf: String,
     trace: Vec<TraceEvent>,
     sites: Vec<SiteInfo>,
+    races: Vec<fencehound_racecheck::RaceReport>,
 }
 
 fn outcome_verdict(o: &LaunchOutcome, wall: bool) -> Option<Verdict> {
@@ -290,7 +296,8 @@ fn execute_raw(
     cfg.buffer_shared = spec.filters.shared;
     cfg.kernels = spec.filters.kernels.clone();
     cfg.sites = spec.filters.sites.clone();
-    let mut wb = WriteBuffers::new(cfg);
+    let mut hooks =
+        fencehound_racecheck::RaceCheck::for_module(WriteBuffers::new(cfg), &dev, module);
     let mut sched = spec.scheduler.build(spec.seed);
     let deadline = Instant::now() + Duration::from_millis(c.file.budget.wall_ms);
     let mut lane_instructions = 0;
@@ -312,20 +319,18 @@ fn execute_raw(
             deadline: Some(deadline),
             cancel,
         };
-        let r = dev
-            .launch_with_stop(
-                module,
-                &l.kernel,
-                l.grid,
-                l.block,
-                l.dynamic_shared,
-                &args,
-                opts,
-                stop,
-                &mut wb,
-                &mut sched,
+        let (grid, block, dsm) = (l.grid, l.block, l.dynamic_shared);
+        let r = if spec.race {
+            dev.launch_with_stop(
+                module, &l.kernel, grid, block, dsm, &args, opts, stop, &mut hooks, &mut sched,
             )
-            .map_err(|e| format!("launch of `{}`: {e}", l.kernel))?;
+        } else {
+            let wb = hooks.inner_mut();
+            dev.launch_with_stop(
+                module, &l.kernel, grid, block, dsm, &args, opts, stop, wb, &mut sched,
+            )
+        }
+        .map_err(|e| format!("launch of `{}`: {e}", l.kernel))?;
         lane_instructions += r.stats.lane_instructions;
         printf.push_str(&r.stdout);
         if !r.outcome.is_completed() {
@@ -357,6 +362,12 @@ fn execute_raw(
     } else {
         Vec::new()
     };
+    let races = if spec.race {
+        hooks.races().reports(&dev, module)
+    } else {
+        Vec::new()
+    };
+    let wb = hooks.inner_mut();
     Ok(Raw {
         outputs,
         outcome_verdict: verdict,
@@ -365,6 +376,7 @@ fn execute_raw(
         printf,
         trace: wb.take_trace(),
         sites,
+        races,
     })
 }
 
@@ -386,6 +398,7 @@ pub fn execute(prep: &Prepared, spec: &ExecSpec, cancel: Option<&AtomicBool>) ->
                 printf: String::new(),
                 trace: Vec::new(),
                 sites: Vec::new(),
+                races: Vec::new(),
             }
         }
     };
@@ -428,5 +441,6 @@ pub fn execute(prep: &Prepared, spec: &ExecSpec, cancel: Option<&AtomicBool>) ->
         printf: raw.printf,
         trace: raw.trace,
         sites: raw.sites,
+        races: raw.races,
     }
 }

@@ -33,6 +33,10 @@ pub struct Report {
     pub executions_done: u64,
     pub interrupted: bool,
     pub wall_seconds: f64,
+    /// Races found by the race check, deduplicated by (kernel, class, conflict, site pair)
+    /// with occurrence and execution counts.
+    #[serde(default)]
+    pub races: Vec<fencehound_racecheck::RaceReport>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -110,6 +114,30 @@ impl Report {
             }
         };
         &mut self.summary[i]
+    }
+
+    /// Merges one execution's races into the deduplicated list.
+    pub fn add_races(&mut self, races: &[fencehound_racecheck::RaceReport]) {
+        for r in races {
+            let same = |x: &fencehound_racecheck::RaceReport| {
+                x.kernel == r.kernel
+                    && x.class == r.class
+                    && x.conflict == r.conflict
+                    && x.first.site == r.first.site
+                    && x.second.site == r.second.site
+            };
+            match self.races.iter_mut().find(|x| same(x)) {
+                Some(x) => {
+                    x.occurrences += r.occurrences;
+                    x.executions += 1;
+                }
+                None => {
+                    let mut r = r.clone();
+                    r.executions = 1;
+                    self.races.push(r);
+                }
+            }
+        }
     }
 
     /// Records one execution.

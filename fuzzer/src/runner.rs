@@ -29,6 +29,8 @@ pub struct Plan {
     pub scheduler_name: String,
     pub jobs: usize,
     pub stop_at_first: bool,
+    /// Run the race check alongside every execution.
+    pub race: bool,
 }
 
 /// One cell of the execution grid.
@@ -125,6 +127,7 @@ pub fn new_report(campaign: &Campaign, preps: &[Arc<Prepared>], plan: &Plan) -> 
         executions_done: 0,
         interrupted: false,
         wall_seconds: 0.0,
+        races: Vec::new(),
     }
 }
 
@@ -166,8 +169,9 @@ pub fn run(
                 let tx = tx.clone();
                 let cancel_e = cancel_d.clone();
                 let scheduler = plan2.scheduler;
+                let race = plan2.race;
                 tokio::task::spawn_blocking(move || {
-                    let spec = ExecSpec { id: job.id, model: job.model, p: job.p, seed: job.seed, scheduler, trace: false, filters: Default::default() };
+                    let spec = ExecSpec { id: job.id, model: job.model, p: job.p, seed: job.seed, scheduler, trace: false, filters: Default::default(), race };
                     let r = execute(&prep, &spec, Some(&cancel_e));
                     drop(permit);
                     let _ = tx.send((job, r));
@@ -222,6 +226,7 @@ pub fn run(
                     }
                     let stats: BufferStats = r.stats.clone();
                     let interrupted = record.verdict == Verdict::Interrupted;
+                    report.add_races(&r.races);
                     report.add(record.clone(), &stats);
                     if !interrupted {
                         on_event(&Event { record: &record, done: report.executions_done, total, failures });

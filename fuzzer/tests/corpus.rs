@@ -96,6 +96,7 @@ fn check(path: &Path, runs: u32, jobs: usize) -> Vec<String> {
         scheduler_name: c.file.fuzz.scheduler.clone(),
         jobs,
         stop_at_first: false,
+        race: false,
     };
     let start = Instant::now();
     let report = match runner::run(

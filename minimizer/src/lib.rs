@@ -284,6 +284,7 @@ impl Checker {
                             scheduler: sched,
                             trace: false,
                             filters: filters.clone(),
+                            race: false,
                         };
                         let r = execute(prep, &spec, None);
                         let v = r.verdict.is_failure().then(|| r.verdict.summary());

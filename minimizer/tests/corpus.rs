@@ -90,6 +90,7 @@ fn fuzz_patched(
         scheduler_name: "random".into(),
         jobs: 2,
         stop_at_first: false,
+        race: false,
     };
     let rep = runner::run(
         &c2,

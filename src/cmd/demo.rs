@@ -56,6 +56,7 @@ pub fn run(args: Args) -> Result<u8> {
         scheduler_name: "random".into(),
         jobs: fuzz::jobs(args.jobs),
         stop_at_first: false,
+        race: false,
     };
     let report_path = PathBuf::from("fencehound-out").join("demo-cbe_dot.report.json");
     std::fs::create_dir_all("fencehound-out").context("cannot create fencehound-out/")?;
@@ -115,6 +116,7 @@ pub fn run(args: Args) -> Result<u8> {
         scheduler: plan.scheduler,
         trace: true,
         filters: Default::default(),
+        race: false,
     };
     let r = fencehound_fuzzer::execute(prep, &spec, None);
     let _ = fuzz::show_exec(

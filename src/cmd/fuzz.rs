@@ -42,6 +42,9 @@ pub struct FuzzArgs {
     /// Report path (one campaign only; default: fencehound-out/NAME.report.json).
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Also run the shadow-memory race check and report races (both accesses, CUDA lines).
+    #[arg(long)]
+    pub race: bool,
     /// Exit 0 when every variant behaves as its `expect` says, 1 otherwise (corpus checks).
     #[arg(long)]
     pub check_expect: bool,
@@ -133,6 +136,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
             scheduler_name: sched_name,
             jobs: jobs(a.jobs),
             stop_at_first: a.stop_at_first,
+            race: a.race,
         };
         let report_path = a.report.clone().unwrap_or_else(|| {
             PathBuf::from("fencehound-out").join(format!("{}.report.json", c.name))
@@ -176,7 +180,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        any_failure |= report.failed();
+        any_failure |= report.failed() || !report.races.is_empty();
         let mism = report.expectation_mismatches();
         mismatched |= !mism.is_empty();
         if a.json {
@@ -188,6 +192,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
                 })).collect::<Vec<_>>(),
                 "failures_total": report.failures.len(),
                 "expectation_mismatches": mism, "interrupted": report.interrupted,
+                "races": report.races,
                 "executions": report.executions_done, "wall_seconds": report.wall_seconds,
             }));
         } else {
@@ -238,6 +243,12 @@ pub fn print_report(r: &Report, path: &Path, mism: &[String]) {
                 path.display(),
                 f.id
             );
+        }
+    }
+    if !r.races.is_empty() {
+        println!("\nraces ({} distinct):", r.races.len());
+        for race in r.races.iter().take(20) {
+            println!("  {race}");
         }
     }
     for m in mism {
@@ -295,6 +306,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
         scheduler: parse_sched(&a.scheduler)?,
         trace: a.trace,
         filters: Default::default(),
+        race: false,
     };
     let r = fencehound_fuzzer::execute(&prep, &spec, None);
     show_exec(&r, &prep, a.json, TraceMode::of(a.trace, a.trace_all), None)
@@ -332,6 +344,7 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         scheduler_name: r.scheduler.clone(),
         jobs: 1,
         stop_at_first: false,
+        race: false,
     };
     if a.exec >= plan.total() {
         bail!(
@@ -351,6 +364,7 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         scheduler: plan.scheduler,
         trace: a.trace,
         filters: Default::default(),
+        race: false,
     };
     let res = fencehound_fuzzer::execute(&prep, &spec, None);
     let recorded = r.failures.iter().find(|f| f.id == a.exec);

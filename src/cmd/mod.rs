@@ -4,6 +4,7 @@ pub mod fuzz;
 pub mod litmus;
 pub mod minimize;
 pub mod ptx;
+pub mod race;
 pub mod run_kernel;
 pub mod toolchain;
 
