@@ -50,16 +50,20 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CampaignError {
-    #[error("cannot read {path}: {source}")]
+    // Not `source`: the message already carries the I/O error, and a `#[source]` would
+    // print it twice in an error chain (`cannot read x: No such file: No such file`).
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: {message}")]
     Toml { path: PathBuf, message: String },
-    #[error("{path}: {key}: {message}")]
+    #[error("{path}{}: {key}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     Invalid {
         path: PathBuf,
+        /// The line the problem is on, when it can be found.
+        line: Option<usize>,
         key: String,
         message: String,
     },
@@ -196,6 +200,29 @@ pub struct CampaignFile {
     pub variants: BTreeMap<String, Variant>,
 }
 
+/// The line of `text` a validation error is about: the first line holding the first
+/// back-quoted token of the message (the offending value), else the first line that sets
+/// the key's last field (`grid = ...`).
+fn locate(text: &str, key: &str, message: &str) -> Option<usize> {
+    let token = message.split('`').nth(1).filter(|t| !t.is_empty());
+    if let Some(t) = token {
+        let quoted = format!("\"{t}\"");
+        if let Some(i) = text.lines().position(|l| l.contains(&quoted)) {
+            return Some(i + 1);
+        }
+        if let Some(i) = text.lines().position(|l| l.contains(t)) {
+            return Some(i + 1);
+        }
+    }
+    let field = key.rsplit('.').next()?.split('[').next()?;
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.starts_with(field) && l[field.len()..].trim_start().starts_with('=')
+        })
+        .map(|i| i + 1)
+}
+
 /// Buffer names an oracle refers to.
 fn oracle_buffers(o: &OracleSpec) -> Vec<String> {
     use fencehound_oracle::Invariant;
@@ -252,6 +279,7 @@ pub struct Campaign {
 
 fn dim(v: &[u32], path: &Path, key: &str) -> Result<Dim3, CampaignError> {
     let bad = |message: &str| CampaignError::Invalid {
+        line: None,
         path: path.to_path_buf(),
         key: key.to_string(),
         message: message.to_string(),
@@ -273,9 +301,9 @@ fn dim(v: &[u32], path: &Path, key: &str) -> Result<Dim3, CampaignError> {
 
 impl Campaign {
     pub fn load(path: &Path) -> Result<Campaign, CampaignError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CampaignError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| CampaignError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Campaign::from_text(path, text)
     }
@@ -287,6 +315,7 @@ impl Campaign {
         })?;
         let invalid = |key: String, message: String| CampaignError::Invalid {
             path: path.to_path_buf(),
+            line: locate(&text, &key, &message),
             key,
             message,
         };

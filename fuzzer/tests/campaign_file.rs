@@ -57,12 +57,14 @@ fn errors_name_file_line_and_key() {
     assert!(e.contains("kernal"), "{e}");
     let e = err(&OK.replace("\"a\", \"out\"", "\"a\", \"nope\""));
     assert!(e.contains("launch[0].args[1]") && e.contains("nope"), "{e}");
+    assert!(e.starts_with("/tmp/x/c.toml:9: "), "{e}");
     let e = err(&OK.replace("a:u32[16] iota", "a:u33[16] iota"));
     assert!(e.contains("buffers[0]") && e.contains("u33"), "{e}");
     let e = err(&OK.replace("source = \"k.cu\"", "source = \"k.txt\""));
     assert!(e.contains("source"), "{e}");
     let e = err(&OK.replace("grid = [2]", "grid = [2, 0]"));
     assert!(e.contains("launch[0].grid"), "{e}");
+    assert!(e.starts_with("/tmp/x/c.toml:7: "), "{e}");
     let e = err(&OK.replace("expect = \"pass\"", "expect = \"maybe\""));
     assert!(e.contains("expect") || e.contains("variants"), "{e}");
     let e = err(&OK.replace("[[oracle]]\ntype = \"golden\"\n", ""));
