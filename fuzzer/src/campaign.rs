@@ -277,9 +277,9 @@ pub struct Campaign {
     pub variants: Vec<(String, Variant)>,
 }
 
-fn dim(v: &[u32], path: &Path, key: &str) -> Result<Dim3, CampaignError> {
+fn dim(v: &[u32], path: &Path, key: &str, text: &str) -> Result<Dim3, CampaignError> {
     let bad = |message: &str| CampaignError::Invalid {
-        line: None,
+        line: locate(text, key, message),
         path: path.to_path_buf(),
         key: key.to_string(),
         message: message.to_string(),
@@ -389,8 +389,8 @@ impl Campaign {
             }
             launches.push(ResolvedLaunch {
                 kernel: l.kernel.clone(),
-                grid: dim(&l.grid, path, &key("grid"))?,
-                block: dim(&l.block, path, &key("block"))?,
+                grid: dim(&l.grid, path, &key("grid"), &text)?,
+                block: dim(&l.block, path, &key("block"), &text)?,
                 dynamic_shared: l.dynamic_shared,
                 args,
             });
