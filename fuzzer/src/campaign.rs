@@ -197,7 +197,8 @@ pub struct CampaignFile {
     #[serde(default)]
     pub fuzz: FuzzDefaults,
     #[serde(default)]
-    pub variants: BTreeMap<String, Variant>,
+    /// In file order (the order reports list them in).
+    pub variants: indexmap::IndexMap<String, Variant>,
 }
 
 /// The line of `text` a validation error is about: the first line holding the first
