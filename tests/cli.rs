@@ -81,10 +81,12 @@ impl Scratch {
     fn cache(&self) -> PathBuf {
         self.path("cache")
     }
+    /// Runs in the package root (cargo's default for tests), like a user in the checkout:
+    /// the project-local `.tools/cuda` is found from there even when the binary lives in a
+    /// `CARGO_TARGET_DIR` outside the checkout. Files go to the scratch directory by
+    /// absolute path.
     fn cmd(&self) -> Command {
-        let mut c = fencehound(&self.cache());
-        c.current_dir(self.dir.path());
-        c
+        fencehound(&self.cache())
     }
     /// PTX for [`KERNEL`] via `fencehound compile`.
     fn ptx(&self, arch: &str) -> PathBuf {
