@@ -14,20 +14,40 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Why a variant could not be prepared. Every message starts with the campaign file and
+/// names the key (`source`, `launch[0].kernel`, `oracle`) or variant involved.
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
-    #[error("{0}")]
-    Compile(String),
-    #[error("{path}: {message}")]
-    Parse { path: String, message: String },
-    #[error("variant `{variant}`: {message}")]
-    Load { variant: String, message: String },
-    #[error("variant `{variant}`: the reference (sc) run does not complete: {message}")]
-    Golden { variant: String, message: String },
-    #[error("no variant named `{0}` (variants: {1})")]
-    NoVariant(String, String),
-    #[error("{0}")]
-    Input(String),
+    #[error("{campaign}: {message}")]
+    Compile { campaign: String, message: String },
+    #[error("{campaign}: {path}: {message}")]
+    Parse {
+        campaign: String,
+        path: String,
+        message: String,
+    },
+    #[error("{campaign}: variant `{variant}`: {message}")]
+    Load {
+        campaign: String,
+        variant: String,
+        message: String,
+    },
+    #[error(
+        "{campaign}: variant `{variant}`: the reference (sc) run does not complete: {message}"
+    )]
+    Golden {
+        campaign: String,
+        variant: String,
+        message: String,
+    },
+    #[error("{campaign}: no variant named `{variant}` (variants: {known})")]
+    NoVariant {
+        campaign: String,
+        variant: String,
+        known: String,
+    },
+    #[error("{campaign}: {message}")]
+    Input { campaign: String, message: String },
 }
 
 /// A variant ready to run: its exact PTX, parsed, and the reference outputs.
@@ -68,17 +88,24 @@ fn oracle_type(t: fencehound_vgpu::bufspec::ElemType) -> fencehound_oracle::Elem
 
 /// Compiles (or reads) the variant's PTX and runs the reference.
 pub fn prepare(campaign: Arc<Campaign>, variant: &str) -> Result<Prepared, PrepareError> {
-    let v = campaign.variant(variant).ok_or_else(|| {
-        PrepareError::NoVariant(variant.to_string(), campaign.variant_names().join(", "))
-    })?;
-    let ptx = if campaign.source.extension().and_then(|e| e.to_str()) == Some("ptx") {
-        std::fs::read_to_string(&campaign.source).map_err(|e| {
-            PrepareError::Input(format!("cannot read {}: {e}", campaign.source.display()))
-        })?
-    } else {
-        let src = std::fs::read_to_string(&campaign.source).map_err(|e| {
-            PrepareError::Input(format!("cannot read {}: {e}", campaign.source.display()))
+    let cname = campaign.path.display().to_string();
+    let v = campaign
+        .variant(variant)
+        .ok_or_else(|| PrepareError::NoVariant {
+            campaign: cname.clone(),
+            variant: variant.to_string(),
+            known: campaign.variant_names().join(", "),
         })?;
+    let read_source = || {
+        std::fs::read_to_string(&campaign.source).map_err(|e| PrepareError::Input {
+            campaign: cname.clone(),
+            message: format!("source: cannot read {}: {e}", campaign.source.display()),
+        })
+    };
+    let ptx = if campaign.source.extension().and_then(|e| e.to_str()) == Some("ptx") {
+        read_source()?
+    } else {
+        let src = read_source()?;
         let file_name = campaign.source.display().to_string();
         let mut req = fencehound_toolchain::CompileRequest::new(src, file_name);
         req.defines = v
@@ -92,7 +119,10 @@ pub fn prepare(campaign: Arc<Campaign>, variant: &str) -> Result<Prepared, Prepa
             req.arch = a.clone();
         }
         fencehound_toolchain::compile(&req)
-            .map_err(|e| PrepareError::Compile(format!("variant `{variant}`: {e}")))?
+            .map_err(|e| PrepareError::Compile {
+                campaign: cname.clone(),
+                message: format!("variant `{variant}`: {e}"),
+            })?
             .ptx
     };
     prepare_with_ptx(campaign, variant, ptx)
@@ -104,20 +134,50 @@ pub fn prepare_with_ptx(
     variant: &str,
     ptx: String,
 ) -> Result<Prepared, PrepareError> {
+    let cname = campaign.path.display().to_string();
     let module =
         fencehound_ptx::parse(&campaign.source.display().to_string(), &ptx).map_err(|e| {
             PrepareError::Parse {
+                campaign: cname.clone(),
                 path: campaign.source.display().to_string(),
                 message: e.to_string(),
             }
         })?;
+    // Every launched kernel must exist: say which launch names which missing kernel here,
+    // rather than as a failure of the reference run.
+    let kernels: Vec<&str> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            fencehound_ptx::ast::Item::Func(f)
+                if f.kind == fencehound_ptx::ast::FuncKind::Entry && f.body.is_some() =>
+            {
+                Some(f.name.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    for (i, l) in campaign.launches.iter().enumerate() {
+        if !kernels.contains(&l.kernel.as_str()) {
+            return Err(PrepareError::Input {
+                campaign: cname,
+                message: format!(
+                    "launch[{i}].kernel: no kernel named `{}` in {} (kernels: {}; C++ kernels need `extern \"C\"`)",
+                    l.kernel,
+                    campaign.source.display(),
+                    kernels.join(", ")
+                ),
+            });
+        }
+    }
     let mut inputs = Outputs {
         buffers: Vec::new(),
     };
     for b in &campaign.buffers {
-        let data = b
-            .initial_bytes()
-            .map_err(|e| PrepareError::Input(e.to_string()))?;
+        let data = b.initial_bytes().map_err(|e| PrepareError::Input {
+            campaign: cname.clone(),
+            message: format!("buffer `{}`: {e}", b.name),
+        })?;
         inputs.buffers.push(Buffer {
             name: b.name.clone(),
             ty: oracle_type(b.ty),
@@ -147,15 +207,23 @@ pub fn prepare_with_ptx(
         race: false,
     };
     let r = execute_raw(&prep, &spec, None).map_err(|message| PrepareError::Load {
+        campaign: cname.clone(),
         variant: variant.to_string(),
         message,
     })?;
     match r.outcome_verdict {
         Some(v) => {
+            let dump = match &v {
+                Verdict::Deadlock { dump } | Verdict::Timeout { dump, .. } => {
+                    format!("\n{}", dump.trim_end())
+                }
+                _ => String::new(),
+            };
             return Err(PrepareError::Golden {
+                campaign: cname,
                 variant: variant.to_string(),
-                message: v.summary(),
-            })
+                message: format!("{}{dump}", v.summary()),
+            });
         }
         None => prep.golden = r.outputs,
     }
@@ -171,6 +239,7 @@ pub fn prepare_with_ptx(
         Ok(Judgement::Pass) => {}
         Ok(Judgement::Fail(f)) => {
             return Err(PrepareError::Golden {
+                campaign: cname,
                 variant: variant.to_string(),
                 message: format!(
                     "its outputs fail the oracle {}: {}\n{}",
@@ -178,7 +247,12 @@ pub fn prepare_with_ptx(
                 ),
             })
         }
-        Err(e) => return Err(PrepareError::Input(format!("oracle: {e}"))),
+        Err(e) => {
+            return Err(PrepareError::Input {
+                campaign: cname,
+                message: format!("oracle: {e}"),
+            })
+        }
     }
     Ok(prep)
 }
@@ -423,10 +497,9 @@ pub fn execute(prep: &Prepared, spec: &ExecSpec, cancel: Option<&AtomicBool>) ->
                     message: f.message,
                     diff: f.diff,
                 },
-                Err(e) => Verdict::WrongOutput {
-                    oracle: "oracle error".into(),
+                // A judge that cannot run or hangs says nothing about the kernel.
+                Err(e) => Verdict::OracleError {
                     message: e.to_string(),
-                    diff: String::new(),
                 },
             }
         }

@@ -37,6 +37,10 @@ pub struct Report {
     /// with occurrence and execution counts.
     #[serde(default)]
     pub races: Vec<fencehound_racecheck::RaceReport>,
+    /// Executions the oracle could not judge (not counted in the summary). The runner
+    /// stops at the first one; the CLI exits 2.
+    #[serde(default)]
+    pub oracle_errors: Vec<ExecRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -143,6 +147,10 @@ impl Report {
     /// Records one execution.
     pub fn add(&mut self, rec: ExecRecord, stats: &BufferStats) {
         if rec.verdict == Verdict::Interrupted {
+            return;
+        }
+        if let Verdict::OracleError { .. } = rec.verdict {
+            self.oracle_errors.push(rec);
             return;
         }
         self.executions_done += 1;

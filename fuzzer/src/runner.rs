@@ -128,6 +128,7 @@ pub fn new_report(campaign: &Campaign, preps: &[Arc<Prepared>], plan: &Plan) -> 
         interrupted: false,
         wall_seconds: 0.0,
         races: Vec::new(),
+        oracle_errors: Vec::new(),
     }
 }
 
@@ -224,8 +225,12 @@ pub fn run(
                             cancel.store(true, Ordering::Relaxed);
                         }
                     }
+                    if let Verdict::OracleError { .. } = record.verdict {
+                        // Every further execution would need the same broken judge.
+                        cancel.store(true, Ordering::Relaxed);
+                    }
                     let stats: BufferStats = r.stats.clone();
-                    let interrupted = record.verdict == Verdict::Interrupted;
+                    let interrupted = matches!(record.verdict, Verdict::Interrupted | Verdict::OracleError { .. });
                     report.add_races(&r.races);
                     report.add(record.clone(), &stats);
                     if !interrupted {
@@ -252,6 +257,7 @@ pub fn run(
         report.interrupted = !report.failed();
     }
     report.failures.sort_by_key(|f| f.id);
+    report.oracle_errors.sort_by_key(|f| f.id);
     report.summary.sort_by(|a, b| {
         (
             plan.variants.iter().position(|v| *v == a.variant),

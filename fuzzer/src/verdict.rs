@@ -31,11 +31,20 @@ pub enum Verdict {
     },
     /// Stopped by Ctrl-C or `--stop-at-first`; not counted.
     Interrupted,
+    /// The oracle could not judge (an external `command` that cannot start or does not
+    /// finish in time, unreadable expected values). Says nothing about the kernel: not a
+    /// failure, not counted; the runner stops the campaign and the CLI exits 2.
+    OracleError {
+        message: String,
+    },
 }
 
 impl Verdict {
     pub fn is_failure(&self) -> bool {
-        !matches!(self, Verdict::Pass | Verdict::Interrupted)
+        !matches!(
+            self,
+            Verdict::Pass | Verdict::Interrupted | Verdict::OracleError { .. }
+        )
     }
     pub fn name(&self) -> &'static str {
         match self {
@@ -46,6 +55,7 @@ impl Verdict {
             Verdict::Deadlock { .. } => "deadlock",
             Verdict::Timeout { .. } => "timeout",
             Verdict::Interrupted => "interrupted",
+            Verdict::OracleError { .. } => "oracle-error",
         }
     }
     /// One line for tables and progress output.
@@ -61,6 +71,7 @@ impl Verdict {
             Verdict::Timeout { wall: false, .. } => "timeout (fuel)".into(),
             Verdict::Timeout { wall: true, .. } => "timeout (wall clock)".into(),
             Verdict::Interrupted => "interrupted".into(),
+            Verdict::OracleError { message } => format!("the oracle could not judge: {message}"),
         }
     }
 }

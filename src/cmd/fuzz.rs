@@ -75,6 +75,9 @@ fn parse_sched(s: &str) -> Result<SchedulerKind> {
         .with_context(|| format!("unknown scheduler `{s}` (random, pct[:depth], rr[:quantum])"))
 }
 
+/// The exit code of a run interrupted before it found a failure.
+pub const INTERRUPTED: u8 = 130;
+
 pub fn jobs(j: Option<usize>) -> usize {
     j.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -113,6 +116,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     }
     let mut any_failure = false;
     let mut mismatched = false;
+    let mut interrupted = false;
     let mut json_out = Vec::new();
     let interactive = !a.quiet && !a.json && std::io::stderr().is_terminal();
     for path in &a.campaigns {
@@ -180,7 +184,24 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
+        if let Some(e) = report.oracle_errors.first() {
+            bail!(
+                "{}: the oracle could not judge execution {} (variant {}, model {}, p_w={}, seed {}), so the campaign was stopped: {}\n(partial report: {})",
+                path.display(),
+                e.id,
+                e.variant,
+                e.model,
+                e.p,
+                e.seed,
+                match &e.verdict {
+                    Verdict::OracleError { message } => message.as_str(),
+                    _ => "",
+                },
+                report_path.display()
+            );
+        }
         any_failure |= report.failed() || !report.races.is_empty();
+        interrupted |= report.interrupted;
         let mism = report.expectation_mismatches();
         mismatched |= !mism.is_empty();
         if a.json {
@@ -202,10 +223,22 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json_out)?);
     }
+    // A run stopped by Ctrl-C or SIGTERM before it found anything has not shown that there
+    // is nothing to find: exit 130 (128 + SIGINT, the shell's convention), never 0, so an
+    // interrupted nightly job does not look green. Failures found before the interrupt
+    // are real and still exit 1.
     if a.check_expect {
-        return Ok(if mismatched { 1 } else { 0 });
+        return Ok(match (mismatched, interrupted) {
+            (true, _) => 1,
+            (false, true) => INTERRUPTED,
+            (false, false) => 0,
+        });
     }
-    Ok(if any_failure { 1 } else { 0 })
+    Ok(match (any_failure, interrupted) {
+        (true, _) => 1,
+        (false, true) => INTERRUPTED,
+        (false, false) => 0,
+    })
 }
 
 pub fn print_report(r: &Report, path: &Path, mism: &[String]) {
@@ -512,6 +545,12 @@ pub fn show_exec(
                 }
             }
         }
+    }
+    if let Verdict::OracleError { message } = &r.verdict {
+        bail!(
+            "{}: the oracle could not judge this execution: {message}",
+            prep.campaign.path.display()
+        );
     }
     if same == Some(false) {
         return Err(Exit(1).into());
