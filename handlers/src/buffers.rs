@@ -30,7 +30,8 @@ use fencehound_vgpu::{
     Scope, Sem, SiteId, ThreadRef,
 };
 use serde::Serialize;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The memory model the buffers implement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
@@ -144,40 +145,134 @@ pub enum TraceEvent {
     },
 }
 
+/// One buffered store: 32 bytes (the location packed into one word, the size into the
+/// top bits of the sequence number), so a 65,536-thread launch holding 16 entries per
+/// thread needs 32 MiB of entries.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    loc: Location,
+    /// The location, packed by [`pack`].
+    k: u64,
     value: u64,
-    size: u8,
+    /// The global store sequence number in bits 0..61, `size - 1` (sizes 1..=8) in bits
+    /// 61..64.
+    seq_size: u64,
     site: SiteId,
-    seq: u64,
     thread: u32,
 }
 
+const SEQ_BITS: u32 = 61;
+
 impl Entry {
-    fn overlaps(&self, loc: Location, size: u32) -> bool {
-        same_space(self.loc, loc) && {
-            let (a, b) = (self.loc.addr(), loc.addr());
-            a < b + size as u64 && b < a + self.size as u64
+    fn new(loc: Location, value: u64, size: u32, site: SiteId, seq: u64, thread: u32) -> Entry {
+        debug_assert!((1..=8).contains(&size) && seq < 1 << SEQ_BITS);
+        Entry {
+            k: pack(loc),
+            value,
+            seq_size: seq | ((size as u64 - 1) << SEQ_BITS),
+            site,
+            thread,
         }
+    }
+    #[inline]
+    fn seq(&self) -> u64 {
+        self.seq_size & ((1 << SEQ_BITS) - 1)
+    }
+    #[inline]
+    fn size(&self) -> u32 {
+        (self.seq_size >> SEQ_BITS) as u32 + 1
+    }
+    #[inline]
+    fn loc(&self) -> Location {
+        unpack(self.k)
+    }
+    /// Whether the entry shares a byte with the access at packed location `k` of `size`
+    /// bytes. Packed locations of different spaces (or different CTAs' shared memory) are
+    /// at least 2^32 apart, so comparing byte ranges of packed values is exact.
+    #[inline]
+    fn overlaps(&self, k: u64, size: u32) -> bool {
+        self.k < k + size as u64 && k < self.k + self.size() as u64
     }
 }
 
-fn same_space(a: Location, b: Location) -> bool {
-    match (a, b) {
-        (Location::Global(_), Location::Global(_)) => true,
-        (Location::Shared { cta: x, .. }, Location::Shared { cta: y, .. }) => x == y,
-        _ => false,
+/// A location as one word: a global address as is (valid global addresses are far below
+/// 2^63), a shared offset as `2^63 | cta << 32 | offset`.
+#[inline]
+fn pack(loc: Location) -> u64 {
+    match loc {
+        Location::Global(a) => a,
+        Location::Shared { cta, offset } => (1 << 63) | ((cta as u64) << 32) | offset as u64,
+    }
+}
+
+#[inline]
+fn unpack(k: u64) -> Location {
+    if k >> 63 == 0 {
+        Location::Global(k)
+    } else {
+        Location::Shared {
+            cta: ((k >> 32) & 0x7fff_ffff) as u32,
+            offset: k as u32,
+        }
     }
 }
 
 /// Index key: the 8-byte block an access lies in (accesses are naturally aligned and at
 /// most 8 bytes, so each lies in exactly one block).
+#[inline]
 fn key(loc: Location) -> u64 {
-    match loc {
-        Location::Global(a) => a & !7,
-        Location::Shared { cta, offset } => (1 << 63) | ((cta as u64) << 32) | (offset & !7) as u64,
+    pack(loc) & !7
+}
+
+/// Hashing for the block keys of [`WriteBuffers::pending`]: one 64×64→128-bit multiply,
+/// folded (std's SipHash dominated the store and load paths).
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
     }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        let m = ((self.0 ^ i) as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835);
+        self.0 = (m as u64) ^ ((m >> 64) as u64);
+    }
+}
+
+type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+type KeySet = HashSet<u64, BuildHasherDefault<KeyHasher>>;
+
+/// The index of head number `r % heads` of `q`, where the heads are the entries that are
+/// the oldest of their 8-byte block in `q`, in queue order (the liveness and kernel-exit
+/// drains pick among them, so each address keeps its order).
+fn pick_head(q: &VecDeque<Entry>, r: u64, seen: &mut KeySet) -> usize {
+    let n = q.len();
+    if n <= 1 {
+        return 0;
+    }
+    if n <= 16 {
+        let head = |i: usize| {
+            let b = q[i].k & !7;
+            q.iter().take(i).all(|e| e.k & !7 != b)
+        };
+        let count = (0..n).filter(|&i| head(i)).count();
+        let j = (r % count as u64) as usize;
+        return (0..n).filter(|&i| head(i)).nth(j).unwrap_or(0);
+    }
+    seen.clear();
+    let count = q.iter().filter(|e| seen.insert(e.k & !7)).count();
+    let j = (r % count as u64) as usize;
+    seen.clear();
+    q.iter()
+        .enumerate()
+        .filter(|(_, e)| seen.insert(e.k & !7))
+        .nth(j)
+        .map_or(0, |(i, _)| i)
 }
 
 #[derive(Debug, Default, Clone)]
@@ -185,6 +280,10 @@ struct ThreadBuf {
     /// [global, shared]
     q: [VecDeque<Entry>; 2],
     stores: u64,
+    /// Per queue: it may hold two entries of one 8-byte block (set when such a store is
+    /// buffered, cleared when the queue is empty). When false every entry is the oldest
+    /// of its block, which makes the liveness/exit pick O(1).
+    mixed: [bool; 2],
 }
 
 pub struct WriteBuffers {
@@ -196,7 +295,13 @@ pub struct WriteBuffers {
     threads: Vec<ThreadBuf>,
     overlays: Vec<VecDeque<Entry>>,
     /// Buffered entries (thread buffers and overlays) per 8-byte block.
-    pending: HashMap<u64, u32>,
+    /// Only kept when something reads it: the `scoped` model (CTA overlays) and traces
+    /// (stale loads). Elsewhere it would be a filter in front of the thread's own queue,
+    /// and two hash updates per buffered store cost more than looking at the queue.
+    pending: KeyMap<u32>,
+    /// Whether `pending` is kept up to date; when false, [`Self::maybe_pending`] is
+    /// always true.
+    track: bool,
     liveness_drains: u64,
     /// Threads whose buffers are not empty, and each thread's index in it.
     holders: Vec<u32>,
@@ -204,6 +309,11 @@ pub struct WriteBuffers {
     seq: u64,
     stats: BufferStats,
     trace: Vec<TraceEvent>,
+    /// Largest [`WriteBuffers::heap_bytes`] at the end of a launch so far.
+    peak_heap: usize,
+    /// Reused buffers (drained entries; block keys seen while picking a head).
+    scratch: Vec<Entry>,
+    seen: KeySet,
 }
 
 fn sp(loc: Location) -> usize {
@@ -212,6 +322,7 @@ fn sp(loc: Location) -> usize {
 
 impl WriteBuffers {
     pub fn new(cfg: BufferConfig) -> Self {
+        let track = cfg.model == Model::Scoped || cfg.trace;
         WriteBuffers {
             threshold: select::threshold(cfg.p_w),
             cfg,
@@ -220,13 +331,17 @@ impl WriteBuffers {
             tpc: 1,
             threads: Vec::new(),
             overlays: Vec::new(),
-            pending: HashMap::new(),
+            pending: KeyMap::default(),
+            track,
             liveness_drains: 0,
             holders: Vec::new(),
             holder_pos: Vec::new(),
             seq: 0,
             stats: BufferStats::default(),
             trace: Vec::new(),
+            peak_heap: 0,
+            scratch: Vec::new(),
+            seen: KeySet::default(),
         }
     }
 
@@ -267,6 +382,15 @@ impl WriteBuffers {
                 .map(|o| o.capacity() * e)
                 .sum::<usize>()
             + self.pending.capacity() * 16
+            + (self.holders.capacity() + self.holder_pos.capacity()) * 4
+    }
+
+    /// The most heap the buffers held during any launch so far: [`Self::heap_bytes`] taken
+    /// at each launch's end. Within a launch nothing the buffers allocate shrinks (queues,
+    /// overlays and the index keep their capacity when entries drain), so the value at the
+    /// end is the launch's peak.
+    pub fn peak_heap_bytes(&self) -> usize {
+        self.peak_heap.max(self.heap_bytes())
     }
 
     /// Keeps `holders` in step with thread `g`'s buffers.
@@ -293,17 +417,12 @@ impl WriteBuffers {
     /// visible in any order (weak stores are unordered without a fence) while each
     /// address keeps its order. Returns false when nothing is buffered.
     fn drain_one_random(&mut self, mem: &mut Memory, reason: DrainReason) -> bool {
-        let overlays: Vec<usize> = if self.cfg.model == Model::Scoped {
-            self.overlays
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| !o.is_empty())
-                .map(|(c, _)| c)
-                .collect()
+        let overlays = if self.cfg.model == Model::Scoped {
+            self.overlays.iter().filter(|o| !o.is_empty()).count()
         } else {
-            Vec::new()
+            0
         };
-        let n = self.holders.len() + overlays.len();
+        let n = self.holders.len() + overlays;
         if n == 0 {
             return false;
         }
@@ -315,18 +434,6 @@ impl WriteBuffers {
         );
         let pick = (r % n as u64) as usize;
         let r2 = select::mix(r);
-        let heads = |q: &VecDeque<Entry>| -> Vec<usize> {
-            let mut seen: Vec<u64> = Vec::new();
-            let mut out = Vec::new();
-            for (i, e) in q.iter().enumerate() {
-                let k = key(e.loc);
-                if !seen.contains(&k) {
-                    seen.push(k);
-                    out.push(i);
-                }
-            }
-            out
-        };
         if pick < self.holders.len() {
             let g = self.holders[pick];
             let tb = &self.threads[g as usize];
@@ -337,8 +444,12 @@ impl WriteBuffers {
             } else {
                 (r2 >> 40) as usize & 1
             };
-            let h = heads(&tb.q[s]);
-            let i = h[(r2 % h.len() as u64) as usize];
+            let i = if tb.mixed[s] {
+                pick_head(&tb.q[s], r2, &mut self.seen)
+            } else {
+                // Every entry is the only one of its block: each is a head.
+                (r2 % tb.q[s].len() as u64) as usize
+            };
             if let Some(e) = self.threads[g as usize].q[s].remove(i) {
                 self.commit_entry(mem, g / self.tpc, e, reason, None);
                 let mut counts = [0, 0];
@@ -347,12 +458,17 @@ impl WriteBuffers {
             }
             self.sync_holder(g);
         } else {
-            let c = overlays[pick - self.holders.len()];
-            let h = heads(&self.overlays[c]);
-            let i = h[(r2 % h.len() as u64) as usize];
+            let c = self
+                .overlays
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| !o.is_empty())
+                .nth(pick - self.holders.len())
+                .map_or(0, |(c, _)| c);
+            let i = pick_head(&self.overlays[c], r2, &mut self.seen);
             if let Some(e) = self.overlays[c].remove(i) {
                 Self::write_mem(mem, &e);
-                self.pend(e.loc, -1);
+                self.pend(e.k, -1);
                 self.note_drain(&e, Level::Memory, reason, None);
                 *self.stats.drains.entry(reason).or_default() += 1;
             }
@@ -360,12 +476,23 @@ impl WriteBuffers {
         true
     }
 
+    /// Whether some buffer may hold an entry in 8-byte block `block` (exact when tracked).
+    #[inline]
+    fn maybe_pending(&self, block: u64) -> bool {
+        !self.track || self.pending.contains_key(&block)
+    }
+
     fn buffering(&self) -> bool {
         self.active && self.cfg.model != Model::Sc
     }
 
-    fn pend(&mut self, loc: Location, delta: i32) {
-        let k = key(loc);
+    /// Counts entries per 8-byte block; `k` is a packed location.
+    #[inline]
+    fn pend(&mut self, k: u64, delta: i32) {
+        if !self.track {
+            return;
+        }
+        let k = k & !7;
         let c = self.pending.entry(k).or_insert(0);
         *c = c.saturating_add_signed(delta);
         if *c == 0 {
@@ -375,16 +502,16 @@ impl WriteBuffers {
 
     fn write_mem(mem: &mut Memory, e: &Entry) {
         // Addresses were checked when the store was buffered; allocations do not move.
-        let _ = mem.write(e.loc, &e.value.to_le_bytes()[..e.size as usize]);
+        let _ = mem.write(e.loc(), &e.value.to_le_bytes()[..e.size() as usize]);
     }
 
     fn note_drain(&mut self, e: &Entry, to: Level, reason: DrainReason, at: Option<SiteId>) {
         if self.cfg.trace {
             self.trace.push(TraceEvent::Drained {
-                seq: e.seq,
+                seq: e.seq(),
                 thread: e.thread,
                 site: e.site,
-                loc: e.loc,
+                loc: e.loc(),
                 to,
                 reason,
                 at,
@@ -405,16 +532,18 @@ impl WriteBuffers {
         if self.cfg.model != Model::Scoped || loc.is_shared() {
             return;
         }
+        let k = pack(loc);
+        let maybe = self.maybe_pending(k & !7);
         let Some(ov) = self.overlays.get_mut(cta as usize) else {
             return;
         };
-        if ov.is_empty() || !self.pending.contains_key(&key(loc)) {
+        if ov.is_empty() || !maybe {
             return;
         }
+        let mut drained = std::mem::take(&mut self.scratch);
         let mut i = 0;
-        let mut drained = Vec::new();
         while i < ov.len() {
-            if ov[i].overlaps(loc, size) {
+            if ov[i].overlaps(k, size) {
                 if let Some(e) = ov.remove(i) {
                     drained.push(e);
                 }
@@ -422,11 +551,12 @@ impl WriteBuffers {
                 i += 1;
             }
         }
-        for e in drained {
+        for e in drained.drain(..) {
             Self::write_mem(mem, &e);
-            self.pend(e.loc, -1);
+            self.pend(e.k, -1);
             self.note_drain(&e, Level::Memory, reason, at);
         }
+        self.scratch = drained;
     }
 
     /// One thread entry goes to memory (after the overlay's entries for its address).
@@ -438,9 +568,9 @@ impl WriteBuffers {
         reason: DrainReason,
         at: Option<SiteId>,
     ) {
-        self.drain_overlay_addr(mem, cta, e.loc, e.size as u32, DrainReason::Coherence, at);
+        self.drain_overlay_addr(mem, cta, e.loc(), e.size(), DrainReason::Coherence, at);
         Self::write_mem(mem, &e);
-        self.pend(e.loc, -1);
+        self.pend(e.k, -1);
         self.note_drain(&e, Level::Memory, reason, at);
     }
 
@@ -472,10 +602,11 @@ impl WriteBuffers {
         if tb.q[s].is_empty() {
             return;
         }
-        let mut out = Vec::new();
+        let k = pack(loc);
+        let mut out = std::mem::take(&mut self.scratch);
         let mut i = 0;
         while i < tb.q[s].len() {
-            if tb.q[s][i].overlaps(loc, size) {
+            if tb.q[s][i].overlaps(k, size) {
                 if let Some(e) = tb.q[s].remove(i) {
                     out.push(e);
                 }
@@ -485,9 +616,10 @@ impl WriteBuffers {
         }
         let n = out.len() as u32;
         self.sync_holder(t.global);
-        for e in out {
+        for e in out.drain(..) {
             self.place(mem, t.cta, e, level, reason, at);
         }
+        self.scratch = out;
         let mut counts = [0, 0];
         counts[s] = n;
         self.record_flush(counts, reason);
@@ -503,7 +635,7 @@ impl WriteBuffers {
         reason: DrainReason,
         at: Option<SiteId>,
     ) {
-        if level == Level::Cta && self.cfg.model == Model::Scoped && !e.loc.is_shared() {
+        if level == Level::Cta && self.cfg.model == Model::Scoped && e.k >> 63 == 0 {
             self.note_drain(&e, Level::Cta, reason, at);
             if let Some(ov) = self.overlays.get_mut(cta as usize) {
                 ov.push_back(e);
@@ -537,14 +669,24 @@ impl WriteBuffers {
             return;
         }
         let counts = [tb.q[0].len() as u32, tb.q[1].len() as u32];
-        // Merge both spaces in store order.
+        // Merge both spaces in store order (each queue is in store order already).
+        let mut all = std::mem::take(&mut self.scratch);
         let [qg, qs] = &mut tb.q;
-        let mut all: Vec<Entry> = qg.drain(..).chain(qs.drain(..)).collect();
-        all.sort_by_key(|e| e.seq);
+        while let (Some(a), Some(b)) = (qg.front(), qs.front()) {
+            let e = if a.seq() < b.seq() {
+                qg.pop_front()
+            } else {
+                qs.pop_front()
+            };
+            all.extend(e);
+        }
+        all.extend(qg.drain(..));
+        all.extend(qs.drain(..));
         self.sync_holder(t.global);
-        for e in all {
+        for e in all.drain(..) {
             self.place(mem, t.cta, e, level, reason, at);
         }
+        self.scratch = all;
         self.record_flush(counts, reason);
     }
 
@@ -558,12 +700,17 @@ impl WriteBuffers {
         let Some(ov) = self.overlays.get_mut(cta as usize) else {
             return;
         };
-        let entries: Vec<Entry> = ov.drain(..).collect();
-        for e in entries {
+        if ov.is_empty() {
+            return;
+        }
+        let mut entries = std::mem::take(&mut self.scratch);
+        entries.extend(ov.drain(..));
+        for e in entries.drain(..) {
             Self::write_mem(mem, &e);
-            self.pend(e.loc, -1);
+            self.pend(e.k, -1);
             self.note_drain(&e, Level::Memory, reason, at);
         }
+        self.scratch = entries;
     }
 
     /// Drains everything still buffered (kernel exit).
@@ -591,15 +738,20 @@ impl WriteBuffers {
         let mut value = 0u64;
         let full = if size >= 8 { 0xff } else { (1u64 << size) - 1 };
         let mut any = false;
+        let la = pack(loc);
         for e in entries.iter().rev() {
-            if !e.overlaps(loc, size) {
+            if !e.overlaps(la, size) {
                 continue;
             }
+            let ea = e.k;
+            if !any && ea == la && e.size() == size {
+                // The newest overlapping entry is exactly this access (the usual case).
+                return Ok(Some(e.value));
+            }
             any = true;
-            let (ea, la) = (e.loc.addr(), loc.addr());
             for i in 0..size as u64 {
                 let addr = la + i;
-                if addr >= ea && addr < ea + e.size as u64 && covered >> i & 1 == 0 {
+                if addr >= ea && addr < ea + e.size() as u64 && covered >> i & 1 == 0 {
                     let byte = (e.value >> ((addr - ea) * 8)) & 0xff;
                     value |= byte << (i * 8);
                     covered |= 1 << i;
@@ -641,7 +793,7 @@ impl Hooks for WriteBuffers {
         let t = a.thread;
         let size = a.size;
         let s = sp(a.loc);
-        if self.pending.contains_key(&key(a.loc)) {
+        if self.maybe_pending(key(a.loc)) {
             if let Some(tb) = self.threads.get(t.global as usize) {
                 match Self::lookup(&tb.q[s], a.loc, size) {
                     Ok(Some(v)) => {
@@ -701,7 +853,7 @@ impl Hooks for WriteBuffers {
             }
         }
         mem.read(a.loc, buf)?;
-        if self.cfg.trace && self.pending.contains_key(&key(a.loc)) {
+        if self.cfg.trace && self.maybe_pending(key(a.loc)) {
             let mut v = [0u8; 8];
             v[..buf.len()].copy_from_slice(buf);
             self.trace.push(TraceEvent::StaleLoad {
@@ -732,7 +884,9 @@ impl Hooks for WriteBuffers {
         } else {
             Level::Memory
         };
-        if self.pending.contains_key(&key(a.loc)) {
+        let block = key(a.loc);
+        let was_pending = self.maybe_pending(block);
+        if was_pending {
             self.drain_addr(
                 mem,
                 t,
@@ -764,38 +918,44 @@ impl Hooks for WriteBuffers {
         let value = u64::from_le_bytes(v);
         if eligible && select::selected(self.cfg.seed, self.launch, t.global, n, self.threshold) {
             if self.threads[t.global as usize].q[s].len() as u32 >= self.cfg.capacity {
-                let entries: Vec<Entry> = self.threads[t.global as usize].q[s].drain(..).collect();
+                let mut entries = std::mem::take(&mut self.scratch);
+                entries.extend(self.threads[t.global as usize].q[s].drain(..));
                 let cnt = entries.len() as u32;
-                for e in entries {
+                for e in entries.drain(..) {
                     self.commit_entry(mem, t.cta, e, DrainReason::Full, Some(a.site));
                 }
+                self.scratch = entries;
                 let mut counts = [0, 0];
                 counts[s] = cnt;
                 self.record_flush(counts, DrainReason::Full);
             }
             self.seq += 1;
-            let e = Entry {
-                loc: a.loc,
-                value,
-                size: size as u8,
-                site: a.site,
-                seq: self.seq,
-                thread: t.global,
-            };
+            let e = Entry::new(a.loc, value, size, a.site, self.seq, t.global);
+            let still_pending = was_pending && self.maybe_pending(block);
             let tb = &mut self.threads[t.global as usize];
-            tb.q[s].push_back(e);
+            let q = &mut tb.q[s];
+            if q.is_empty() {
+                tb.mixed[s] = false;
+                // Most threads buffer one entry at a time: start small (32 bytes).
+                if q.capacity() == 0 {
+                    q.reserve_exact(1);
+                }
+            } else if still_pending && !tb.mixed[s] && q.iter().any(|o| o.k & !7 == block) {
+                tb.mixed[s] = true;
+            }
+            q.push_back(e);
             let occ = (tb.q[0].len() + tb.q[1].len()) as u32;
             self.sync_holder(t.global);
             self.stats.peak_occupancy = self.stats.peak_occupancy.max(occ);
             self.stats.space(shared).stores_buffered += 1;
-            self.pend(a.loc, 1);
+            self.pend(e.k, 1);
             if self.cfg.trace {
                 self.trace.push(TraceEvent::Buffered {
-                    seq: e.seq,
+                    seq: e.seq(),
                     thread: t.global,
                     site: a.site,
                     loc: a.loc,
-                    size: e.size,
+                    size: e.size() as u8,
                     value,
                 });
             }
@@ -819,7 +979,7 @@ impl Hooks for WriteBuffers {
             if matches!(a.sem, Sem::Release | Sem::AcqRel | Sem::Sc) {
                 self.drain_thread(mem, t, a.scope, DrainReason::Release, Some(a.site));
             }
-            if self.pending.contains_key(&key(a.loc)) {
+            if self.maybe_pending(key(a.loc)) {
                 self.drain_addr(
                     mem,
                     t,
@@ -876,11 +1036,17 @@ impl Hooks for WriteBuffers {
 
     fn launch_end(&mut self, mem: &mut Memory) {
         if self.buffering() {
+            // No load can follow, so the index is only a filter from here on: stop
+            // keeping it (one hash update less per drained entry).
+            let track = std::mem::replace(&mut self.track, false);
+            self.pending.clear();
             // Every thread has exited: what remains drains in a random order (per address
             // oldest first), which decides races between threads' stores (2+2W).
             while self.drain_one_random(mem, DrainReason::KernelExit) {}
             self.drain_all(mem);
+            self.track = track;
         }
+        self.peak_heap = self.peak_heap.max(self.heap_bytes());
         self.active = false;
     }
 }
