@@ -50,6 +50,13 @@ enum Command {
 }
 
 fn main() {
+    // `fencehound fuzz --json | head` must end quietly like other Unix tools, not panic
+    // inside println!: restore the default action for SIGPIPE (Rust ignores it).
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; SIG_DFL is valid.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

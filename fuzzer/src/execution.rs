@@ -348,6 +348,67 @@ fn outcome_verdict(o: &LaunchOutcome, wall: bool) -> Option<Verdict> {
     }
 }
 
+/// Runs the campaign's launches in order under `hooks`; returns the lane instructions,
+/// the printf output and the verdict of a launch that did not complete.
+fn run_launches<H: fencehound_vgpu::Hooks>(
+    dev: &mut Device,
+    module: ModuleId,
+    prep: &Prepared,
+    spec: &ExecSpec,
+    cancel: Option<&AtomicBool>,
+    ptrs: &[u64],
+    hooks: &mut H,
+) -> Result<(u64, String, Option<Verdict>), String> {
+    let c = &prep.campaign;
+    let mut sched = spec.scheduler.build(spec.seed);
+    let deadline = Instant::now() + Duration::from_millis(c.file.budget.wall_ms);
+    let mut lane_instructions = 0;
+    let mut printf = String::new();
+    for l in &c.launches {
+        let args: Vec<Arg> = l
+            .args
+            .iter()
+            .map(|a| match a {
+                LaunchArg::Buffer(i) => Arg::Ptr(ptrs[*i]),
+                LaunchArg::Scalar(s) => s.arg(),
+            })
+            .collect();
+        let opts = LaunchOptions {
+            fuel: c.file.budget.fuel,
+        };
+        let stop = Stop {
+            deadline: Some(deadline),
+            cancel,
+        };
+        let r = dev
+            .launch_with_stop(
+                module,
+                &l.kernel,
+                l.grid,
+                l.block,
+                l.dynamic_shared,
+                &args,
+                opts,
+                stop,
+                hooks,
+                &mut sched,
+            )
+            .map_err(|e| format!("launch of `{}`: {e}", l.kernel))?;
+        lane_instructions += r.stats.lane_instructions;
+        printf.push_str(&r.stdout);
+        if !r.outcome.is_completed() {
+            let wall = matches!(r.outcome, LaunchOutcome::Timeout(_))
+                && r.stats.lane_instructions < c.file.budget.fuel;
+            let mut verdict = outcome_verdict(&r.outcome, wall);
+            if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+                verdict = Some(Verdict::Interrupted);
+            }
+            return Ok((lane_instructions, printf, verdict));
+        }
+    }
+    Ok((lane_instructions, printf, None))
+}
+
 fn execute_raw(
     prep: &Prepared,
     spec: &ExecSpec,
@@ -370,53 +431,19 @@ fn execute_raw(
     cfg.buffer_shared = spec.filters.shared;
     cfg.kernels = spec.filters.kernels.clone();
     cfg.sites = spec.filters.sites.clone();
-    let mut hooks =
-        fencehound_racecheck::RaceCheck::for_module(WriteBuffers::new(cfg), &dev, module);
-    let mut sched = spec.scheduler.build(spec.seed);
-    let deadline = Instant::now() + Duration::from_millis(c.file.budget.wall_ms);
-    let mut lane_instructions = 0;
-    let mut printf = String::new();
-    let mut verdict = None;
-    for l in &c.launches {
-        let args: Vec<Arg> = l
-            .args
-            .iter()
-            .map(|a| match a {
-                LaunchArg::Buffer(i) => Arg::Ptr(ptrs[*i]),
-                LaunchArg::Scalar(s) => s.arg(),
-            })
-            .collect();
-        let opts = LaunchOptions {
-            fuel: c.file.budget.fuel,
-        };
-        let stop = Stop {
-            deadline: Some(deadline),
-            cancel,
-        };
-        let (grid, block, dsm) = (l.grid, l.block, l.dynamic_shared);
-        let r = if spec.race {
-            dev.launch_with_stop(
-                module, &l.kernel, grid, block, dsm, &args, opts, stop, &mut hooks, &mut sched,
-            )
-        } else {
-            let wb = hooks.inner_mut();
-            dev.launch_with_stop(
-                module, &l.kernel, grid, block, dsm, &args, opts, stop, wb, &mut sched,
-            )
-        }
-        .map_err(|e| format!("launch of `{}`: {e}", l.kernel))?;
-        lane_instructions += r.stats.lane_instructions;
-        printf.push_str(&r.stdout);
-        if !r.outcome.is_completed() {
-            let wall = matches!(r.outcome, LaunchOutcome::Timeout(_))
-                && r.stats.lane_instructions < c.file.budget.fuel;
-            verdict = outcome_verdict(&r.outcome, wall);
-            if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
-                verdict = Some(Verdict::Interrupted);
-            }
-            break;
-        }
-    }
+    // The race checker wraps the buffers only when asked: building it analyses the module.
+    let (launched, races, mut wb) = if spec.race {
+        let mut rc =
+            fencehound_racecheck::RaceCheck::for_module(WriteBuffers::new(cfg), &dev, module);
+        let launched = run_launches(&mut dev, module, prep, spec, cancel, &ptrs, &mut rc)?;
+        let races = rc.races().reports(&dev, module);
+        (launched, races, rc.into_inner())
+    } else {
+        let mut wb = WriteBuffers::new(cfg);
+        let launched = run_launches(&mut dev, module, prep, spec, cancel, &ptrs, &mut wb)?;
+        (launched, Vec::new(), wb)
+    };
+    let (lane_instructions, printf, verdict) = launched;
     let mut outputs = Outputs {
         buffers: Vec::new(),
     };
@@ -436,12 +463,6 @@ fn execute_raw(
     } else {
         Vec::new()
     };
-    let races = if spec.race {
-        hooks.races().reports(&dev, module)
-    } else {
-        Vec::new()
-    };
-    let wb = hooks.inner_mut();
     Ok(Raw {
         outputs,
         outcome_verdict: verdict,

@@ -123,6 +123,9 @@ pub struct MinimizeReport {
     pub diff: String,
     pub ptx_change: String,
     pub executions: u64,
+    /// Executions answered from the cache instead of run.
+    #[serde(default)]
+    pub cached: u64,
     pub wall_seconds: f64,
 }
 
@@ -158,6 +161,9 @@ pub struct AuditReport {
     /// Unified diff removing the likely redundant fences.
     pub diff: String,
     pub executions: u64,
+    /// Executions answered from the cache instead of run.
+    #[serde(default)]
+    pub cached: u64,
     pub wall_seconds: f64,
 }
 
@@ -169,6 +175,8 @@ pub struct BaselineReport {
     pub fences: Vec<FenceSuggestion>,
     pub confirmed: bool,
     pub executions: u64,
+    #[serde(default)]
+    pub cached: u64,
     pub wall_seconds: f64,
 }
 
@@ -183,6 +191,10 @@ struct Checker {
     variant: String,
     opts: Options,
     executions: u64,
+    /// Executions answered from the cache.
+    cached: u64,
+    /// An oracle that could not judge: the search's results are void.
+    oracle_error: Option<String>,
     cache: HashMap<String, Option<String>>,
     preps: HashMap<String, Arc<Prepared>>,
 }
@@ -200,8 +212,20 @@ impl Checker {
             variant: variant.to_string(),
             opts,
             executions: 0,
+            cached: 0,
+            oracle_error: None,
             cache,
             preps: HashMap::new(),
+        }
+    }
+
+    /// Fails the search if an oracle could not judge some execution.
+    fn check_oracle(&self) -> Result<(), MinimizeError> {
+        match &self.oracle_error {
+            Some(m) => Err(MinimizeError::Other(format!(
+                "the oracle could not judge an execution, so the search was stopped: {m}"
+            ))),
+            None => Ok(()),
         }
     }
 
@@ -251,6 +275,7 @@ impl Checker {
                 );
                 match self.cache.get(&key) {
                     Some(v) => {
+                        self.cached += 1;
                         known.insert(order, v.clone());
                     }
                     None => todo.push((order, p, seed)),
@@ -269,6 +294,7 @@ impl Checker {
             let results: Mutex<Vec<CheckResult>> = Mutex::new(Vec::new());
             let next = AtomicUsize::new(0);
             let sched = self.opts.scheduler;
+            let fatal: Mutex<Option<String>> = Mutex::new(None);
             std::thread::scope(|s| {
                 for _ in 0..jobs.min(chunk.len()) {
                     s.spawn(|| loop {
@@ -287,7 +313,18 @@ impl Checker {
                             race: false,
                         };
                         let r = execute(prep, &spec, None);
-                        let v = r.verdict.is_failure().then(|| r.verdict.summary());
+                        let v = if let fencehound_fuzzer::Verdict::OracleError { message } =
+                            &r.verdict
+                        {
+                            // Not a verdict on the kernel: counted as failing so no fence is
+                            // called redundant on its account, and the search ends with an error.
+                            if let Ok(mut f) = fatal.lock() {
+                                f.get_or_insert_with(|| message.clone());
+                            }
+                            Some(r.verdict.summary())
+                        } else {
+                            r.verdict.is_failure().then(|| r.verdict.summary())
+                        };
                         if let Ok(mut g) = results.lock() {
                             g.push((ord, p, seed, v));
                         }
@@ -295,6 +332,9 @@ impl Checker {
                 }
             });
             let results = results.into_inner().unwrap_or_default();
+            if let Some(m) = fatal.into_inner().ok().flatten() {
+                self.oracle_error.get_or_insert(m);
+            }
             self.executions += results.len() as u64;
             let mut failed = false;
             for (ord, p, seed, v) in results {
@@ -304,7 +344,12 @@ impl Checker {
                     model.name(),
                     self.opts.scheduler
                 );
-                self.cache.insert(key, v.clone());
+                if !v
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("the oracle could not judge"))
+                {
+                    self.cache.insert(key, v.clone());
+                }
                 failed |= v.is_some();
                 known.insert(ord, v);
             }
@@ -514,13 +559,16 @@ pub fn minimize(
         diff: String::new(),
         ptx_change: String::new(),
         executions: 0,
+        cached: 0,
         wall_seconds: 0.0,
     };
     report.failure = ck.first_failure(&base, &all_filters(), model, 0, b);
     if report.failure.is_none() {
         report.executions = ck.executions;
+        report.cached = ck.cached;
         report.wall_seconds = start.elapsed().as_secs_f64();
         ck.save_cache();
+        ck.check_oracle()?;
         return Ok(report);
     }
     // 1. Which space.
@@ -654,8 +702,10 @@ pub fn minimize(
     report.diff = insertion_diff(&campaign, &suggestions);
     report.fences = suggestions;
     report.executions = ck.executions;
+    report.cached = ck.cached;
     report.wall_seconds = start.elapsed().as_secs_f64();
     ck.save_cache();
+    ck.check_oracle()?;
     Ok(report)
 }
 
@@ -843,6 +893,7 @@ pub fn audit(
         diff = unified(&campaign, &src, &new);
     }
     ck.save_cache();
+    ck.check_oracle()?;
     Ok(AuditReport {
         campaign: campaign.name.clone(),
         variant: variant.into(),
@@ -851,6 +902,7 @@ pub fn audit(
         fences: audits,
         diff,
         executions: ck.executions,
+        cached: ck.cached,
         wall_seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -898,6 +950,7 @@ pub fn baseline_fence_all(
         diff: String::new(),
         ptx_change: String::new(),
         executions: 0,
+        cached: 0,
         wall_seconds: 0.0,
     };
     let fixed = search_fences(&mut ck, &base, &cands, opts.model, &mut report)?;
@@ -912,6 +965,7 @@ pub fn baseline_fence_all(
         })
         .collect();
     ck.save_cache();
+    ck.check_oracle()?;
     Ok(BaselineReport {
         campaign: campaign.name.clone(),
         variant: variant.into(),
@@ -919,6 +973,7 @@ pub fn baseline_fence_all(
         fences,
         confirmed: report.confirmed,
         executions: ck.executions,
+        cached: ck.cached,
         wall_seconds: start.elapsed().as_secs_f64(),
     })
 }

@@ -182,7 +182,10 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         ),
         (None, false) => println!("not confirmed"),
     }
-    println!("{} executions in {:.1}s", r.executions, r.wall_seconds);
+    println!(
+        "{} executions run, {} answered from the cache, in {:.1}s",
+        r.executions, r.cached, r.wall_seconds
+    );
     Ok(1)
 }
 
@@ -221,7 +224,10 @@ pub fn audit(a: AuditArgs) -> Result<u8> {
         if !r.diff.is_empty() {
             println!("patch removing the likely redundant fences:\n{}", r.diff);
         }
-        println!("{} executions in {:.1}s", r.executions, r.wall_seconds);
+        println!(
+            "{} executions run, {} answered from the cache, in {:.1}s",
+            r.executions, r.cached, r.wall_seconds
+        );
     }
     Ok(if r.base_failure.is_some() { 1 } else { 0 })
 }
