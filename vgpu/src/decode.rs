@@ -80,7 +80,7 @@ enum Name {
     Const(u64),
     Shared(u64),
     Label(u32),
-    Func,
+    Func(u32),
 }
 
 struct FnScope<'a> {
@@ -464,7 +464,7 @@ impl Cx<'_, '_> {
                 _ => Name::Global(*addr),
             });
         }
-        self.d.funcs.get(name).map(|_| Name::Func)
+        self.d.funcs.get(name).map(|i| Name::Func(*i))
     }
 
     fn reg(&self, name: &str) -> Result<Slot, LoadError> {
@@ -500,9 +500,8 @@ impl Cx<'_, '_> {
                 Some(Name::Global(a)) | Some(Name::Const(a)) | Some(Name::Shared(a)) => Src::Imm(a),
                 Some(Name::KernelParam(o)) => Src::Imm(o as u64),
                 Some(Name::Frame(o, _)) => Src::LocalAddr(o),
-                Some(Name::Label(_)) | Some(Name::Func) => {
-                    return self.unsupported(&format!("`{n}` used as a value"))
-                }
+                Some(Name::Func(i)) => Src::Imm(FUNC_WINDOW + 16 * i as u64),
+                Some(Name::Label(_)) => return self.unsupported(&format!("`{n}` used as a value")),
                 None => return self.undefined(n),
             },
             Operand::SymOffset { name, offset } => match self.src(&Operand::Name(name.clone()))? {
@@ -1042,10 +1041,6 @@ impl Cx<'_, '_> {
                     bits: bits / n,
                 })
             }
-            (d, Operand::Name(n)) if matches!(self.lookup(n), Some(Name::Func)) => {
-                let _ = d;
-                self.unsupported("function pointers")
-            }
             (d, a) => Ok(Op::Mov {
                 d: self.dst1(d)?,
                 a: self.src(a)?,
@@ -1075,15 +1070,30 @@ impl Cx<'_, '_> {
             _ => &[],
         };
         let Some(Operand::Name(callee)) = ops.get(k) else {
-            return self.unsupported("indirect call");
+            return self.unsupported("call target");
         };
         let args: &[Operand] = match ops.get(k + 1) {
             Some(Operand::List(v)) => v,
             None => &[],
             _ => return self.unsupported("call operands"),
         };
+        if let Some(Name::Reg(slot)) = self.lookup(callee) {
+            // Indirect call through a function address; the optional prototype (or
+            // branch-target list) operand only restates the signature, which the
+            // executor checks against the callee it finds.
+            let frame = |v: &[Operand]| {
+                v.iter()
+                    .map(|a| self.frame_var(a).map(|x| x.0))
+                    .collect::<Result<Vec<u32>, _>>()
+            };
+            return Ok(Op::CallIndirect {
+                target: Src::Reg(slot),
+                args: frame(args)?,
+                rets: frame(rets)?,
+            });
+        }
         if ops.len() > k + 2 {
-            return self.unsupported("indirect call with prototype");
+            return self.unsupported("direct call with a prototype operand");
         }
         let arg_offs = args
             .iter()

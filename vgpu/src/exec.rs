@@ -946,49 +946,50 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 Ok(Flow::PerLane)
             }
-            Op::Call { callee, args, rets } => {
-                let callee_f = &self.prog.funcs[*callee as usize];
+            Op::Call {
+                callee,
+                args,
+                rets: _,
+            } => {
                 for l in lanes(active) {
-                    let warp = &mut self.warps[w as usize];
-                    let cur = warp.lanes[l].func;
-                    let cur_f = &self.prog.funcs[cur as usize];
-                    let lane = &mut warp.lanes[l];
-                    if lane.frames.len() >= MAX_DEPTH {
+                    self.enter_call(w, l, pc, *callee, args)?;
+                }
+                Ok(Flow::PerLane)
+            }
+            Op::CallIndirect { target, args, rets } => {
+                for l in lanes(active) {
+                    let v = self.src(w, l, *target);
+                    let idx = v.wrapping_sub(FUNC_WINDOW) / 16;
+                    let f = (v >= FUNC_WINDOW && (v - FUNC_WINDOW) % 16 == 0)
+                        .then(|| self.prog.funcs.get(idx as usize))
+                        .flatten()
+                        .filter(|f| !f.is_kernel);
+                    let Some(f) = f else {
                         return Err(self.fault(
                             w,
                             l,
                             pc,
-                            FaultKind::StackOverflow,
-                            format!("call depth exceeds {MAX_DEPTH}"),
+                            FaultKind::Undefined,
+                            format!("indirect call to {v:#x}, which is not a device function"),
                         ));
+                    };
+                    if f.params.len() != args.len() || f.rets.len() != rets.len() {
+                        let msg = format!(
+                            "indirect call passes {} argument(s) and {} return value(s) to `{}`, which takes {} and {}",
+                            args.len(),
+                            rets.len(),
+                            f.name,
+                            f.params.len(),
+                            f.rets.len()
+                        );
+                        return Err(self.fault(w, l, pc, FaultKind::Undefined, msg));
                     }
-                    let new_reg = lane.reg_base + cur_f.nregs;
-                    let new_local = lane.local_base + cur_f.frame_size;
-                    lane.frames.push(Frame {
-                        func: cur,
-                        ret_pc: pc + 1,
-                        reg_base: lane.reg_base,
-                        local_base: lane.local_base,
-                        call_pc: pc,
-                    });
-                    let need_local = (new_local + callee_f.frame_size) as usize;
-                    if lane.local.len() < need_local {
-                        lane.local.resize(need_local, 0);
-                    }
-                    for (from, to, n) in args {
-                        let src = (lane.local_base + from) as usize;
-                        let dst = (new_local + to) as usize;
-                        lane.local.copy_within(src..src + *n as usize, dst);
-                    }
-                    let _ = rets;
-                    lane.reg_base = new_reg;
-                    lane.local_base = new_local;
-                    lane.func = *callee;
-                    lane.pc = callee_f.entry;
-                    let need_regs = (new_reg + callee_f.nregs) as usize * WARP;
-                    if warp.regs.len() < need_regs {
-                        warp.regs.resize(need_regs, 0);
-                    }
+                    let triples: Vec<(u32, u32, u32)> = args
+                        .iter()
+                        .zip(&f.params)
+                        .map(|(from, (to, n))| (*from, *to, *n))
+                        .collect();
+                    self.enter_call(w, l, pc, idx as u32, &triples)?;
                 }
                 Ok(Flow::PerLane)
             }
@@ -1000,9 +1001,21 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     match lane.frames.pop() {
                         None => exits |= 1 << l,
                         Some(fr) => {
+                            let indirect: Vec<(u32, u32, u32)>;
                             let rets: &[(u32, u32, u32)] =
                                 match &self.prog.insts[fr.call_pc as usize].op {
                                     Op::Call { rets, .. } => rets,
+                                    Op::CallIndirect { rets, .. } => {
+                                        // Callee offsets from the function returning now.
+                                        let f = &self.prog.funcs[lane.func as usize];
+                                        indirect = f
+                                            .rets
+                                            .iter()
+                                            .zip(rets)
+                                            .map(|((from, n), to)| (*from, *to, *n))
+                                            .collect();
+                                        &indirect
+                                    }
                                     _ => &[],
                                 };
                             for (from, to, n) in rets {
@@ -1128,6 +1141,59 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
             Op::Nanosleep | Op::Nop => Ok(Flow::Next),
         }
+    }
+
+    /// Pushes a frame for lane `l` calling function `callee`, copying arguments
+    /// (caller frame offset, callee frame offset, bytes).
+    fn enter_call(
+        &mut self,
+        w: u32,
+        l: usize,
+        pc: u32,
+        callee: u32,
+        args: &[(u32, u32, u32)],
+    ) -> Result<(), LaunchOutcome> {
+        let callee_f = &self.prog.funcs[callee as usize];
+        let warp = &mut self.warps[w as usize];
+        let cur = warp.lanes[l].func;
+        let cur_f = &self.prog.funcs[cur as usize];
+        let lane = &mut warp.lanes[l];
+        if lane.frames.len() >= MAX_DEPTH {
+            return Err(self.fault(
+                w,
+                l,
+                pc,
+                FaultKind::StackOverflow,
+                format!("call depth exceeds {MAX_DEPTH}"),
+            ));
+        }
+        let new_reg = lane.reg_base + cur_f.nregs;
+        let new_local = lane.local_base + cur_f.frame_size;
+        lane.frames.push(Frame {
+            func: cur,
+            ret_pc: pc + 1,
+            reg_base: lane.reg_base,
+            local_base: lane.local_base,
+            call_pc: pc,
+        });
+        let need_local = (new_local + callee_f.frame_size) as usize;
+        if lane.local.len() < need_local {
+            lane.local.resize(need_local, 0);
+        }
+        for (from, to, n) in args {
+            let src = (lane.local_base + from) as usize;
+            let dst = (new_local + to) as usize;
+            lane.local.copy_within(src..src + *n as usize, dst);
+        }
+        lane.reg_base = new_reg;
+        lane.local_base = new_local;
+        lane.func = callee;
+        lane.pc = callee_f.entry;
+        let need_regs = (new_reg + callee_f.nregs) as usize * WARP;
+        if warp.regs.len() < need_regs {
+            warp.regs.resize(need_regs, 0);
+        }
+        Ok(())
     }
 
     fn exit_lanes(&mut self, w: u32, m: u32) {

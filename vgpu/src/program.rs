@@ -7,6 +7,11 @@ use crate::hooks::{FenceKind, Scope, Sem, SiteId};
 
 /// A register slot in the current frame. Slot 0 is the carry flag (`CC.CF`).
 pub type Slot = u32;
+
+/// Function "addresses" (`mov.u64 %rd, func`) live in their own window, outside every
+/// memory window, so a load or store through one faults: function `i` is
+/// `FUNC_WINDOW + 16 * i`.
+pub const FUNC_WINDOW: u64 = 0x0005_0000_0000_0000;
 pub const CC_SLOT: Slot = 0;
 
 /// Special registers evaluated per lane at run time.
@@ -211,6 +216,14 @@ pub enum Op {
     Brx {
         index: Src,
         targets: Vec<u32>,
+    },
+    /// `call (rets), %rd, (args), prototype;` through a function address.
+    CallIndirect {
+        target: Src,
+        /// Caller frame offsets of the argument and return `.param` variables; the
+        /// callee's layout is looked up at run time.
+        args: Vec<u32>,
+        rets: Vec<u32>,
     },
     Call {
         callee: u32,

@@ -298,3 +298,52 @@ fn trap_reports_the_trapping_line() {
     };
     assert_eq!(cuda_line(&t.site), Some(line), "{:?}", t.site);
 }
+
+/// Local arrays, recursion, a struct returned through `.param`, and an indirect call
+/// through a function pointer (`mov.u64 %rd, func` + `call (r), %rd, (a, b), proto`):
+/// lanes with odd inputs call `op_add`, even ones `op_xor`, so the warp diverges at the
+/// call and reconverges after it.
+#[test]
+fn local_arrays_recursion_and_function_pointers() {
+    fn fib(n: u32) -> u32 {
+        if n < 2 {
+            n
+        } else {
+            fib(n - 1) + fib(n - 2)
+        }
+    }
+    fn gcd(a: u32, b: u32) -> u32 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    under_schedulers("local_array_calls", |r| {
+        let input = r.in_u32s("in");
+        let out = r.u32s("out");
+        for (i, &x) in input.iter().enumerate() {
+            let i32_ = i as u32;
+            let mut buf: Vec<u32> = (0..16).map(|k| x.wrapping_mul(k) % 7).collect();
+            let acc: u32 = (0..16).map(|k| buf[((x + k) & 15) as usize]).sum();
+            buf[(x & 15) as usize] += 100;
+            let p = (x as u64) * (x as u64 + 3) + (i as u64) * 0xdead_beef;
+            let lo = (p as u32).wrapping_add((-7i32) as u32);
+            let hi = (p >> 32) as u32;
+            let ratio = 0.5f32 * (x + 1) as f32 / (x + 4) as f32;
+            let want = [
+                acc,
+                buf[((x >> 4) & 15) as usize],
+                fib(i32_ % 20),
+                gcd(x, 360),
+                lo ^ hi ^ ratio.to_bits(),
+                if x & 1 == 1 {
+                    x.wrapping_add(i32_)
+                } else {
+                    x ^ i32_
+                },
+            ];
+            assert_eq!(&out[6 * i..6 * i + 6], &want, "thread {i}, x = {x}");
+        }
+    });
+}

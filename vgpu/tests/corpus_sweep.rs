@@ -10,10 +10,7 @@ use fencehound_vgpu::*;
 
 /// (kernel, the text its load error must contain): constructs the vgpu does not support
 /// yet. An entry is removed as soon as the kernel loads.
-const UNSUPPORTED: &[(&str, &str)] = &[
-    // `mov.u64 %rd, func` and `call (%rd), proto`: indirect calls through function pointers.
-    ("local_array_calls", "(function pointers)"),
-];
+const UNSUPPORTED: &[(&str, &str)] = &[];
 
 fn unsupported(stem: &str) -> Option<&'static str> {
     UNSUPPORTED
