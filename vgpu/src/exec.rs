@@ -960,7 +960,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 for l in lanes(active) {
                     let v = self.src(w, l, *target);
                     let idx = v.wrapping_sub(FUNC_WINDOW) / 16;
-                    let f = (v >= FUNC_WINDOW && (v - FUNC_WINDOW) % 16 == 0)
+                    let f = (v >= FUNC_WINDOW && (v - FUNC_WINDOW).is_multiple_of(16))
                         .then(|| self.prog.funcs.get(idx as usize))
                         .flatten()
                         .filter(|f| !f.is_kernel);
