@@ -109,6 +109,9 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     if a.report.is_some() && a.campaigns.len() > 1 {
         bail!("--report names one file; with several campaigns, reports go to fencehound-out/NAME.report.json");
     }
+    if a.runs == Some(0) {
+        bail!("--runs 0: nothing to run (give at least 1)");
+    }
     for p in &a.p {
         if !(0.0..=1.0).contains(p) {
             bail!("--p {p}: probabilities must be in [0, 1]");
