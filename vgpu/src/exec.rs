@@ -664,7 +664,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 
     fn step(&mut self, w: u32) -> StepEnd {
         // Choose the group: ready lanes sharing (pc, frame).
-        let (mut mask, pc0) = {
+        let (mask, pc0) = {
             let warp = &self.warps[w as usize];
             let mut groups: Vec<(u32, u32, u32)> = Vec::new(); // (pc, reg_base, mask)
             for l in lanes(warp.ready) {
@@ -773,9 +773,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         for l in lanes(mask) {
             warp.lanes[l].pc = pc;
         }
-        // Keep `mask` alive for clarity of intent.
-        mask &= warp.ready;
-        let _ = mask;
         StepEnd::Continue
     }
 }
