@@ -482,6 +482,83 @@ impl WriteBuffers {
         !self.track || self.pending.contains_key(&block)
     }
 
+    /// A CTA-scope atomic on global memory under `scoped`: atomic only among the CTA's
+    /// threads (PTX: `.cta` operations from different CTAs are not morally strong, so they
+    /// need not be atomic with respect to each other). It reads the CTA-visible value (the
+    /// CTA overlay, else memory) and leaves its result in the CTA overlay, from where it
+    /// reaches memory at the next GPU-scope drain, liveness or kernel end — so two CTAs
+    /// using `atomicAdd_block` on one counter can lose updates, as they may on hardware.
+    fn cta_atomic(
+        &mut self,
+        mem: &mut Memory,
+        a: &Access,
+        rmw: RmwFn<'_>,
+    ) -> Result<u64, MemError> {
+        let t = a.thread;
+        if matches!(a.sem, Sem::Release | Sem::AcqRel | Sem::Sc) {
+            self.drain_thread(mem, t, Scope::Cta, DrainReason::Release, Some(a.site));
+        }
+        if self.maybe_pending(key(a.loc)) {
+            self.drain_addr(
+                mem,
+                t,
+                a.loc,
+                a.size,
+                Level::Cta,
+                DrainReason::Atomic,
+                Some(a.site),
+            );
+        }
+        // Validates the address as a real access would.
+        let in_memory = mem.read_u64(a.loc, a.size)?;
+        let visible = match self
+            .overlays
+            .get(t.cta as usize)
+            .map(|ov| Self::lookup(ov, a.loc, a.size))
+        {
+            Some(Ok(Some(v))) => v,
+            Some(Err(())) => {
+                self.drain_overlay_addr(
+                    mem,
+                    t.cta,
+                    a.loc,
+                    a.size,
+                    DrainReason::PartialOverlap,
+                    Some(a.site),
+                );
+                mem.read_u64(a.loc, a.size)?
+            }
+            _ => in_memory,
+        };
+        let mask = if a.size >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (a.size * 8)) - 1
+        };
+        let new = rmw(visible) & mask;
+        if new != visible {
+            self.seq += 1;
+            let e = Entry::new(a.loc, new, a.size, a.site, self.seq, t.global);
+            if let Some(ov) = self.overlays.get_mut(t.cta as usize) {
+                ov.push_back(e);
+                self.pend(e.k, 1);
+                if self.cfg.trace {
+                    self.trace.push(TraceEvent::Buffered {
+                        seq: e.seq(),
+                        thread: t.global,
+                        site: a.site,
+                        loc: a.loc,
+                        size: a.size as u8,
+                        value: new,
+                    });
+                }
+            } else {
+                mem.write_u64(a.loc, a.size, new)?;
+            }
+        }
+        Ok(visible)
+    }
+
     fn buffering(&self) -> bool {
         self.active && self.cfg.model != Model::Sc
     }
@@ -974,6 +1051,13 @@ impl Hooks for WriteBuffers {
     }
 
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        if self.buffering()
+            && self.cfg.model == Model::Scoped
+            && a.scope == Scope::Cta
+            && !a.loc.is_shared()
+        {
+            return self.cta_atomic(mem, a, rmw);
+        }
         if self.buffering() {
             let t = a.thread;
             if matches!(a.sem, Sem::Release | Sem::AcqRel | Sem::Sc) {

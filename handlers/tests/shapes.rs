@@ -250,3 +250,34 @@ fn cuda_by_example_lock_with_a_block_fence_fails_under_scoped_only() {
         0
     );
 }
+
+/// `atomicAdd_block` (a `.cta` atomic) on one global counter from several CTAs: PTX does
+/// not make `.cta` atomics of different CTAs atomic with respect to each other, so updates
+/// can be lost — under `scoped` they are; under `bugaroo` (flat) and within one CTA never.
+const CTA_ATOMIC: &str = r#"
+extern "C" __global__ void count(unsigned *c) {
+    if (threadIdx.x % 32 == 0) ATOMIC(c, 1u);
+}
+"#;
+
+fn lost_updates(atomic: &str, model: Model, grid: u32, seeds: u64) -> u64 {
+    let k = compile("count", CTA_ATOMIC, &[("ATOMIC", atomic)]);
+    let want = grid * 2; // two warps per block
+    let h = histogram(
+        0..seeds,
+        |s| run(&k, model, 1.0, s, grid, 64, &[fill(1, 0)], &[]),
+        |r| r.bufs[0][0].to_string(),
+    );
+    h.iter()
+        .filter(|(k, _)| **k != want.to_string())
+        .map(|(_, v)| v)
+        .sum()
+}
+
+#[test]
+fn cta_scope_atomics_across_ctas_lose_updates_only_under_scoped() {
+    assert!(lost_updates("atomicAdd_block", Model::Scoped, 4, 200) > 0);
+    assert_eq!(lost_updates("atomicAdd_block", Model::Bugaroo, 4, 1000), 0);
+    assert_eq!(lost_updates("atomicAdd_block", Model::Scoped, 1, 1000), 0);
+    assert_eq!(lost_updates("atomicAdd", Model::Scoped, 4, 1000), 0);
+}
