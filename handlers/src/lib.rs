@@ -6,7 +6,7 @@
 //! |---|---|
 //! | load | newest own entry forwarded; a partial overlap drains the overlapping entries first; `scoped`: then own CTA overlay; then memory |
 //! | store to an address already buffered | the older entries drain first (write-after-write), then the store is selected or not |
-//! | `atom`/`red` | own entries (and the CTA overlay's) for that address drain first; the atomic acts on memory |
+//! | `atom`/`red` | own entries (and the CTA overlay's) for that address drain first; the atomic acts on memory — except a `.cta` atomic on global memory under `scoped`, which reads and writes its CTA's overlay (atomic only within the CTA) |
 //! | release semantics (`st.release`, `atom.release`/`acq_rel`/`sc`) | drain up to the operation's scope first |
 //! | `fence.sc`, `fence.acq_rel`, `fence.release`, `membar` | drain up to the fence's scope |
 //! | `bar.sync`/`barrier.sync`/`bar.red`/`bar.arrive`, `bar.warp.sync` | drain both spaces to CTA visibility |
