@@ -7,7 +7,7 @@ use crate::error::LoadError;
 use crate::hooks::{FenceKind, Scope, Sem};
 use crate::program::*;
 use fencehound_ptx as ptx;
-use ptx::{Mod, ModClass, Opcode, Operand, Statement};
+use ptx::{Mod, Opcode, Operand, Statement};
 use std::collections::HashMap;
 
 /// Addresses of module variables, assigned by the device before decoding.
@@ -523,41 +523,25 @@ impl Cx<'_, '_> {
                 }
                 _ => Src::Imm(*b),
             },
-            Operand::Special { reg, dim } => Src::Special(self.special(*reg, *dim)?),
+            Operand::Special { reg, dim } => self.special(*reg, *dim)?,
             _ => return self.unsupported("unexpected operand form"),
         })
     }
 
-    fn special(&self, r: ptx::Special, dim: Option<u8>) -> Result<SpecialSrc, LoadError> {
+    /// The special registers the executor evaluates (the cluster registers are not).
+    fn special(&self, r: ptx::Special, dim: Option<u8>) -> Result<Src, LoadError> {
         use ptx::Special as S;
-        let d = dim.unwrap_or(0);
-        Ok(match r {
-            S::Tid => SpecialSrc::Tid(d),
-            S::Ntid => SpecialSrc::Ntid(d),
-            S::Ctaid => SpecialSrc::Ctaid(d),
-            S::Nctaid => SpecialSrc::Nctaid(d),
-            S::Laneid => SpecialSrc::Laneid,
-            S::Warpid => SpecialSrc::Warpid,
-            S::Nwarpid => SpecialSrc::Nwarpid,
-            S::Smid => SpecialSrc::Smid,
-            S::Nsmid => SpecialSrc::Nsmid,
-            S::Gridid => SpecialSrc::Gridid,
-            S::LanemaskEq => SpecialSrc::LanemaskEq,
-            S::LanemaskLe => SpecialSrc::LanemaskLe,
-            S::LanemaskLt => SpecialSrc::LanemaskLt,
-            S::LanemaskGe => SpecialSrc::LanemaskGe,
-            S::LanemaskGt => SpecialSrc::LanemaskGt,
-            S::Clock => SpecialSrc::Clock,
-            S::ClockHi => SpecialSrc::ClockHi,
-            S::Clock64 => SpecialSrc::Clock64,
-            S::Globaltimer => SpecialSrc::Globaltimer,
-            S::GlobaltimerLo => SpecialSrc::GlobaltimerLo,
-            S::GlobaltimerHi => SpecialSrc::GlobaltimerHi,
-            S::DynamicSmemSize => SpecialSrc::DynamicSmemSize,
-            S::TotalSmemSize | S::AggrSmemSize => SpecialSrc::TotalSmemSize,
-            S::Pm0 | S::Pm1 | S::Pm2 | S::Pm3 | S::Envreg(_) => SpecialSrc::Zero,
-            _ => return self.unsupported("special register"),
-        })
+        match r {
+            S::IsExplicitCluster
+            | S::ClusterId
+            | S::Nclusterid
+            | S::ClusterCtaid
+            | S::ClusterNctaid
+            | S::ClusterCtarank
+            | S::ClusterNctarank
+            | S::ReservedSmemOffsetBegin => self.unsupported("special register"),
+            _ => Ok(Src::Special(r, dim.unwrap_or(0))),
+        }
     }
 
     fn operands(&self) -> &[Operand] {
@@ -842,7 +826,7 @@ impl Cx<'_, '_> {
                         }
                     } else {
                         let s = self.src(o)?;
-                        if matches!(s, Src::Special(_) | Src::LocalAddr(_)) {
+                        if matches!(s, Src::Special(..) | Src::LocalAddr(_)) {
                             return self.unsupported("special register as an arithmetic operand");
                         }
                         srcs.push(s);
@@ -1221,10 +1205,4 @@ impl Cx<'_, '_> {
             pred: None,
         })
     }
-}
-
-/// Silences "unused" for the class import used by downstream code paths.
-#[allow(dead_code)]
-fn _classes(m: Mod) -> ModClass {
-    m.class()
 }

@@ -571,42 +571,46 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             Src::NotReg(r) => (warp.regs[row(l.reg_base, r) + lane] == 0) as u64,
             Src::Imm(v) => v,
             Src::LocalAddr(o) => (l.local_base + o) as u64,
-            Src::Special(sp) => self.special(w, lane, sp),
+            Src::Special(sp, d) => self.special(w, lane, sp, d),
         }
     }
 
-    fn special(&self, w: u32, lane: usize, sp: SpecialSrc) -> u64 {
+    fn special(&self, w: u32, lane: usize, sp: fencehound_ptx::Special, d: u8) -> u64 {
+        use fencehound_ptx::Special as S;
         let warp = &self.warps[w as usize];
         let tid = warp.first_tid + lane as u32;
         let lane32 = lane as u32;
-        let v: u64 = match sp {
-            SpecialSrc::Tid(d) => self.block.split(tid)[d as usize % 3] as u64,
-            SpecialSrc::Ntid(d) => self.block.get(d) as u64,
-            SpecialSrc::Ctaid(d) => self.grid.split(warp.cta)[d as usize % 3] as u64,
-            SpecialSrc::Nctaid(d) => self.grid.get(d) as u64,
-            SpecialSrc::Laneid => lane32 as u64,
-            SpecialSrc::Warpid => (warp.first_tid / WARP as u32) as u64,
-            SpecialSrc::Nwarpid => 64,
-            SpecialSrc::Smid => (warp.cta % NUM_SMS) as u64,
-            SpecialSrc::Nsmid => NUM_SMS as u64,
-            SpecialSrc::Gridid => self.launch as u64 + 1,
-            SpecialSrc::LanemaskEq => 1u64 << lane32,
-            SpecialSrc::LanemaskLe => ((2u64 << lane32) - 1) & 0xffff_ffff,
-            SpecialSrc::LanemaskLt => (1u64 << lane32) - 1,
-            SpecialSrc::LanemaskGe => (!((1u64 << lane32) - 1)) & 0xffff_ffff,
-            SpecialSrc::LanemaskGt => (!((2u64 << lane32) - 1)) & 0xffff_ffff,
+        match sp {
+            S::Tid => self.block.split(tid)[d as usize % 3] as u64,
+            S::Ntid => self.block.get(d) as u64,
+            S::Ctaid => self.grid.split(warp.cta)[d as usize % 3] as u64,
+            S::Nctaid => self.grid.get(d) as u64,
+            S::Laneid => lane32 as u64,
+            S::Warpid => (warp.first_tid / WARP as u32) as u64,
+            S::Nwarpid => 64,
+            S::Smid => (warp.cta % NUM_SMS) as u64,
+            S::Nsmid => NUM_SMS as u64,
+            S::Gridid => self.launch as u64 + 1,
+            S::LanemaskEq => 1u64 << lane32,
+            S::LanemaskLe => ((2u64 << lane32) - 1) & 0xffff_ffff,
+            S::LanemaskLt => (1u64 << lane32) - 1,
+            S::LanemaskGe => (!((1u64 << lane32) - 1)) & 0xffff_ffff,
+            S::LanemaskGt => (!((2u64 << lane32) - 1)) & 0xffff_ffff,
             // Virtual clocks: deterministic functions of the work done so far.
-            SpecialSrc::Clock => (self.clock + warp.clock) & 0xffff_ffff,
-            SpecialSrc::ClockHi => (self.clock + warp.clock) >> 32,
-            SpecialSrc::Clock64 => self.clock + warp.clock,
-            SpecialSrc::Globaltimer => self.clock * 32,
-            SpecialSrc::GlobaltimerLo => (self.clock * 32) & 0xffff_ffff,
-            SpecialSrc::GlobaltimerHi => (self.clock * 32) >> 32,
-            SpecialSrc::DynamicSmemSize => self.dyn_shared as u64,
-            SpecialSrc::TotalSmemSize => self.mem.shared.first().map_or(0, |s| s.len()) as u64,
-            SpecialSrc::Zero => 0,
-        };
-        v
+            S::Clock => (self.clock + warp.clock) & 0xffff_ffff,
+            S::ClockHi => (self.clock + warp.clock) >> 32,
+            S::Clock64 => self.clock + warp.clock,
+            S::Globaltimer => self.clock * 32,
+            S::GlobaltimerLo => (self.clock * 32) & 0xffff_ffff,
+            S::GlobaltimerHi => (self.clock * 32) >> 32,
+            S::DynamicSmemSize => self.dyn_shared as u64,
+            S::TotalSmemSize | S::AggrSmemSize => {
+                self.mem.shared.first().map_or(0, |s| s.len()) as u64
+            }
+            // Performance counters and environment registers read as 0; the cluster
+            // registers are refused when the module is loaded.
+            _ => 0,
+        }
     }
 
     #[inline]
@@ -840,47 +844,16 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 Ok(Flow::Next)
             }
-            Op::Ld {
-                space,
-                ds,
-                addr,
-                size,
-                signed,
-                sem,
-                scope,
-            } => {
-                self.exec_ld(
-                    w, active, pc, inst.site, *space, ds, *addr, *size, *signed, *sem, *scope,
-                )?;
+            Op::Ld { .. } => {
+                self.exec_ld(w, active, pc, inst)?;
                 Ok(Flow::Next)
             }
-            Op::St {
-                space,
-                addr,
-                vals,
-                size,
-                sem,
-                scope,
-            } => {
-                self.exec_st(
-                    w, active, pc, inst.site, *space, vals, *addr, *size, *sem, *scope,
-                )?;
+            Op::St { .. } => {
+                self.exec_st(w, active, pc, inst)?;
                 Ok(Flow::Next)
             }
-            Op::Atom {
-                space,
-                op,
-                size,
-                d,
-                addr,
-                b,
-                c,
-                sem,
-                scope,
-            } => {
-                self.exec_atom(
-                    w, active, pc, inst.site, *space, *op, *size, *d, *addr, *b, *c, *sem, *scope,
-                )?;
+            Op::Atom { .. } => {
+                self.exec_atom(w, active, pc, inst)?;
                 Ok(Flow::Next)
             }
             Op::Cvta {
@@ -1433,21 +1406,21 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(u64::from_le_bytes(b))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn exec_ld(
-        &mut self,
-        w: u32,
-        active: u32,
-        pc: u32,
-        site: SiteId,
-        space: MemSpace,
-        ds: &[Option<Slot>],
-        addr: Addr,
-        size: u32,
-        signed: bool,
-        sem: Sem,
-        scope: Scope,
-    ) -> Result<(), LaunchOutcome> {
+    /// `inst` is an `Op::Ld`.
+    fn exec_ld(&mut self, w: u32, active: u32, pc: u32, inst: &Inst) -> Result<(), LaunchOutcome> {
+        let site = inst.site;
+        let &Op::Ld {
+            space,
+            ref ds,
+            addr,
+            size,
+            signed,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
         let total = size * ds.len() as u32;
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
@@ -1487,20 +1460,20 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn exec_st(
-        &mut self,
-        w: u32,
-        active: u32,
-        pc: u32,
-        site: SiteId,
-        space: MemSpace,
-        vals: &[Src],
-        addr: Addr,
-        size: u32,
-        sem: Sem,
-        scope: Scope,
-    ) -> Result<(), LaunchOutcome> {
+    /// `inst` is an `Op::St`.
+    fn exec_st(&mut self, w: u32, active: u32, pc: u32, inst: &Inst) -> Result<(), LaunchOutcome> {
+        let site = inst.site;
+        let &Op::St {
+            space,
+            addr,
+            ref vals,
+            size,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
         let total = size * vals.len() as u32;
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
@@ -1561,23 +1534,29 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// `inst` is an `Op::Atom`.
     fn exec_atom(
         &mut self,
         w: u32,
         active: u32,
         pc: u32,
-        site: SiteId,
-        space: MemSpace,
-        op: AtomOp,
-        size: u32,
-        d: Option<Slot>,
-        addr: Addr,
-        b: Src,
-        c: Option<Src>,
-        sem: Sem,
-        scope: Scope,
+        inst: &Inst,
     ) -> Result<(), LaunchOutcome> {
+        let site = inst.site;
+        let &Op::Atom {
+            space,
+            op,
+            size,
+            d,
+            addr,
+            b,
+            c,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, size)?;

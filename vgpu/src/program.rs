@@ -14,42 +14,14 @@ pub type Slot = u32;
 pub const FUNC_WINDOW: u64 = 0x0005_0000_0000_0000;
 pub const CC_SLOT: Slot = 0;
 
-/// Special registers evaluated per lane at run time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpecialSrc {
-    Tid(u8),
-    Ntid(u8),
-    Ctaid(u8),
-    Nctaid(u8),
-    Laneid,
-    Warpid,
-    Nwarpid,
-    Smid,
-    Nsmid,
-    Gridid,
-    LanemaskEq,
-    LanemaskLe,
-    LanemaskLt,
-    LanemaskGe,
-    LanemaskGt,
-    Clock,
-    ClockHi,
-    Clock64,
-    Globaltimer,
-    GlobaltimerLo,
-    GlobaltimerHi,
-    DynamicSmemSize,
-    TotalSmemSize,
-    Zero,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Src {
     Reg(Slot),
     /// `!p`
     NotReg(Slot),
     Imm(u64),
-    Special(SpecialSrc),
+    /// A special register (`%tid.x`: the register and its dimension), read per lane.
+    Special(fencehound_ptx::Special, u8),
     /// The local-space address of a frame variable (`mov %SPL, __local_depot0`).
     LocalAddr(u32),
 }
