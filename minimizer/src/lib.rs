@@ -102,7 +102,7 @@ pub struct FenceSuggestion {
     pub block_scope_fails: Option<Failing>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MinimizeReport {
     pub campaign: String,
     pub variant: String,
@@ -180,8 +180,8 @@ pub struct BaselineReport {
     pub wall_seconds: f64,
 }
 
-/// (order, p, seed, failure summary) of one check execution.
-type CheckResult = (usize, f64, u64, Option<String>);
+/// (order, p, seed, failure summary, oracle error) of one check execution.
+type CheckResult = (usize, f64, u64, Option<String>, Option<String>);
 
 /// Seeds of checks come from their own ChaCha stream range, apart from `fuzz` ids.
 const CHECK_STREAM: u64 = 1 << 40;
@@ -217,6 +217,16 @@ impl Checker {
             cache,
             preps: HashMap::new(),
         }
+    }
+
+    /// The cache key of one execution: program, filters, model, p_w, seed, scheduler.
+    fn key(&self, prep: &Prepared, filters: &Filters, model: Model, p: f64, seed: u64) -> String {
+        format!(
+            "{}|{filters:?}|{}|{p}|{seed}|{:?}",
+            prep.ptx_sha256,
+            model.name(),
+            self.opts.scheduler
+        )
     }
 
     /// Fails the search if an oracle could not judge some execution.
@@ -267,12 +277,7 @@ impl Checker {
             for i in from..from + n as u64 {
                 let seed =
                     fencehound_fuzzer::seeds::exec_seed(self.opts.master_seed, CHECK_STREAM + i);
-                let key = format!(
-                    "{}|{filters:?}|{}|{p}|{seed}|{:?}",
-                    prep.ptx_sha256,
-                    model.name(),
-                    self.opts.scheduler
-                );
+                let key = self.key(prep, filters, model, p, seed);
                 match self.cache.get(&key) {
                     Some(v) => {
                         self.cached += 1;
@@ -294,7 +299,6 @@ impl Checker {
             let results: Mutex<Vec<CheckResult>> = Mutex::new(Vec::new());
             let next = AtomicUsize::new(0);
             let sched = self.opts.scheduler;
-            let fatal: Mutex<Option<String>> = Mutex::new(None);
             std::thread::scope(|s| {
                 for _ in 0..jobs.min(chunk.len()) {
                     s.spawn(|| loop {
@@ -313,42 +317,35 @@ impl Checker {
                             race: false,
                         };
                         let r = execute(prep, &spec, None);
-                        let v = if let fencehound_fuzzer::Verdict::OracleError { message } =
-                            &r.verdict
-                        {
-                            // Not a verdict on the kernel: counted as failing so no fence is
-                            // called redundant on its account, and the search ends with an error.
-                            if let Ok(mut f) = fatal.lock() {
-                                f.get_or_insert_with(|| message.clone());
+                        // An oracle that could not judge says nothing about the kernel: it
+                        // counts as failing (so no fence is called redundant on its account),
+                        // is never cached, and ends the search with an error.
+                        let oracle_error = match &r.verdict {
+                            fencehound_fuzzer::Verdict::OracleError { message } => {
+                                Some(message.clone())
                             }
-                            Some(r.verdict.summary())
-                        } else {
-                            r.verdict.is_failure().then(|| r.verdict.summary())
+                            _ => None,
                         };
+                        let v = (r.verdict.is_failure() || oracle_error.is_some())
+                            .then(|| r.verdict.summary());
                         if let Ok(mut g) = results.lock() {
-                            g.push((ord, p, seed, v));
+                            g.push((ord, p, seed, v, oracle_error));
                         }
                     });
                 }
             });
             let results = results.into_inner().unwrap_or_default();
-            if let Some(m) = fatal.into_inner().ok().flatten() {
-                self.oracle_error.get_or_insert(m);
-            }
             self.executions += results.len() as u64;
             let mut failed = false;
-            for (ord, p, seed, v) in results {
-                let key = format!(
-                    "{}|{filters:?}|{}|{p}|{seed}|{:?}",
-                    prep.ptx_sha256,
-                    model.name(),
-                    self.opts.scheduler
-                );
-                if !v
-                    .as_deref()
-                    .is_some_and(|m| m.starts_with("the oracle could not judge"))
-                {
-                    self.cache.insert(key, v.clone());
+            for (ord, p, seed, v, oracle_error) in results {
+                match oracle_error {
+                    Some(m) => {
+                        self.oracle_error.get_or_insert(m);
+                    }
+                    None => {
+                        let key = self.key(prep, filters, model, p, seed);
+                        self.cache.insert(key, v.clone());
+                    }
                 }
                 failed |= v.is_some();
                 known.insert(ord, v);
@@ -547,20 +544,7 @@ pub fn minimize(
         campaign: campaign.name.clone(),
         variant: variant.into(),
         model: model.name().into(),
-        failure: None,
-        global_alone: None,
-        shared_alone: None,
-        spaces: Vec::new(),
-        kernels: Vec::new(),
-        stores: Vec::new(),
-        fences: Vec::new(),
-        confirmed: false,
-        remaining_failure: None,
-        diff: String::new(),
-        ptx_change: String::new(),
-        executions: 0,
-        cached: 0,
-        wall_seconds: 0.0,
+        ..Default::default()
     };
     report.failure = ck.first_failure(&base, &all_filters(), model, 0, b);
     if report.failure.is_none() {
@@ -659,7 +643,10 @@ pub fn minimize(
             })
         })
         .collect();
-    let fixed = search_fences(&mut ck, &base, &cand_refs, model, &mut report)?;
+    let found = search_fences(&mut ck, &base, &cand_refs, model)?;
+    report.confirmed = found.confirmed;
+    report.remaining_failure = found.remaining_failure;
+    let fixed = found.fences;
     // Narrow each to block scope where that passes under `scoped`.
     let mut suggestions = Vec::new();
     for (k, (id, at)) in fixed.iter().enumerate() {
@@ -719,8 +706,8 @@ fn search_fences(
     base: &Arc<Prepared>,
     cands: &[(u32, InstRef)],
     model: Model,
-    report: &mut MinimizeReport,
-) -> Result<Vec<(u32, InstRef)>, MinimizeError> {
+) -> Result<FenceSearch, MinimizeError> {
+    let mut remaining_failure = None;
     let mut window = ck.opts.batch;
     let mut confirm_from = ck.opts.batch as u64;
     let debug = std::env::var_os("FENCEHOUND_DEBUG_MIN").is_some();
@@ -733,15 +720,16 @@ fn search_fences(
     };
     let mut best: Vec<(u32, InstRef)> = cands.to_vec();
     for _round in 0..6 {
-        let mut err = None;
+        // Whether every seed of the window passes with fences after `set`. A module that
+        // cannot be prepared counts as failing; the error is returned after the search.
+        let mut err: Option<MinimizeError> = None;
         let mut passes = |set: &[(u32, InstRef)], ck: &mut Checker| -> bool {
-            let m = build(set);
-            let r = match ck.prep(&m) {
+            let r = match ck.prep(&build(set)) {
                 Ok(p) => ck
                     .first_failure(&p, &all_filters(), model, 0, window)
                     .is_none(),
                 Err(e) => {
-                    err = Some(e);
+                    err.get_or_insert(e);
                     false
                 }
             };
@@ -754,14 +742,18 @@ fn search_fences(
             }
             r
         };
-        if !passes(cands, ck) {
+        let all_pass = passes(cands, ck);
+        if !all_pass {
+            // Even a fence after every candidate does not fix it (or a module failed).
             if let Some(e) = err {
                 return Err(e);
             }
-            // Even a fence after every candidate does not fix it.
             let p = ck.prep(&build(cands))?;
-            report.remaining_failure = ck.first_failure(&p, &all_filters(), model, 0, window);
-            return Ok(cands.to_vec());
+            return Ok(FenceSearch {
+                fences: cands.to_vec(),
+                confirmed: false,
+                remaining_failure: ck.first_failure(&p, &all_filters(), model, 0, window),
+            });
         }
         let mut chosen = ddmin::ddmin(cands.to_vec(), &mut |set| passes(set, ck));
         chosen.sort();
@@ -787,8 +779,6 @@ fn search_fences(
         // Moves can make another fence unnecessary: reduce once more.
         chosen.sort();
         let mut chosen = ddmin::ddmin(chosen, &mut |set| passes(set, ck));
-        #[allow(dropping_copy_types, clippy::drop_non_drop)]
-        drop(passes); // ends the closure's borrow of `err`
         if let Some(e) = err {
             return Err(e);
         }
@@ -797,18 +787,33 @@ fn search_fences(
         let p = ck.prep(&build(&chosen))?;
         match ck.first_failure(&p, &all_filters(), model, confirm_from, ck.opts.confirm) {
             None => {
-                report.confirmed = true;
-                report.remaining_failure = None;
-                return Ok(chosen);
+                return Ok(FenceSearch {
+                    fences: chosen,
+                    confirmed: true,
+                    remaining_failure: None,
+                })
             }
             Some(f) => {
-                report.remaining_failure = Some(f);
+                remaining_failure = Some(f);
                 window = (confirm_from + ck.opts.confirm as u64) as u32;
                 confirm_from += ck.opts.confirm as u64;
             }
         }
     }
-    Ok(best)
+    Ok(FenceSearch {
+        fences: best,
+        confirmed: false,
+        remaining_failure,
+    })
+}
+
+/// What [`search_fences`] found.
+struct FenceSearch {
+    fences: Vec<(u32, InstRef)>,
+    /// The set survived a fresh batch of seeds.
+    confirmed: bool,
+    /// The last failure seen with the set (None when confirmed).
+    remaining_failure: Option<Failing>,
 }
 
 /// Audits the existing fences of a variant.
@@ -934,27 +939,9 @@ pub fn baseline_fence_all(
             })
         })
         .collect();
-    let mut report = MinimizeReport {
-        campaign: campaign.name.clone(),
-        variant: variant.into(),
-        model: opts.model.name().into(),
-        failure: None,
-        global_alone: None,
-        shared_alone: None,
-        spaces: vec![],
-        kernels: vec![],
-        stores: vec![],
-        fences: vec![],
-        confirmed: false,
-        remaining_failure: None,
-        diff: String::new(),
-        ptx_change: String::new(),
-        executions: 0,
-        cached: 0,
-        wall_seconds: 0.0,
-    };
-    let fixed = search_fences(&mut ck, &base, &cands, opts.model, &mut report)?;
-    let fences = fixed
+    let found = search_fences(&mut ck, &base, &cands, opts.model)?;
+    let fences = found
+        .fences
         .iter()
         .map(|(id, _)| FenceSuggestion {
             after: site(&campaign, &lines, &st.infos[*id as usize]),
@@ -971,7 +958,7 @@ pub fn baseline_fence_all(
         variant: variant.into(),
         candidates: cands.len(),
         fences,
-        confirmed: report.confirmed,
+        confirmed: found.confirmed,
         executions: ck.executions,
         cached: ck.cached,
         wall_seconds: start.elapsed().as_secs_f64(),
