@@ -33,7 +33,8 @@ pub struct Args {
     pub no_cache: bool,
 }
 
-fn parse_define(s: &str) -> Result<(String, Option<String>), String> {
+/// `NAME` or `NAME=VALUE` of a `-D` option (also used by `run-kernel`).
+pub fn parse_define(s: &str) -> Result<(String, Option<String>), String> {
     let (name, value) = match s.split_once('=') {
         Some((n, v)) => (n, Some(v.to_string())),
         None => (s, None),

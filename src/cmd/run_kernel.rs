@@ -108,19 +108,7 @@ fn parse_scheduler(s: &str) -> Result<SchedulerKind, String> {
 }
 
 fn parse_define(s: &str) -> Result<(String, Option<String>)> {
-    let (name, value) = match s.split_once('=') {
-        Some((n, v)) => (n, Some(v.to_string())),
-        None => (s, None),
-    };
-    let valid = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid {
-        bail!("-D {s}: `{name}` is not a macro name");
-    }
-    Ok((name.to_string(), value))
+    crate::cmd::compile::parse_define(s).map_err(|e| anyhow::anyhow!("-D {s}: {e}"))
 }
 
 /// The PTX text of the input: read, or compiled from CUDA.
