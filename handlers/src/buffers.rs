@@ -542,16 +542,7 @@ impl WriteBuffers {
             if let Some(ov) = self.overlays.get_mut(t.cta as usize) {
                 ov.push_back(e);
                 self.pend(e.k, 1);
-                if self.cfg.trace {
-                    self.trace.push(TraceEvent::Buffered {
-                        seq: e.seq(),
-                        thread: t.global,
-                        site: a.site,
-                        loc: a.loc,
-                        size: a.size as u8,
-                        value: new,
-                    });
-                }
+                self.note_buffered(&e);
             } else {
                 mem.write_u64(a.loc, a.size, new)?;
             }
@@ -580,6 +571,19 @@ impl WriteBuffers {
     fn write_mem(mem: &mut Memory, e: &Entry) {
         // Addresses were checked when the store was buffered; allocations do not move.
         let _ = mem.write(e.loc(), &e.value.to_le_bytes()[..e.size() as usize]);
+    }
+
+    fn note_buffered(&mut self, e: &Entry) {
+        if self.cfg.trace {
+            self.trace.push(TraceEvent::Buffered {
+                seq: e.seq(),
+                thread: e.thread,
+                site: e.site,
+                loc: e.loc(),
+                size: e.size() as u8,
+                value: e.value,
+            });
+        }
     }
 
     fn note_drain(&mut self, e: &Entry, to: Level, reason: DrainReason, at: Option<SiteId>) {
@@ -1026,16 +1030,7 @@ impl Hooks for WriteBuffers {
             self.stats.peak_occupancy = self.stats.peak_occupancy.max(occ);
             self.stats.space(shared).stores_buffered += 1;
             self.pend(e.k, 1);
-            if self.cfg.trace {
-                self.trace.push(TraceEvent::Buffered {
-                    seq: e.seq(),
-                    thread: t.global,
-                    site: a.site,
-                    loc: a.loc,
-                    size: e.size() as u8,
-                    value,
-                });
-            }
+            self.note_buffered(&e);
             Ok(())
         } else {
             self.drain_overlay_addr(

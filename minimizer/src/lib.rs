@@ -375,6 +375,24 @@ struct Sites {
     accesses: Vec<u32>,
 }
 
+impl Sites {
+    /// The (site, place) of each site id, for fence candidates.
+    fn refs(&self, ids: &[u32]) -> Vec<(u32, InstRef)> {
+        ids.iter()
+            .filter_map(|id| {
+                let i = self.infos.get(*id as usize)?;
+                Some((
+                    *id,
+                    InstRef {
+                        function: i.function.clone(),
+                        ptx_line: i.ptx_line,
+                    },
+                ))
+            })
+            .collect()
+    }
+}
+
 fn sites(module: &fencehound_ptx::Module) -> Result<Sites, MinimizeError> {
     let mut dev = Device::new();
     let id = dev
@@ -629,20 +647,7 @@ pub fn minimize(
         .map(|i| site(&campaign, &lines, i))
         .collect();
     // 4. Where the fence goes: after each store of the implicated space.
-    let cand_refs: Vec<(u32, InstRef)> = candidates
-        .iter()
-        .filter_map(|id| {
-            st.infos.get(*id as usize).map(|i| {
-                (
-                    *id,
-                    InstRef {
-                        function: i.function.clone(),
-                        ptx_line: i.ptx_line,
-                    },
-                )
-            })
-        })
-        .collect();
+    let cand_refs: Vec<(u32, InstRef)> = st.refs(&candidates);
     let found = search_fences(&mut ck, &base, &cand_refs, model)?;
     report.confirmed = found.confirmed;
     report.remaining_failure = found.remaining_failure;
@@ -924,21 +929,7 @@ pub fn baseline_fence_all(
     let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
     let st = sites(&base.module)?;
     let lines = source_lines(&campaign);
-    let cands: Vec<(u32, InstRef)> = st
-        .accesses
-        .iter()
-        .filter_map(|id| {
-            st.infos.get(*id as usize).map(|i| {
-                (
-                    *id,
-                    InstRef {
-                        function: i.function.clone(),
-                        ptx_line: i.ptx_line,
-                    },
-                )
-            })
-        })
-        .collect();
+    let cands: Vec<(u32, InstRef)> = st.refs(&st.accesses);
     let found = search_fences(&mut ck, &base, &cands, opts.model)?;
     let fences = found
         .fences
