@@ -1282,19 +1282,21 @@ fn decode_add_sub(x: &mut Dec, add: bool) -> Res<AluKind> {
             let r = x.frnd(Some(Rounding::Rn))?;
             Ok(if add { K::AddF64(r) } else { K::SubF64(r) })
         }
-        _ => {
-            let fmt = t.half().ok_or("type")?;
-            x.flags(&[Mod::Ftz, Mod::Sat])?;
-            half_rounding(x, fmt)?;
-            let op = if add { HOp::Add } else { HOp::Sub };
-            Ok(K::HalfBin {
-                op,
-                fmt,
-                m: half_mods(x),
-                nan: false,
-            })
-        }
+        _ => half_arith(x, t, if add { HOp::Add } else { HOp::Sub }),
     }
+}
+
+/// `add`/`sub`/`mul` on `.f16`/`.bf16` (scalar or x2): `.ftz`/`.sat` allowed, `.rn` only.
+fn half_arith(x: &mut Dec, t: Ty, op: HOp) -> Res<AluKind> {
+    let fmt = t.half().ok_or("type")?;
+    x.flags(&[Mod::Ftz, Mod::Sat])?;
+    half_rounding(x, fmt)?;
+    Ok(AluKind::HalfBin {
+        op,
+        fmt,
+        m: half_mods(x),
+        nan: false,
+    })
 }
 
 fn decode_mul(x: &mut Dec) -> Res<AluKind> {
@@ -1331,17 +1333,7 @@ fn decode_mul(x: &mut Dec) -> Res<AluKind> {
             x.flags(&[])?;
             Ok(K::MulF64(x.frnd(Some(Rounding::Rn))?))
         }
-        _ => {
-            let fmt = t.half().ok_or("type")?;
-            x.flags(&[Mod::Ftz, Mod::Sat])?;
-            half_rounding(x, fmt)?;
-            Ok(K::HalfBin {
-                op: HOp::Mul,
-                fmt,
-                m: half_mods(x),
-                nan: false,
-            })
-        }
+        _ => half_arith(x, t, HOp::Mul),
     }
 }
 
