@@ -61,6 +61,12 @@ pub struct Prepared {
     pub inputs: Outputs,
     /// Outputs of the `sc` reference run (for `golden` oracles and reports).
     pub golden: Outputs,
+    /// A device with the module loaded and the buffers initialised: every execution
+    /// starts from a clone of it (decoding and initialising once per variant).
+    template: Device,
+    template_module: ModuleId,
+    /// Device addresses of the campaign's buffers, in declaration order.
+    buffer_ptrs: Vec<u64>,
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -184,6 +190,26 @@ pub fn prepare_with_ptx(
             data,
         });
     }
+    let mut template = Device::new();
+    let template_module = template
+        .load_module(&module)
+        .map_err(|e| PrepareError::Load {
+            campaign: cname.clone(),
+            variant: variant.to_string(),
+            message: e.to_string(),
+        })?;
+    let mut buffer_ptrs = Vec::new();
+    for (b, init) in campaign.buffers.iter().zip(&inputs.buffers) {
+        let buffer_err = |e: fencehound_vgpu::DeviceError| PrepareError::Input {
+            campaign: cname.clone(),
+            message: format!("buffer `{}`: {e}", b.name),
+        };
+        let p = template
+            .alloc_named(init.data.len() as u64, b.name.clone())
+            .map_err(buffer_err)?;
+        template.copy_to(p, &init.data).map_err(buffer_err)?;
+        buffer_ptrs.push(p);
+    }
     let mut prep = Prepared {
         ptx_sha256: sha256_hex(ptx.as_bytes()),
         campaign: campaign.clone(),
@@ -194,6 +220,9 @@ pub fn prepare_with_ptx(
             buffers: Vec::new(),
         },
         inputs,
+        template,
+        template_module,
+        buffer_ptrs,
     };
     // The reference: no buffering, round-robin scheduling.
     let spec = ExecSpec {
@@ -415,16 +444,9 @@ fn execute_raw(
     cancel: Option<&AtomicBool>,
 ) -> Result<Raw, String> {
     let c = &prep.campaign;
-    let mut dev = Device::new();
-    let module: ModuleId = dev.load_module(&prep.module).map_err(|e| e.to_string())?;
-    let mut ptrs = Vec::new();
-    for (b, init) in c.buffers.iter().zip(&prep.inputs.buffers) {
-        let p = dev
-            .alloc_named(init.data.len() as u64, b.name.clone())
-            .map_err(|e| format!("buffer `{}`: {e}", b.name))?;
-        dev.copy_to(p, &init.data).map_err(|e| e.to_string())?;
-        ptrs.push(p);
-    }
+    let mut dev = prep.template.clone();
+    let module = prep.template_module;
+    let ptrs = &prep.buffer_ptrs;
     let mut cfg = BufferConfig::new(spec.model, spec.p, spec.seed);
     cfg.trace = spec.trace;
     cfg.buffer_global = spec.filters.global;
@@ -435,19 +457,19 @@ fn execute_raw(
     let (launched, races, mut wb) = if spec.race {
         let mut rc =
             fencehound_racecheck::RaceCheck::for_module(WriteBuffers::new(cfg), &dev, module);
-        let launched = run_launches(&mut dev, module, prep, spec, cancel, &ptrs, &mut rc)?;
+        let launched = run_launches(&mut dev, module, prep, spec, cancel, ptrs, &mut rc)?;
         let races = rc.races().reports(&dev, module);
         (launched, races, rc.into_inner())
     } else {
         let mut wb = WriteBuffers::new(cfg);
-        let launched = run_launches(&mut dev, module, prep, spec, cancel, &ptrs, &mut wb)?;
+        let launched = run_launches(&mut dev, module, prep, spec, cancel, ptrs, &mut wb)?;
         (launched, Vec::new(), wb)
     };
     let (lane_instructions, printf, verdict) = launched;
     let mut outputs = Outputs {
         buffers: Vec::new(),
     };
-    for ((b, init), p) in c.buffers.iter().zip(&prep.inputs.buffers).zip(&ptrs) {
+    for ((b, init), p) in c.buffers.iter().zip(&prep.inputs.buffers).zip(ptrs) {
         let mut data = vec![0u8; init.data.len()];
         dev.copy_from(*p, &mut data).map_err(|e| e.to_string())?;
         outputs.buffers.push(Buffer {

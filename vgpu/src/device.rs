@@ -50,6 +50,7 @@ impl Arg {
     }
 }
 
+#[derive(Debug)]
 struct Loaded {
     program: Program,
     vars: HashMap<String, (ptx::Space, u64, u64)>,
@@ -78,9 +79,14 @@ pub struct Stop<'a> {
 }
 
 /// A virtual GPU.
+///
+/// Cloning is cheap for the code (decoded modules are shared) and copies the memory: a
+/// device with its module loaded and buffers initialised is a template that many
+/// executions clone instead of decoding and initialising again.
+#[derive(Debug, Clone)]
 pub struct Device {
     mem: Memory,
-    modules: Vec<Loaded>,
+    modules: Vec<std::sync::Arc<Loaded>>,
     launches: u32,
 }
 
@@ -288,7 +294,8 @@ impl Device {
             .map(|(k, (s, a, n))| (k.clone(), *a, *n, *s == ptx::Space::Const))
             .collect();
         program.globals.sort();
-        self.modules.push(Loaded { program, vars });
+        self.modules
+            .push(std::sync::Arc::new(Loaded { program, vars }));
         Ok(ModuleId(self.modules.len() - 1))
     }
 
