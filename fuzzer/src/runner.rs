@@ -251,11 +251,15 @@ pub fn run(
     });
     rt.shutdown_background();
     result?;
-    report.interrupted =
-        cancel.load(Ordering::Relaxed) && report.executions_done < total && !plan.stop_at_first;
-    if plan.stop_at_first && report.executions_done < total {
-        report.interrupted = !report.failed();
-    }
+    // Incomplete runs: `--stop-at-first` stops on purpose once something failed; anything
+    // else that ends early was cancelled (Ctrl-C, SIGTERM).
+    let incomplete = report.executions_done < total;
+    report.interrupted = incomplete
+        && if plan.stop_at_first {
+            !report.failed()
+        } else {
+            cancel.load(Ordering::Relaxed)
+        };
     report.failures.sort_by_key(|f| f.id);
     report.oracle_errors.sort_by_key(|f| f.id);
     report.summary.sort_by(|a, b| {
