@@ -4,9 +4,10 @@
 use crate::decode::{type_bytes, var_align, var_size, Decoder, ModuleLayout};
 use crate::error::{DeviceError, LoadError};
 use crate::exec::{Dim3, LaunchResult, LaunchSpec, Machine};
+use crate::hooks::SiteId;
 use crate::hooks::{Hooks, NoHooks};
 use crate::memory::Memory;
-use crate::program::{Program, SiteInfo};
+use crate::program::{Program, SiteInfo, SiteOp};
 use crate::sched::{RoundRobin, Scheduler};
 use fencehound_ptx as ptx;
 use std::collections::HashMap;
@@ -310,6 +311,11 @@ impl Device {
 
     pub fn program(&self, module: ModuleId) -> Option<&Program> {
         self.modules.get(module.0).map(|m| &m.program)
+    }
+
+    /// What each instruction of a module does to memory ordering (see [`SiteOp`]).
+    pub fn site_ops(&self, module: ModuleId) -> Option<Vec<(SiteId, SiteOp)>> {
+        self.program(module).map(Program::site_ops)
     }
 
     pub fn site(&self, module: ModuleId, site: u32) -> Option<&SiteInfo> {

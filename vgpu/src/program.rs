@@ -3,28 +3,13 @@
 //! modifiers to typed fields. Built by [`crate::decode`], run by [`crate::exec`].
 
 use crate::alu::AluInst;
-use crate::hooks::{FenceKind, Scope, Sem, SiteId};
-
-/// A register slot in the current frame. Slot 0 is the carry flag (`CC.CF`).
-pub type Slot = u32;
+use crate::hooks::{AccessKind, BarrierKind, FenceKind, Scope, Sem, SiteId};
+pub use crate::operand::{Slot, Src, CC_SLOT};
 
 /// Function "addresses" (`mov.u64 %rd, func`) live in their own window, outside every
 /// memory window, so a load or store through one faults: function `i` is
 /// `FUNC_WINDOW + 16 * i`.
 pub const FUNC_WINDOW: u64 = 0x0005_0000_0000_0000;
-pub const CC_SLOT: Slot = 0;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Src {
-    Reg(Slot),
-    /// `!p`
-    NotReg(Slot),
-    Imm(u64),
-    /// A special register (`%tid.x`: the register and its dimension), read per lane.
-    Special(fencehound_ptx::Special, u8),
-    /// The local-space address of a frame variable (`mov %SPL, __local_depot0`).
-    LocalAddr(u32),
-}
 
 /// The state space of a memory instruction after decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,6 +288,84 @@ pub struct Inst {
     pub site: SiteId,
 }
 
+/// The state space a memory instruction names. `Generic` is resolved per access at run
+/// time (the hooks then see the concrete space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccessSpace {
+    Generic,
+    Global,
+    Shared,
+    Local,
+    Const,
+    /// Kernel parameters or a device function's `.param` variables.
+    Param,
+}
+
+/// What one static instruction does to memory ordering: the public description of a site
+/// for tools that choose sites (the minimizer's store and fence candidates) without
+/// depending on the executor's decoded form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteOp {
+    /// `ld`, `st`, `atom` or `red`; `sem`/`scope` as the hooks will see them.
+    Access {
+        kind: AccessKind,
+        space: AccessSpace,
+        sem: Sem,
+        scope: Scope,
+    },
+    /// `fence.*`, `membar.*`.
+    Fence { kind: FenceKind, scope: Scope },
+    /// `bar`/`barrier` (`Sync` or `Arrive`) and `bar.warp.sync` (`Warp`).
+    Barrier(BarrierKind),
+    /// Anything else: ALU, control flow, warp collectives.
+    Other,
+}
+
+impl MemSpace {
+    pub fn access_space(self) -> AccessSpace {
+        match self {
+            MemSpace::Generic => AccessSpace::Generic,
+            MemSpace::Global => AccessSpace::Global,
+            MemSpace::Shared => AccessSpace::Shared,
+            MemSpace::Local => AccessSpace::Local,
+            MemSpace::Const => AccessSpace::Const,
+            MemSpace::KernelParam | MemSpace::FrameParam => AccessSpace::Param,
+        }
+    }
+}
+
+impl Inst {
+    pub fn site_op(&self) -> SiteOp {
+        let access = |kind, space: &MemSpace, sem, scope| SiteOp::Access {
+            kind,
+            space: space.access_space(),
+            sem,
+            scope,
+        };
+        match &self.op {
+            Op::Ld {
+                space, sem, scope, ..
+            } => access(AccessKind::Load, space, *sem, *scope),
+            Op::St {
+                space, sem, scope, ..
+            } => access(AccessKind::Store, space, *sem, *scope),
+            Op::Atom {
+                space, sem, scope, ..
+            } => access(AccessKind::Atomic, space, *sem, *scope),
+            Op::Fence { kind, scope } => SiteOp::Fence {
+                kind: *kind,
+                scope: *scope,
+            },
+            Op::Bar { kind, .. } => SiteOp::Barrier(match kind {
+                BarKind::Arrive => BarrierKind::Arrive,
+                _ => BarrierKind::Sync,
+            }),
+            Op::WarpSync { .. } => SiteOp::Barrier(BarrierKind::Warp),
+            _ => SiteOp::Other,
+        }
+    }
+}
+
 /// Where an instruction came from, for reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteInfo {
@@ -383,4 +446,92 @@ pub struct Program {
     pub dyn_shared_offset: u32,
     /// Module `.global`/`.const` variables: name → (address, size, is_const).
     pub globals: Vec<(String, u64, u64, bool)>,
+}
+
+impl Program {
+    /// The memory-ordering description of every instruction, by site.
+    pub fn site_ops(&self) -> Vec<(SiteId, SiteOp)> {
+        self.insts.iter().map(|i| (i.site, i.site_op())).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Device;
+
+    #[test]
+    fn site_ops_describe_memory_ordering_per_site() {
+        let ptx = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    ld.acquire.gpu.global.u32 %r1, [%rd1];
+    st.shared.u32 [%rd1], %r1;
+    atom.relaxed.cta.global.add.u32 %r2, [%rd1], 1;
+    st.u32 [%rd1], %r2;
+    fence.acq_rel.gpu;
+    bar.sync 0;
+    bar.warp.sync -1;
+    ret;
+}
+"#;
+        let m = fencehound_ptx::parse("sites.ptx", ptx).unwrap();
+        let mut dev = Device::new();
+        let id = dev.load_module(&m).unwrap();
+        let ops: Vec<SiteOp> = dev
+            .site_ops(id)
+            .unwrap()
+            .into_iter()
+            .map(|(_, o)| o)
+            .collect();
+        let acc = |kind, space, sem, scope| SiteOp::Access {
+            kind,
+            space,
+            sem,
+            scope,
+        };
+        assert_eq!(
+            ops,
+            vec![
+                acc(AccessKind::Load, AccessSpace::Param, Sem::Weak, Scope::Sys),
+                acc(
+                    AccessKind::Load,
+                    AccessSpace::Global,
+                    Sem::Acquire,
+                    Scope::Gpu
+                ),
+                acc(
+                    AccessKind::Store,
+                    AccessSpace::Shared,
+                    Sem::Weak,
+                    Scope::Sys
+                ),
+                acc(
+                    AccessKind::Atomic,
+                    AccessSpace::Global,
+                    Sem::Relaxed,
+                    Scope::Cta
+                ),
+                acc(
+                    AccessKind::Store,
+                    AccessSpace::Generic,
+                    Sem::Weak,
+                    Scope::Sys
+                ),
+                SiteOp::Fence {
+                    kind: FenceKind::AcqRel,
+                    scope: Scope::Gpu
+                },
+                SiteOp::Barrier(BarrierKind::Sync),
+                SiteOp::Barrier(BarrierKind::Warp),
+                SiteOp::Other,
+            ]
+        );
+    }
 }
