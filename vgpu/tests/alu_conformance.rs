@@ -368,6 +368,31 @@ fn carry_chains() {
         &[D, D, D, D],
         &[(&[0, 5, 1, 2], u64::MAX, 2)],
     );
+    // CC.CF after a subtraction is the carry of `a + !b + 1`: 0 on borrow, 1 otherwise.
+    // The first row was recorded on an NVIDIA GPU (issue 17): `addc 0, 0` reads 0.
+    check2(
+        "sub.cc.s32 {d}, {a}, {b};\n addc.u32 {q}, 0, 0;",
+        W,
+        W,
+        &[W, W],
+        &[
+            (&[0x627a_df75, 0x864c_cef5], 0xdc2e_1080, 0),
+            (&[0x864c_cef5, 0x627a_df75], 0x23d1_ef80, 1),
+            (&[5, 5], 0, 1),
+        ],
+    );
+    // ... and `subc` adds it to `a + !b`: after a carrying `add.cc`, `subc` is `a - b`.
+    check2(
+        "add.cc.u32 {d}, {a}, {b};\n subc.cc.u32 {q}, {c}, {e};\n addc.u32 {d}, 0, 0;",
+        W,
+        W,
+        &[W, W, W, W],
+        &[
+            (&[0xffff_ffff, 1, 5, 3], 1, 2),
+            (&[1, 1, 5, 3], 1, 1),
+            (&[1, 1, 3, 5], 0, 0xffff_fffd),
+        ],
+    );
     // mad.lo.cc / madc.hi: the 64-bit product of two u32 plus a u64, in 32-bit pieces.
     let rows: Vec<(Vec<u64>, u64, u64)> = [
         (0xffff_ffffu32, 0xffff_ffffu32, 0xffff_ffffu32),
@@ -2177,7 +2202,8 @@ fn cvt_integer() {
         "cvt.sat.s8.s32 {d}, {a};",
         H,
         &[W],
-        &[(&[300], 0x7f), (&[s32(-300)], 0x80), (&[s32(-5)], 0xfb)],
+        // The `.b16` register is wider than `.s8`: sign-extended (see below).
+        &[(&[300], 0x7f), (&[s32(-300)], 0xff80), (&[s32(-5)], 0xfffb)],
     );
     check(
         "cvt.sat.u8.s32 {d}, {a};",
@@ -2198,6 +2224,49 @@ fn cvt_integer() {
         &[(&[0x8000_0000], 0x7fff_ffff)],
     );
     check("cvt.sat.s16.s16 {d}, {a};", H, &[H], &[(&[0x8000], 0x8000)]);
+}
+
+/// A `cvt` whose destination register is wider than its type (ptxas accepts this for
+/// `cvt` and `ld` only): a signed result is sign-extended to the register's width, an
+/// unsigned or float one zero-extended (PTX ISA "Operand Size Exceeding Instruction-Type
+/// Size"). The first row was recorded on an NVIDIA GPU (issue 17).
+#[test]
+fn cvt_into_a_wider_register() {
+    use R::*;
+    check(
+        "cvt.s16.s8 {d}, {a};",
+        W,
+        &[W],
+        &[(&[0xc2], 0xffff_ffc2), (&[0x42], 0x42)],
+    );
+    check("cvt.s16.s8 {d}, {a};", D, &[W], &[(&[0xc2], s(-62))]);
+    check("cvt.s16.s8 {d}, {a};", W, &[H], &[(&[0x80], 0xffff_ff80)]);
+    check("cvt.s16.u8 {d}, {a};", W, &[W], &[(&[0x1c2], 0xc2)]);
+    check("cvt.u16.u8 {d}, {a};", W, &[W], &[(&[0xc2], 0xc2)]);
+    check("cvt.u16.s8 {d}, {a};", W, &[W], &[(&[0xc2], 0xffc2)]);
+    check("cvt.s8.s32 {d}, {a};", W, &[W], &[(&[0x1f0], 0xffff_fff0)]);
+    check("cvt.u8.s32 {d}, {a};", W, &[W], &[(&[0x1f0], 0xf0)]);
+    check(
+        "cvt.s32.s64 {d}, {a};",
+        D,
+        &[D],
+        &[(&[0x1_8000_0000], s(i32::MIN as i64))],
+    );
+    check("cvt.s32.s8 {d}, {a};", D, &[W], &[(&[0xff], u64::MAX)]);
+    check(
+        "cvt.sat.s8.s32 {d}, {a};",
+        W,
+        &[W],
+        &[(&[s32(-300)], 0xffff_ff80), (&[300], 0x7f)],
+    );
+    check(
+        "cvt.rzi.s16.f32 {d}, {a};",
+        W,
+        &[F],
+        &[(&[f(-2.5)], 0xffff_fffe), (&[f(1e9)], 0x7fff)],
+    );
+    check("cvt.rni.u8.f32 {d}, {a};", W, &[F], &[(&[f(-3.0)], 0)]);
+    check("cvt.rn.f16.f32 {d}, {a};", W, &[F], &[(&[f(-1.0)], 0xbc00)]);
 }
 
 #[test]

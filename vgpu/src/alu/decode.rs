@@ -1298,6 +1298,7 @@ fn decode_cvt(x: &mut Dec) -> Res<AluKind> {
             from: fk.bits() as u8,
             from_signed: fk.is_signed_int(),
             to: tk.bits() as u8,
+            to_signed: tk.is_signed_int(),
         });
     }
     if plain && fk == ScalarKind::F32 && tk == ScalarKind::F64 && rnd == CvtRounding::None {

@@ -459,14 +459,15 @@ pub fn exec(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
 
             K::CvtInt {
                 from,
-                from_signed: true,
+                from_signed,
                 to,
-            } => run!(|l| sx(x[l], from) as u64 & mw(to)),
-            K::CvtInt {
-                from,
-                from_signed: false,
-                to,
-            } => run!(|l| x[l] & mw(from) & mw(to)),
+                to_signed,
+            } => match (from_signed, to_signed) {
+                (true, true) => run!(|l| sx(sx(x[l], from) as u64, to) as u64),
+                (true, false) => run!(|l| sx(x[l], from) as u64 & mw(to)),
+                (false, true) => run!(|l| sx(x[l] & mw(from), to) as u64),
+                (false, false) => run!(|l| x[l] & mw(from) & mw(to)),
+            },
             K::CvtF32F64 => run!(|l| {
                 let v = f32of(x[l]);
                 if v.is_nan() {
@@ -483,7 +484,12 @@ pub fn exec(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
                 (false, true) => bd((x[l] & mw(from)) as f64),
             }),
             K::Cvt { from, to, m } => {
-                let keep = mw(to.bits() as u8);
+                // `cvt` already sign-extends a signed integer result to 64 bits.
+                let keep = if to.is_signed_int() {
+                    u64::MAX
+                } else {
+                    mw(to.bits() as u8)
+                };
                 run!(|l| arith::cvt::cvt(x[l], from, to, m) & keep)
             }
             K::CvtPack { bf: false, relu } => {
@@ -696,7 +702,8 @@ fn exec_rare(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
             K::SubCarry { w64, cin, cout } => {
                 second = cout;
                 run2!(|l| {
-                    let c = CarryFlag(cin && cc[l] & 1 != 0);
+                    // `sub.cc` is `subc` with a carry-in of 1: `a + !b + 1`.
+                    let c = CarryFlag(!cin || cc[l] & 1 != 0);
                     if w64 {
                         i::subc_64(x[l], y[l], c)
                     } else {

@@ -7,7 +7,15 @@
 //! lane `l` in a frame with register base `b` is `regs[(b + s) * 32 + l]`, raw bits in a
 //! `u64`. An instruction reads only the low bits of its operand type (a register written by
 //! `ld.s32` holds the value sign-extended to 64 bits; an ALU op on `.s32` must not care) and
-//! writes its result zero-extended to the type width. Predicates are 0/1. Slot
+//! writes its result zero-extended to the type width. Predicates are 0/1.
+//!
+//! The one exception is `cvt` to a signed integer type: its destination register may be
+//! wider than the type (`cvt.s16.s8 %r1, %r2` with a `.b32` `%r1`), and then PTX
+//! sign-extends the result to the register's width (ISA "Operand Size Exceeding
+//! Instruction-Type Size", destination operands; GPUs write `0xffffffc2` for `0xc2`). So
+//! such a `cvt` writes the value sign-extended to 64 bits, which is right for every
+//! register width. ptxas accepts a wider destination register only for `cvt` and `ld`
+//! (`ld.s*` sign-extends the same way), so no other ALU op needs this. Slot
 //! [`CC_SLOT`] holds the carry flag `CC.CF` (0/1 per lane).
 //!
 //! Speed. Every modifier is folded into the [`AluKind`] at load time, so `exec` matches on
@@ -397,11 +405,13 @@ pub enum AluKind {
         ftz: bool,
     },
 
-    /// Integer to integer without `.sat`: truncate, then sign- or zero-extend.
+    /// Integer to integer without `.sat`: truncate, then sign- or zero-extend (a signed
+    /// destination type to the whole register, see the module docs).
     CvtInt {
         from: u8,
         from_signed: bool,
         to: u8,
+        to_signed: bool,
     },
     /// `cvt.f64.f32` (exact).
     CvtF32F64,

@@ -268,7 +268,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     .collect();
                 let mut out = Vec::new();
                 for l in lanes(have) {
-                    let bv = self.src(w, l, *b) as u32;
+                    // PTX ISA `shfl.sync`: `bval[4:0] = b[4:0]` in every mode, so a lane
+                    // or delta of 32 acts as 0 (GPUs agree, issue 17).
+                    let bv = self.src(w, l, *b) as u32 & 0x1f;
                     let cv = self.src(w, l, *c) as u32;
                     let segmask = (cv >> 8) & 0x1f;
                     let clamp = cv & 0x1f;
@@ -289,7 +291,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             (j, j <= max_lane)
                         }
                         ShflMode::Idx => {
-                            let j = min_lane | (bv & 0x1f & !segmask) as i32;
+                            let j = min_lane | (bv & !segmask) as i32;
                             (j, j <= max_lane)
                         }
                     };
