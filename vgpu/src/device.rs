@@ -7,7 +7,7 @@ use crate::exec::{Dim3, LaunchResult, LaunchSpec, Machine};
 use crate::hooks::SiteId;
 use crate::hooks::{Hooks, NoHooks};
 use crate::memory::Memory;
-use crate::program::{Program, SiteInfo, SiteOp};
+use crate::program::{ParamLoc, Program, SiteInfo, SiteOp};
 use crate::sched::{RoundRobin, Scheduler};
 use fencehound_ptx as ptx;
 use std::collections::HashMap;
@@ -415,7 +415,11 @@ impl Device {
             });
         }
         let mut params = vec![0u8; f.param_bytes as usize];
-        for (i, (a, (off, size))) in args.iter().zip(&f.params).enumerate() {
+        for (i, (a, loc)) in args.iter().zip(&f.params).enumerate() {
+            // Kernels have no `.reg` parameters (the decoder refuses them).
+            let ParamLoc::Frame(off, size) = loc else {
+                continue;
+            };
             let b = a.bytes();
             if b.len() != *size as usize {
                 return Err(DeviceError::ArgSize {

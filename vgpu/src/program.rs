@@ -105,12 +105,46 @@ pub enum BarKind {
     RedOr,
 }
 
+/// An element type `mma` multiplies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmaIn {
+    F16,
+    Bf16,
+    S8,
+    U8,
+}
+
+/// An accumulator type of `mma`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmaAcc {
+    F32,
+    F16,
+    S32,
+}
+
+/// The shape (`m16n8kK`) and types of an `mma`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmaKind {
+    pub k: u8,
+    pub a: MmaIn,
+    pub b: MmaIn,
+    pub c: MmaAcc,
+    pub d: MmaAcc,
+    /// Integer `.satfinite`: clamp instead of wrap.
+    pub satfinite: bool,
+}
+
 #[derive(Debug, Clone)]
 pub enum Op {
     Alu(AluInst),
     Mov {
         d: Slot,
         a: Src,
+    },
+    /// Element-wise vector move (`mov.v4`): every source is read before any destination
+    /// is written.
+    Movs {
+        pairs: Vec<(Slot, Src)>,
     },
     /// `mov.b64 %rd, {%r1, %r2}` (parts low first).
     Pack {
@@ -184,10 +218,8 @@ pub enum Op {
     },
     Call {
         callee: u32,
-        /// (caller frame offset, callee frame offset, bytes) per argument.
-        args: Vec<(u32, u32, u32)>,
-        /// (callee frame offset, caller frame offset, bytes) per return value.
-        rets: Vec<(u32, u32, u32)>,
+        args: Vec<CallArg>,
+        rets: Vec<CallRet>,
     },
     /// `call vprintf`: frame offsets of the format-pointer and argument-buffer params,
     /// and of the return value.
@@ -249,6 +281,42 @@ pub enum Op {
     Activemask {
         d: Slot,
     },
+    /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16`: a warp-collective
+    /// load of 8x8 matrices of 16-bit elements (one destination register per matrix).
+    Ldmatrix {
+        ds: Vec<Slot>,
+        addr: Addr,
+        /// `Shared`, or `Generic` (which must point into shared memory).
+        space: MemSpace,
+        trans: bool,
+    },
+    /// `mma.sync.aligned.m16n8kK.row.col`: a warp-collective matrix multiply-accumulate.
+    Mma {
+        kind: MmaKind,
+        d: Vec<Slot>,
+        a: Vec<Src>,
+        b: Vec<Src>,
+        c: Vec<Src>,
+    },
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}`.
+    /// The copy is queued and performed by the `cp.async.wait_*` that completes its group
+    /// (or when the thread exits): one of the executions the ISA allows, and the one that
+    /// exposes a read of the destination before the wait.
+    CpAsync {
+        dst: Addr,
+        src: Addr,
+        size: u32,
+        src_size: Option<Src>,
+        /// `ignore-src` predicate (`!p` reads as `NotReg`).
+        ignore_src: Option<Src>,
+    },
+    /// `cp.async.commit_group`
+    CpAsyncCommit,
+    /// `cp.async.wait_group N` (`all`: `cp.async.wait_all`, which first commits).
+    CpAsyncWait {
+        pending: u32,
+        all: bool,
+    },
     Nanosleep,
     /// Performance hints (`prefetch`, `discard`, `pmevent`): no effect.
     Nop,
@@ -271,6 +339,9 @@ impl Op {
             | Op::Vote { .. }
             | Op::Match { .. }
             | Op::Redux { .. }
+            | Op::Ldmatrix { .. }
+            | Op::Mma { .. }
+            | Op::CpAsyncWait { .. }
             | Op::Nanosleep
             | Op::Exit
             | Op::Trap
@@ -278,6 +349,33 @@ impl Op {
             _ => false,
         }
     }
+}
+
+/// How one argument reaches the callee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallArg {
+    /// A `.param` variable: copy `bytes` from the caller's frame offset to the callee's.
+    Frame { from: u32, to: u32, bytes: u32 },
+    /// A `.reg` parameter: the caller's operand value goes into callee register `to`.
+    Reg { value: Src, to: Slot },
+}
+
+/// How one return value reaches the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallRet {
+    /// A `.param` return: copy `bytes` from the callee's frame offset to the caller's.
+    Frame { from: u32, to: u32, bytes: u32 },
+    /// A `.reg` return: callee register `from` goes into caller register `to`.
+    Reg { from: Slot, to: Slot },
+}
+
+/// Where a function's parameter or return value lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamLoc {
+    /// Frame offset (device functions) or kernel-parameter offset (kernels), and size.
+    Frame(u32, u32),
+    /// A `.reg` parameter: a register slot of the function's frame.
+    Reg(Slot),
 }
 
 #[derive(Debug, Clone)]
@@ -361,6 +459,15 @@ impl Inst {
                 _ => BarrierKind::Sync,
             }),
             Op::WarpSync { .. } => SiteOp::Barrier(BarrierKind::Warp),
+            Op::Ldmatrix { space, .. } => access(AccessKind::Load, space, Sem::Weak, Scope::Sys),
+            // The store to shared memory is what a write buffer can delay (the global
+            // read happens at the same time, when the group completes).
+            Op::CpAsync { .. } => SiteOp::Access {
+                kind: AccessKind::Store,
+                space: AccessSpace::Shared,
+                sem: Sem::Weak,
+                scope: Scope::Sys,
+            },
             _ => SiteOp::Other,
         }
     }
@@ -426,11 +533,9 @@ pub struct Func {
     pub nregs: u32,
     /// Bytes of per-thread frame memory (`.local` variables and frame `.param`s).
     pub frame_size: u32,
-    /// Parameters: frame offsets (device functions) or kernel-parameter offsets (kernels),
-    /// and sizes.
-    pub params: Vec<(u32, u32)>,
+    pub params: Vec<ParamLoc>,
     pub param_names: Vec<String>,
-    pub rets: Vec<(u32, u32)>,
+    pub rets: Vec<ParamLoc>,
     /// Size of the kernel-parameter buffer.
     pub param_bytes: u32,
 }

@@ -162,3 +162,129 @@ fn shfl_sync_uses_the_low_five_bits_of_lane_and_delta() {
         );
     }
 }
+
+// =======================================================================================
+// Vector registers, WARP_SZ, local variables by name, `.reg` parameters, legacy vote
+
+/// `.reg .v4 .u32 %v` (PTX ISA §5.4.2): members `.x .y .z .w` (and `.r .g .b .a`) are
+/// registers; `mov.v4` moves element-wise with every source read first; vector
+/// registers are whole operands of `ld.v4`/`st.v4`. `WARP_SZ` is 32.
+#[test]
+fn vector_registers_and_warp_sz() {
+    let body = "
+ .reg .v4 .u32 %v;
+ .reg .v2 .u32 %w<2>;
+ ld.global.v4.u32 %v, [%i4];
+ add.u32 %v.y, %v.y, WARP_SZ;
+ mov.v2.u32 %w1, {%v.a, %v.r};
+ mov.v2.u32 %w1, {%w1.y, %w1.x};
+ mov.v4.u32 %v, {%v.w, %v.z, %w1.x, %w1.y};
+ mul.wide.u32 %t64, %tx, 16;
+ add.s64 %rd1, %out, %t64;
+ st.global.v4.u32 [%rd1], %v;
+";
+    // Each thread reads its own 16-byte slice of in0 (thread 0 of 1: one slice).
+    let ptx = module("sm_80", "", &body.replace("[%i4]", "[%in0]"));
+    ptxas_accepts(&ptx, "sm_80");
+    let out = run(&ptx, 1, &[10, 20, 30, 40], &[], 4);
+    // v = {10, 52, 30, 40}; w1 = {40, 10} then swapped to {10, 40};
+    // v = {40, 30, 10, 40}.
+    assert_eq!(out, vec![40, 30, 10, 40]);
+}
+
+/// A `.local` variable named in a generic access is the thread's own local memory
+/// (PTX ISA §6.4.1: a variable's name in a generic access is its generic address).
+#[test]
+fn generic_access_to_a_local_variable_by_name() {
+    let body = "
+ .local .align 8 .b8 buf[16];
+ ld.global.u32 %r1, [%i4];
+ st.u32 [buf], %r1;
+ add.u32 %r2, %r1, 5;
+ st.u32 [buf+4], %r2;
+ ld.u32 %r3, [buf];
+ ld.u32 %r4, [buf+4];
+ mov.u64 %rd1, buf;
+ cvta.local.u64 %rd2, %rd1;
+ ld.u32 %r5, [%rd2+4];
+ add.u32 %r6, %r3, %r4;
+ add.u32 %r6, %r6, %r5;
+ st.global.u32 [%o4], %r6;
+";
+    let ptx = module("sm_80", "", body);
+    ptxas_accepts(&ptx, "sm_80");
+    let input: Vec<u32> = (0..32).map(|i| i * 100).collect();
+    let out = run(&ptx, 32, &input, &[], 32);
+    for t in 0..32u32 {
+        let x = t * 100;
+        assert_eq!(out[t as usize], x + 2 * (x + 5), "thread {t}");
+    }
+}
+
+/// Device functions with `.reg` parameters and return values (PTX ISA §5.1.6.4), and a
+/// body with several `ret`s.
+#[test]
+fn func_with_register_parameters_and_several_returns() {
+    let extra = "
+.func (.reg .u32 res, .reg .u32 flag) clamp_add(.reg .u32 a, .reg .u32 b)
+{
+ .reg .pred %q;
+ add.u32 res, a, b;
+ setp.gt.u32 %q, res, 100;
+ @%q bra BIG;
+ mov.u32 flag, 0;
+ ret;
+BIG:
+ mov.u32 res, 100;
+ mov.u32 flag, 1;
+ ret;
+}
+";
+    let body = "
+ ld.global.u32 %r1, [%i4];
+ call (%r2, %r3), clamp_add, (%r1, 7);
+ shl.b32 %r3, %r3, 16;
+ or.b32 %r4, %r2, %r3;
+ st.global.u32 [%o4], %r4;
+";
+    let ptx = module("sm_80", extra, body);
+    ptxas_accepts(&ptx, "sm_80");
+    let input: Vec<u32> = (0..32).map(|i| i * 5).collect();
+    let out = run(&ptx, 32, &input, &[], 32);
+    for t in 0..32u32 {
+        let s = t * 5 + 7;
+        let want = if s > 100 { 100 | 1 << 16 } else { s };
+        assert_eq!(out[t as usize], want, "thread {t}");
+    }
+}
+
+/// `vote` without `.sync` (PTX ISA < 6.4) votes over the whole warp.
+#[test]
+fn legacy_vote_runs_with_the_full_warp() {
+    let body = "
+ ld.global.u32 %r1, [%i4];
+ setp.ne.u32 %p1, %r1, 0;
+ vote.ballot.b32 %r2, %p1;
+ vote.all.pred %p2, %p1;
+ vote.any.pred %p3, !%p1;
+ vote.uni.pred %p4, %p1;
+ selp.u32 %r3, 1, 0, %p2;
+ selp.u32 %r4, 2, 0, %p3;
+ selp.u32 %r5, 4, 0, %p4;
+ or.b32 %r3, %r3, %r4;
+ or.b32 %r3, %r3, %r5;
+ mul.wide.u32 %t64, %tx, 8;
+ add.s64 %rd1, %out, %t64;
+ st.global.v2.u32 [%rd1], {%r2, %r3};
+";
+    // PTX 6.3 is the last version with non-`.sync` vote on sm_70+ (ptxas warns).
+    let ptx = module("sm_75", "", body).replace(".version 8.0", ".version 6.3");
+    ptxas_accepts(&ptx, "sm_75");
+    let input: Vec<u32> = (0..32).map(|i| (i % 3 == 0) as u32).collect();
+    let ballot = (0..32).filter(|i| i % 3 == 0).fold(0u32, |m, i| m | 1 << i);
+    let out = run(&ptx, 32, &input, &[], 64);
+    for t in 0..32 {
+        // not all set, some clear (any of !p), not uniform.
+        assert_eq!(&out[2 * t..2 * t + 2], &[ballot, 2], "thread {t}");
+    }
+}

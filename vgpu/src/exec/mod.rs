@@ -21,6 +21,8 @@ use crate::memory::*;
 use crate::program::*;
 use crate::sched::Scheduler;
 
+mod asynccopy;
+mod matrix;
 mod memops;
 mod outcome;
 mod sync;
@@ -64,6 +66,10 @@ struct Lane {
     local_base: u32,
     frames: Vec<Frame>,
     local: Vec<u8>,
+    /// `cp.async` copies issued but not yet committed to a group.
+    async_open: Vec<asynccopy::PendingCopy>,
+    /// Committed `cp.async` groups, oldest first.
+    async_groups: std::collections::VecDeque<Vec<asynccopy::PendingCopy>>,
 }
 
 struct Warp {
@@ -131,6 +137,9 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     clock: u64,
     deadline: Option<std::time::Instant>,
     cancel: Option<&'p std::sync::atomic::AtomicBool>,
+    /// A fault found while completing a collective that another warp's progress
+    /// (a lane exiting) unblocked; reported before the next step.
+    deferred: Option<LaunchOutcome>,
 }
 
 enum StepEnd {
@@ -206,6 +215,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     local_base: 0,
                     frames: Vec::new(),
                     local: vec![0u8; func.frame_size as usize],
+                    async_open: Vec::new(),
+                    async_groups: std::collections::VecDeque::new(),
                 };
                 warps.push(Warp {
                     cta: c,
@@ -247,6 +258,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             clock: 0,
             deadline: spec.deadline,
             cancel: spec.cancel,
+            deferred: None,
         }
     }
 
@@ -287,6 +299,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let mut last: Option<u32> = None;
         let mut refills = 0;
         let outcome = loop {
+            if let Some(o) = self.deferred.take() {
+                break o;
+            }
             if self.runnable.is_empty() {
                 if self.warps.iter().all(|w| w.exited == w.present) {
                     break LaunchOutcome::Completed;
@@ -621,6 +636,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 Ok(Flow::Next)
             }
+            Op::Movs { pairs } => {
+                let mut vals = [0u64; 8];
+                for l in lanes(active) {
+                    for (k, (_, a)) in pairs.iter().enumerate().take(8) {
+                        vals[k] = self.src(w, l, *a);
+                    }
+                    for (k, (d, _)) in pairs.iter().enumerate().take(8) {
+                        self.set(w, l, *d, vals[k]);
+                    }
+                }
+                Ok(Flow::Next)
+            }
             Op::Pack { d, parts, bits } => {
                 for l in lanes(active) {
                     let mut v = 0u64;
@@ -720,8 +747,22 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 args,
                 rets: _,
             } => {
+                let mut frame_args = Vec::new();
+                let mut reg_args = Vec::new();
                 for l in lanes(active) {
-                    self.enter_call(w, l, pc, *callee, args)?;
+                    frame_args.clear();
+                    reg_args.clear();
+                    for a in args {
+                        match *a {
+                            CallArg::Frame { from, to, bytes } => {
+                                frame_args.push((from, to, bytes))
+                            }
+                            CallArg::Reg { value, to } => {
+                                reg_args.push((self.src(w, l, value), to))
+                            }
+                        }
+                    }
+                    self.enter_call(w, l, pc, *callee, &frame_args, &reg_args)?;
                 }
                 Ok(Flow::PerLane)
             }
@@ -742,6 +783,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             format!("indirect call to {v:#x}, which is not a device function"),
                         ));
                     };
+                    let reg_params = f
+                        .params
+                        .iter()
+                        .chain(&f.rets)
+                        .any(|p| matches!(p, ParamLoc::Reg(_)));
+                    if reg_params {
+                        let msg = format!(
+                            "indirect call to `{}`, which has `.reg` parameters (not supported)",
+                            f.name
+                        );
+                        return Err(self.fault(w, l, pc, FaultKind::Undefined, msg));
+                    }
                     if f.params.len() != args.len() || f.rets.len() != rets.len() {
                         let msg = format!(
                             "indirect call passes {} argument(s) and {} return value(s) to `{}`, which takes {} and {}",
@@ -756,9 +809,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     let triples: Vec<(u32, u32, u32)> = args
                         .iter()
                         .zip(&f.params)
-                        .map(|(from, (to, n))| (*from, *to, *n))
+                        .filter_map(|(from, p)| match p {
+                            ParamLoc::Frame(to, n) => Some((*from, *to, *n)),
+                            ParamLoc::Reg(_) => None,
+                        })
                         .collect();
-                    self.enter_call(w, l, pc, idx as u32, &triples)?;
+                    self.enter_call(w, l, pc, idx as u32, &triples, &[])?;
                 }
                 Ok(Flow::PerLane)
             }
@@ -770,27 +826,41 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     match lane.frames.pop() {
                         None => exits |= 1 << l,
                         Some(fr) => {
-                            let indirect: Vec<(u32, u32, u32)>;
-                            let rets: &[(u32, u32, u32)] =
-                                match &self.prog.insts[fr.call_pc as usize].op {
-                                    Op::Call { rets, .. } => rets,
-                                    Op::CallIndirect { rets, .. } => {
-                                        // Callee offsets from the function returning now.
-                                        let f = &self.prog.funcs[lane.func as usize];
-                                        indirect = f
-                                            .rets
-                                            .iter()
-                                            .zip(rets)
-                                            .map(|((from, n), to)| (*from, *to, *n))
-                                            .collect();
-                                        &indirect
+                            let indirect: Vec<CallRet>;
+                            let rets: &[CallRet] = match &self.prog.insts[fr.call_pc as usize].op {
+                                Op::Call { rets, .. } => rets,
+                                Op::CallIndirect { rets, .. } => {
+                                    // Callee offsets from the function returning now.
+                                    let f = &self.prog.funcs[lane.func as usize];
+                                    indirect = f
+                                        .rets
+                                        .iter()
+                                        .zip(rets)
+                                        .filter_map(|(p, to)| match p {
+                                            ParamLoc::Frame(from, n) => Some(CallRet::Frame {
+                                                from: *from,
+                                                to: *to,
+                                                bytes: *n,
+                                            }),
+                                            ParamLoc::Reg(_) => None,
+                                        })
+                                        .collect();
+                                    &indirect
+                                }
+                                _ => &[],
+                            };
+                            for r in rets {
+                                match *r {
+                                    CallRet::Frame { from, to, bytes } => {
+                                        let src = (lane.local_base + from) as usize;
+                                        let dst = (fr.local_base + to) as usize;
+                                        lane.local.copy_within(src..src + bytes as usize, dst);
                                     }
-                                    _ => &[],
-                                };
-                            for (from, to, n) in rets {
-                                let src = (lane.local_base + from) as usize;
-                                let dst = (fr.local_base + to) as usize;
-                                lane.local.copy_within(src..src + *n as usize, dst);
+                                    CallRet::Reg { from, to } => {
+                                        let v = warp.regs[row(lane.reg_base, from) + l];
+                                        warp.regs[row(fr.reg_base, to) + l] = v;
+                                    }
+                                }
                             }
                             lane.reg_base = fr.reg_base;
                             lane.local_base = fr.local_base;
@@ -800,11 +870,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     }
                 }
                 if exits != 0 {
+                    self.finish_async_copies(w, exits, pc)?;
                     self.exit_lanes(w, exits);
                 }
                 Ok(Flow::PerLane)
             }
             Op::Exit => {
+                self.finish_async_copies(w, active, pc)?;
                 self.exit_lanes(w, active);
                 Ok(Flow::PerLane)
             }
@@ -901,7 +973,38 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             | Op::Shfl { .. }
             | Op::Vote { .. }
             | Op::Match { .. }
-            | Op::Redux { .. } => self.exec_collective(w, active, group, pc, inst),
+            | Op::Redux { .. }
+            | Op::Ldmatrix { .. }
+            | Op::Mma { .. } => self.exec_collective(w, active, group, pc, inst),
+            Op::CpAsync { .. } => {
+                self.exec_cp_async(w, active, pc, inst)?;
+                Ok(Flow::Next)
+            }
+            Op::CpAsyncCommit => {
+                for l in lanes(active) {
+                    let lane = &mut self.warps[w as usize].lanes[l];
+                    let group = std::mem::take(&mut lane.async_open);
+                    lane.async_groups.push_back(group);
+                }
+                Ok(Flow::Next)
+            }
+            Op::CpAsyncWait { pending, all } => {
+                for l in lanes(active) {
+                    let lane = &mut self.warps[w as usize].lanes[l];
+                    if *all {
+                        let group = std::mem::take(&mut lane.async_open);
+                        lane.async_groups.push_back(group);
+                    }
+                    while self.warps[w as usize].lanes[l].async_groups.len() > *pending as usize {
+                        let group = self.warps[w as usize].lanes[l]
+                            .async_groups
+                            .pop_front()
+                            .unwrap_or_default();
+                        self.complete_copies(w, l, &group)?;
+                    }
+                }
+                Ok(Flow::Next)
+            }
             Op::Activemask { d } => {
                 for l in lanes(active) {
                     self.set(w, l, *d, group as u64);
@@ -921,6 +1024,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         pc: u32,
         callee: u32,
         args: &[(u32, u32, u32)],
+        reg_args: &[(u64, Slot)],
     ) -> Result<(), LaunchOutcome> {
         let callee_f = &self.prog.funcs[callee as usize];
         let warp = &mut self.warps[w as usize];
@@ -961,6 +1065,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let need_regs = (new_reg + callee_f.nregs) as usize * WARP;
         if warp.regs.len() < need_regs {
             warp.regs.resize(need_regs, 0);
+        }
+        for (v, to) in reg_args {
+            warp.regs[row(new_reg, *to) + l] = *v;
         }
         Ok(())
     }

@@ -156,6 +156,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             | Op::Vote { mask, .. }
             | Op::Match { mask, .. }
             | Op::Redux { mask, .. } => *mask,
+            // `.aligned` warp-wide instructions: every thread of the warp takes part.
+            Op::Ldmatrix { .. } | Op::Mma { .. } => return u32::MAX,
             _ => return 0,
         };
         self.src(w, l, m) as u32
@@ -367,6 +369,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     self.set(w, l, *d, r as u64);
                 }
             }
+            Op::Ldmatrix {
+                ds,
+                addr,
+                space,
+                trans,
+            } => self.complete_ldmatrix(w, pc, have, ds, *addr, *space, *trans)?,
+            Op::Mma { kind, d, a, b, c } => self.complete_mma(w, pc, have, *kind, d, a, b, c)?,
             _ => {}
         }
         let warp = &mut self.warps[w as usize];
@@ -387,7 +396,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             .map(|l| l.pc)
             .collect();
         for pc in pcs {
-            let _ = self.complete_collective(w, pc);
+            if let Err(o) = self.complete_collective(w, pc) {
+                self.deferred.get_or_insert(o);
+            }
         }
     }
 }
