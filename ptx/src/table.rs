@@ -54,6 +54,8 @@ modifiers! {
     F32 = "f32": Type, F64 = "f64": Type, Pred = "pred": Type, Tf32 = "tf32": Type,
     S16x2 = "s16x2": Type, U16x2 = "u16x2": Type,
     E4m3 = "e4m3": Type, E5m2 = "e5m2": Type, E4m3x2 = "e4m3x2": Type, E5m2x2 = "e5m2x2": Type,
+    /// Sub-byte integers (`cvt.pack`, `mma`).
+    U2 = "u2": Type, S2 = "s2": Type, U4 = "u4": Type, S4 = "s4": Type,
 
     Global = "global": Space, Shared = "shared": Space, SharedCta = "shared::cta": Space,
     SharedCluster = "shared::cluster": Space, Local = "local": Space, Const = "const": Space,

@@ -2550,12 +2550,14 @@ fn cvt_float_float() {
 #[test]
 fn unsupported_forms_are_load_errors() {
     for (inst, why) in [
-        ("vadd.s32.s32.s32 %r0, %r1, %r2;", "scalar video"),
+        ("vmad.s32.s32.s32 %r0, %r1, %r2, %r3;", "vmad"),
         ("fma.rz.f16 %h0, %h1, %h2, %h3;", "rn"),
         ("div.f32 %f0, %f1, %f2;", "div.f32"),
         ("mul.u32 %r0, %r1, %r2;", "mode"),
         ("add.sat.s16 %h0, %h1, %h2;", ".sat"),
-        ("cvt.rs.f16x2.f32 %r0, %f1, %f2;", "form"),
+        ("cvt.rs.f16x2.f32 %r0, %f1, %f2;", "rounding"),
+        ("cvt.rn.e4m3x2.f32 %h0, %f1, %f2;", "satfinite"),
+        ("vadd2.u32.u32.u32 %r0, %r1.h10, %r2, %r3;", "selector"),
     ] {
         let ptx = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n\
@@ -2570,6 +2572,271 @@ fn unsupported_forms_are_load_errors() {
             "{inst}: {err}"
         );
     }
+}
+
+/// `cvt` to and from the 8-bit float pairs (PTX ISA §9.7.9.21): `a` in the upper byte,
+/// `b` in the lower; round to nearest even; `.satfinite` (mandatory) keeps NaN (`0x7f`)
+/// and clamps magnitudes beyond the largest finite value (`.e4m3` 448 = `0x7e`, `.e5m2`
+/// 57344 = `0x7b`). Values worked out by hand from the formats' bit layouts.
+#[test]
+fn cvt_fp8_pairs() {
+    use R::*;
+    let p2 = |e: i32| 2f32.powi(e);
+    check(
+        "cvt.rn.satfinite.e4m3x2.f32 {d}, {a}, {b};",
+        H,
+        &[F, F],
+        &[
+            (&[f(1.0), f(-2.0)], 0x38c0),
+            (&[f(448.0), f(500.0)], 0x7e7e),
+            (&[f(1e9), f(f32::NEG_INFINITY)], 0x7efe),
+            (&[f(f32::NAN), f(0.0)], 0x7f00),
+            // ties to even: 1 + 1/16 → 1.0, 1 + 3/16 → 1.25
+            (&[f(1.0625), f(1.1875)], 0x383a),
+            // subnormals: 2^-9 is the smallest; 2^-10 ties to 0; 3·2^-10 ties to 2·2^-9
+            (&[f(p2(-9)), f(p2(-10))], 0x0100),
+            (&[f(p2(-6)), f(3.0 * p2(-10))], 0x0802),
+        ],
+    );
+    check(
+        "cvt.rn.satfinite.e5m2x2.f32 {d}, {a}, {b};",
+        H,
+        &[F, F],
+        &[
+            (&[f(1.0), f(-2.0)], 0x3cc0),
+            (&[f(57344.0), f(60000.0)], 0x7b7b),
+            (&[f(f32::INFINITY), f(f32::NAN)], 0x7b7f),
+            (&[f(1.125), f(1.375)], 0x3c3e),
+        ],
+    );
+    check(
+        "cvt.rn.satfinite.relu.e4m3x2.f32 {d}, {a}, {b};",
+        H,
+        &[F, F],
+        &[
+            (&[f(-1.0), f(f32::NAN)], 0x007f),
+            (&[f(2.0), f(-0.0)], 0x4000),
+        ],
+    );
+    check(
+        "cvt.rn.satfinite.e4m3x2.f16x2 {d}, {a};",
+        H,
+        &[W],
+        &[(&[0x3c00_c000], 0x38c0), (&[0x7c00_7e00], 0x7e7f)],
+    );
+    check(
+        "cvt.rn.f16x2.e4m3x2 {d}, {a};",
+        W,
+        &[H],
+        &[
+            (&[0x38c0], 0x3c00_c000),
+            (&[0x7f01], 0x7fff_1800),
+            (&[0x7e08], 0x5f00_2400),
+        ],
+    );
+    check(
+        "cvt.rn.f16x2.e5m2x2 {d}, {a};",
+        W,
+        &[H],
+        &[(&[0x3cc0], 0x3c00_c000), (&[0x7f7b], 0x7f00_7b00)],
+    );
+    check(
+        "cvt.rn.relu.f16x2.e4m3x2 {d}, {a};",
+        W,
+        &[H],
+        &[(&[0xc07f], 0x0000_7fff)],
+    );
+}
+
+/// `cvt.pack.sat` (PTX ISA §9.7.9.22): `b` clamped into the low field, `a` above it, and
+/// with a third operand the remaining bits from the low bits of `c`.
+#[test]
+fn cvt_pack_integers() {
+    use R::*;
+    check(
+        "cvt.pack.sat.u16.s32 {d}, {a}, {b};",
+        W,
+        &[W, W],
+        &[(&[70000, s32(-5)], 0xffff_0000), (&[5, 300], 0x0005_012c)],
+    );
+    check(
+        "cvt.pack.sat.s16.s32 {d}, {a}, {b};",
+        W,
+        &[W, W],
+        &[(&[s32(-40000), 100], 0x8000_0064)],
+    );
+    check(
+        "cvt.pack.sat.s8.s32.b32 {d}, {a}, {b}, {c};",
+        W,
+        &[W, W, W],
+        &[(&[200, s32(-200), 0x1234], 0x1234_7f80)],
+    );
+    check(
+        "cvt.pack.sat.u4.s32.b32 {d}, {a}, {b}, {c};",
+        W,
+        &[W, W, W],
+        &[(&[20, 3, 0x00ab_cdef], 0xabcd_eff3)],
+    );
+    check(
+        "cvt.pack.sat.s2.s32.b32 {d}, {a}, {b}, {c};",
+        W,
+        &[W, W, W],
+        &[(&[s32(-5), 1, 0xffff_ffff], 0xffff_fff9)],
+    );
+}
+
+/// `.satfinite` on `.f16`/`.bf16` destinations: NaN stays NaN, anything beyond the
+/// largest finite value becomes it, signed; and the `.rz` packed forms.
+#[test]
+fn cvt_satfinite_half_destinations() {
+    use R::*;
+    check(
+        "cvt.rn.satfinite.f16.f32 {d}, {a};",
+        H,
+        &[F],
+        &[
+            (&[f(1e6)], 0x7bff),
+            (&[f(f32::NEG_INFINITY)], 0xfbff),
+            (&[f(f32::NAN)], 0x7fff),
+            (&[f(1.0)], 0x3c00),
+        ],
+    );
+    check(
+        "cvt.rz.satfinite.f16x2.f32 {d}, {a}, {b};",
+        W,
+        &[F, F],
+        &[(&[f(70000.0), f(3.0)], 0x7bff_4200)],
+    );
+    check(
+        "cvt.rz.f16x2.f32 {d}, {a}, {b};",
+        W,
+        &[F, F],
+        &[(&[f(1e6), f(-1e6)], 0x7bff_fbff)],
+    );
+    check(
+        "cvt.rn.satfinite.bf16x2.f32 {d}, {a}, {b};",
+        W,
+        &[F, F],
+        &[(&[f(f32::MAX), f(1.0)], 0x7f7f_3f80)],
+    );
+}
+
+/// Scalar video instructions (PTX ISA §9.7.18.1): byte/half selectors extend per the
+/// operand type, the intermediate is saturated to the destination (sub)type, then a
+/// secondary operation or a merge into `c` at the destination selector.
+#[test]
+fn scalar_video_instructions() {
+    use R::*;
+    let w3 = &[W, W, W];
+    let w2 = &[W, W];
+    check(
+        "vadd.s32.s32.s32.sat {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x7fff_ffff, 1], 0x7fff_ffff)],
+    );
+    check(
+        "vadd.s32.s32.s32 {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x7fff_ffff, 1], 0x8000_0000)],
+    );
+    check(
+        "vadd.u32.u32.u32 {d}, {a}.b1, {b}.h0;",
+        W,
+        w2,
+        &[(&[0xff00, 0x0001_0002], 0x101)],
+    );
+    check(
+        "vadd.s32.s32.s32 {d}, {a}.b1, {b};",
+        W,
+        w2,
+        &[(&[0xff00, 5], 4)],
+    );
+    check(
+        "vsub.u32.u32.u32.sat {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, 5], 0)],
+    );
+    check(
+        "vabsdiff.s32.s32.s32 {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, s32(-7)], 10)],
+    );
+    check(
+        "vmin.s32.s32.s32.add {d}, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[3, s32(-7), 100], 93)],
+    );
+    check(
+        "vmax.u32.u32.u32.max {d}, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[3, 7, 20], 20)],
+    );
+    check(
+        "vshr.u32.u32.u32.clamp {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x8000_0000, 31], 1), (&[0x8000_0000, 40], 0)],
+    );
+    check(
+        "vshr.s32.s32.u32.clamp {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x8000_0000, 40], 0xffff_ffff)],
+    );
+    check(
+        "vshr.u32.u32.u32.wrap {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x8000_0000, 33], 0x4000_0000)],
+    );
+    check(
+        "vshl.u32.u32.u32.wrap {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, 33], 6)],
+    );
+    check(
+        "vshl.u32.u32.u32.clamp.sat {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, 31], 0xffff_ffff)],
+    );
+    check(
+        "vadd.u32.u32.u32.sat {d}.b1, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[200, 100, 0x1122_3344], 0x1122_ff44)],
+    );
+    check(
+        "vset.u32.u32.lt {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, 5], 1), (&[5, 3], 0)],
+    );
+    check(
+        "vset.s32.u32.lt {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0xffff_ffff, 5], 1)],
+    );
+    check(
+        "vset.u32.u32.ne.add {d}, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[3, 5, 10], 11)],
+    );
+    check(
+        "vset.u32.u32.eq {d}.h1, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[7, 7, 0xaaaa_bbbb], 0x0001_bbbb)],
+    );
 }
 
 #[test]

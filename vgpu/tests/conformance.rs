@@ -288,3 +288,492 @@ fn legacy_vote_runs_with_the_full_warp() {
         assert_eq!(&out[2 * t..2 * t + 2], &[ballot, 2], "thread {t}");
     }
 }
+
+// =======================================================================================
+// cp.async
+
+/// `cp.async` with cp-size 16 and 8, `src-size` (zero fill) and `ignore-src`, grouped by
+/// `commit_group` and completed by `wait_group 1` and `wait_all` (PTX ISA §9.7.9.25.3).
+/// Reading a destination before its group completed is undefined; the vgpu performs
+/// copies when they are waited for, so such a read sees the old contents (pinned here
+/// because it is what exposes a missing wait).
+#[test]
+fn cp_async_groups_complete_in_order() {
+    let extra = ".shared .align 16 .b8 sm[1024];";
+    let body = "
+ mov.u32 %r1, sm;
+ shl.b32 %r2, %tx, 4;
+ add.u32 %r3, %r1, %r2;
+ mul.wide.u32 %t64, %tx, 16;
+ add.s64 %rd1, %in0, %t64;
+ shl.b32 %r5, %tx, 3;
+ add.u32 %r4, %r1, 512;
+ add.u32 %r4, %r4, %r5;
+ shl.b32 %r5, %tx, 2;
+ add.u32 %r6, %r1, 768;
+ add.u32 %r6, %r6, %r5;
+ st.shared.u32 [%r6], 0x5a5a;
+ setp.eq.u32 %p1, %tx, %tx;
+ cp.async.cg.shared.global [%r3], [%rd1], 16;
+ cp.async.ca.shared.global [%r4], [%rd1], 8, 6;
+ cp.async.commit_group;
+ cp.async.ca.shared.global [%r6], [%rd1], 4, %p1;
+ cp.async.commit_group;
+ ld.shared.u32 %r10, [%r3];
+ cp.async.wait_group 1;
+ ld.shared.u32 %r11, [%r3];
+ ld.shared.u32 %r12, [%r6];
+ cp.async.wait_all;
+ ld.shared.u32 %r13, [%r6];
+ bar.sync 0;
+ add.u32 %r7, %tx, 1;
+ and.b32 %r7, %r7, 31;
+ shl.b32 %r7, %r7, 4;
+ add.u32 %r7, %r1, %r7;
+ ld.shared.u32 %r14, [%r7+12];
+ ld.shared.v2.u32 {%r15, %r16}, [%r4];
+ mul.wide.u32 %t64, %tx, 32;
+ add.s64 %rd2, %out, %t64;
+ st.global.v4.u32 [%rd2], {%r10, %r11, %r12, %r13};
+ st.global.v4.u32 [%rd2+16], {%r14, %r15, %r16, %r14};
+";
+    let ptx = module("sm_80", extra, body);
+    ptxas_accepts(&ptx, "sm_80");
+    let input: Vec<u32> = (0..128)
+        .map(|i| 0x0101_0101u32.wrapping_mul(i + 1))
+        .collect();
+    let out = run(&ptx, 32, &input, &[], 32 * 8);
+    for t in 0..32usize {
+        let row = &out[8 * t..8 * t + 8];
+        let next = (t + 1) % 32;
+        let w1 = input[4 * t + 1] & 0xffff; // bytes 4..5 copied, 6..7 zero-filled
+        assert_eq!(
+            row,
+            &[
+                0,
+                input[4 * t],
+                0x5a5a,
+                0,
+                input[4 * next + 3],
+                input[4 * t],
+                w1,
+                input[4 * next + 3]
+            ],
+            "thread {t}"
+        );
+    }
+}
+
+/// libcu++'s `cuda::memcpy_async` with a thread-scope pipeline compiles (NVRTC) to
+/// `cp.async.cg.shared.global ..., 16, 16` + `commit_group` + `wait_group 0`.
+#[test]
+fn cp_async_from_libcudacxx_pipeline() {
+    let src = r#"
+#include <cuda_fp16.h>
+#include <cuda/pipeline>
+extern "C" __global__ void k(unsigned *out, const unsigned *in, const unsigned *unused) {
+    __shared__ alignas(16) unsigned s[128];
+    auto pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(&s[threadIdx.x * 4], &in[threadIdx.x * 4], cuda::aligned_size_t<16>(16), pipe);
+    pipe.producer_commit();
+    pipe.consumer_wait();
+    __syncthreads();
+    out[threadIdx.x] = s[(threadIdx.x * 5 + 3) % 128];
+    pipe.consumer_release();
+}
+"#;
+    let flags = fencehound_toolchain::expand_nvrtc_flags(
+        "--use-bundled-headers=$NVRTC_BUNDLED_HEADERS -std=c++17",
+    )
+    .unwrap();
+    let ptx = common::nvrtc(src, "pipeline.cu", &[], &flags);
+    assert!(
+        ptx.contains("cp.async"),
+        "NVRTC did not emit cp.async:\n{ptx}"
+    );
+    assert!(ptx.contains("cp.async.wait_group"), "{ptx}");
+    ptxas_accepts(&ptx, "sm_80");
+    let input: Vec<u32> = (0..128).map(|i| i * 7 + 1).collect();
+    let out = run(&ptx, 32, &input, &[], 32);
+    for t in 0..32 {
+        assert_eq!(out[t], input[(t * 5 + 3) % 128], "thread {t}");
+    }
+}
+
+// =======================================================================================
+// ldmatrix
+
+/// Four 8x8 matrices of `.b16` in shared memory, element (r, c) of matrix m = `m*64 +
+/// r*8 + c`, rows 16 bytes apart; thread `8m + r` supplies the address of row r of
+/// matrix m. PTX ISA §9.7.14.5.15: thread l receives row l/4, columns 2(l%4) and
+/// 2(l%4)+1 (low half first); with `.trans` the matrix is read column-major, so it
+/// receives rows 2(l%4) and 2(l%4)+1 of column l/4.
+#[test]
+fn ldmatrix_x1_x2_x4_and_trans() {
+    let extra = ".shared .align 16 .b8 sm[512];";
+    let body = "
+ mov.u32 %r1, sm;
+ shl.b32 %r2, %tx, 4;
+ add.u32 %r3, %r1, %r2;
+ mul.wide.u32 %t64, %tx, 16;
+ add.s64 %rd1, %in0, %t64;
+ ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd1];
+ st.shared.v4.u32 [%r3], {%r4, %r5, %r6, %r7};
+ bar.sync 0;
+ ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r10, %r11, %r12, %r13}, [%r3];
+ ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r14, %r15}, [%r3];
+ ldmatrix.sync.aligned.m8n8.x1.shared::cta.b16 {%r16}, [%r3];
+ cvt.u64.u32 %rd3, %r3;
+ cvta.shared.u64 %rd3, %rd3;
+ ldmatrix.sync.aligned.m8n8.x1.trans.b16 {%r17}, [%rd3];
+ mul.wide.u32 %t64, %tx, 32;
+ add.s64 %rd4, %out, %t64;
+ st.global.v4.u32 [%rd4], {%r10, %r11, %r12, %r13};
+ st.global.v4.u32 [%rd4+16], {%r14, %r15, %r16, %r17};
+";
+    let ptx = module("sm_80", extra, body);
+    ptxas_accepts(&ptx, "sm_80");
+    // 256 u16 elements, two per input word, in row order of the four matrices.
+    let elems: Vec<u16> = (0..256u16).collect();
+    let input: Vec<u32> = elems
+        .chunks(2)
+        .map(|p| p[0] as u32 | (p[1] as u32) << 16)
+        .collect();
+    let out = run(&ptx, 32, &input, &[], 32 * 8);
+    let m = |mat: usize, r: usize, c: usize| (mat * 64 + r * 8 + c) as u32;
+    let pair = |lo: u32, hi: u32| lo | hi << 16;
+    for l in 0..32usize {
+        let row = &out[8 * l..8 * l + 8];
+        let plain = |mat: usize| pair(m(mat, l / 4, 2 * (l % 4)), m(mat, l / 4, 2 * (l % 4) + 1));
+        let trans = |mat: usize| pair(m(mat, 2 * (l % 4), l / 4), m(mat, 2 * (l % 4) + 1, l / 4));
+        let want = [
+            plain(0),
+            plain(1),
+            plain(2),
+            plain(3),
+            trans(0),
+            trans(1),
+            plain(0),
+            trans(0),
+        ];
+        assert_eq!(row, &want, "thread {l}");
+    }
+    // Spot checks written out from the ISA's figure: thread 0 holds (0,0),(0,1); thread 5
+    // holds row 1, columns 2 and 3; transposed, thread 5 holds (2,1),(3,1).
+    assert_eq!(out[0], pair(0, 1));
+    assert_eq!(out[8 * 5], pair(10, 11));
+    assert_eq!(out[8 * 5 + 4], pair(17, 25));
+}
+
+// =======================================================================================
+// mma
+
+/// Matrix element types of the `mma` tests.
+#[derive(Clone, Copy, PartialEq)]
+enum El {
+    F16,
+    Bf16,
+    S8,
+    U8,
+    F32,
+    S32,
+}
+
+impl El {
+    fn bits(self) -> usize {
+        match self {
+            El::F16 | El::Bf16 => 16,
+            El::S8 | El::U8 => 8,
+            El::F32 | El::S32 => 32,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            El::F16 => "f16",
+            El::Bf16 => "bf16",
+            El::S8 => "s8",
+            El::U8 => "u8",
+            El::F32 => "f32",
+            El::S32 => "s32",
+        }
+    }
+    /// The bit pattern of an (exactly representable) value.
+    fn encode(self, v: f64) -> u32 {
+        match self {
+            El::F16 => half::f16::from_f64(v).to_bits() as u32,
+            El::Bf16 => half::bf16::from_f64(v).to_bits() as u32,
+            El::S8 => (v as i8) as u8 as u32,
+            El::U8 => v as u8 as u32,
+            El::F32 => (v as f32).to_bits(),
+            El::S32 => v as i64 as i32 as u32,
+        }
+    }
+}
+
+/// (row, col) of element i of thread `lane`'s fragment, from the tables of PTX ISA
+/// §9.7.14.5.7–10 (A: 16×k, B: k×8, C/D: 16×8).
+fn frag_a(k: usize, int: bool, lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane / 4, lane % 4);
+    match (int, k) {
+        (false, 8) => (if i < 2 { g } else { g + 8 }, t * 2 + (i & 1)),
+        (false, _) => (
+            if i < 2 || (4..6).contains(&i) {
+                g
+            } else {
+                g + 8
+            },
+            t * 2 + (i & 1) + if i >= 4 { 8 } else { 0 },
+        ),
+        (true, 16) => (if i < 4 { g } else { g + 8 }, t * 4 + (i & 3)),
+        (true, _) => (
+            if i < 4 || (8..12).contains(&i) {
+                g
+            } else {
+                g + 8
+            },
+            t * 4 + (i & 3) + if i >= 8 { 16 } else { 0 },
+        ),
+    }
+}
+
+fn frag_b(k: usize, int: bool, lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane / 4, lane % 4);
+    let row = match (int, k) {
+        (false, 8) => t * 2 + i,
+        (false, _) => t * 2 + (i & 1) + if i >= 2 { 8 } else { 0 },
+        (true, 16) => t * 4 + i,
+        (true, _) => t * 4 + (i & 3) + if i >= 4 { 16 } else { 0 },
+    };
+    (row, g)
+}
+
+fn frag_c(lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane / 4, lane % 4);
+    (if i < 2 { g } else { g + 8 }, t * 2 + (i & 1))
+}
+
+/// Packs thread `lane`'s fragment of `m` (row-major, `cols` wide) into registers.
+fn pack(
+    m: &[f64],
+    cols: usize,
+    el: El,
+    n: usize,
+    lane: usize,
+    at: impl Fn(usize, usize) -> (usize, usize),
+) -> Vec<u32> {
+    let per = 32 / el.bits();
+    let mut regs = vec![0u32; n / per];
+    for i in 0..n {
+        let (r, c) = at(lane, i);
+        regs[i / per] |= el.encode(m[r * cols + c]) << (el.bits() * (i % per));
+    }
+    regs
+}
+
+/// Runs one `mma` on fragments packed on the host from A (16×k), B (k×8), C (16×8) and
+/// returns D (16×8) unpacked with the C/D layout, as raw element bits.
+fn run_mma(k: usize, ab: (El, El), cd: El, sat: bool, a: &[f64], b: &[f64], c: &[f64]) -> Vec<u32> {
+    let int = matches!(ab.0, El::S8 | El::U8);
+    let (na, nb) = (16 * k / 32, k * 8 / 32);
+    let per = |e: El| 32 / e.bits();
+    let (ra, rb, rc) = (na / per(ab.0), nb / per(ab.1), 4 / per(cd));
+    let regs = |pre: &str, n: usize, off: usize| -> String {
+        (0..n)
+            .map(|i| format!("%{pre}{}", off + i))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let cty = if cd == El::F16 { "f16" } else { cd.name() };
+    let body = format!(
+        "
+ mul.wide.u32 %t64, %tx, 64;
+ add.s64 %rd1, %in0, %t64;
+ ld.global.v4.u32 {{%r0, %r1, %r2, %r3}}, [%rd1];
+ ld.global.v4.u32 {{%r4, %r5, %r6, %r7}}, [%rd1+16];
+ ld.global.v4.u32 {{%r8, %r9, %r10, %r11}}, [%rd1+32];
+ mma.sync.aligned.m16n8k{k}.row.col{sat}.{cty}.{at}.{bt}.{cty} {{{d}}}, {{{a}}}, {{{b}}}, {{{c}}};
+ mul.wide.u32 %t64, %tx, 16;
+ add.s64 %rd2, %out, %t64;
+ st.global.v4.u32 [%rd2], {{%r20, %r21, %r22, %r23}};
+",
+        sat = if sat { ".satfinite" } else { "" },
+        at = ab.0.name(),
+        bt = ab.1.name(),
+        a = regs("r", ra, 0),
+        b = regs("r", rb, 4),
+        c = regs("r", rc, 8),
+        d = regs("r", rc, 20),
+    );
+    let ptx = module("sm_80", "", &body);
+    ptxas_accepts(&ptx, "sm_80");
+    let mut input = vec![0u32; 32 * 16];
+    for lane in 0..32 {
+        let pa = pack(a, k, ab.0, na, lane, |l, i| frag_a(k, int, l, i));
+        let pb = pack(b, 8, ab.1, nb, lane, |l, i| frag_b(k, int, l, i));
+        let pc = pack(c, 8, cd, 4, lane, frag_c);
+        input[16 * lane..16 * lane + pa.len()].copy_from_slice(&pa);
+        input[16 * lane + 4..16 * lane + 4 + pb.len()].copy_from_slice(&pb);
+        input[16 * lane + 8..16 * lane + 8 + pc.len()].copy_from_slice(&pc);
+    }
+    let out = run(&ptx, 32, &input, &[], 32 * 4);
+    let mut d = vec![0u32; 128];
+    let per_d = per(cd);
+    for lane in 0..32 {
+        for i in 0..4 {
+            let (r, col) = frag_c(lane, i);
+            let reg = out[4 * lane + i / per_d];
+            let bits = cd.bits();
+            d[r * 8 + col] = if bits == 32 {
+                reg
+            } else {
+                (reg >> (bits * (i % per_d))) & ((1 << bits) - 1)
+            };
+        }
+    }
+    d
+}
+
+/// Host reference: D = A·B + C, exactly.
+fn gemm(k: usize, a: &[f64], b: &[f64], c: &[f64]) -> Vec<f64> {
+    (0..128)
+        .map(|e| {
+            let (r, n) = (e / 8, e % 8);
+            c[e] + (0..k).map(|x| a[r * k + x] * b[x * 8 + n]).sum::<f64>()
+        })
+        .collect()
+}
+
+/// Small integers make every product and partial sum exact in `.f16`/`.bf16`/`.f32`,
+/// so the result does not depend on the accumulation order the ISA leaves open.
+#[test]
+fn mma_f16_and_bf16_with_f32_and_f16_accumulators() {
+    for (k, ab, cd) in [
+        (16, El::F16, El::F32),
+        (16, El::Bf16, El::F32),
+        (8, El::F16, El::F32),
+        (8, El::Bf16, El::F32),
+        (16, El::F16, El::F16),
+        (8, El::F16, El::F16),
+    ] {
+        let a: Vec<f64> = (0..16 * k)
+            .map(|e| ((e / k * 3 + e % k) % 7) as f64 - 3.0)
+            .collect();
+        let b: Vec<f64> = (0..k * 8)
+            .map(|e| ((e / 8 + 2 * (e % 8)) % 5) as f64 - 2.0)
+            .collect();
+        let c: Vec<f64> = (0..128)
+            .map(|e| (e / 8) as f64 - (e % 8) as f64 * 0.5)
+            .collect();
+        let got = run_mma(k, (ab, ab), cd, false, &a, &b, &c);
+        let want: Vec<u32> = gemm(k, &a, &b, &c).iter().map(|v| cd.encode(*v)).collect();
+        assert_eq!(got, want, "m16n8k{k} {} -> {}", ab.name(), cd.name());
+    }
+}
+
+#[test]
+fn mma_s8_u8_with_and_without_satfinite() {
+    for (k, ab) in [
+        (32, (El::S8, El::S8)),
+        (16, (El::S8, El::S8)),
+        (32, (El::U8, El::S8)),
+        (16, (El::S8, El::U8)),
+    ] {
+        let val = |e: El, x: usize| match e {
+            El::S8 => ((x * 37) % 256) as f64 - 128.0,
+            _ => ((x * 53) % 256) as f64,
+        };
+        let a: Vec<f64> = (0..16 * k).map(|x| val(ab.0, x)).collect();
+        let b: Vec<f64> = (0..k * 8).map(|x| val(ab.1, x + 11)).collect();
+        // Accumulators near the ends of the .s32 range, so some sums overflow.
+        let c: Vec<f64> = (0..128)
+            .map(|e| match e % 3 {
+                0 => i32::MAX as f64 - 1000.0,
+                1 => i32::MIN as f64 + 1000.0,
+                _ => e as f64,
+            })
+            .collect();
+        let exact = gemm(k, &a, &b, &c);
+        for sat in [false, true] {
+            let got = run_mma(k, ab, El::S32, sat, &a, &b, &c);
+            let want: Vec<u32> = exact
+                .iter()
+                .map(|v| {
+                    let v = *v as i64;
+                    if sat {
+                        v.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
+                    } else {
+                        v as i32 as u32
+                    }
+                })
+                .collect();
+            assert_eq!(
+                got,
+                want,
+                "m16n8k{k} {}.{} sat={sat}",
+                ab.0.name(),
+                ab.1.name()
+            );
+        }
+        assert!(
+            exact
+                .iter()
+                .any(|v| *v > i32::MAX as f64 || *v < i32::MIN as f64),
+            "the test data should overflow somewhere"
+        );
+    }
+}
+
+/// The canonical use (CUTLASS-style inline assembly, compiled with NVRTC): A (16×16,
+/// row-major) and B (16×8, row-major) are loaded from shared memory with `ldmatrix`
+/// (B transposed), multiplied with `mma.m16n8k16`, and D is written back with the C/D
+/// fragment layout.
+#[test]
+fn ldmatrix_and_mma_from_cuda_inline_asm() {
+    let src = r#"
+extern "C" __global__ void k(float *d, const unsigned short *a, const unsigned short *b) {
+    __shared__ alignas(16) unsigned short sa[16 * 16];
+    __shared__ alignas(16) unsigned short sb[16 * 8];
+    unsigned l = threadIdx.x;
+    for (unsigned i = l; i < 256; i += 32) sa[i] = a[i];
+    for (unsigned i = l; i < 128; i += 32) sb[i] = b[i];
+    __syncthreads();
+    unsigned ra[4], rb[2];
+    unsigned pa = (unsigned)__cvta_generic_to_shared(&sa[(l % 16) * 16 + (l / 16) * 8]);
+    unsigned pb = (unsigned)__cvta_generic_to_shared(&sb[(l % 16) * 8]);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(ra[0]), "=r"(ra[1]), "=r"(ra[2]), "=r"(ra[3]) : "r"(pa));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(rb[0]), "=r"(rb[1]) : "r"(pb));
+    float c[4] = {0.f, 0.f, 0.f, 0.f};
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]));
+    unsigned g = l / 4, t = l % 4;
+    d[g * 8 + t * 2] = c[0];
+    d[g * 8 + t * 2 + 1] = c[1];
+    d[(g + 8) * 8 + t * 2] = c[2];
+    d[(g + 8) * 8 + t * 2 + 1] = c[3];
+}
+"#;
+    let ptx = common::nvrtc(src, "mma.cu", &[], &[]);
+    assert!(
+        ptx.contains("ldmatrix") && ptx.contains("mma.sync"),
+        "{ptx}"
+    );
+    ptxas_accepts(&ptx, "sm_80");
+    let a: Vec<f64> = (0..256).map(|e| ((e * 5) % 9) as f64 - 4.0).collect();
+    let b: Vec<f64> = (0..128).map(|e| ((e * 3) % 7) as f64 - 3.0).collect();
+    let h = |v: &[f64]| -> Vec<u32> {
+        v.chunks(2)
+            .map(|p| El::F16.encode(p[0]) | El::F16.encode(p[1]) << 16)
+            .collect()
+    };
+    let out = run(&ptx, 32, &h(&a), &h(&b), 128);
+    let want: Vec<u32> = gemm(16, &a, &b, &[0.0; 128])
+        .iter()
+        .map(|v| (*v as f32).to_bits())
+        .collect();
+    assert_eq!(out, want);
+}

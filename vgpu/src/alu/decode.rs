@@ -29,6 +29,8 @@ enum Ty {
     S16x2,
     Pred,
     Tf32,
+    /// `.e4m3x2` (false) / `.e5m2x2` (true).
+    F8x2(bool),
     Other,
 }
 
@@ -56,6 +58,8 @@ fn ty_of(m: Mod) -> Ty {
         Mod::S16x2 => Ty::S16x2,
         Mod::Pred => Ty::Pred,
         Mod::Tf32 => Ty::Tf32,
+        Mod::E4m3x2 => Ty::F8x2(false),
+        Mod::E5m2x2 => Ty::F8x2(true),
         _ => Ty::Other,
     }
 }
@@ -719,8 +723,8 @@ fn decode_kind(x: &mut Dec) -> Res<AluKind> {
         | Opcode::Vmax
         | Opcode::Vshl
         | Opcode::Vshr
-        | Opcode::Vmad
-        | Opcode::Vset => Err("scalar video instructions are not supported".into()),
+        | Opcode::Vset => decode_scalar_video(x),
+        Opcode::Vmad => Err("`vmad` is not supported".into()),
         _ => Err("not an ALU instruction".into()),
     }
 }
@@ -1230,25 +1234,64 @@ fn decode_compare(x: &mut Dec, setp: bool) -> Res<AluKind> {
 
 fn decode_cvt(x: &mut Dec) -> Res<AluKind> {
     use AluKind as K;
-    x.flags(&[Mod::Ftz, Mod::Sat, Mod::Relu])?;
+    x.flags(&[Mod::Ftz, Mod::Sat, Mod::Relu, Mod::Satfinite, Mod::Pack])?;
+    if x.has(Mod::Pack) {
+        return decode_cvt_pack_int(x);
+    }
     let types = x.types();
     let [to, from] = types.as_slice() else {
         return Err("types".into());
     };
     let (to, from) = (*to, *from);
     let rnd = x.i.rounding();
+    let (relu, satfinite) = (x.has(Mod::Relu), x.has(Mod::Satfinite));
     // Packed pair from two f32 sources.
-    if matches!(to, Ty::F16x2 | Ty::Bf16x2) {
+    if matches!(to, Ty::F16x2 | Ty::Bf16x2) && from == Ty::F32 {
         x.nsrc(2)?;
-        if from != Ty::F32 || rnd != Some(Mod::Rn) || x.has(Mod::Ftz) || x.has(Mod::Sat) {
+        let rz = match rnd {
+            Some(Mod::Rn) => false,
+            Some(Mod::Rz) => true,
+            _ => return Err("rounding (`.rn` or `.rz`)".into()),
+        };
+        if x.has(Mod::Ftz) || x.has(Mod::Sat) {
             return Err("form".into());
         }
         return Ok(K::CvtPack {
             bf: to == Ty::Bf16x2,
-            relu: x.has(Mod::Relu),
+            relu,
+            rz,
+            satfinite,
         });
     }
+    // 8-bit float pairs (PTX ISA §9.7.9.21): `.rn` only, `.satfinite` mandatory when
+    // converting to them.
+    if let Ty::F8x2(e5m2) = to {
+        if rnd != Some(Mod::Rn) || !satfinite || x.has(Mod::Ftz) || x.has(Mod::Sat) {
+            return Err("form (`.rn.satfinite` is required)".into());
+        }
+        let from_f16x2 = match from {
+            Ty::F32 => false,
+            Ty::F16x2 => true,
+            _ => return Err("source type".into()),
+        };
+        x.nsrc(if from_f16x2 { 1 } else { 2 })?;
+        return Ok(K::CvtToF8x2 {
+            e5m2,
+            from_f16x2,
+            relu,
+        });
+    }
+    if let (Ty::F16x2, Ty::F8x2(e5m2)) = (to, from) {
+        if rnd != Some(Mod::Rn) || satfinite || x.has(Mod::Ftz) || x.has(Mod::Sat) {
+            return Err("form".into());
+        }
+        x.nsrc(1)?;
+        return Ok(K::CvtFromF8x2 { e5m2, relu });
+    }
     x.nsrc(1)?;
+    if satfinite && !matches!(to, Ty::F16 | Ty::Bf16) {
+        return Err("`.satfinite` on this conversion".into());
+    }
     if to == Ty::Tf32 {
         if from != Ty::F32 || rnd != Some(Mod::Rna) || x.has(Mod::Ftz) || x.has(Mod::Sat) {
             return Err("form".into());
@@ -1274,6 +1317,7 @@ fn decode_cvt(x: &mut Dec) -> Res<AluKind> {
         ftz: x.has(Mod::Ftz),
         sat: x.has(Mod::Sat),
         relu: x.has(Mod::Relu),
+        satfinite,
     };
     // Which rounding class fits which conversion (PTX ISA `cvt`): integer rounding for
     // float→int and float→same-float-size; float rounding for int→float and narrowing.
@@ -1292,7 +1336,7 @@ fn decode_cvt(x: &mut Dec) -> Res<AluKind> {
     if m.ftz && fk != ScalarKind::F32 && tk != ScalarKind::F32 {
         return Err("`.ftz` on this conversion".into());
     }
-    let plain = !m.ftz && !m.sat && !m.relu;
+    let plain = !m.ftz && !m.sat && !m.relu && !m.satfinite;
     if !tf && !ff && !m.sat && rnd == CvtRounding::None {
         return Ok(K::CvtInt {
             from: fk.bits() as u8,
@@ -1319,6 +1363,141 @@ fn decode_cvt(x: &mut Dec) -> Res<AluKind> {
         from: fk,
         to: tk,
         m,
+    })
+}
+
+/// The selector code of operand `k` of a scalar video instruction (see [`VSel`]).
+fn video_sel(i: &Instruction, k: usize) -> Res<u8> {
+    use fencehound_ptx::Selector as S;
+    match i.operands.get(k) {
+        Some(Operand::Select { sel, .. }) => match sel {
+            S::Byte(b) => Ok(1 + b),
+            S::Half(h) => Ok(5 + h),
+            _ => Err(format!("selector `.{}`", sel.spelling())),
+        },
+        _ => Ok(0),
+    }
+}
+
+/// `vadd vsub vabsdiff vmin vmax vshl vshr vset` (PTX ISA §9.7.18.1): 32-bit operands
+/// with byte/half selectors, `.sat`, and a secondary `.add/.min/.max` with `c` or a
+/// merge of the result into `c` at the destination's selector.
+fn decode_scalar_video(x: &mut Dec) -> Res<AluKind> {
+    let op = x.i.opcode;
+    x.no_rounding()?;
+    let set = op == Opcode::Vset;
+    let shift = matches!(op, Opcode::Vshl | Opcode::Vshr);
+    let mut allowed = vec![Mod::Sat];
+    if shift {
+        allowed.extend([Mod::Clamp, Mod::Wrap]);
+    }
+    x.flags(&allowed)?;
+    let types = x.types();
+    if !types.iter().all(|t| is_32(*t)) {
+        return Err("types".into());
+    }
+    let signed = |t: &Ty| *t == Ty::S(32);
+    // vset.atype.btype.cmp: the result (0/1) is unsigned.
+    let (d_signed, a_signed, b_signed) = match (set, types.as_slice()) {
+        (true, [a, b]) => (false, signed(a), signed(b)),
+        (false, [d, a, b]) => (signed(d), signed(a), signed(b)),
+        _ => return Err("types".into()),
+    };
+    if shift && b_signed {
+        return Err("shift amount type must be `.u32`".into());
+    }
+    let cmp = if set {
+        let c =
+            x.i.cmp()
+                .and_then(cmp_op)
+                .filter(|c| {
+                    matches!(
+                        c,
+                        CmpOp::Eq | CmpOp::Ne | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge
+                    )
+                })
+                .ok_or("comparison")?;
+        Some(c)
+    } else {
+        x.no_cmp()?;
+        None
+    };
+    let sec = match x.i.op() {
+        None => 0,
+        Some(Mod::Add) => 1,
+        Some(Mod::Min) => 2,
+        Some(Mod::Max) => 3,
+        Some(m) => return Err(format!("secondary operation `.{}`", m.as_str())),
+    };
+    let dsel = video_sel(x.i, 0)?;
+    let (asel, bsel) = (video_sel(x.i, 1)?, video_sel(x.i, 2)?);
+    if dsel != 0 && sec != 0 {
+        return Err("a secondary operation and a destination selector together".into());
+    }
+    let with_c = dsel != 0 || sec != 0;
+    x.nsrc(if with_c { 3 } else { 2 })?;
+    if set && x.has(Mod::Sat) {
+        return Err("`.sat` on `vset`".into());
+    }
+    let vop = match op {
+        Opcode::Vadd => SVOp::Add,
+        Opcode::Vsub => SVOp::Sub,
+        Opcode::Vabsdiff => SVOp::Absdiff,
+        Opcode::Vmin => SVOp::Min,
+        Opcode::Vmax => SVOp::Max,
+        Opcode::Vshl => SVOp::Shl,
+        Opcode::Vshr => SVOp::Shr,
+        _ => SVOp::Set(cmp.unwrap_or(CmpOp::Eq)),
+    };
+    if shift && !(x.has(Mod::Clamp) ^ x.has(Mod::Wrap)) {
+        return Err("`.clamp` or `.wrap` is required".into());
+    }
+    let flags = (a_signed as u8)
+        | (b_signed as u8) << 1
+        | (d_signed as u8) << 2
+        | (x.has(Mod::Sat) as u8) << 3
+        | (x.has(Mod::Clamp) as u8) << 4;
+    Ok(AluKind::ScalarVideo(VideoScalar {
+        op: vop,
+        asel,
+        bsel,
+        dsel,
+        flags,
+        sec,
+    }))
+}
+
+/// `cvt.pack.sat.convertType.s32{.b32} d, a, b{, c}` (PTX ISA §9.7.9.22).
+fn decode_cvt_pack_int(x: &mut Dec) -> Res<AluKind> {
+    if !x.has(Mod::Sat) || x.i.rounding().is_some() || x.has(Mod::Relu) || x.has(Mod::Ftz) {
+        return Err("`cvt.pack` takes exactly `.sat`".into());
+    }
+    let types: Vec<Mod> = x.i.mods_of(ModClass::Type).collect();
+    let (bits, signed) = match types.first() {
+        Some(Mod::U16) => (16, false),
+        Some(Mod::S16) => (16, true),
+        Some(Mod::U8) => (8, false),
+        Some(Mod::S8) => (8, true),
+        Some(Mod::U4) => (4, false),
+        Some(Mod::S4) => (4, true),
+        Some(Mod::U2) => (2, false),
+        Some(Mod::S2) => (2, true),
+        _ => return Err("convert type".into()),
+    };
+    let merge = bits < 16;
+    let want: &[Mod] = if merge {
+        &[Mod::S32, Mod::B32]
+    } else {
+        &[Mod::S32]
+    };
+    if &types[1..] != want {
+        return Err("types".into());
+    }
+    x.nsrc(if merge { 3 } else { 2 })?;
+    Ok(AluKind::CvtPackInt {
+        bits,
+        signed,
+        merge,
     })
 }
 

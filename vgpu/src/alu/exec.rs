@@ -492,13 +492,71 @@ pub fn exec(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
                 };
                 run!(|l| arith::cvt::cvt(x[l], from, to, m) & keep)
             }
-            K::CvtPack { bf: false, relu } => {
-                run!(|l| arith::cvt::cvt_rn_f16x2_f32(f32of(x[l]), f32of(y[l]), relu) as u64)
-            }
-            K::CvtPack { bf: true, relu } => {
+            K::CvtPack {
+                bf: false,
+                relu,
+                rz: false,
+                satfinite: false,
+            } => run!(|l| arith::cvt::cvt_rn_f16x2_f32(f32of(x[l]), f32of(y[l]), relu) as u64),
+            K::CvtPack {
+                bf: true,
+                relu,
+                rz: false,
+                satfinite: false,
+            } => {
                 run!(|l| arith::cvt::cvt_rn_bf16x2_f32(f32of(x[l]), f32of(y[l]), relu) as u64)
             }
+            K::CvtPack {
+                bf,
+                relu,
+                rz,
+                satfinite,
+            } => {
+                let rnd = if rz {
+                    arith::Rounding::Rz
+                } else {
+                    arith::Rounding::Rn
+                };
+                run!(|l| {
+                    arith::cvt::cvt_x2_f32(f32of(x[l]), f32of(y[l]), bf, rnd, relu, satfinite)
+                        as u64
+                })
+            }
+            K::CvtPackInt {
+                bits,
+                signed,
+                merge,
+            } => run!(|l| {
+                let c = merge.then_some(z[l] as u32);
+                arith::cvt::cvt_pack_sat(x[l] as i32, y[l] as i32, bits as u32, signed, c) as u64
+            }),
+            K::CvtToF8x2 {
+                e5m2,
+                from_f16x2,
+                relu,
+            } => {
+                use arith::cvt::{to_fp8, Fp8};
+                let f = if e5m2 { Fp8::E5m2 } else { Fp8::E4m3 };
+                run!(|l| {
+                    let (hi, lo) = if from_f16x2 {
+                        let h = |v: u64| f16::from_bits(v as u16).to_f64();
+                        (h(x[l] >> 16), h(x[l]))
+                    } else {
+                        (f32of(x[l]) as f64, f32of(y[l]) as f64)
+                    };
+                    ((to_fp8(hi, f, relu) as u64) << 8) | to_fp8(lo, f, relu) as u64
+                })
+            }
+            K::CvtFromF8x2 { e5m2, relu } => {
+                use arith::cvt::{fp8_to_f16, Fp8};
+                let f = if e5m2 { Fp8::E5m2 } else { Fp8::E4m3 };
+                run!(|l| {
+                    let h = |v: u64| fp8_to_f16(v as u8, f, relu) as u64;
+                    (h(x[l] >> 8) << 16) | h(x[l])
+                })
+            }
             K::CvtTf32 => run!(|l| arith::cvt::cvt_rna_tf32_f32(f32of(x[l])) as u64),
+            K::ScalarVideo(v) => run!(|l| scalar_video(v, x[l], y[l], z[l])),
 
             K::AddCarry { .. }
             | K::SubCarry { .. }
@@ -911,6 +969,94 @@ fn video(
         }
     }
     d as u64
+}
+
+/// The selected byte/half/word of `v`, sign- or zero-extended (PTX ISA §9.7.18.1
+/// `partSelectSignExtend`).
+#[inline]
+fn vpart(v: u64, sel: u8, signed: bool) -> i64 {
+    let (x, w) = match sel {
+        1..=4 => (v >> (8 * (sel - 1)), 8),
+        5 | 6 => (v >> (16 * (sel - 5)), 16),
+        _ => (v, 32),
+    };
+    if signed {
+        sx(x, w)
+    } else {
+        (x & mw(w)) as i64
+    }
+}
+
+/// One scalar video instruction (PTX ISA §9.7.18.1): inputs extended to 33 bits, the
+/// operation giving a signed 34-bit intermediate, `optSaturate` to the destination type
+/// (the subword size with a destination selector), then `optSecondaryOp` or `optMerge`
+/// with `c`, and the low 32 bits written.
+fn scalar_video(v: VideoScalar, a: u64, b: u64, c: u64) -> u64 {
+    let f = |bit: u8| v.flags >> bit & 1 != 0;
+    let (a_signed, b_signed, d_signed, sat, clamp) = (f(0), f(1), f(2), f(3), f(4));
+    let ta = vpart(a, v.asel, a_signed);
+    let tb = vpart(b, v.bsel, b_signed);
+    let tmp: i64 = match v.op {
+        SVOp::Add => ta + tb,
+        SVOp::Sub => ta - tb,
+        SVOp::Absdiff => (ta - tb).abs(),
+        SVOp::Min => ta.min(tb),
+        SVOp::Max => ta.max(tb),
+        SVOp::Shl | SVOp::Shr => {
+            let n = if clamp { tb.min(32) } else { tb & 0x1f } as u32;
+            let r = if v.op == SVOp::Shl {
+                (ta as i128) << n
+            } else {
+                (ta as i128) >> n
+            };
+            // Only a signed 34-bit intermediate exists.
+            ((r << 94) >> 94) as i64
+        }
+        SVOp::Set(op) => i64::from(match op {
+            CmpOp::Eq => ta == tb,
+            CmpOp::Ne => ta != tb,
+            CmpOp::Lt => ta < tb,
+            CmpOp::Le => ta <= tb,
+            CmpOp::Gt => ta > tb,
+            _ => ta >= tb,
+        }),
+    };
+    let tmp = if sat {
+        let bits = match v.dsel {
+            1..=4 => 8,
+            5 | 6 => 16,
+            _ => 32,
+        };
+        let (lo, hi) = if d_signed {
+            (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+        } else {
+            (0, (1i64 << bits) - 1)
+        };
+        tmp.clamp(lo, hi)
+    } else {
+        tmp
+    };
+    // The third operand's sign follows dtype (the result of vset is unsigned).
+    let tc = if d_signed {
+        c as u32 as i32 as i64
+    } else {
+        c as u32 as i64
+    };
+    let d = match (v.sec, v.dsel) {
+        (1, _) => tmp + tc,
+        (2, _) => tmp.min(tc),
+        (3, _) => tmp.max(tc),
+        (_, 1..=4) => {
+            let sh = 8 * (v.dsel - 1) as u32;
+            ((tmp & 0xff) << sh) | (tc & !(0xff << sh))
+        }
+        (_, 5 | 6) => {
+            let sh = 16 * (v.dsel - 5) as u32;
+            ((tmp & 0xffff) << sh) | (tc & !(0xffff << sh))
+        }
+        _ => tmp,
+    };
+    d as u64 & 0xffff_ffff
 }
 
 /// `vset4`/`vset2` with default selectors and the full mask.

@@ -27,7 +27,8 @@
 //! Not modelled (decode returns an error naming the form, never a wrong result): the
 //! scalar video instructions (`vadd`, `vshl`, `vmad`, ...) and operand byte/half selectors
 //! of the SIMD video instructions; `fma`/`add` on `.bf16` with rounding other than `.rn`;
-//! `cvt` to or from the 8-bit float formats, `.satfinite`, and `.rs`.
+//! `cvt` with `.rs`, with the 4- and 6-bit float formats, and from `.bf16x2` to 8-bit
+//! floats.
 
 use crate::arith::{
     bits::PrmtMode, cmp::BoolOp, cvt::CvtMods, float::TestpOp, half::HalfMods, CmpOp, Rounding,
@@ -161,6 +162,33 @@ pub enum VOp {
 }
 
 /// Every executable ALU instruction form. Integer widths are in bits (8, 16, 32, 64).
+/// The primary operation of a scalar video instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SVOp {
+    Add,
+    Sub,
+    Absdiff,
+    Min,
+    Max,
+    Shl,
+    Shr,
+    Set(CmpOp),
+}
+
+/// A decoded scalar video instruction. Selectors: 0 none (the whole word), 1–4 bytes
+/// `.b0`–`.b3`, 5–6 halves `.h0`, `.h1`. `flags`: bit 0 a signed, 1 b signed, 2 d signed,
+/// 3 `.sat`, 4 `.clamp` (shifts; otherwise `.wrap`). `sec`: 0 none, 1 `.add`, 2 `.min`,
+/// 3 `.max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VideoScalar {
+    pub op: SVOp,
+    pub asel: u8,
+    pub bsel: u8,
+    pub dsel: u8,
+    pub flags: u8,
+    pub sec: u8,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AluKind {
     Add(u8),
@@ -429,9 +457,28 @@ pub enum AluKind {
         to: ScalarKind,
         m: CvtMods,
     },
-    /// `cvt.rn{.relu}.f16x2.f32` / `.bf16x2.f32` with two sources.
+    /// `cvt.{rn,rz}{.relu}{.satfinite}.f16x2.f32` / `.bf16x2.f32` with two sources.
     CvtPack {
         bf: bool,
+        relu: bool,
+        rz: bool,
+        satfinite: bool,
+    },
+    /// `cvt.pack.sat` of two `.s32` into `bits`-wide fields (`merge`: upper bits from c).
+    CvtPackInt {
+        bits: u8,
+        signed: bool,
+        merge: bool,
+    },
+    /// `cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2` from two `.f32` or one `.f16x2`.
+    CvtToF8x2 {
+        e5m2: bool,
+        from_f16x2: bool,
+        relu: bool,
+    },
+    /// `cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2`
+    CvtFromF8x2 {
+        e5m2: bool,
         relu: bool,
     },
     CvtTf32,
@@ -446,6 +493,8 @@ pub enum AluKind {
         sat: bool,
         acc: bool,
     },
+    /// A scalar video instruction (`vadd` … `vset`).
+    ScalarVideo(VideoScalar),
     /// `vset4`/`vset2` with default selectors and mask.
     VideoSet {
         op: CmpOp,
