@@ -124,6 +124,8 @@ pub struct Decoder<'a> {
     funcs: HashMap<&'a str, u32>,
     file_names: HashMap<u32, String>,
     prog: Program,
+    /// `Some` in checking mode: errors are collected and decoding goes on.
+    errors: Option<Vec<LoadError>>,
 }
 
 impl<'a> Decoder<'a> {
@@ -139,6 +141,7 @@ impl<'a> Decoder<'a> {
             layout,
             funcs: HashMap::new(),
             file_names,
+            errors: None,
             prog: Program {
                 insts: Vec::new(),
                 funcs: Vec::new(),
@@ -170,9 +173,25 @@ impl<'a> Decoder<'a> {
     }
 
     pub fn run(mut self) -> Result<Program, LoadError> {
+        self.run_inner()?;
+        Ok(self.prog)
+    }
+
+    /// Every reason the module cannot be loaded, instead of only the first: each
+    /// instruction the executor does not support (with its location), each undefined
+    /// name, each declaration it refuses.
+    pub fn check(mut self) -> Vec<LoadError> {
+        self.errors = Some(Vec::new());
+        let failed = self.run_inner().err();
+        let mut errors = self.errors.take().unwrap_or_default();
+        errors.extend(failed);
+        errors
+    }
+
+    fn run_inner(&mut self) -> Result<(), LoadError> {
         // Function indices first, so calls can refer forward. Declarations without
         // bodies are known only by name (vprintf, __assertfail).
-        let defined: Vec<&ptx::Function> = self
+        let defined: Vec<&'a ptx::Function> = self
             .module
             .functions()
             .filter(|f| f.body.is_some())
@@ -181,10 +200,23 @@ impl<'a> Decoder<'a> {
             self.funcs.insert(f.name.as_str(), i as u32);
         }
         for f in &defined {
-            let func = self.function(f)?;
-            self.prog.funcs.push(func);
+            match self.function(f) {
+                Ok(func) => self.prog.funcs.push(func),
+                Err(e) => self.collect(e)?,
+            }
         }
-        Ok(self.prog)
+        Ok(())
+    }
+
+    /// In checking mode, records `e` and goes on; otherwise fails with it.
+    fn collect(&mut self, e: LoadError) -> Result<(), LoadError> {
+        match &mut self.errors {
+            Some(v) => {
+                v.push(e);
+                Ok(())
+            }
+            None => Err(e),
+        }
     }
 
     fn loc_str(&self, f: &ptx::Function, pos: ptx::Pos, loc: Option<&ptx::Loc>) -> String {
@@ -426,10 +458,17 @@ impl<'a> Decoder<'a> {
                         inst: i,
                         where_: &where_,
                     };
-                    let op = cx.decode()?;
+                    let decoded = cx.decode();
                     let guard = match &i.guard {
-                        Some(g) => Some((cx.reg(&g.pred)?, g.negated)),
-                        None => None,
+                        Some(g) => cx.reg(&g.pred).map(|p| Some((p, g.negated))),
+                        None => Ok(None),
+                    };
+                    let (op, guard) = match (decoded, guard) {
+                        (Ok(op), Ok(guard)) => (op, guard),
+                        (Err(e), _) | (_, Err(e)) => {
+                            self.collect(e)?;
+                            (Op::Nop, None)
+                        }
                     };
                     self.prog.insts.push(Inst { op, guard, site });
                 }

@@ -62,6 +62,29 @@ fn ptxas_accepts(ptx: &str, arch: &str) {
     }
 }
 
+/// Runs kernel `k` of `ptx` and returns how the launch ended.
+fn outcome(ptx: &str, threads: u32) -> fencehound_vgpu::LaunchOutcome {
+    let mut dev = Device::new();
+    let id = common::load(&mut dev, "conformance.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
+    let bufs: Vec<Arg> = (0..3).map(|_| Arg::Ptr(dev.alloc(4096).unwrap())).collect();
+    dev.launch(id, "k", Dim3::x(1), Dim3::x(threads), 0, &bufs)
+        .unwrap()
+        .outcome
+}
+
+/// The launch faults with a message containing `what`.
+fn faults(ptx: &str, threads: u32, what: &str) {
+    match outcome(ptx, threads) {
+        fencehound_vgpu::LaunchOutcome::Fault(f) => {
+            assert!(
+                f.message.contains(what),
+                "fault does not mention `{what}`: {f}"
+            )
+        }
+        o => panic!("expected a fault mentioning `{what}`, got {o:?}"),
+    }
+}
+
 /// Runs kernel `k` of `ptx` with `threads` threads in one CTA; `in0`, `in1` are the input
 /// words; returns `out_words` output words (initialised to `0xdeadbeef`).
 fn run(ptx: &str, threads: u32, in0: &[u32], in1: &[u32], out_words: usize) -> Vec<u32> {
@@ -96,7 +119,6 @@ fn run(ptx: &str, threads: u32, in0: &[u32], in1: &[u32], out_words: usize) -> V
 }
 
 /// Loading `ptx` fails with an "unsupported" error that mentions `what`.
-#[allow(dead_code)] // used by the unsupported-form tests below
 fn rejects(ptx: &str, what: &str) {
     let mut dev = Device::new();
     match common::load(&mut dev, "conformance.ptx", ptx) {
@@ -776,4 +798,56 @@ extern "C" __global__ void k(float *d, const unsigned short *a, const unsigned s
         .map(|v| (*v as f32).to_bits())
         .collect();
     assert_eq!(out, want);
+}
+
+// =======================================================================================
+// Undefined behaviour is a fault, unsupported forms are load errors
+
+#[test]
+fn undefined_uses_of_the_new_instructions_fault() {
+    let mma = "
+ mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};
+";
+    // A partial warp: the `.aligned` warp-wide instructions need all 32 threads.
+    faults(&module("sm_80", "", mma), 16, "all 32 threads");
+    let ld = "
+ ldmatrix.sync.aligned.m8n8.x1.b16 {%r1}, [%out];
+";
+    faults(&module("sm_80", "", ld), 32, "not in shared memory");
+    let cp = "
+ .shared .align 16 .b8 s[512];
+ mov.u32 %r1, s;
+ cp.async.ca.shared.global [%r1], [%in0], 8, 12;
+";
+    faults(&module("sm_80", "", cp), 1, "larger than cp-size");
+    let misaligned = "
+ .shared .align 16 .b8 s[512];
+ mov.u32 %r1, s;
+ cp.async.cg.shared.global [%r1+8], [%in0], 16;
+";
+    faults(&module("sm_80", "", misaligned), 1, "aligned");
+}
+
+#[test]
+fn forms_that_stay_unsupported_are_load_errors() {
+    for (body, what) in [
+        ("vmad.s32.s32.s32 %r1, %r2, %r3, %r4;", "vmad"),
+        (
+            "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}, {%r0, %r1}, {%r2, %r3}, {%f8, %f9, %f10, %f11, %f12, %f13, %f14, %f15};",
+            "shape",
+        ),
+        (
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
+            "types",
+        ),
+        (
+            "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r1, %r2}, [%r3];",
+            "m8n8",
+        ),
+        ("cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;", "source operands"),
+        (".reg .v4 .u32 %q[2];", "array"),
+        ("mov.u32 %r1, %tx.x;", "not a vector register"),
+    ] {
+        rejects(&module("sm_90", "", body), what);
+    }
 }
