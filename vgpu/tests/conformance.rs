@@ -851,3 +851,122 @@ fn forms_that_stay_unsupported_are_load_errors() {
         rejects(&module("sm_90", "", body), what);
     }
 }
+
+// =======================================================================================
+// The same families as NVRTC emits them from CUDA
+
+/// Compiles CUDA for `arch` (e.g. `compute_90`) with NVRTC's bundled headers.
+fn nvrtc_for(src: &str, name: &str, arch: &str) -> String {
+    let mut req = fencehound_toolchain::CompileRequest::new(src, name);
+    req.arch = arch.to_string();
+    req.extra_options =
+        fencehound_toolchain::expand_nvrtc_flags("--use-bundled-headers=$NVRTC_BUNDLED_HEADERS")
+            .unwrap();
+    match fencehound_toolchain::compile(&req) {
+        Ok(c) => c.ptx,
+        Err(e) => panic!("NVRTC failed for {name}: {e}"),
+    }
+}
+
+/// `warpSize` compiles to `WARP_SZ`; `__shfl_up_sync`/`__shfl_down_sync` with a delta
+/// from memory pass it to `shfl.sync` in a register, where only its low 5 bits count.
+/// The subtraction's carry as inline assembly reproduces the GPU-recorded case of issue
+/// 17 (`sub.cc.s32` of 0x627adf75 − 0x864ccef5, then `addc.u32 c, 0, 0` gives 0).
+#[test]
+fn warp_size_shuffles_and_carries_from_cuda() {
+    let src = r#"
+extern "C" __global__ void k(unsigned *out, const unsigned *delta, const unsigned *ab) {
+    unsigned l = threadIdx.x;
+    unsigned v = 1000 + l;
+    out[4 * l] = warpSize;
+    out[4 * l + 1] = __shfl_up_sync(0xffffffffu, v, delta[l]);
+    out[4 * l + 2] = __shfl_down_sync(0xffffffffu, v, delta[l]);
+    unsigned d, c;
+    asm("sub.cc.s32 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=r"(d), "=r"(c) : "r"(ab[0]), "r"(ab[1]));
+    out[4 * l + 3] = c;
+}
+"#;
+    let ptx = common::nvrtc(src, "warp.cu", &[], &[]);
+    assert!(
+        ptx.contains("WARP_SZ"),
+        "NVRTC no longer emits WARP_SZ:\n{ptx}"
+    );
+    ptxas_accepts(&ptx, "sm_80");
+    let deltas: Vec<u32> = (0..32).map(|l| [32, 33, 63, 2][l % 4]).collect();
+    let out = run(&ptx, 32, &deltas, &[0x627a_df75, 0x864c_cef5], 128);
+    for l in 0..32u32 {
+        let b = deltas[l as usize] & 31;
+        let up = if l >= b { 1000 + l - b } else { 1000 + l };
+        let down = if l + b < 32 { 1000 + l + b } else { 1000 + l };
+        assert_eq!(
+            &out[4 * l as usize..4 * l as usize + 4],
+            &[32, up, down, 0],
+            "lane {l}"
+        );
+    }
+}
+
+/// `cuda_fp8.h` conversions (compute_90): `__nv_cvt_float2_to_fp8x2` emits
+/// `cvt.rn.satfinite.e4m3x2.f32` / `.e5m2x2.f32`, `__nv_cvt_fp8x2_to_halfraw2` emits
+/// `cvt.rn.f16x2.e4m3x2`.
+#[test]
+fn fp8_conversions_from_cuda() {
+    let src = r#"
+#include <cuda_fp8.h>
+extern "C" __global__ void k(unsigned *out, const float *in, const unsigned *unused) {
+    unsigned l = threadIdx.x;
+    float2 v = make_float2(in[2 * l], in[2 * l + 1]);
+    __nv_fp8x2_storage_t e4 = __nv_cvt_float2_to_fp8x2(v, __NV_SATFINITE, __NV_E4M3);
+    __nv_fp8x2_storage_t e5 = __nv_cvt_float2_to_fp8x2(v, __NV_SATFINITE, __NV_E5M2);
+    __half2_raw back = __nv_cvt_fp8x2_to_halfraw2(e4, __NV_E4M3);
+    out[3 * l] = e4;
+    out[3 * l + 1] = e5;
+    out[3 * l + 2] = (unsigned)back.x | ((unsigned)back.y << 16);
+}
+"#;
+    let ptx = nvrtc_for(src, "fp8.cu", "compute_90");
+    assert!(ptx.contains("e4m3x2") && ptx.contains("e5m2x2"), "{ptx}");
+    ptxas_accepts(&ptx, "sm_90");
+    // (x, y) per thread; float2 (x, y): x goes to the low byte (CUDA packs .x first).
+    let pairs: [(f32, f32); 4] = [(1.0, -2.0), (448.0, 1e6), (f32::NAN, 0.0), (1.0625, 1.1875)];
+    let input: Vec<u32> = (0..32)
+        .flat_map(|l| {
+            let (x, y) = pairs[l % 4];
+            [x.to_bits(), y.to_bits()]
+        })
+        .collect();
+    let out = run(&ptx, 32, &input, &[], 96);
+    // Bytes (low = x, high = y) worked out by hand; see cvt_fp8_pairs in alu_conformance.
+    let e4 = [0xc038, 0x7e7e, 0x007f, 0x3a38];
+    let e5 = [0xc03c, 0x7b5f, 0x007f, 0x3d3c];
+    let h2 = [0xc000_3c00, 0x5f00_5f00, 0x0000_7fff, 0x3d00_3c00];
+    for l in 0..32 {
+        assert_eq!(
+            &out[3 * l..3 * l + 3],
+            &[e4[l % 4], e5[l % 4], h2[l % 4]],
+            "thread {l}"
+        );
+    }
+}
+
+/// `ld` into a register wider than its type extends by the type (PTX ISA "Operand Size
+/// Exceeding Instruction-Type Size": signed types sign-extend, others zero-extend), the
+/// same rule as `cvt`; and 256-bit `ld/st.v8.b32` (sm_100).
+#[test]
+fn loads_into_wider_registers_and_v8_vectors() {
+    let body = "
+ ld.global.s8 %r1, [%in0];
+ ld.global.u8 %r2, [%in0];
+ ld.global.s16 %rd1, [%in0];
+ ld.global.v8.b32 {%r10, %r11, %r12, %r13, %r14, %r15, %r16, %r17}, [%in1];
+ st.global.v2.u32 [%out], {%r1, %r2};
+ st.global.u64 [%out+8], %rd1;
+ st.global.v8.b32 [%out+32], {%r17, %r16, %r15, %r14, %r13, %r12, %r11, %r10};
+";
+    let ptx = module("sm_100", "", body);
+    ptxas_accepts(&ptx, "sm_100");
+    let v8: Vec<u32> = (1..=8).collect();
+    let out = run(&ptx, 1, &[0x0000_80c2], &v8, 16);
+    assert_eq!(&out[..4], &[0xffff_ffc2, 0xc2, 0xffff_80c2, 0xffff_ffff]);
+    assert_eq!(&out[8..], &[8, 7, 6, 5, 4, 3, 2, 1]);
+}
