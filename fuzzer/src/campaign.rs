@@ -147,8 +147,10 @@ pub struct FuzzDefaults {
     pub scheduler: String,
 }
 
+/// The paper's flat buffers, the scope-aware buffers, and loads that may read older
+/// values (the only model under which reader-side fences matter).
 fn default_models() -> Vec<String> {
-    vec!["bugaroo".into()]
+    vec!["bugaroo".into(), "scoped".into(), "weak".into()]
 }
 fn default_p() -> Vec<f64> {
     vec![0.25, 0.5, 0.75, 1.0]
@@ -419,7 +421,7 @@ impl Campaign {
             if fencehound_handlers::Model::parse(m).is_none() {
                 return Err(invalid(
                     "fuzz.models".into(),
-                    format!("unknown model `{m}` (sc, bugaroo, scoped)"),
+                    format!("unknown model `{m}` (sc, bugaroo, scoped, weak)"),
                 ));
             }
         }
