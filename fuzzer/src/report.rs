@@ -123,13 +123,7 @@ impl Report {
     /// Merges one execution's races into the deduplicated list.
     pub fn add_races(&mut self, races: &[fencehound_racecheck::RaceReport]) {
         for r in races {
-            let same = |x: &fencehound_racecheck::RaceReport| {
-                x.kernel == r.kernel
-                    && x.class == r.class
-                    && x.conflict == r.conflict
-                    && x.first.site == r.first.site
-                    && x.second.site == r.second.site
-            };
+            let same = |x: &fencehound_racecheck::RaceReport| x.same_race(r);
             match self.races.iter_mut().find(|x| same(x)) {
                 Some(x) => {
                     x.occurrences += r.occurrences;
