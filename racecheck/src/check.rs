@@ -134,9 +134,13 @@ struct SyncWrite {
     cta: u32,
     scope: Scope,
     strong: bool,
+    site: u32,
     /// What it publishes (real and scope-blind).
     msg: Option<Arc<Message>>,
     blind: Option<Arc<Message>>,
+    /// The writer's program-order number of the write, and its epoch.
+    number: u32,
+    epoch: Epoch,
 }
 
 /// A morally strong, unordered pair, decided at the end of the launch.
@@ -161,13 +165,19 @@ struct ThreadState {
     unsynced: Vec<(u64, u32, bool)>,
     /// The epoch of the thread's last acquire (fence or acquire operation); 0 = none.
     last_acquire: Epoch,
-    /// Strong non-atomic writes since the thread's last release fence: (location, site,
-    /// epoch).
-    open_writes: Vec<(u64, u32, Epoch)>,
-    /// Strong writes followed by a strong write to another location with no release fence
-    /// in between (a signal that does not publish them): (site, epoch).
-    unfenced: Vec<(u32, Epoch)>,
+    /// Strong writes (and RMWs) so far: their program-order number.
+    writes: u32,
+    /// The thread's recent strong writes: (location, site, epoch, number).
+    recent: VecDeque<(u64, u32, Epoch, u32)>,
+    /// Per writer, the latest of its strong writes this thread has read through a morally
+    /// strong read: (writer, number, site, epoch).
+    observed: Vec<(u32, u32, u32, Epoch)>,
 }
+
+/// Recent strong writes kept per thread (to find a write's program-order number).
+const RECENT_WRITES: usize = 64;
+/// Writers whose latest observed write a thread remembers.
+const OBSERVED_WRITERS: usize = 16;
 
 const SITE_CAS: u8 = 1;
 const SITE_EXCH: u8 = 2;
@@ -642,6 +652,33 @@ impl<H: Hooks> RaceCheck<H> {
         let (mut key, mut raw) = self.race(mem, a, p, cur, c);
         key.class = RaceClass::Unordered;
         raw.class = RaceClass::Unordered;
+        // Message passing that failed: before this read, its thread read a later strong
+        // write of the writer (the signal), yet this read is not ordered after the write.
+        if c == Conflict::Raw {
+            let number = self.threads.get(w.g as usize).and_then(|t| {
+                t.recent
+                    .iter()
+                    .rev()
+                    .find(|x| x.0 == loc_key(a.loc) && x.1 == w.site && x.2 == w.epoch)
+                    .map(|x| x.3)
+            });
+            // Only a later write of the same epoch counts: a release fence between the two
+            // would have raised the writer's epoch. (When a fence separates them the
+            // reader's acquire may be what is missing — or the later write is just newer
+            // data, as in a seqlock's torn snapshot, which its reader discards: a race
+            // check cannot tell the two apart, the `weak` model finds the former.)
+            let signal = self.threads.get(r.g as usize).and_then(|t| {
+                t.observed
+                    .iter()
+                    .find(|o| o.0 == w.g && o.3 == w.epoch && number.is_some_and(|n| o.1 > n))
+                    .copied()
+            });
+            if let Some((_, _, site, _)) = signal {
+                raw.signal = Some((site, false));
+                self.commit(key, raw);
+                return;
+            }
+        }
         let write = (w.g, w.site, w.epoch);
         let read = (r.g, r.epoch);
         if let Some(x) = self
@@ -663,31 +700,17 @@ impl<H: Hooks> RaceCheck<H> {
         });
     }
 
-    /// A strong write (or RMW when `atomic`) of thread `g` to `loc`: earlier strong writes
-    /// of the thread to other locations since its last release fence are now signalled
-    /// without being published.
-    fn note_strong_write(&mut self, g: u32, loc: u64, site: u32, epoch: Epoch, atomic: bool) {
+    /// A strong write (or RMW) of thread `g`: its program-order number, remembered.
+    fn note_strong_write(&mut self, g: u32, loc: u64, site: u32, epoch: Epoch) -> u32 {
         let Some(ts) = self.threads.get_mut(g as usize) else {
-            return;
+            return 0;
         };
-        let mut i = 0;
-        while i < ts.open_writes.len() {
-            let (l, s, e) = ts.open_writes[i];
-            if l != loc {
-                if ts.unfenced.len() < 4096 {
-                    ts.unfenced.push((s, e));
-                }
-                ts.open_writes.swap_remove(i);
-            } else {
-                i += 1;
-            }
+        ts.writes += 1;
+        if ts.recent.len() >= RECENT_WRITES {
+            ts.recent.pop_front();
         }
-        if !atomic {
-            ts.open_writes.retain(|w| w.0 != loc);
-            if ts.open_writes.len() < 64 {
-                ts.open_writes.push((loc, site, epoch));
-            }
-        }
+        ts.recent.push_back((loc, site, epoch, ts.writes));
+        ts.writes
     }
 
     /// Reclassifies a race whose accesses held locks, now that the launch is over.
@@ -848,6 +871,7 @@ impl<H: Hooks> RaceCheck<H> {
                 allocation,
                 lock: None,
                 acquire_site: acquire.map(|a| a.0),
+                signal: None,
                 acquire_lock: acquire.map_or(0, |a| a.1),
                 lock_ids: (p.locks, cur.locks),
                 occurrences: 1,
@@ -885,6 +909,19 @@ impl<H: Hooks> RaceCheck<H> {
         if acquires(a.sem) {
             self.note_acquire(t, a.scope);
         }
+        if let (Some(w), true) = (&found, ms) {
+            if w.writer != t.global && w.number > 0 {
+                if let Some(ts) = self.threads.get_mut(t.global as usize) {
+                    let entry = (w.writer, w.number, w.site, w.epoch);
+                    match ts.observed.iter().position(|o| o.0 == w.writer) {
+                        Some(i) if ts.observed[i].1 < w.number => ts.observed[i] = entry,
+                        Some(_) => {}
+                        None if ts.observed.len() < OBSERVED_WRITERS => ts.observed.push(entry),
+                        None => {}
+                    }
+                }
+            }
+        }
     }
 
     /// The thread executed an acquire (fence or operation) of `scope`.
@@ -903,6 +940,7 @@ impl<H: Hooks> RaceCheck<H> {
     }
 
     /// Remembers a write for later reads; `msg` as computed by [`Hb::write_message`].
+    #[allow(clippy::too_many_arguments)]
     fn remember(
         &mut self,
         a: &Access,
@@ -910,8 +948,13 @@ impl<H: Hooks> RaceCheck<H> {
         strong: bool,
         msg: Option<Message>,
         blind: Option<Message>,
+        number: u32,
+        epoch: Epoch,
     ) {
         let w = SyncWrite {
+            site: a.site,
+            number,
+            epoch,
             value,
             size: a.size,
             writer: a.thread.global,
@@ -995,14 +1038,16 @@ impl<H: Hooks> RaceCheck<H> {
         };
         let epoch = self.hb.epoch(g);
         self.check(mem, a, strong, fl);
-        if strong {
-            self.note_strong_write(g, loc_key(a.loc), a.site, epoch, false);
-        }
+        let number = if strong {
+            self.note_strong_write(g, loc_key(a.loc), a.site, epoch)
+        } else {
+            0
+        };
         let mut b = [0u8; 8];
         let n = data.len().min(8);
         b[..n].copy_from_slice(&data[..n]);
         let value = u64::from_le_bytes(b);
-        self.remember(a, value, strong, msg, bmsg);
+        self.remember(a, value, strong, msg, bmsg, number, epoch);
         if value == 0 {
             self.unlock(a);
         }
@@ -1018,9 +1063,10 @@ impl<H: Hooks> RaceCheck<H> {
         // Release part (publishes what precedes the RMW), then the access, then the read
         // part (observes `old`), and the write continues the release sequence it read.
         let (mut msg, mut bmsg) = self.messages(a);
-        self.check(mem, a, true, fl);
         let t = a.thread;
-        self.note_strong_write(t.global, loc_key(a.loc), a.site, 0, true);
+        let epoch = self.hb.epoch(t.global);
+        self.check(mem, a, true, fl);
+        let number = self.note_strong_write(t.global, loc_key(a.loc), a.site, epoch);
         let src = self.sync.get(&loc_key(a.loc)).and_then(|q| {
             q.iter()
                 .rev()
@@ -1040,7 +1086,7 @@ impl<H: Hooks> RaceCheck<H> {
             }
         }
         self.observe(a, old);
-        self.remember(a, new, true, msg, bmsg);
+        self.remember(a, new, true, msg, bmsg, number, epoch);
         let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
         if flags & SITE_CAS != 0 {
             // The thread's own earlier weak read of this address fed this CAS: validated.
@@ -1123,11 +1169,6 @@ impl<H: Hooks> RaceCheck<H> {
         if acquire {
             self.note_acquire(f.thread, f.scope);
         }
-        if f.kind != FenceKind::Acquire {
-            if let Some(ts) = self.threads.get_mut(f.thread.global as usize) {
-                ts.open_writes.clear();
-            }
-        }
         self.hb.fence(f.thread, f.kind, f.scope);
         if let Some(b) = &mut self.blind {
             b.fence(f.thread, f.kind, Scope::Sys);
@@ -1155,21 +1196,15 @@ impl<H: Hooks> RaceCheck<H> {
             let (key, raw) = self.finalize(key, raw);
             self.commit(key, raw);
         }
-        // An `unordered` pair is reported when the write was signalled without being
-        // published (a strong write to another location followed it with no release fence
-        // in between: the classic missing fence between data and flag), or when neither
-        // side is synchronization at all (no release fence before the write, no acquire
-        // after the read: the volatile warp reduction, the unfenced flag).
+        // Otherwise an `unordered` pair is reported only when neither side is
+        // synchronization at all (no release fence before the write, no acquire after the
+        // read: the volatile warp reduction, the flag written and polled without fences).
         for c in std::mem::take(&mut self.strong_pending) {
-            let unpublished = self
-                .threads
-                .get(c.write.0 as usize)
-                .is_some_and(|t| t.unfenced.contains(&(c.write.1, c.write.2)));
             let followed = self
                 .threads
                 .get(c.read.0 as usize)
                 .is_some_and(|t| t.last_acquire >= c.read.1);
-            if unpublished || (!c.write_release && !followed) {
+            if !c.write_release && !followed {
                 self.commit(c.key, c.raw);
             }
         }

@@ -142,6 +142,10 @@ pub struct RawRace {
     /// and the lock (checker-internal).
     pub acquire_site: Option<SiteId>,
     pub(crate) acquire_lock: u64,
+    /// `unordered` message-passing failures: the later write of the first access's thread
+    /// (the signal) that the second access's thread had read, and whether a release fence
+    /// separated it from the first write (then the reader's acquire is missing).
+    pub signal: Option<(SiteId, bool)>,
     /// Interned lock sets of the two accesses (checker-internal).
     pub(crate) lock_ids: (u16, u16),
     pub occurrences: u64,
@@ -344,7 +348,18 @@ impl RaceReport {
                 module,
             )
         });
-        let missing = missing_text(r, fence_after.as_ref());
+        let signal = r.signal.map(|(site, _)| {
+            AccessReport::resolve(
+                &RawAccess {
+                    site,
+                    kind: AccessKind::Store,
+                    ..r.first
+                },
+                dev,
+                module,
+            )
+        });
+        let missing = missing_text(r, fence_after.as_ref(), signal.as_ref());
         RaceReport {
             kernel: r.kernel.clone(),
             class: r.class,
@@ -388,7 +403,11 @@ impl RaceReport {
     }
 }
 
-fn missing_text(r: &RawRace, fence_after: Option<&AccessReport>) -> String {
+fn missing_text(
+    r: &RawRace,
+    fence_after: Option<&AccessReport>,
+    signal: Option<&AccessReport>,
+) -> String {
     let (a, b) = (&r.first, &r.second);
     match r.class {
         RaceClass::IntraWarp => format!(
@@ -436,6 +455,26 @@ fn missing_text(r: &RawRace, fence_after: Option<&AccessReport>) -> String {
                 ""
             }
         ),
+        RaceClass::Unordered if r.signal.is_some() => {
+            let at = signal.map_or("a later write".to_string(), |s| {
+                format!("the write at {} (`{}`)", s.place(), s.instruction)
+            });
+            if r.signal.is_some_and(|x| x.1) {
+                format!(
+                    "unordered, stale read possible: thread {} (CTA {}) read {at}, which its \
+                     writer published after a release fence, but no acquire follows that \
+                     read: __threadfence() after reading it (or an acquire load)",
+                    b.tid, b.cta
+                )
+            } else {
+                format!(
+                    "unordered, stale read possible: thread {} (CTA {}) read {at}, which \
+                     thread {} (CTA {}) wrote after this write with no release fence in \
+                     between: __threadfence() between this write and that one",
+                    b.tid, b.cta, a.tid, a.cta
+                )
+            }
+        }
         RaceClass::Unordered => format!(
             "unordered, stale read possible: both accesses are strong (e.g. volatile), so \
              PTX calls it no data race, but nothing orders thread {} (CTA {}) and thread {} \
