@@ -13,6 +13,7 @@
 
 pub mod campaign;
 pub mod execution;
+pub mod lock;
 pub mod report;
 pub mod runner;
 pub mod seeds;

@@ -39,9 +39,13 @@ pub struct FuzzArgs {
     /// Stop at the first failing execution.
     #[arg(long)]
     pub stop_at_first: bool,
-    /// Report path (one campaign only; default: fencehound-out/NAME.report.json).
+    /// Report path (one campaign only; default: OUT_DIR/NAME.report.json, or
+    /// NAME.2.report.json, ... while another live run writes that one).
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Where reports go (default: `fencehound-out/` next to each campaign file).
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
     /// Also run the shadow-memory race check and report races (both accesses, CUDA lines).
     #[arg(long)]
     pub race: bool,
@@ -51,7 +55,8 @@ pub struct FuzzArgs {
     /// Print a JSON summary on standard output instead of text.
     #[arg(long)]
     pub json: bool,
-    /// No progress bar.
+    /// No progress bar and no messages on standard error (also the case when standard
+    /// error is not a terminal, for the bar).
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -73,6 +78,65 @@ fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
 fn parse_sched(s: &str) -> Result<SchedulerKind> {
     SchedulerKind::parse(s)
         .with_context(|| format!("unknown scheduler `{s}` (random, pct[:depth], rr[:quantum])"))
+}
+
+/// The default output directory of a campaign: `fencehound-out/` next to its file, so
+/// a nightly job started from anywhere writes to the same place.
+pub fn default_out_dir(campaign: &Path) -> PathBuf {
+    match campaign.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d.join("fencehound-out"),
+        None => PathBuf::from("fencehound-out"),
+    }
+}
+
+/// Chooses the report path and locks it for this run. An explicit `--report` held by a
+/// live run is an error; the default name steps aside to `NAME.2.report.json`, ... so
+/// that two runs of one campaign at once each keep their own report.
+fn claim_report(
+    explicit: Option<&Path>,
+    out_dir: Option<&Path>,
+    c: &Campaign,
+) -> Result<(PathBuf, fencehound_fuzzer::lock::ReportLock)> {
+    use fencehound_fuzzer::lock::{LockError, ReportLock};
+    let mkdir = |p: &Path| -> Result<()> {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        Ok(())
+    };
+    if let Some(p) = explicit {
+        mkdir(p)?;
+        return match ReportLock::try_acquire(p) {
+            Ok(l) => Ok((p.to_path_buf(), l)),
+            Err(e @ LockError::Held { .. }) => {
+                bail!("{e}; give another --report, or wait for it to finish")
+            }
+            Err(e) => Err(e.into()),
+        };
+    }
+    let dir = out_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_out_dir(&c.path));
+    for k in 1..=1000u32 {
+        let name = if k == 1 {
+            format!("{}.report.json", c.name)
+        } else {
+            format!("{}.{k}.report.json", c.name)
+        };
+        let p = dir.join(name);
+        mkdir(&p)?;
+        match ReportLock::try_acquire(&p) {
+            Ok(l) => return Ok((p, l)),
+            Err(LockError::Held { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    bail!(
+        "{}: 1000 runs of {} are writing reports there at once",
+        dir.display(),
+        c.name
+    )
 }
 
 /// The exit code of a run interrupted before it found a failure.
@@ -107,7 +171,7 @@ pub fn load(
 
 pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     if a.report.is_some() && a.campaigns.len() > 1 {
-        bail!("--report names one file; with several campaigns, reports go to fencehound-out/NAME.report.json");
+        bail!("--report names one file; with several campaigns, reports go to OUT_DIR/NAME.report.json (--out-dir)");
     }
     if a.runs == Some(0) {
         bail!("--runs 0: nothing to run (give at least 1)");
@@ -145,23 +209,26 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
             stop_at_first: a.stop_at_first,
             race: a.race,
         };
-        let report_path = a.report.clone().unwrap_or_else(|| {
-            PathBuf::from("fencehound-out").join(format!("{}.report.json", c.name))
-        });
-        if let Some(dir) = report_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
+        let (report_path, lock) = claim_report(a.report.as_deref(), a.out_dir.as_deref(), &c)?;
+        if !a.quiet {
+            if let Some(pid) = lock.stale_pid {
+                eprintln!(
+                    "note: {} was left by a run that is no longer alive (pid {pid}); taking it over",
+                    lock.path().display()
+                );
+            }
         }
         if !a.json && !a.quiet {
             eprintln!(
-                "fuzzing {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions, {} jobs)",
+                "fuzzing {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions, {} jobs)\nreport: {}",
                 c.name,
                 plan.variants.len(),
                 plan.models.len(),
                 plan.ps.len(),
                 plan.runs,
                 plan.total(),
-                plan.jobs
+                plan.jobs,
+                report_path.display()
             );
         }
         let bar = if interactive {
