@@ -281,3 +281,315 @@ fn two_concurrent_runs_of_one_campaign_leave_two_valid_reports() {
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
 }
+
+// ------------------------------------------------------------ small reports
+
+/// Message passing between two blocks: the consumer reads 0 (stale data) or 42. Its
+/// failures all look alike, whatever the number of executions.
+const MP_CU: &str = r#"
+#ifndef MP_FENCE
+#define MP_FENCE __threadfence()
+#endif
+extern "C" __global__ void mp(int *data, volatile int *flag, int *out) {
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        data[0] = 42;
+        MP_FENCE;
+        *flag = 1;
+    } else {
+        while (*flag == 0) {}
+        __threadfence();
+        out[0] = data[0];
+    }
+}
+"#;
+
+const MP_TOML: &str = r#"
+name = "mp"
+source = "mp.cu"
+seed = 3
+buffers = ["data:i32[1] zero", "flag:i32[1] zero", "out:i32[1] zero"]
+
+[[launch]]
+kernel = "mp"
+grid = [2]
+block = [1]
+args = ["data", "flag", "out"]
+
+[[oracle]]
+type = "expect"
+buffer = "out"
+values = [42]
+
+[budget]
+fuel = 100_000
+wall_ms = 5_000
+
+[fuzz]
+models = ["bugaroo", "scoped"]
+p = [0.5, 1.0]
+
+[variants.fenced]
+expect = "pass"
+
+[variants.unfenced]
+defines = { MP_FENCE = "(void)0" }
+expect = "fail"
+"#;
+
+fn mp() -> Scratch {
+    let s = Scratch::with(&[]);
+    s.write("mp.cu", MP_CU);
+    s.write("mp.toml", MP_TOML);
+    s
+}
+
+#[test]
+fn report_size_grows_with_distinct_failures_not_executions() {
+    let s = mp();
+    let size = |runs: &str, name: &str| {
+        let o = s.run(&["fuzz", "mp.toml", "--runs", runs, "--report", name, "-q"]);
+        assert_exit(&o, 1);
+        let r = read_json(&s.path(name));
+        (std::fs::metadata(s.path(name)).unwrap().len(), r)
+    };
+    let (small, a) = size("40", "small.json");
+    let (big, b) = size("400", "big.json");
+    let failures = |r: &Value| {
+        r["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["failures"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert!(failures(&b) >= 10 * 20, "too few failures to test: {b}");
+    // Every failure counted, 20 per cell stored, each distinct failure once.
+    assert_eq!(
+        b["signatures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        failures(&b)
+    );
+    assert_eq!(a["signatures"], {
+        // Same distinct failures (counts and first ids may differ).
+        let mut v = b["signatures"].clone();
+        for (x, y) in v
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .zip(a["signatures"].as_array().unwrap())
+        {
+            for k in ["count", "first_id", "first_seed"] {
+                x[k] = y[k].clone();
+            }
+        }
+        v
+    });
+    for cell in b["summary"].as_array().unwrap() {
+        let stored = b["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["variant"] == cell["variant"]
+                    && f["model"] == cell["model"]
+                    && f["p"] == cell["p"]
+            })
+            .count() as u64;
+        assert_eq!(stored, cell["failures"].as_u64().unwrap().min(20), "{cell}");
+    }
+    eprintln!("report sizes: 40 runs {small} bytes, 400 runs {big} bytes");
+    assert!(
+        (big as f64) < 1.5 * small as f64,
+        "10x the runs made the report {big} bytes, from {small}"
+    );
+}
+
+#[test]
+fn executions_not_stored_in_full_still_replay() {
+    let s = mp();
+    let o = s.run(&[
+        "fuzz",
+        "mp.toml",
+        "--variant",
+        "unfenced",
+        "--model",
+        "bugaroo",
+        "--p",
+        "1",
+        "--runs",
+        "30",
+        "--keep-failures",
+        "2",
+        "--report",
+        "r.json",
+        "-q",
+    ]);
+    assert_exit(&o, 1);
+    let r = read_json(&s.path("r.json"));
+    let stored: Vec<u64> = r["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(stored.len(), 2);
+    assert!(r["summary"][0]["failures"].as_u64().unwrap() > 2, "{r}");
+    // Replay every id: exactly the counted number fail, including ids not stored.
+    let mut failing = 0;
+    for id in 0..30u64 {
+        let o = s.run(&["replay", "r.json", "--exec", &id.to_string(), "--json"]);
+        match o.status.code() {
+            Some(1) => failing += 1,
+            Some(0) => {}
+            _ => panic!("replay {id}: {}", stderr(&o)),
+        }
+        if stored.contains(&id) {
+            assert_eq!(json(&stdout(&o))["reproduced"], true);
+        }
+    }
+    assert_eq!(failing, r["summary"][0]["failures"].as_u64().unwrap());
+}
+
+// ------------------------------------------------------------------- resume
+
+/// A tiny deterministic generator (splitmix64) for kill times.
+struct Pick(u64);
+impl Pick {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// The parts of a report that must not depend on how the run was split, interrupted or
+/// parallelised: everything but wall-clock times.
+fn deterministic(r: &Value) -> Value {
+    let mut r = r.clone();
+    let o = r.as_object_mut().unwrap();
+    o.remove("wall_seconds");
+    for f in o.get_mut("failures").unwrap().as_array_mut().unwrap() {
+        f.as_object_mut().unwrap().remove("wall_ms");
+    }
+    r
+}
+
+#[cfg(unix)]
+#[test]
+fn sigkill_at_random_moments_then_resume_equals_an_uninterrupted_run() {
+    let s = cbe();
+    let plan = ["fuzz", "dot.toml", "--runs", "500", "-j", "2", "-q"];
+    let o = s.run(&[&plan[..], &["--report", "full.json"]].concat());
+    assert_exit(&o, 1);
+    let full = read_json(&s.path("full.json"));
+    assert_eq!(full["executions_done"], 6000);
+
+    let mut pick = Pick(17);
+    let part = s.path("part.json");
+    let mut kills = 0;
+    let mut resumes = 0;
+    let last = loop {
+        let args: Vec<&str> = if part.exists() {
+            resumes += 1;
+            vec![
+                "fuzz",
+                "--resume",
+                "part.json",
+                "-j",
+                "2",
+                "-q",
+                "--checkpoint-secs",
+                "0.1",
+            ]
+        } else {
+            [
+                &plan[..],
+                &["--report", "part.json", "--checkpoint-secs", "0.1"],
+            ]
+            .concat()
+        };
+        let mut child = s.spawn(&args);
+        if kills < 5 {
+            let ms = 150 + pick.next() % 500;
+            std::thread::sleep(Duration::from_millis(ms));
+            if child.try_wait().unwrap().is_none() {
+                child.kill().unwrap(); // SIGKILL
+                let _ = child.wait();
+                kills += 1;
+                if part.exists() {
+                    // What a SIGKILL leaves: a valid partial report.
+                    let r = read_json(&part);
+                    assert_eq!(r["interrupted"], true);
+                }
+                continue;
+            }
+        }
+        break wait(child, Duration::from_secs(120));
+    };
+    assert_exit(&last, 1);
+    eprintln!("{kills} SIGKILLs, {resumes} resumes");
+    assert!(
+        kills >= 2 && resumes >= 1,
+        "kills {kills}, resumes {resumes}"
+    );
+    let resumed = read_json(&part);
+    assert_eq!(resumed["interrupted"], false);
+    assert_eq!(
+        serde_json::to_string(&resumed["summary"]).unwrap(),
+        serde_json::to_string(&full["summary"]).unwrap()
+    );
+    assert_eq!(deterministic(&resumed), deterministic(&full));
+    assert!(!s.path("part.json.lock").exists());
+}
+
+#[test]
+fn resume_refuses_a_live_run_and_changed_sources() {
+    let s = cbe();
+    let mut child = s.spawn(&[
+        "fuzz",
+        "dot.toml",
+        "--variant",
+        "two_fences",
+        "--runs",
+        "1000000",
+        "--report",
+        "r.json",
+        "-q",
+        "--checkpoint-secs",
+        "0.1",
+    ]);
+    wait_for(&s.path("r.json"), Duration::from_secs(60));
+    let o = s.run(&["fuzz", "--resume", "r.json"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_exit(&o, 2);
+    assert!(
+        stderr(&o).contains("being written by another run that is still alive")
+            && stderr(&o).contains(&format!("pid {}", child.id())),
+        "{}",
+        stderr(&o)
+    );
+    // Killed: its lock is stale now; resuming needs the same sources.
+    let cu = std::fs::read_to_string(s.path("cbe_dot.cu")).unwrap();
+    s.write("cbe_dot.cu", &format!("{cu}\n// edited\n"));
+    let o = s.run(&["fuzz", "--resume", "r.json"]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("cbe_dot.cu (sha256"), "{}", stderr(&o));
+    s.write("cbe_dot.cu", &cu);
+    s.write("dot.toml", &CBE_DOT.replace("runs = 4", "runs = 5"));
+    let o = s.run(&["fuzz", "--resume", "r.json"]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("the campaign file"), "{}", stderr(&o));
+    // Plan options come from the report.
+    let o = s.run(&["fuzz", "--resume", "r.json", "--runs", "3"]);
+    assert_exit(&o, 2);
+    let o = s.run(&["fuzz", "--resume", "missing.json"]);
+    assert_exit(&o, 2);
+}

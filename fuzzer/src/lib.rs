@@ -23,6 +23,6 @@ pub use campaign::{Campaign, CampaignError, Expect};
 pub use execution::{
     execute, prepare, prepare_with_ptx, ExecResult, ExecSpec, Filters, PrepareError, Prepared,
 };
-pub use report::{Cell, ExecRecord, Report};
-pub use runner::{Event, Job, Plan};
+pub use report::{Cell, ExecRecord, Report, Shard, Signature};
+pub use runner::{Event, Job, Plan, RunOptions};
 pub use verdict::Verdict;

@@ -64,7 +64,7 @@ pub fn run(a: Args) -> Result<u8> {
             Arc::new(AtomicBool::new(false)),
             |_| {},
         )?;
-        for race in report.races {
+        for race in report.races.into_iter().map(|e| e.race) {
             // Exposure: buffer only the race's store sites, every store, under the model
             // that can show its class.
             let stores: std::collections::BTreeSet<u32> = [&race.first, &race.second]
