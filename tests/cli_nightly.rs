@@ -593,3 +593,115 @@ fn resume_refuses_a_live_run_and_changed_sources() {
     let o = s.run(&["fuzz", "--resume", "missing.json"]);
     assert_exit(&o, 2);
 }
+
+// ------------------------------------------------------------- shards, merge
+
+#[test]
+fn four_shards_merged_equal_the_unsharded_run_on_two_corpus_campaigns() {
+    let s = Scratch::with(&["cbe_dot.cu", "cbe_dot.toml", "sdk_red.cu", "sdk_red.toml"]);
+    for name in ["cbe_dot", "sdk_red"] {
+        let toml = format!("{name}.toml");
+        let common = ["fuzz", &toml, "--runs", "6", "--keep-failures", "3", "-q"];
+        let full = format!("{name}.full.json");
+        let o = s.run(&[&common[..], &["--report", &full]].concat());
+        assert_exit(&o, 1);
+        let mut shards = Vec::new();
+        for i in [2, 0, 3, 1] {
+            let shard = format!("{i}/4");
+            let o = s.run(&[&common[..], &["--shard", &shard, "--json"]].concat());
+            assert_exit(&o, 1);
+            let v = json(&stdout(&o));
+            let path = v[0]["report"].as_str().unwrap().to_string();
+            assert_eq!(
+                path,
+                format!("fencehound-out/{name}.shard-{i}-of-4.report.json")
+            );
+            let r = read_json(&s.path(&path));
+            assert_eq!(r["shard"]["index"], i);
+            // Shard seeds are the unsharded run's: every stored failure matches its id.
+            let f = read_json(&s.path(&full));
+            for x in r["failures"].as_array().unwrap() {
+                let id = x["id"].as_u64().unwrap();
+                assert_eq!(id % 4, i);
+                if let Some(y) = f["failures"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|y| y["id"] == x["id"])
+                {
+                    assert_eq!(x["seed"], y["seed"]);
+                    assert_eq!(x["output_hash"], y["output_hash"]);
+                }
+            }
+            shards.push(path);
+        }
+        let all = format!("{name}.all.json");
+        let o = s.run(
+            &[
+                &["merge"][..],
+                &shards.iter().map(String::as_str).collect::<Vec<_>>(),
+                &["-o", &all],
+            ]
+            .concat(),
+        );
+        assert_exit(&o, 1);
+        assert!(stdout(&o).contains("UNDERFENCED"), "{}", stdout(&o));
+        // The summary section byte for byte, as the files have it.
+        let section = |p: &str| {
+            let text = std::fs::read_to_string(s.path(p)).unwrap();
+            let start = text.find("\n  \"summary\": [").unwrap();
+            let end = start + text[start..].find("\n  ],").unwrap();
+            text[start..end].to_string()
+        };
+        assert_eq!(section(&all), section(&full), "{name}");
+        let (m, f) = (read_json(&s.path(&all)), read_json(&s.path(&full)));
+        assert_eq!(deterministic(&m), deterministic(&f), "{name}");
+    }
+    // Shards of different campaigns, a missing shard, a shard twice, a whole report.
+    let shard = |name: &str, i: u32| format!("fencehound-out/{name}.shard-{i}-of-4.report.json");
+    for (args, why) in [
+        (
+            vec![
+                shard("cbe_dot", 0),
+                shard("sdk_red", 1),
+                shard("cbe_dot", 2),
+                shard("cbe_dot", 3),
+            ],
+            "differs between the reports",
+        ),
+        (
+            vec![
+                shard("cbe_dot", 0),
+                shard("cbe_dot", 1),
+                shard("cbe_dot", 3),
+            ],
+            "shards 2 of 4 are missing",
+        ),
+        (
+            vec![
+                shard("cbe_dot", 0),
+                shard("cbe_dot", 0),
+                shard("cbe_dot", 2),
+                shard("cbe_dot", 3),
+            ],
+            "shard 0/4 is given twice",
+        ),
+        (
+            vec!["cbe_dot.full.json".to_string(), shard("cbe_dot", 1)],
+            "whole (unsharded) report",
+        ),
+    ] {
+        let mut a = vec!["merge".to_string()];
+        a.extend(args);
+        a.extend(["-o".to_string(), "x.json".to_string()]);
+        let o = s.run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_exit(&o, 2);
+        assert!(stderr(&o).contains(why), "{a:?}: {}", stderr(&o));
+    }
+    assert!(!s.path("x.json").exists());
+    // An out-of-range shard is a usage error.
+    for bad in ["4/4", "1/0", "x/4", "3"] {
+        let o = s.run(&["fuzz", "cbe_dot.toml", "--shard", bad]);
+        assert_exit(&o, 2);
+    }
+}

@@ -2,6 +2,7 @@ pub mod compile;
 pub mod demo;
 pub mod fuzz;
 pub mod litmus;
+pub mod merge;
 pub mod minimize;
 pub mod ptx;
 pub mod race;
