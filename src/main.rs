@@ -41,6 +41,8 @@ enum Command {
     Replay(cmd::fuzz::ReplayArgs),
     /// Merge the reports of `fuzz --shard I/N` runs into the report of the whole run.
     Merge(cmd::merge::Args),
+    /// Compare two reports: new and fixed failures, rate changes, new races (exit 1 if worse).
+    Diff(cmd::diff::Args),
     /// Find the missing fences of a failing variant (store sites, fence lines, patch).
     Minimize(cmd::minimize::MinimizeArgs),
     /// Check each existing fence: necessary, likely redundant, or narrower scope suffices.
@@ -82,6 +84,7 @@ fn main() {
         Command::Run(args) => cmd::fuzz::run(args),
         Command::Replay(args) => cmd::fuzz::replay(args),
         Command::Merge(args) => cmd::merge::run(args),
+        Command::Diff(args) => cmd::diff::run(args),
     };
     let code = match result {
         Ok(code) => code,

@@ -705,3 +705,75 @@ fn four_shards_merged_equal_the_unsharded_run_on_two_corpus_campaigns() {
         assert_exit(&o, 2);
     }
 }
+
+// --------------------------------------------------------------------- diff
+
+#[test]
+fn diff_names_a_planted_regression_and_exits_1() {
+    let s = cbe();
+    let args = |report: &str| {
+        [
+            "fuzz",
+            "dot.toml",
+            "--variant",
+            "two_fences",
+            "--race",
+            "--runs",
+            "3",
+            "--report",
+            report,
+            "-q",
+        ]
+        .map(str::to_string)
+    };
+    let run = |a: [String; 10]| s.run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_exit(&run(args("old.json")), 0);
+    // Tonight someone removed the fences of `two_fences`.
+    s.write(
+        "dot.toml",
+        &CBE_DOT.replace(
+            "[variants.two_fences]\n",
+            "[variants.two_fences]\ndefines = { LOCK_FENCE = \"(void)0\", UNLOCK_FENCE = \"(void)0\" }\n",
+        ),
+    );
+    assert_exit(&run(args("new.json")), 1);
+    let o = s.run(&["diff", "old.json", "new.json"]);
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    for want in [
+        "did not test the same inputs",
+        "campaign file dot.toml: sha256",
+        "variant two_fences: PTX sha256",
+        "new failures:\n  two_fences bugaroo p_w=0.5: 0/3",
+        "(expected to pass)  WORSE",
+        "new races:\n  two_fences: lock-misuse race",
+        "cbe_dot.cu:49",
+        "verdict: WORSE",
+    ] {
+        assert!(out.contains(want), "missing `{want}` in:\n{out}");
+    }
+    let o = s.run(&["diff", "old.json", "new.json", "--json"]);
+    assert_exit(&o, 1);
+    let v = json(&stdout(&o));
+    assert_eq!(v["worse"], true);
+    assert_eq!(v["new_failures"].as_array().unwrap().len(), 4);
+    // Backwards it is a fix; a report against itself is no change.
+    let o = s.run(&["diff", "new.json", "old.json"]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("fixed:"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("races no longer seen:"),
+        "{}",
+        stdout(&o)
+    );
+    let o = s.run(&["diff", "old.json", "old.json"]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("no change"), "{}", stdout(&o));
+    assert!(
+        !stdout(&o).contains("did not test the same"),
+        "{}",
+        stdout(&o)
+    );
+    let o = s.run(&["diff", "old.json", "dot.toml"]);
+    assert_exit(&o, 2);
+}

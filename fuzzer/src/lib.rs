@@ -12,6 +12,7 @@
 //! `fencehound_handlers::select` is specified so that it can make the same choices.
 
 pub mod campaign;
+pub mod diff;
 pub mod execution;
 pub mod lock;
 pub mod report;

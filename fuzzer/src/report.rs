@@ -187,9 +187,11 @@ pub struct Signature {
     pub first_seed: u64,
 }
 
-/// A race and the lowest execution id it was seen in.
+/// A race, the variant it was found in (site ids are per PTX, so races of different
+/// variants are never merged) and the lowest execution id it was seen in.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RaceEntry {
+    pub variant: String,
     pub first_exec: u64,
     #[serde(flatten)]
     pub race: fencehound_racecheck::RaceReport,
@@ -486,11 +488,17 @@ impl Report {
     }
 
     /// Merges one execution's races into the deduplicated list.
-    pub fn add_races(&mut self, exec: u64, races: &[fencehound_racecheck::RaceReport]) {
+    pub fn add_races(
+        &mut self,
+        variant: &str,
+        exec: u64,
+        races: &[fencehound_racecheck::RaceReport],
+    ) {
         for r in races {
             let mut r = r.clone();
             r.executions = 1;
             self.add_race(RaceEntry {
+                variant: variant.to_string(),
                 first_exec: exec,
                 race: r,
             });
@@ -500,8 +508,10 @@ impl Report {
     fn add_race(&mut self, e: RaceEntry) {
         let r = &e.race;
         let same = |x: &RaceEntry| {
+            let v = &x.variant;
             let x = &x.race;
-            x.kernel == r.kernel
+            *v == e.variant
+                && x.kernel == r.kernel
                 && x.class == r.class
                 && x.conflict == r.conflict
                 && x.first.site == r.first.site

@@ -391,7 +391,7 @@ pub fn run_with(
                     if record.verdict.is_failure() && plan.stop_at_first {
                         cancel.store(true, Ordering::Relaxed);
                     }
-                    report.add_races(job.id, &r.races);
+                    report.add_races(&record.variant, job.id, &r.races);
                     report.add(record.clone(), job.run, &r.stats);
                     on_event(&Event { record: &record, done: report.executions_done, total: planned, failures: report.failure_count() });
                 }

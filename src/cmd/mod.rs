@@ -1,5 +1,6 @@
 pub mod compile;
 pub mod demo;
+pub mod diff;
 pub mod fuzz;
 pub mod litmus;
 pub mod merge;
