@@ -777,3 +777,239 @@ fn diff_names_a_planted_regression_and_exits_1() {
     let o = s.run(&["diff", "old.json", "dot.toml"]);
     assert_exit(&o, 2);
 }
+
+// -------------------------------------------------------------- SARIF, JUnit
+
+/// Validates a SARIF file against the SARIF 2.1.0 schema shipped in `tests/data`.
+#[track_caller]
+fn valid_sarif(p: &Path) -> Value {
+    let schema = read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sarif-schema-2.1.0.json"),
+    );
+    let validator = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles");
+    let doc = read_json(p);
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{}: {errors:#?}", p.display());
+    assert_eq!(doc["version"], "2.1.0");
+    // The validator does reject what the schema forbids (a control for the check).
+    let mut bad = doc.clone();
+    bad["runs"][0]["results"] = serde_json::json!([{ "level": "fatal", "message": {} }]);
+    assert!(!validator.is_valid(&bad));
+    doc
+}
+
+fn results<'a>(doc: &'a Value, rule: &str) -> Vec<&'a Value> {
+    doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == rule)
+        .collect()
+}
+
+#[test]
+fn sarif_validates_and_junit_has_one_case_per_variant_and_model() {
+    let s = cbe();
+    // Without expectations, so that failing variants are failing test cases.
+    let plain: String = CBE_DOT
+        .lines()
+        .filter(|l| !l.starts_with("expect"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    s.write("plain.toml", &plain);
+    let o = s.run(&[
+        "fuzz",
+        "plain.toml",
+        "--race",
+        "--runs",
+        "3",
+        "--sarif",
+        "out/fuzz.sarif",
+        "--junit",
+        "out/fuzz.xml",
+        "-q",
+    ]);
+    assert_exit(&o, 1);
+    let doc = valid_sarif(&s.path("out/fuzz.sarif"));
+    let rules: Vec<&str> = doc["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules.len(), 5);
+    let failing = results(&doc, "fencehound/underfenced-variant");
+    let names: Vec<String> = failing
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["properties"]["variant"].as_str().unwrap(),
+                r["properties"]["model"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["no_fence bugaroo", "no_fence scoped", "block_fence scoped"]
+    );
+    let loc = &failing[0]["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "plain.toml");
+    let line = plain
+        .lines()
+        .position(|l| l == "[variants.no_fence]")
+        .unwrap()
+        + 1;
+    assert_eq!(loc["region"]["startLine"], line);
+    assert!(failing[0]["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("fencehound replay"));
+    let races = results(&doc, "fencehound/race");
+    assert!(!races.is_empty());
+    for r in &races {
+        let l = &r["locations"][0]["physicalLocation"];
+        assert_eq!(l["artifactLocation"]["uri"], "cbe_dot.cu", "{r}");
+        assert_eq!(l["region"]["startLine"], 49, "{r}");
+    }
+
+    // JUnit: parses, one case per variant × model, failures carry seed and replay.
+    let xml = std::fs::read_to_string(s.path("out/fuzz.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}:\n{xml}"));
+    let cases: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let names: Vec<&str> = cases.iter().map(|c| c.attribute("name").unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "two_fences [bugaroo]",
+            "two_fences [scoped]",
+            "no_fence [bugaroo]",
+            "no_fence [scoped]",
+            "block_fence [bugaroo]",
+            "block_fence [scoped]"
+        ]
+    );
+    let failed: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.children().any(|x| x.has_tag_name("failure")))
+        .map(|c| c.attribute("name").unwrap())
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "no_fence [bugaroo]",
+            "no_fence [scoped]",
+            "block_fence [scoped]"
+        ]
+    );
+    let msg = cases[2]
+        .children()
+        .find(|x| x.has_tag_name("failure"))
+        .and_then(|f| f.attribute("message"))
+        .unwrap();
+    assert!(
+        msg.contains(" seed ") && msg.contains("fencehound replay"),
+        "{msg}"
+    );
+    // The replay command in the message works as written.
+    let cmd = msg.split("replay: ").nth(1).unwrap();
+    let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+    assert_exit(&s.run(&args), 1);
+    // With expectations, a variant that fails as expected is a passing case.
+    let o = s.run(&["fuzz", "dot.toml", "--runs", "3", "--junit", "x.xml", "-q"]);
+    assert_exit(&o, 1);
+    let xml = std::fs::read_to_string(s.path("x.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .count(),
+        6
+    );
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("failure"))
+            .count(),
+        0
+    );
+
+    // minimize: the missing fence after line 49, with the insertion as a fix.
+    let o = s.run(&[
+        "minimize",
+        "dot.toml",
+        "--variant",
+        "no_fence",
+        "--batch",
+        "5",
+        "--confirm",
+        "10",
+        "--sarif",
+        "min.sarif",
+    ]);
+    assert_exit(&o, 1);
+    let doc = valid_sarif(&s.path("min.sarif"));
+    let missing = results(&doc, "fencehound/missing-fence");
+    assert!(!missing.is_empty());
+    let m = missing[0];
+    assert_eq!(
+        m["locations"][0]["physicalLocation"]["region"]["startLine"],
+        49
+    );
+    let rep = &m["fixes"][0]["artifactChanges"][0]["replacements"][0];
+    assert_eq!(rep["deletedRegion"]["startLine"], 50);
+    assert_eq!(
+        rep["deletedRegion"]["startColumn"],
+        rep["deletedRegion"]["endColumn"]
+    );
+    assert!(rep["insertedContent"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("__threadfence();"));
+
+    // audit: the fence after the lock is not needed under write buffers (line 27).
+    let o = s.run(&[
+        "audit",
+        "dot.toml",
+        "--variant",
+        "two_fences",
+        "--runs",
+        "10",
+        "--sarif",
+        "audit.sarif",
+    ]);
+    assert_exit(&o, 0);
+    let doc = valid_sarif(&s.path("audit.sarif"));
+    let redundant = results(&doc, "fencehound/redundant-fence");
+    assert!(
+        redundant
+            .iter()
+            .any(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"] == 27),
+        "{doc}"
+    );
+
+    // race: the same races as fuzz --race found.
+    let o = s.run(&[
+        "race",
+        "dot.toml",
+        "--variant",
+        "no_fence",
+        "--runs",
+        "3",
+        "--expose",
+        "3",
+        "--sarif",
+        "race.sarif",
+    ]);
+    assert_exit(&o, 1);
+    let doc = valid_sarif(&s.path("race.sarif"));
+    assert!(!results(&doc, "fencehound/race").is_empty());
+}

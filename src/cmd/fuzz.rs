@@ -75,6 +75,12 @@ pub struct FuzzArgs {
     /// Print a JSON summary on standard output instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also write failing variants and races as SARIF 2.1.0 (for code scanning).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// Also write JUnit XML: one test case per variant × model.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// No progress bar and no messages on standard error (also the case when standard
     /// error is not a terminal, for the bar).
     #[arg(long, short)]
@@ -370,6 +376,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     let mut mismatched = false;
     let mut interrupted = false;
     let mut json_out = Vec::new();
+    let mut published: Vec<(Report, PathBuf)> = Vec::new();
     let interactive = !a.quiet && !a.json && std::io::stderr().is_terminal();
     let sources: Vec<(PathBuf, bool)> = match &a.resume {
         Some(r) => vec![(r.clone(), true)],
@@ -485,7 +492,11 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
         } else {
             print_report(&report, &report_path, &mism);
         }
+        if a.sarif.is_some() || a.junit.is_some() {
+            published.push((report, report_path));
+        }
     }
+    publish(&published, a.sarif.as_deref(), a.junit.as_deref())?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json_out)?);
     }
@@ -505,6 +516,28 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
         (false, true) => INTERRUPTED,
         (false, false) => 0,
     })
+}
+
+/// `--sarif` and `--junit` of `fuzz` and `merge`.
+pub fn publish(
+    reports: &[(Report, PathBuf)],
+    sarif: Option<&Path>,
+    junit: Option<&Path>,
+) -> Result<()> {
+    crate::cmd::write_sarif(sarif, |l| {
+        for (r, p) in reports {
+            l.add_fuzz_report(r, p);
+        }
+    })?;
+    if let Some(path) = junit {
+        let mut j = fencehound_export::junit::JunitReport::default();
+        for (r, p) in reports {
+            j.add_fuzz_report(r, p);
+        }
+        crate::cmd::create_parent(path)?;
+        crate::cmd::write_atomically(path, j.to_xml()?.as_bytes())?;
+    }
+    Ok(())
 }
 
 pub fn print_report(r: &Report, path: &Path, mism: &[String]) {

@@ -22,6 +22,12 @@ pub struct Args {
     pub json: bool,
     #[arg(long, short)]
     pub quiet: bool,
+    /// Also write failing variants and races as SARIF 2.1.0 (for code scanning).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// Also write JUnit XML: one test case per variant × model.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<u8> {
@@ -55,6 +61,9 @@ pub fn run(a: Args) -> Result<u8> {
         .with_context(|| format!("cannot write {}", a.output.display()))?;
     drop(locks);
     let mism = merged.expectation_mismatches();
+    let found = merged.failed() || !merged.races.is_empty();
+    let (complete, interrupted) = (merged.complete(), merged.interrupted);
+    let (done, planned) = (merged.executions_done, merged.executions_planned);
     if a.json {
         println!(
             "{}",
@@ -68,16 +77,18 @@ pub fn run(a: Args) -> Result<u8> {
     } else if !a.quiet {
         fuzz::print_report(&merged, &a.output, &mism);
     }
-    if !a.quiet && !merged.complete() {
+    if !a.quiet && !complete {
         eprintln!(
-            "note: {} of {} executions are done (some shard did not finish); `fencehound fuzz --resume {}` runs the rest",
-            merged.executions_done,
-            merged.executions_planned,
+            "note: {done} of {planned} executions are done (some shard did not finish); `fencehound fuzz --resume {}` runs the rest",
             a.output.display()
         );
     }
-    let found = merged.failed() || !merged.races.is_empty();
-    Ok(match (a.check_expect, found, merged.interrupted) {
+    fuzz::publish(
+        &[(merged, a.output.clone())],
+        a.sarif.as_deref(),
+        a.junit.as_deref(),
+    )?;
+    Ok(match (a.check_expect, found, interrupted) {
         (true, _, _) if !mism.is_empty() => 1,
         (true, _, true) => fuzz::INTERRUPTED,
         (true, _, false) => 0,

@@ -29,3 +29,28 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
+
+/// Writes a SARIF 2.1.0 log (`--sarif FILE`) filled by `fill`, with paths relative to the
+/// working directory (a CI checkout's root). Nothing happens without a path.
+pub fn write_sarif(
+    path: Option<&Path>,
+    fill: impl FnOnce(&mut fencehound_export::SarifLog),
+) -> Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let base = std::env::current_dir().context("cannot read the working directory")?;
+    let mut log = fencehound_export::SarifLog::new(&base);
+    fill(&mut log);
+    let text = log.to_json().context("cannot serialise the SARIF log")?;
+    create_parent(path)?;
+    write_atomically(path, text.as_bytes())
+}
+
+/// Creates the directory a file goes in.
+pub fn create_parent(path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! fencehound's results where teams look: SARIF 2.1.0 for code scanning ([`sarif`]),
+//! JUnit XML for CI test reports ([`junit`]).
+
+pub mod junit;
+pub mod sarif;
+
+pub use sarif::SarifLog;
