@@ -43,6 +43,8 @@ enum Command {
     Merge(cmd::merge::Args),
     /// Compare two reports: new and fixed failures, rate changes, new races (exit 1 if worse).
     Diff(cmd::diff::Args),
+    /// Render a report as one self-contained HTML page with plots.
+    Report(cmd::report::Args),
     /// Find the missing fences of a failing variant (store sites, fence lines, patch).
     Minimize(cmd::minimize::MinimizeArgs),
     /// Check each existing fence: necessary, likely redundant, or narrower scope suffices.
@@ -85,6 +87,7 @@ fn main() {
         Command::Replay(args) => cmd::fuzz::replay(args),
         Command::Merge(args) => cmd::merge::run(args),
         Command::Diff(args) => cmd::diff::run(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     let code = match result {
         Ok(code) => code,

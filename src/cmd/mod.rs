@@ -7,6 +7,7 @@ pub mod merge;
 pub mod minimize;
 pub mod ptx;
 pub mod race;
+pub mod report;
 pub mod run_kernel;
 pub mod toolchain;
 
