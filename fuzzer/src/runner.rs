@@ -121,7 +121,7 @@ pub struct Event<'a> {
 pub fn source_files(campaign: &Campaign) -> Vec<PathBuf> {
     let mut v = vec![campaign.source.clone()];
     for b in &campaign.buffers {
-        if let fencehound_vgpu::bufspec::Init::File(p) = &b.init {
+        if let fencehound_argspec::Init::File(p) = &b.init {
             v.push(p.clone());
         }
     }
