@@ -35,6 +35,9 @@ pub const FORMAT: u32 = 2;
 /// Failures kept in full per cell unless the run says otherwise.
 pub const DEFAULT_KEEP_FAILURES: u32 = 20;
 
+/// Distinct failure signatures kept per cell unless the run says otherwise.
+pub const DEFAULT_KEEP_SIGNATURES: u32 = 100;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub format: u32,
@@ -53,6 +56,9 @@ pub struct Report {
     pub stop_at_first: bool,
     /// Failures stored in full per cell (the lowest ids).
     pub keep_failures: u32,
+    /// Distinct signatures kept per cell: when a cell has more, the ones whose key
+    /// hashes lowest (a choice that does not depend on order, shards or resumption).
+    pub keep_signatures: u32,
     /// This report covers the executions of one shard (`None`: all of them).
     #[serde(default)]
     pub shard: Option<Shard>,
@@ -92,6 +98,8 @@ struct Index {
     signatures: HashMap<SigKey, usize>,
     /// Cell → ids of its failures kept in full, ascending.
     kept: HashMap<CellKey, Vec<u64>>,
+    /// Cell → its kept signatures by key hash.
+    ranked: HashMap<CellKey, std::collections::BTreeSet<(u64, SigKey)>>,
     built: bool,
 }
 
@@ -168,6 +176,10 @@ pub struct Cell {
     /// took to find the bug are this + 1.
     #[serde(default)]
     pub first_failure_run: Option<u32>,
+    /// Failures whose signature is not among the cell's kept signatures (the cell had
+    /// more distinct failures than `keep_signatures`).
+    #[serde(default)]
+    pub failures_unsigned: u64,
 }
 
 /// A distinct way a cell failed.
@@ -349,6 +361,35 @@ fn cell_key(variant: &str, model: &str, p: f64) -> CellKey {
     (variant.to_string(), model.to_string(), p.to_bits())
 }
 
+fn sig_key(s: &Signature) -> SigKey {
+    (
+        cell_key(&s.variant, &s.model, s.p),
+        s.kind.clone(),
+        s.output_hash.clone(),
+        s.detail.clone(),
+    )
+}
+
+/// A hash of a signature's key that is the same on every machine and run (the first 8
+/// bytes of a SHA-256), for choosing which signatures a full cell keeps.
+fn sig_hash(k: &SigKey) -> u64 {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [
+        k.0 .0.as_bytes(),
+        k.0 .1.as_bytes(),
+        &k.0 .2.to_le_bytes(),
+        k.1.as_bytes(),
+        k.2.as_bytes(),
+        k.3.as_bytes(),
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    let d = h.finalize();
+    u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
 /// What a failure looks like, for its signature: the first differing element of a wrong
 /// output (first line of the oracle's diff), else the verdict's summary line.
 fn signature_detail(v: &Verdict) -> String {
@@ -390,6 +431,7 @@ impl Report {
             race: false,
             stop_at_first: false,
             keep_failures: DEFAULT_KEEP_FAILURES,
+            keep_signatures: DEFAULT_KEEP_SIGNATURES,
             shard: None,
             variants,
             summary: Vec::new(),
@@ -439,15 +481,12 @@ impl Report {
             ..Index::default()
         };
         for (i, s) in self.signatures.iter().enumerate() {
-            ix.signatures.insert(
-                (
-                    cell_key(&s.variant, &s.model, s.p),
-                    s.kind.clone(),
-                    s.output_hash.clone(),
-                    s.detail.clone(),
-                ),
-                i,
-            );
+            let key = sig_key(s);
+            ix.ranked
+                .entry(key.0.clone())
+                .or_default()
+                .insert((sig_hash(&key), key.clone()));
+            ix.signatures.insert(key, i);
         }
         for f in &self.failures {
             ix.kept
@@ -480,6 +519,7 @@ impl Report {
                     expect: None,
                     status: String::new(),
                     first_failure_run: None,
+                    failures_unsigned: 0,
                 });
                 self.summary.len() - 1
             }
@@ -585,27 +625,42 @@ impl Report {
         }
     }
 
+    /// Adds a signature (or its count). A cell keeps at most `keep_signatures`: those
+    /// whose key hashes lowest. A signature among the lowest of the whole run is among the
+    /// lowest of every subset of its executions, so it is never evicted on the way and
+    /// its count is exact, whatever the order, sharding or resumption (bottom-k sampling).
     fn add_signature(&mut self, s: Signature) {
-        let key = (
-            cell_key(&s.variant, &s.model, s.p),
-            s.kind.clone(),
-            s.output_hash.clone(),
-            s.detail.clone(),
-        );
-        match self.index.signatures.get(&key) {
-            Some(&i) => {
-                let x = &mut self.signatures[i];
-                x.count += s.count;
-                if s.first_id < x.first_id {
-                    x.first_id = s.first_id;
-                    x.first_seed = s.first_seed;
+        let key = sig_key(&s);
+        if let Some(&i) = self.index.signatures.get(&key) {
+            let x = &mut self.signatures[i];
+            x.count += s.count;
+            if s.first_id < x.first_id {
+                x.first_id = s.first_id;
+                x.first_seed = s.first_seed;
+            }
+            return;
+        }
+        let h = sig_hash(&key);
+        let cap = self.keep_signatures as usize;
+        let ranked = self.index.ranked.entry(key.0.clone()).or_default();
+        if ranked.len() >= cap {
+            match ranked.last() {
+                Some((top, _)) if h < *top => {}
+                _ => return,
+            }
+            let Some((_, evicted)) = ranked.pop_last() else {
+                return;
+            };
+            if let Some(i) = self.index.signatures.remove(&evicted) {
+                self.signatures.swap_remove(i);
+                if let Some(moved) = self.signatures.get(i) {
+                    self.index.signatures.insert(sig_key(moved), i);
                 }
             }
-            None => {
-                self.index.signatures.insert(key, self.signatures.len());
-                self.signatures.push(s);
-            }
         }
+        ranked.insert((h, key.clone()));
+        self.index.signatures.insert(key, self.signatures.len());
+        self.signatures.push(s);
     }
 
     /// Keeps `rec` in full if it is among the `keep_failures` lowest ids of its cell.
@@ -657,6 +712,18 @@ impl Report {
                 .iter()
                 .find(|v| v.name == c.variant)
                 .and_then(|v| v.expect.get(&c.model).cloned());
+        }
+        let mut signed: HashMap<CellKey, u64> = HashMap::new();
+        for x in &self.signatures {
+            *signed
+                .entry(cell_key(&x.variant, &x.model, x.p))
+                .or_default() += x.count;
+        }
+        for c in summary.iter_mut() {
+            let k = cell_key(&c.variant, &c.model, c.p);
+            c.failures_unsigned = c
+                .failures
+                .saturating_sub(signed.get(&k).copied().unwrap_or(0));
         }
         let mut sigs = std::mem::take(&mut self.signatures);
         sigs.sort_by(|a, b| {
@@ -830,6 +897,11 @@ impl Report {
             "--keep-failures",
             self.keep_failures.to_string(),
             other.keep_failures.to_string(),
+        )?;
+        check(
+            "--keep-signatures",
+            self.keep_signatures.to_string(),
+            other.keep_signatures.to_string(),
         )?;
         let vs = |r: &Report| {
             r.variants
@@ -1026,6 +1098,195 @@ mod tests {
         assert!(d.contains(5) && !d.contains(6) && d.contains(9) && !d.contains(10));
         assert!(d.valid());
         assert_eq!(d.iter().collect::<Vec<_>>(), vec![0, 1, 2, 3, 4, 5, 9]);
+    }
+
+    /// A plan of 2 variants × 1 model × 2 p × 10 runs = 40 executions, and what execution
+    /// `id` gives: every third fails, with one of four outputs.
+    fn base(shard: Option<Shard>, keep: u32) -> Report {
+        base_capped(shard, keep, DEFAULT_KEEP_SIGNATURES)
+    }
+
+    fn base_capped(shard: Option<Shard>, keep: u32, sigs: u32) -> Report {
+        let info = CampaignInfo {
+            name: "c".into(),
+            path: "c.toml".into(),
+            abs_path: String::new(),
+            sha256: "h".into(),
+            campaign_sha256: "h".into(),
+            sources: Vec::new(),
+            text: String::new(),
+        };
+        let variants = ["a", "b"]
+            .iter()
+            .map(|n| VariantInfo {
+                name: n.to_string(),
+                defines: BTreeMap::new(),
+                expect: BTreeMap::new(),
+                ptx_sha256: "p".into(),
+                ptx: String::new(),
+            })
+            .collect();
+        let mut r = Report::new(
+            info,
+            variants,
+            1,
+            "random".into(),
+            vec!["bugaroo".into()],
+            vec![0.5, 1.0],
+            10,
+            40,
+        );
+        r.shard = shard;
+        r.keep_failures = keep;
+        r.keep_signatures = sigs;
+        r.executions_planned = shard.unwrap_or(Shard::WHOLE).len(40);
+        r
+    }
+
+    fn exec(id: u64) -> (ExecRecord, u32, BufferStats) {
+        let (v, p, run) = (id / 20, (id / 10) % 2, (id % 10) as u32);
+        let fail = id % 3 == 0;
+        let got = id % 4;
+        let verdict = if fail {
+            Verdict::WrongOutput {
+                oracle: "golden(c)".into(),
+                message: "1 of 1 elements differ".into(),
+                diff: format!("c[0]: expected 9, got {got}\n"),
+            }
+        } else {
+            Verdict::Pass
+        };
+        let mut stats = BufferStats::default();
+        stats.global.stores_seen = id;
+        stats.peak_occupancy = (id % 7) as u32;
+        (
+            ExecRecord {
+                id,
+                variant: ["a", "b"][v as usize].into(),
+                model: "bugaroo".into(),
+                p: [0.5, 1.0][p as usize],
+                seed: id * 1000 + 1,
+                scheduler: "random".into(),
+                verdict,
+                output_hash: format!("hash{}", if fail { got } else { 9 }),
+                lane_instructions: id,
+                wall_ms: 0,
+                printf: String::new(),
+            },
+            run,
+            stats,
+        )
+    }
+
+    fn add_all(r: &mut Report, ids: impl IntoIterator<Item = u64>) {
+        for id in ids {
+            let (rec, run, st) = exec(id);
+            r.add(rec, run, &st);
+        }
+        r.finish();
+    }
+
+    fn json(r: &Report) -> String {
+        serde_json::to_string(r).unwrap()
+    }
+
+    #[test]
+    fn the_report_depends_on_the_set_of_executions_not_their_order_or_split() {
+        let mut whole = base(None, 2);
+        add_all(&mut whole, 0..40);
+        assert_eq!(whole.done.ranges(), &[(0, 40)]);
+        assert_eq!(whole.failure_count(), 14);
+        // 2 kept per cell of 4 cells; signatures sum to all failures.
+        assert_eq!(whole.failures.len(), 8);
+        assert_eq!(
+            whole.signatures.iter().map(|s| s.count).sum::<u64>(),
+            whole.failure_count()
+        );
+        // Any completion order: the same report.
+        let mut order: Vec<u64> = (0..40).collect();
+        let mut x = 12345u64;
+        for i in (1..order.len()).rev() {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            order.swap(i, (x >> 33) as usize % (i + 1));
+        }
+        let mut shuffled = base(None, 2);
+        add_all(&mut shuffled, order.iter().copied());
+        assert_eq!(json(&shuffled), json(&whole));
+        // Interrupted after some, resumed (through a file round trip) with the rest.
+        let mut part = base(None, 2);
+        add_all(&mut part, order[..17].iter().copied());
+        let mut part: Report = serde_json::from_str(&json(&part)).unwrap();
+        add_all(&mut part, order[17..].iter().copied());
+        assert_eq!(json(&part), json(&whole));
+        // Three shards merged.
+        let shards: Vec<Report> = (0..3)
+            .map(|i| {
+                let s = Shard { index: i, count: 3 };
+                let mut r = base(Some(s), 2);
+                add_all(&mut r, (0..40).filter(|id| id % 3 == i));
+                r
+            })
+            .collect();
+        let merged = Report::merge(shards.clone()).unwrap();
+        assert_eq!(json(&merged), json(&whole));
+        // A shard cut short: the merge is incomplete and says which ids are missing;
+        // running those makes it whole.
+        let mut short = shards.clone();
+        let s1 = Shard { index: 1, count: 3 };
+        short[1] = base(Some(s1), 2);
+        add_all(&mut short[1], (0..40).filter(|id| id % 3 == 1 && *id < 20));
+        let mut m = Report::merge(short).unwrap();
+        assert!(!m.complete() && m.interrupted);
+        let missing: Vec<u64> = (0..40).filter(|id| !m.is_done(*id)).collect();
+        assert_eq!(missing, vec![22, 25, 28, 31, 34, 37]);
+        add_all(&mut m, missing);
+        m.interrupted = false;
+        assert_eq!(json(&m), json(&whole));
+        // Duplicates are counted once.
+        let mut twice = base(None, 2);
+        add_all(&mut twice, (0..40).chain(0..40));
+        assert_eq!(json(&twice), json(&whole));
+    }
+
+    #[test]
+    fn capped_signatures_are_a_sample_that_order_and_shards_do_not_change() {
+        for cap in [0, 1, 2] {
+            let mut whole = base_capped(None, 2, cap);
+            add_all(&mut whole, 0..40);
+            // 4 failing cells with up to 3 distinct outputs each.
+            for c in whole.summary.iter().filter(|c| c.failures > 0) {
+                let n = whole
+                    .signatures
+                    .iter()
+                    .filter(|s| s.variant == c.variant && s.p == c.p)
+                    .count();
+                assert!(n <= cap as usize);
+                let counted: u64 = whole
+                    .signatures
+                    .iter()
+                    .filter(|s| s.variant == c.variant && s.p == c.p)
+                    .map(|s| s.count)
+                    .sum();
+                assert_eq!(counted + c.failures_unsigned, c.failures);
+            }
+            let mut rev = base_capped(None, 2, cap);
+            add_all(&mut rev, (0..40).rev());
+            assert_eq!(json(&rev), json(&whole), "cap {cap}");
+            let shards: Vec<Report> = (0..4)
+                .map(|i| {
+                    let mut r = base_capped(Some(Shard { index: i, count: 4 }), 2, cap);
+                    add_all(&mut r, (0..40).rev().filter(|id| id % 4 == i));
+                    r
+                })
+                .collect();
+            assert_eq!(
+                json(&Report::merge(shards).unwrap()),
+                json(&whole),
+                "cap {cap}"
+            );
+        }
     }
 
     #[test]

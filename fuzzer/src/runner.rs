@@ -15,6 +15,7 @@ use crate::campaign::Campaign;
 use crate::execution::{execute, sha256_hex, ExecSpec, Prepared};
 use crate::report::{
     CampaignInfo, ExecRecord, Report, Shard, SourceHash, VariantInfo, DEFAULT_KEEP_FAILURES,
+    DEFAULT_KEEP_SIGNATURES,
 };
 use crate::seeds::exec_seed;
 use crate::verdict::Verdict;
@@ -86,6 +87,8 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// Failures kept in full per cell.
     pub keep_failures: u32,
+    /// Distinct failure signatures kept per cell.
+    pub keep_signatures: u32,
     /// Where the report is written (at the end and every `checkpoint`).
     pub report_path: Option<PathBuf>,
     /// Continue this report: its done executions are not run again. Its plan, shard and
@@ -99,6 +102,7 @@ impl Default for RunOptions {
         RunOptions {
             shard: None,
             keep_failures: DEFAULT_KEEP_FAILURES,
+            keep_signatures: DEFAULT_KEEP_SIGNATURES,
             report_path: None,
             resume: None,
             checkpoint: Duration::from_secs(2),
@@ -281,10 +285,11 @@ pub fn run_with(
             if r.shard_or_whole() != shard
                 || r.plan_total() != total
                 || r.keep_failures != opts.keep_failures
+                || r.keep_signatures != opts.keep_signatures
             {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
-                    "the report to resume was written for another plan, shard or --keep-failures",
+                    "the report to resume was written for another plan, shard, --keep-failures or --keep-signatures",
                 ));
             }
             r
@@ -293,6 +298,7 @@ pub fn run_with(
             let mut r = new_report(campaign, &preps, plan);
             r.shard = opts.shard;
             r.keep_failures = opts.keep_failures;
+            r.keep_signatures = opts.keep_signatures;
             r.executions_planned = planned;
             r
         }

@@ -20,7 +20,7 @@ pub struct FuzzArgs {
     /// campaign and its sources must be unchanged). Plan options come from the report.
     #[arg(long, value_name = "REPORT", conflicts_with_all = [
         "campaigns", "variants", "models", "p", "runs", "seed", "scheduler", "stop_at_first",
-        "report", "out_dir", "race", "shard", "keep_failures",
+        "report", "out_dir", "race", "shard", "keep_failures", "keep_signatures",
     ])]
     pub resume: Option<PathBuf>,
     /// Run one deterministic share of the executions: those whose id ≡ I (mod N). Seeds
@@ -31,6 +31,11 @@ pub struct FuzzArgs {
     /// are counted and grouped into signatures, and replay from their id.
     #[arg(long, value_name = "K", default_value_t = fencehound_fuzzer::report::DEFAULT_KEEP_FAILURES)]
     pub keep_failures: u32,
+    /// Distinct failure signatures kept per variant × model × p_w; a cell with more
+    /// keeps a deterministic sample (the same whatever the order, shards or resumption)
+    /// and counts the rest.
+    #[arg(long, value_name = "M", default_value_t = fencehound_fuzzer::report::DEFAULT_KEEP_SIGNATURES)]
+    pub keep_signatures: u32,
     /// Seconds between rewrites of the partial report while running (what a SIGKILL
     /// leaves behind to resume from).
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_checkpoint)]
@@ -251,6 +256,7 @@ fn fresh(a: &FuzzArgs, path: &Path) -> Result<CampaignRun> {
         opts: RunOptions {
             shard: a.shard,
             keep_failures: a.keep_failures,
+            keep_signatures: a.keep_signatures,
             report_path: Some(report_path.clone()),
             checkpoint: std::time::Duration::from_secs_f64(a.checkpoint_secs),
             ..RunOptions::default()
@@ -351,6 +357,7 @@ fn resumed(a: &FuzzArgs, report_path: &Path) -> Result<CampaignRun> {
         opts: RunOptions {
             shard: r.shard,
             keep_failures: r.keep_failures,
+            keep_signatures: r.keep_signatures,
             report_path: Some(report_path.to_path_buf()),
             resume: Some(r),
             checkpoint: std::time::Duration::from_secs_f64(a.checkpoint_secs),
@@ -551,10 +558,19 @@ pub fn print_report(r: &Report, path: &Path, mism: &[String]) {
     );
     print!("{}", r.table());
     if r.failed() {
+        let unsigned: u64 = r.summary.iter().map(|c| c.failures_unsigned).sum();
         println!(
-            "\n{} failing execution(s), {} distinct failure signature(s); the first {} per cell stored in full, every execution replays from its id",
+            "\n{} failing execution(s), {} distinct failure signature(s){}; the first {} per cell stored in full, every execution replays from its id",
             r.failure_count(),
             r.signatures.len(),
+            if unsigned > 0 {
+                format!(
+                    " ({unsigned} more failures in cells with over {} distinct ones: a sample is kept)",
+                    r.keep_signatures
+                )
+            } else {
+                String::new()
+            },
             r.keep_failures
         );
     }
