@@ -146,7 +146,11 @@ pub fn campaign_info(campaign: &Campaign) -> CampaignInfo {
     let sources = source_files(campaign)
         .iter()
         .map(|p| SourceHash {
-            path: p.display().to_string(),
+            // Absolute, so that SARIF and HTML made elsewhere still find the file.
+            path: std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string(),
             sha256: std::fs::read(p)
                 .map(|b| sha256_hex(&b))
                 .unwrap_or_else(|e| format!("unreadable: {e}")),
