@@ -39,6 +39,12 @@ enum Command {
     Run(cmd::fuzz::RunArgs),
     /// Re-run one execution of a report bit for bit.
     Replay(cmd::fuzz::ReplayArgs),
+    /// Merge the reports of `fuzz --shard I/N` runs into the report of the whole run.
+    Merge(cmd::merge::Args),
+    /// Compare two reports: new and fixed failures, rate changes, new races (exit 1 if worse).
+    Diff(cmd::diff::Args),
+    /// Render a report as one self-contained HTML page with plots.
+    Report(cmd::report::Args),
     /// Find the missing fences of a failing variant (store sites, fence lines, patch).
     Minimize(cmd::minimize::MinimizeArgs),
     /// Check each existing fence: necessary, likely redundant, or narrower scope suffices.
@@ -79,6 +85,9 @@ fn main() {
         Command::Race(args) => cmd::race::run(args),
         Command::Run(args) => cmd::fuzz::run(args),
         Command::Replay(args) => cmd::fuzz::replay(args),
+        Command::Merge(args) => cmd::merge::run(args),
+        Command::Diff(args) => cmd::diff::run(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     let code = match result {
         Ok(code) => code,

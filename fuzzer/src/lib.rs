@@ -12,7 +12,9 @@
 //! `fencehound_handlers::select` is specified so that it can make the same choices.
 
 pub mod campaign;
+pub mod diff;
 pub mod execution;
+pub mod lock;
 pub mod report;
 pub mod runner;
 pub mod seeds;
@@ -22,6 +24,6 @@ pub use campaign::{Campaign, CampaignError, Expect};
 pub use execution::{
     execute, prepare, prepare_with_ptx, ExecResult, ExecSpec, Filters, PrepareError, Prepared,
 };
-pub use report::{Cell, ExecRecord, Report};
-pub use runner::{Event, Job, Plan};
+pub use report::{Cell, ExecRecord, Report, Shard, Signature};
+pub use runner::{Event, Job, Plan, RunOptions};
 pub use verdict::Verdict;

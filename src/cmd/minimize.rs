@@ -31,6 +31,9 @@ pub struct MinimizeArgs {
     pub baseline: bool,
     #[arg(long)]
     pub json: bool,
+    /// Also write the missing fences as SARIF 2.1.0 (CUDA lines, the insertion as a fix).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -49,6 +52,9 @@ pub struct AuditArgs {
     pub jobs: Option<usize>,
     #[arg(long)]
     pub json: bool,
+    /// Also write likely redundant and too-wide fences as SARIF 2.1.0.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
 fn options(
@@ -113,6 +119,7 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         return Ok(if r.fences.is_empty() { 0 } else { 1 });
     }
     let r = fencehound_minimizer::minimize(c, &a.variant, opts)?;
+    crate::cmd::write_sarif(a.sarif.as_deref(), |l| l.add_minimize(&r))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(if r.failure.is_some() { 1 } else { 0 });
@@ -193,6 +200,7 @@ pub fn audit(a: AuditArgs) -> Result<u8> {
     let c = Arc::new(Campaign::load(&a.campaign)?);
     let opts = options(&a.model, &a.p, 1, 1, a.runs, a.jobs, &c)?;
     let r = fencehound_minimizer::audit(c, &a.variant, opts)?;
+    crate::cmd::write_sarif(a.sarif.as_deref(), |l| l.add_audit(&r))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
