@@ -1,0 +1,13 @@
+// Message passing with the data store and the flag store on ONE source line: the fence
+// belongs between the two statements, not after the line. CTA 0 publishes, CTA 1 waits
+// for each flag and copies the data it guards.
+extern "C" __global__ void mp(int *data, int *flag, int *out) {
+    int i = threadIdx.x;
+    if (blockIdx.x == 0) {
+        data[i] = i + 100; flag[i] = 1;
+    } else {
+        while (((volatile int *)flag)[i] == 0) {
+        }
+        out[i] = ((volatile int *)data)[i];
+    }
+}
