@@ -2,6 +2,10 @@
 // fence after each slot store is needed: the consumer reads the slots after the flag.
 // The scratch fence is not needed by the copies that run — but two of its copies never
 // run, so nothing is known about them: the line is "not exercised", never "redundant".
+#ifndef SLOT_FENCE
+#define SLOT_FENCE __threadfence()
+#endif
+
 extern "C" __global__ void fill(int *slot, int *scratch, int *flag, int *bad, int n) {
     int i = threadIdx.x;
     if (blockIdx.x == 0) {
@@ -9,7 +13,7 @@ extern "C" __global__ void fill(int *slot, int *scratch, int *flag, int *bad, in
         for (int j = 0; j < 4; j++) {
             if (j < n) {
                 slot[i * 4 + j] = i + j + 1;
-                __threadfence();
+                SLOT_FENCE;
                 scratch[i * 4 + j] = j;
                 __threadfence_block();
             }
