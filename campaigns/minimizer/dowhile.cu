@@ -12,6 +12,7 @@ extern "C" __global__ void push(int *top, int *next, int *bad) {
         int seen = 0;
         for (int k = 0; k < 400 && seen < 8; k++) {
             int t = *(volatile int *)top;
+            __threadfence();
             if (t >= 0) {
                 seen++;
                 if (((volatile int *)next)[t] == -2)

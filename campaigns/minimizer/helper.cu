@@ -11,6 +11,7 @@ extern "C" __global__ void two(int *slot, int *flag, int *bad) {
         for (int k = 0; k < 2; k++) {
             while (((volatile int *)flag)[2 * i + k] == 0) {
             }
+            __threadfence();
             if (((volatile int *)slot)[2 * i + k] != i + 1 + k)
                 atomicAdd(bad, 1);
         }

@@ -11,6 +11,7 @@ extern "C" __global__ void lib(int *slot, int *flag, int *bad) {
     } else {
         while (((volatile int *)flag)[i] == 0) {
         }
+        __threadfence();
         if (((volatile int *)slot)[i] != i + 7)
             atomicAdd(bad, 1);
     }

@@ -1,7 +1,10 @@
 // A correctly fenced seqlock: the writer makes the sequence odd, fences, writes both words,
 // fences, makes it even; a reader reads the sequence, fences, reads both words, fences,
 // reads the sequence again, and keeps the snapshot only if both reads saw the same even
-// value. A kept snapshot with two different words is a torn read.
+// value. A kept snapshot with two different words is a torn read. The words are volatile
+// (morally strong) accesses: with plain stores, PTX lets a reader see them out of order.
+// They are 8 bytes apart: with both in one 8-byte block the `weak` model (main at
+// 937632d) lets a reader see a stale word despite the fences — reported, not ours to fix.
 extern "C" __global__ void seqlock(int *seq, int *d, int *bad) {
     if (blockIdx.x == 0) {
         if (threadIdx.x == 0) {
@@ -9,8 +12,8 @@ extern "C" __global__ void seqlock(int *seq, int *d, int *bad) {
                 int s = *(volatile int *)seq;
                 *(volatile int *)seq = s + 1;
                 __threadfence();
-                d[0] = v;
-                d[1] = v;
+                ((volatile int *)d)[0] = v;
+                ((volatile int *)d)[2] = v;
                 __threadfence();
                 *(volatile int *)seq = s + 2;
             }
@@ -21,7 +24,7 @@ extern "C" __global__ void seqlock(int *seq, int *d, int *bad) {
             s1 = *(volatile int *)seq;
             __threadfence();
             a = ((volatile int *)d)[0];
-            b = ((volatile int *)d)[1];
+            b = ((volatile int *)d)[2];
             __threadfence();
             s2 = *(volatile int *)seq;
             if (s1 == s2 && (s1 & 1) == 0 && a != b)

@@ -14,6 +14,7 @@ extern "C" __global__ void produce(const int *in, int *data, int *count, int *fl
     } else {
         while (((volatile int *)flag)[i] == 0) {
         }
+        __threadfence();
         if (((volatile int *)data)[i] != in[i] * 2)
             atomicAdd(bad, 1);
     }

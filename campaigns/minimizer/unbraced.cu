@@ -14,6 +14,7 @@ extern "C" __global__ void last(const int *in, int *partial, int *count, int *to
         is_last = atomicAdd(count, 1) == gridDim.x - 1;
     __syncthreads();
     if (is_last && threadIdx.x == 0) {
+        __threadfence();
         int t = 0;
         for (int b = 0; b < gridDim.x; b++)
             t += ((volatile int *)partial)[b];

@@ -22,6 +22,7 @@ extern "C" __global__ void fill(int *slot, int *scratch, int *flag, int *bad, in
     } else {
         while (((volatile int *)flag)[i] == 0) {
         }
+        __threadfence();
         for (int j = 0; j < n; j++)
             if (((volatile int *)slot)[i * 4 + j] != i + j + 1)
                 atomicAdd(bad, 1);

@@ -10,6 +10,7 @@ extern "C" __global__ void handoff(int *data, int *flag, int *bad) {
     } else {
         while (((volatile int *)flag)[i] == 0) {
         }
+        __threadfence();
         if (((volatile int *)data)[i] != 3 * i + 1)
             atomicAdd(bad, 1);
     }

@@ -7,16 +7,23 @@
 //! 1. **necessary** — removing the copies fails (with the failing seed);
 //! 2. **not exercised by this campaign** — removing it passes, but some copy never ran in
 //!    the observed executions: nothing is known about it, so the line is not redundant;
-//! 3. **cannot judge under this model** — under a store-buffering model (`bugaroo`,
-//!    `scoped`) a fence is judged only by the stores it drains. It cannot be judged when
-//!    (a) it is *acquire-side*: in its thread, since the previous fence of at least its
-//!    scope, it follows a load or atomic of a location another thread writes in the same
-//!    launch (a poll, a lock's CAS), an ordering those models never break, because loads
-//!    are never delayed; or (b) it *never drained anything*: in every observed execution
-//!    its thread's buffers (and, for a device-scope fence under `scoped`, its CTA's
-//!    overlay) were empty whenever it ran, so removing it cannot change any execution.
-//!    Such a fence is reported "cannot judge … use --model weak", never "likely redundant",
-//!    and never goes into the removal patch (issue 11);
+//! 3. **cannot judge under this model** — removing it passed, but the model cannot show
+//!    what the fence orders ([`crate::observe`] gives the facts, from the observed
+//!    executions of the unchanged variant):
+//!    (a) *store buffering* (`bugaroo`, `scoped`) judges a fence only by the stores it
+//!    drains; loads are never delayed. So a fence that is *acquire-side* — in its thread,
+//!    since the previous fence of at least its scope, it follows a load or atomic of a
+//!    location another thread writes in the same launch (a poll, a lock's CAS) — or that
+//!    *never drained anything* (in every observed execution its thread's buffers, and for a
+//!    device-scope fence under `scoped` its CTA's overlay, were empty whenever it ran) is
+//!    "cannot judge under this model (loads are never delayed): use --model weak";
+//!    (b) *no model* produces load buffering (a load reading a store that executes after
+//!    it; `weak` reads only executed stores), so a fence that orders such a load before a
+//!    store of a location another thread reads (after it, before the thread's next fence)
+//!    is "cannot judge" under every model — e.g. a queue consumer's fence between reading
+//!    a slot and handing it back.
+//!    Such a fence is never "likely redundant" and never goes into the removal patch
+//!    (issue 11);
 //! 4. **likely redundant** — 0 failures in N runs without it (failure probability < 3/N at
 //!    95%, the rule of three). These are then removed *together*, greedily (device scope
 //!    and most copies first): a fence whose removal fails once the others are gone is kept
@@ -31,7 +38,8 @@ use crate::observe::FenceObserver;
 use crate::ptxinfo::InstKind;
 use crate::source::{self, Patch, Placer, SourceSite};
 use crate::{
-    model_delays_loads, Checker, Failing, MinimizeError, Options, Site, Sites, Verification,
+    model_delays_loads, model_sees_scopes, Checker, Failing, MinimizeError, Options, Site, Sites,
+    Verification,
 };
 use fencehound_fuzzer::{execute_observed, prepare, Campaign, ExecSpec, Filters, Prepared};
 use fencehound_handlers::{DrainReason, Model, TraceEvent};
@@ -80,6 +88,9 @@ pub struct FenceCopy {
     pub drained: u64,
     /// A load of memory other threads write that this copy orders (its acquire side).
     pub acquire_after: Option<Site>,
+    /// A store of memory other threads read that this copy orders after that load.
+    #[serde(default)]
+    pub store_before: Option<Site>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,8 +99,12 @@ pub struct FenceAudit {
     pub fence: Site,
     pub scope: FenceScope,
     pub verdict: FenceVerdict,
-    /// For necessary device-scope fences: does block scope suffice under `scoped`?
+    /// For necessary device-scope fences: does block scope suffice (under the run's model
+    /// when it sees scopes, else `scoped`)?
     pub block_scope: Option<FenceVerdict>,
+    /// The model block scope was judged under.
+    #[serde(default)]
+    pub block_scope_model: Option<String>,
     #[serde(default)]
     pub copies: Vec<FenceCopy>,
     /// The statement in the user's files (file:line and text).
@@ -235,6 +250,14 @@ fn observe(
     (obs, drains, first, runs)
 }
 
+fn site_of(st: &Sites, id: u32) -> Option<Site> {
+    let i = st.infos.get(id as usize)?;
+    Some(st.site(&InstRef {
+        function: i.function.clone(),
+        ptx_line: i.ptx_line,
+    }))
+}
+
 /// One source fence: its PTX copies.
 struct Group {
     copies: Vec<InstRef>,
@@ -324,13 +347,8 @@ pub fn audit(
                     fence: st.site(c),
                     reached: obs.reached.get(&id).copied().unwrap_or(0),
                     drained: drains.get(&id).copied().unwrap_or(0),
-                    acquire_after: obs.acquire_side(id).and_then(|l| {
-                        let i = st.infos.get(l as usize)?;
-                        Some(st.site(&InstRef {
-                            function: i.function.clone(),
-                            ptx_line: i.ptx_line,
-                        }))
-                    }),
+                    acquire_after: obs.acquire_side(id).and_then(|l| site_of(&st, l)),
+                    store_before: obs.later_store(id).and_then(|l| site_of(&st, l)),
                 }
             })
             .collect();
@@ -357,6 +375,23 @@ pub fn audit(
                             model.name()
                         ),
                     }
+                } else if let Some((l, s)) = copies
+                    .iter()
+                    .find_map(|c| Some((c.acquire_after.clone()?, c.store_before.clone()?)))
+                {
+                    // No model here produces load buffering: a load never reads a store
+                    // that executes after it (the `weak` model's reads only see executed
+                    // stores; store buffering never delays loads).
+                    FenceVerdict::CannotJudge {
+                        reason: format!(
+                            "cannot judge under this model (it never lets a load read a later store): it orders a load of memory other threads write ({} `{}`) before a store other threads read ({} `{}`) — load buffering, which {} cannot produce",
+                            l.location(),
+                            l.statement.clone().unwrap_or_else(|| l.ptx.clone()),
+                            s.location(),
+                            s.statement.clone().unwrap_or_else(|| s.ptx.clone()),
+                            model.name()
+                        ),
+                    }
                 } else if !model_delays_loads(model) && copies.iter().all(|c| c.drained == 0) {
                     FenceVerdict::CannotJudge {
                         reason: format!(
@@ -379,6 +414,12 @@ pub fn audit(
         } else {
             FenceScope::Device
         };
+        // Block scope is judged under the run's model when it sees scopes, else `scoped`.
+        let scope_model = if model_sees_scopes(model) {
+            model
+        } else {
+            Model::Scoped
+        };
         let block_scope =
             if scope == FenceScope::Device && matches!(verdict, FenceVerdict::Necessary { .. }) {
                 let narrow: Vec<PtxEdit> = g
@@ -390,7 +431,7 @@ pub fn audit(
                     Some(m) => {
                         let p = ck.prep(&m)?;
                         Some(
-                            match ck.first_failure(&p, &Filters::default(), Model::Scoped, 0, n) {
+                            match ck.first_failure(&p, &Filters::default(), scope_model, 0, n) {
                                 Some(f) => FenceVerdict::Necessary { failing: f },
                                 None => FenceVerdict::LikelyRedundant {
                                     runs: runs_total,
@@ -412,6 +453,7 @@ pub fn audit(
                 .unwrap_or_else(|| st.site(&g.copies[0])),
             scope,
             verdict,
+            block_scope_model: block_scope.as_ref().map(|_| scope_model.name().to_string()),
             block_scope,
             copies,
             source: g.source.clone(),

@@ -60,22 +60,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The model `minimize` and `audit` use unless told otherwise: the strongest one
-/// available. `scoped` sees scope bugs that `bugaroo` cannot; when the `weak` model (loads
-/// may read stale values) is available, it becomes the default here.
-pub const DEFAULT_MODEL: Model = Model::Scoped;
+/// available. `weak` lets loads read stale values wherever PTX allows, so it judges both
+/// sides of a fence; `scoped` (store buffering with CTA overlays) only the writer's side.
+pub const DEFAULT_MODEL: Model = Model::Weak;
 
 /// Whether a model lets loads read older values than memory holds. Store-buffering
 /// models (`bugaroo`, `scoped`) never delay a load, so they cannot observe what a fence
 /// orders after a load (its acquire side).
 pub fn model_delays_loads(m: Model) -> bool {
-    let _ = m;
-    false
+    m.delays_loads()
 }
 
 /// Whether a model tells CTA scope from device scope (`scoped` publishes CTA-scope drains
-/// only to the CTA).
+/// only to the CTA; under `weak` a `.cta` release synchronizes only within the CTA).
 pub fn model_sees_scopes(m: Model) -> bool {
-    matches!(m, Model::Scoped)
+    matches!(m, Model::Scoped | Model::Weak)
 }
 
 /// How much of the PTX memory model a model can show: a search runs under the strongest
@@ -85,6 +84,7 @@ pub fn model_strength(m: Model) -> u8 {
         Model::Sc => 0,
         Model::Bugaroo => 1,
         Model::Scoped => 2,
+        Model::Weak => 3,
     }
 }
 

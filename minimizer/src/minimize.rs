@@ -343,31 +343,55 @@ pub fn minimize(
         .collect();
     let cand_refs: Vec<(u32, InstRef)> = st.refs(&cand_ids);
     report.candidates = cand_refs.len();
-    let found = search_fences(&mut ck, &base, &cand_refs, model)?;
+    let mut found = search_fences(&mut ck, &base, &cand_refs, model, false)?;
+    let implicated: Vec<u32> = minimal.clone();
+    let warp_local = warp_local(&mut ck, &base, model, &implicated);
+    // A fence orders a thread's own accesses; it does not make another thread wait. Code
+    // that hands values between lanes with nothing but the warp's lockstep needs
+    // `__syncwarp()` (under `weak` no fence helps there), so when fences everywhere do not
+    // fix a warp-synchronous kernel, the search is repeated with warp syncs.
+    let mut warp_search = false;
+    if found.everywhere_fails && warp_local {
+        let w = search_fences(&mut ck, &base, &cand_refs, model, true)?;
+        if !w.everywhere_fails {
+            found = w;
+            warp_search = true;
+        }
+    }
     report.confirmed = found.confirmed;
-    report.remaining_failure = found.remaining_failure;
+    report.remaining_failure = found.remaining_failure.clone();
     // 5. The cheapest fix per fence.
     let mut placer = Placer::new(&campaign, &base.module, &st.insts);
     let mut compiler = source::Compiler::new(campaign.clone(), variant);
     let libcupp = placer.user_uses_libcupp();
-    let implicated: Vec<u32> = minimal.clone();
-    let warp_local = warp_local(&mut ck, &base, model, &implicated);
     let mut suggestions: Vec<FenceSuggestion> = Vec::new();
-    let mut chosen: Vec<PtxEdit> = found
-        .fences
-        .iter()
-        .map(|(_, at)| PtxEdit::InsertFence {
-            after: at.clone(),
-            scope: FenceScope::Device,
-        })
-        .collect();
+    let plain = |at: &InstRef| {
+        if warp_search {
+            PtxEdit::InsertWarpSync { after: at.clone() }
+        } else {
+            PtxEdit::InsertFence {
+                after: at.clone(),
+                scope: FenceScope::Device,
+            }
+        }
+    };
+    let mut chosen: Vec<PtxEdit> = found.fences.iter().map(|(_, at)| plain(at)).collect();
     for (k, (_, at)) in found.fences.iter().enumerate() {
-        let options = fix_options(&st, at, readers && reads(&st, at), libcupp, warp_local);
+        let options = if warp_search {
+            vec![(
+                FixKind::SyncWarp,
+                plain(at),
+                "fences do not make another lane wait: warp-synchronous code needs __syncwarp()"
+                    .to_string(),
+            )]
+        } else {
+            fix_options(&st, at, readers && reads(&st, at), libcupp, warp_local)
+        };
         let mut tried: Vec<FixOption> = Vec::new();
         let mut pick: Option<usize> = None;
         for (kind, e, note) in options {
             let at_site = st.site(e.anchor());
-            if kind == FixKind::DeviceFence {
+            if kind == FixKind::DeviceFence || warp_search {
                 tried.push(FixOption {
                     kind,
                     edit: e,
@@ -485,8 +509,9 @@ pub fn minimize(
     if !chosen.is_empty() {
         let (patch, verification, placement) =
             place_and_verify(&mut ck, &mut placer, &mut compiler, &chosen, &models);
-        let fallback =
-            !verification.verified && suggestions.iter().any(|s| s.fix != FixKind::DeviceFence);
+        let fallback = !verification.verified
+            && !warp_search
+            && suggestions.iter().any(|s| s.fix != FixKind::DeviceFence);
         let (patch, verification, placement) = if fallback {
             let plain: Vec<PtxEdit> = found
                 .fences
@@ -730,7 +755,9 @@ fn reason_for(fix: &FixOption, tried: &[FixOption]) -> String {
             _ => format!("{} not applicable", short_kind(o.kind)),
         })
         .collect();
-    if cheaper.is_empty() {
+    if tried.len() == 1 {
+        format!("{}: {}", fix.kind.describe(), fix.note)
+    } else if cheaper.is_empty() {
         format!("{}: the cheapest fix, and it passes", fix.kind.describe())
     } else {
         format!(
@@ -774,8 +801,8 @@ fn ptx_text(e: &PtxEdit) -> String {
     }
 }
 
-/// Delta-debugs a smallest set of fence insertions (device scope) that makes every tried
-/// seed pass, then confirms it on fresh seeds. Checks are statistical: a set can pass a
+/// Delta-debugs a smallest set of fence insertions (device scope; `__syncwarp()` when
+/// `warp`) that makes every tried seed pass, then confirms it on fresh seeds. Checks are statistical: a set can pass a
 /// batch by luck (e.g. a fence that only narrows the window). When confirmation finds a
 /// failure, the search starts over with the confirming seeds added to the batch, so the
 /// next set must also survive them; repeated until a set survives a fresh batch.
@@ -784,6 +811,7 @@ fn search_fences(
     base: &Arc<Prepared>,
     cands: &[(u32, InstRef)],
     model: Model,
+    warp: bool,
 ) -> Result<FenceSearch, MinimizeError> {
     let mut remaining_failure = None;
     let mut window = ck.opts.batch;
@@ -792,7 +820,11 @@ fn search_fences(
     let build = |set: &[(u32, InstRef)]| {
         let mut m = base.module.clone();
         for (_, at) in set {
-            edit::insert_fence_after(&mut m, at, FenceScope::Device);
+            if warp {
+                edit::insert_warp_sync_after(&mut m, at);
+            } else {
+                edit::insert_fence_after(&mut m, at, FenceScope::Device);
+            }
         }
         m
     };
@@ -831,6 +863,7 @@ fn search_fences(
                 fences: cands.to_vec(),
                 confirmed: false,
                 remaining_failure: ck.first_failure(&p, &all_filters(), model, 0, window),
+                everywhere_fails: true,
             });
         }
         let mut chosen = ddmin::ddmin(cands.to_vec(), &mut |set| passes(set, ck));
@@ -869,6 +902,7 @@ fn search_fences(
                     fences: chosen,
                     confirmed: true,
                     remaining_failure: None,
+                    everywhere_fails: false,
                 })
             }
             Some(f) => {
@@ -882,6 +916,7 @@ fn search_fences(
         fences: best,
         confirmed: false,
         remaining_failure,
+        everywhere_fails: false,
     })
 }
 
@@ -892,6 +927,8 @@ struct FenceSearch {
     confirmed: bool,
     /// The last failure seen with the set (None when confirmed).
     remaining_failure: Option<Failing>,
+    /// Even an insertion after every candidate fails.
+    everywhere_fails: bool,
 }
 
 /// The PLDI'16 baseline: a device fence after every global/shared access of every
@@ -920,7 +957,7 @@ pub fn baseline_fence_all(
         .filter_map(|i| st.id(&i.at))
         .collect();
     let cands: Vec<(u32, InstRef)> = st.refs(&ids);
-    let found = search_fences(&mut ck, &base, &cands, opts.model)?;
+    let found = search_fences(&mut ck, &base, &cands, opts.model, false)?;
     let fences = found
         .fences
         .iter()

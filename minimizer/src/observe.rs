@@ -12,6 +12,11 @@
 //!   locations that another thread of the launch writes (*communicating* loads; a read of
 //!   input no one writes needs no ordering). Store-buffering models never delay loads, so
 //!   they cannot observe this side of a fence.
+//! - **load-to-store ordering**: the stores a thread executes after a fence, up to its next
+//!   fence, restricted to stores of locations another thread reads. A fence with a
+//!   communicating load before it and such a store after it orders a load before a store
+//!   (the load-buffering shape), which the `weak` model cannot produce: its reads only see
+//!   stores that already executed.
 //! - **warp locality**: per store site, whether every load of its values by another
 //!   thread came from the writer's warp — the evidence for suggesting `__syncwarp()`.
 
@@ -28,6 +33,9 @@ struct ThreadWindow {
     /// Load sites since the last device-or-wider fence, and whether the load was of
     /// shared memory (a CTA barrier orders those for every observer there is).
     since_gpu: Vec<(SiteId, bool)>,
+    /// The thread's last fence, until its next one: the stores after it are its later
+    /// stores.
+    last_fence: Option<SiteId>,
 }
 
 #[derive(Debug, Clone)]
@@ -37,6 +45,7 @@ struct Word {
     reader: u32,
     multi_reader: bool,
     reader_sites: Vec<SiteId>,
+    writer_sites: Vec<SiteId>,
     /// The last store's thread, warp and site.
     last_store: Option<(u32, u32, SiteId)>,
 }
@@ -54,6 +63,10 @@ pub struct FenceObserver {
     prior_loads: HashMap<SiteId, BTreeSet<SiteId>>,
     /// Load sites that read a location another thread writes in the same launch.
     communicating: HashSet<SiteId>,
+    /// Store sites after each fence site, up to the thread's next fence.
+    later_stores: HashMap<SiteId, BTreeSet<SiteId>>,
+    /// Store sites that wrote a location another thread reads in the same launch.
+    communicating_stores: HashSet<SiteId>,
     /// Per store site: loads of its value by another thread in the same warp / another warp.
     pub store_readers: HashMap<SiteId, (u64, u64)>,
 }
@@ -74,6 +87,8 @@ impl FenceObserver {
             let private = !w.multi_writer && !w.multi_reader && w.writer == w.reader;
             if written && read && !private {
                 self.communicating.extend(w.reader_sites.iter().copied());
+                self.communicating_stores
+                    .extend(w.writer_sites.iter().copied());
             }
         }
         self.words.clear();
@@ -89,6 +104,10 @@ impl FenceObserver {
             self.prior_loads.entry(k).or_default().extend(v);
         }
         self.communicating.extend(o.communicating);
+        for (k, v) in o.later_stores {
+            self.later_stores.entry(k).or_default().extend(v);
+        }
+        self.communicating_stores.extend(o.communicating_stores);
         for (k, (a, b)) in o.store_readers {
             let e = self.store_readers.entry(k).or_default();
             e.0 += a;
@@ -103,6 +122,16 @@ impl FenceObserver {
             .iter()
             .copied()
             .find(|l| self.communicating.contains(l))
+    }
+
+    /// A store of memory another thread reads that this fence orders after its earlier
+    /// loads (the store side of a load-to-store ordering), if any.
+    pub fn later_store(&self, fence: SiteId) -> Option<SiteId> {
+        self.later_stores
+            .get(&fence)?
+            .iter()
+            .copied()
+            .find(|s| self.communicating_stores.contains(s))
     }
 
     /// Whether every load of the given stores' values by another thread came from the
@@ -164,6 +193,12 @@ impl FenceObserver {
 
     fn store(&mut self, a: &Access) {
         let t = a.thread.global;
+        if let Some(f) = self.window(t).and_then(|w| w.last_fence) {
+            let e = self.later_stores.entry(f).or_default();
+            if e.len() < 64 {
+                e.insert(a.site);
+            }
+        }
         for k in words(a) {
             let w = self.words.entry(k).or_insert_with(new_word);
             if w.writer == NONE {
@@ -172,6 +207,9 @@ impl FenceObserver {
                 w.multi_writer = true;
             }
             w.last_store = Some((t, a.thread.warp, a.site));
+            if !w.writer_sites.contains(&a.site) {
+                w.writer_sites.push(a.site);
+            }
         }
     }
 }
@@ -183,6 +221,7 @@ fn new_word() -> Word {
         reader: NONE,
         multi_reader: false,
         reader_sites: Vec::new(),
+        writer_sites: Vec::new(),
         last_store: None,
     }
 }
@@ -226,6 +265,7 @@ impl Observer for FenceObserver {
             w.since_cta.clone()
         };
         w.since_cta.clear();
+        w.last_fence = Some(f.site);
         self.prior_loads.entry(f.site).or_default().extend(window);
     }
 

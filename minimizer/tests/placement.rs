@@ -82,18 +82,23 @@ fn two_fences_each_redundant_given_the_other_are_not_both_removed() {
     let c = load("minimizer/twofences");
     let r = audit(c.clone(), "fenced", opts(DEFAULT_MODEL)).unwrap();
     assert!(r.base_failure.is_none());
-    assert_eq!(r.fences.len(), 2, "{r:#?}");
+    // The producer's two fences, and the consumer's (necessary: its acquire side).
+    assert_eq!(r.fences.len(), 3, "{r:#?}");
     let first = c.source.file_name().unwrap().to_string_lossy().to_string();
     let (l1, l2) = (10, 12);
-    assert_eq!(r.fences[0].source.as_ref().map(|s| s.line), Some(l1));
-    assert_eq!(r.fences[1].source.as_ref().map(|s| s.line), Some(l2));
-    match &r.fences[0].verdict {
+    let at = |l: u32| {
+        r.fences
+            .iter()
+            .find(|f| f.source.as_ref().map(|s| s.line) == Some(l))
+            .unwrap_or_else(|| panic!("no fence at line {l}: {r:#?}"))
+    };
+    match &at(l1).verdict {
         FenceVerdict::LikelyRedundant {
             given_that_stay, ..
         } => assert_eq!(given_that_stay, &vec![format!("{first}:{l2}")]),
         v => panic!("{v:?}"),
     }
-    match &r.fences[1].verdict {
+    match &at(l2).verdict {
         FenceVerdict::NeededWithOthersRemoved { with, .. } => {
             assert_eq!(with, &vec![format!("{first}:{l1}")])
         }
@@ -117,9 +122,16 @@ fn two_fences_each_redundant_given_the_other_are_not_both_removed() {
 fn unrolled_copies_that_never_run_are_not_exercised_never_redundant() {
     let c = load("minimizer/unrolled");
     let r = audit(c.clone(), "fenced", opts(DEFAULT_MODEL)).unwrap();
-    assert_eq!(r.fences.len(), 2, "{r:#?}");
-    let slot = &r.fences[0];
-    let scratch = &r.fences[1];
+    assert_eq!(r.fences.len(), 3, "{r:#?}");
+    let at = |needle: &str| {
+        let l = line_of(&c, needle);
+        r.fences
+            .iter()
+            .find(|f| f.source.as_ref().map(|s| s.line) == Some(l))
+            .unwrap_or_else(|| panic!("no fence at line {l}: {r:#?}"))
+    };
+    let slot = at("SLOT_FENCE;");
+    let scratch = at("__threadfence_block();");
     assert_eq!(slot.copies.len(), 4);
     assert_eq!(slot.copies.iter().filter(|c| c.reached == 0).count(), 2);
     assert!(
@@ -231,14 +243,23 @@ fn a_block_fence_is_widened_not_doubled() {
 }
 
 #[test]
-fn code_using_libcupp_gets_a_release_store() {
+fn code_using_libcupp_gets_a_release_store_and_an_acquire_load() {
     let (c, r) = minimized("libcupp", "relaxed");
-    let f = &r.fences[0];
-    assert_eq!(f.fix, FixKind::ReleaseStore, "{f:#?}");
+    let side = |s: FenceSide| r.fences.iter().find(|f| f.side == s).unwrap();
+    // The writer's relaxed store becomes a release; under `weak` the reader's relaxed
+    // poll must become an acquire too.
+    assert_eq!(side(FenceSide::Writer).fix, FixKind::ReleaseStore, "{r:#?}");
+    assert_eq!(side(FenceSide::Reader).fix, FixKind::AcquireLoad, "{r:#?}");
     let p = verified(&r);
     assert!(
         p.diff
             .contains("+        f.store(1, cuda::memory_order_release);\n"),
+        "{}",
+        p.diff
+    );
+    assert!(
+        p.diff
+            .contains("+        while (f.load(cuda::memory_order_acquire) == 0) {\n"),
         "{}",
         p.diff
     );
@@ -258,4 +279,31 @@ fn warp_synchronous_code_gets_syncwarp() {
         p.diff
     );
     patched_passes(&c, p, "unsynced", &[DEFAULT_MODEL, Model::Bugaroo], SEEDS);
+}
+
+#[test]
+fn a_lock_taken_without_a_fence_gets_a_reader_side_fence_under_weak() {
+    let c = load("minimizer/lock");
+    // Store buffering never delays the loads of the critical section: nothing fails.
+    let r = minimize(c.clone(), "no_lock_fence", opts(Model::Scoped)).unwrap();
+    assert!(r.failure.is_none(), "{r:#?}");
+    let r = minimize(c.clone(), "no_lock_fence", opts(Model::Weak)).unwrap();
+    assert!(r.confirmed, "{r:#?}");
+    assert_eq!(r.fences.len(), 1, "{r:#?}");
+    let f = &r.fences[0];
+    assert_eq!(f.side, FenceSide::Reader);
+    assert_eq!(
+        f.after.cuda.as_ref().map(|l| l.line),
+        Some(line_of(&c, "while (atomicCAS(mutex, 0, 1) != 0) {"))
+    );
+    let p = verified(&r);
+    // After the polling loop, where the lock is held.
+    assert!(
+        p.diff.contains(
+            "     while (atomicCAS(mutex, 0, 1) != 0) {\n     }\n+    __threadfence();\n"
+        ),
+        "{}",
+        p.diff
+    );
+    patched_passes(&c, p, "no_lock_fence", &[Model::Weak], SEEDS);
 }

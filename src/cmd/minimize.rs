@@ -15,7 +15,7 @@ pub struct MinimizeArgs {
     /// The failing variant.
     #[arg(long)]
     pub variant: String,
-    /// Models of the run (sc, bugaroo, scoped): the search runs under the strongest,
+    /// Models of the run (sc, bugaroo, scoped, weak): the search runs under the strongest,
     /// cheaper fixes are judged and the patch is verified under all. Default: the
     /// strongest available.
     #[arg(long, value_delimiter = ',')]
@@ -45,7 +45,7 @@ pub struct AuditArgs {
     pub campaign: PathBuf,
     #[arg(long)]
     pub variant: String,
-    /// Models of the run (sc, bugaroo, scoped): fences are judged under the strongest,
+    /// Models of the run (sc, bugaroo, scoped, weak): fences are judged under the strongest,
     /// the removal patch is verified under all. Default: the strongest available.
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
@@ -77,7 +77,7 @@ fn options(
     let mut parsed = Vec::new();
     for m in models {
         let model = Model::parse(m)
-            .with_context(|| format!("unknown model `{m}` (sc, bugaroo, scoped)"))?;
+            .with_context(|| format!("unknown model `{m}` (sc, bugaroo, scoped, weak)"))?;
         if !parsed.contains(&model) {
             parsed.push(model);
         }
@@ -218,7 +218,7 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         }
     );
     println!("kernel: {}", r.kernels.join(", "));
-    println!("stores whose buffering suffices to fail:");
+    println!("stores whose delay (buffered, or read stale) suffices to fail:");
     for s in &r.stores {
         println!("  {}  (PTX: `{}`){}", where_(s), s.ptx, inline_note(s));
     }
@@ -329,9 +329,10 @@ pub fn audit(a: AuditArgs) -> Result<u8> {
                     );
                 }
             }
+            let m = fa.block_scope_model.as_deref().unwrap_or("scoped");
             match &fa.block_scope {
-                Some(FenceVerdict::LikelyRedundant { runs, .. }) => println!("      block scope suffices under scoped (0 failures in {runs}): __threadfence_block()"),
-                Some(FenceVerdict::Necessary { failing }) => println!("      device scope needed (block scope fails under scoped: seed {}, p_w={})", failing.seed, failing.p),
+                Some(FenceVerdict::LikelyRedundant { runs, .. }) => println!("      block scope suffices under {m} (0 failures in {runs}): __threadfence_block()"),
+                Some(FenceVerdict::Necessary { failing }) => println!("      device scope needed (block scope fails under {m}: seed {}, p_w={})", failing.seed, failing.p),
                 _ => {}
             }
         }
