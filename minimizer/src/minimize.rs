@@ -437,6 +437,9 @@ pub fn minimize(
                 // Only a model that sees scopes can judge a narrower scope.
                 models.push(Model::Scoped);
             }
+            // The strongest model first: it is the likeliest to refute a cheaper fix, and
+            // a check stops at its first failure.
+            models.sort_by_key(|m| std::cmp::Reverse(crate::model_strength(*m)));
             let failing = match edit::apply_all(&base.module, &edits) {
                 Some(m) => {
                     let prep = ck.prep(&m)?;
