@@ -9,8 +9,8 @@
 // blocks take the lock: a `golden` oracle with tolerance 0 works.
 //
 // Fences (each is a macro so that a campaign variant can remove it):
-//   LOCK_FENCE    after the lock is acquired (acquire side; not needed by this kernel
-//                 under write buffers, loads are never delayed)
+//   LOCK_FENCE    after the lock is taken: with the relaxed CAS, PTX's acquire pattern;
+//                 without it *c may be read stale (only the `weak` model shows that)
 //   UNLOCK_FENCE  before the lock is released: publishes `*c` before the next holder
 //                 reads it. Without it, the next block reads a stale `*c` (lost update).
 #ifndef LOCK_FENCE
