@@ -1,7 +1,7 @@
 // A correctly fenced single-producer single-consumer ring buffer: the producer writes a
 // slot, fences, then advances the tail; the consumer waits for the tail, fences, reads the
 // slot, fences, then advances the head (so the producer does not overwrite a slot before
-// it was read). Slots are 8 bytes apart (see seqlock.cu).
+// it was read).
 #define CAP 2
 #define N 6
 
@@ -12,7 +12,7 @@ extern "C" __global__ void queue(int *items, int *head, int *tail, int *bad) {
         for (int k = 0; k < N; k++) {
             while (k - *(volatile int *)head >= CAP) {
             }
-            items[2 * (k % CAP)] = k + 1;
+            items[k % CAP] = k + 1;
             __threadfence();
             *(volatile int *)tail = k + 1;
         }
@@ -21,7 +21,7 @@ extern "C" __global__ void queue(int *items, int *head, int *tail, int *bad) {
             while (*(volatile int *)tail <= k) {
             }
             __threadfence();
-            if (((volatile int *)items)[2 * (k % CAP)] != k + 1)
+            if (((volatile int *)items)[k % CAP] != k + 1)
                 atomicAdd(bad, 1);
             __threadfence();
             *(volatile int *)head = k + 1;

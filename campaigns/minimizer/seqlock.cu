@@ -3,8 +3,6 @@
 // reads the sequence again, and keeps the snapshot only if both reads saw the same even
 // value. A kept snapshot with two different words is a torn read. The words are volatile
 // (morally strong) accesses: with plain stores, PTX lets a reader see them out of order.
-// They are 8 bytes apart: with both in one 8-byte block the `weak` model (main at
-// 937632d) lets a reader see a stale word despite the fences — reported, not ours to fix.
 extern "C" __global__ void seqlock(int *seq, int *d, int *bad) {
     if (blockIdx.x == 0) {
         if (threadIdx.x == 0) {
@@ -13,7 +11,7 @@ extern "C" __global__ void seqlock(int *seq, int *d, int *bad) {
                 *(volatile int *)seq = s + 1;
                 __threadfence();
                 ((volatile int *)d)[0] = v;
-                ((volatile int *)d)[2] = v;
+                ((volatile int *)d)[1] = v;
                 __threadfence();
                 *(volatile int *)seq = s + 2;
             }
@@ -24,7 +22,7 @@ extern "C" __global__ void seqlock(int *seq, int *d, int *bad) {
             s1 = *(volatile int *)seq;
             __threadfence();
             a = ((volatile int *)d)[0];
-            b = ((volatile int *)d)[2];
+            b = ((volatile int *)d)[1];
             __threadfence();
             s2 = *(volatile int *)seq;
             if (s1 == s2 && (s1 & 1) == 0 && a != b)
