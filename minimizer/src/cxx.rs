@@ -1091,6 +1091,56 @@ extern "C" __global__ void k(int *a, int *f, int *top, int *next) {
         );
     }
 
+    /// Every statement of every kernel in the repository, and some malformed text: parsing
+    /// and every edit must succeed without panicking, and edits must apply.
+    #[test]
+    fn edits_on_every_statement_of_the_corpus_apply() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut texts: Vec<String> = Vec::new();
+        for dir in ["campaigns", "campaigns/minimizer", "kernels"] {
+            for e in std::fs::read_dir(root.join(dir)).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "cu" || x == "cuh") {
+                    texts.push(std::fs::read_to_string(p).unwrap());
+                }
+            }
+        }
+        assert!(texts.len() > 20);
+        for bad in [
+            "}}}{{{",
+            "if (",
+            "do x; while",
+            "a = ;",
+            "\"unterminated",
+            "#define X \\",
+            "é = 1; ü;",
+        ] {
+            texts.push(bad.to_string());
+        }
+        let mut edits = 0;
+        for t in &texts {
+            let f = SourceFile::parse(t);
+            let lines = t.lines().count() as u32;
+            for line in 1..=lines + 1 {
+                for p in f.stmts_on_line(line) {
+                    for e in [
+                        f.insert_stmt(&p, Side::After, "__threadfence();"),
+                        f.insert_stmt(&p, Side::Before, "__threadfence();"),
+                        f.remove_stmt(&p),
+                        f.insert_at_branch_start(&p, 0, "__threadfence();"),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    {
+                        assert!(apply_edits(t, &e).is_some(), "{e:?}");
+                        edits += 1;
+                    }
+                }
+            }
+        }
+        assert!(edits > 500, "{edits}");
+    }
+
     #[test]
     fn lexer_skips_comments_strings_and_directives() {
         let t = lex("a /* ; */ b // ;\n#define X ;\\\n ;\n\"s;\" 'c' 1.5e-3f ::x");

@@ -758,7 +758,8 @@ fn release_store_rewrite(sf: &SourceFile, s: &crate::cxx::Stmt) -> Option<TextEd
         }
     }
     let eq = eq?;
-    if eq == s.first || sf.tok(s.last) != ";" {
+    // Both sides must be non-empty: `lhs = rhs;`.
+    if eq == s.first || eq + 1 >= s.last || sf.tok(s.last) != ";" {
         return None;
     }
     // `int x = …` declares: two identifiers in a row on the left.
