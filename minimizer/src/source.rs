@@ -807,6 +807,39 @@ mod tests {
         );
     }
 
+    /// A source outside the campaign's folder: the patch names the folder to apply it from
+    /// and paths relative to that folder, with no `..` (which `git apply` refuses).
+    #[test]
+    fn patch_paths_for_a_source_outside_the_campaign_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = canonical(tmp.path());
+        std::fs::create_dir_all(root.join("campaigns")).unwrap();
+        std::fs::create_dir_all(root.join("kernels")).unwrap();
+        std::fs::write(root.join("kernels/k.cu"), "a;\nb;\n").unwrap();
+        let toml = root.join("campaigns/k.toml");
+        let text = "source = \"../kernels/k.cu\"\nbuffers = [\"x:i32[1] zero\"]\n[[launch]]\nkernel = \"k\"\ngrid = [1]\nblock = [1]\nargs = [\"x\"]\n[[oracle]]\ntype = \"golden\"\nbuffers = [\"x\"]\n";
+        let c = Campaign::from_text(&toml, text.into()).unwrap();
+        let e = SourceEdit {
+            file: root.join("kernels/k.cu"),
+            edits: vec![TextEdit {
+                start: 2,
+                end: 2,
+                text: " __threadfence();".into(),
+            }],
+            site: SourceSite::default(),
+        };
+        let p = build_patch(&c, &[e]).unwrap();
+        assert_eq!(p.apply_from, "..");
+        assert_eq!(p.files[0].path, "kernels/k.cu");
+        assert!(
+            p.diff
+                .starts_with("--- a/kernels/k.cu\n+++ b/kernels/k.cu\n"),
+            "{}",
+            p.diff
+        );
+        assert_eq!(p.files[0].new, "a; __threadfence();\nb;\n");
+    }
+
     #[test]
     fn release_rewrite_of_a_plain_store() {
         let src = "__global__ void k(int *f) {\n    f[1] = 1;\n    int x = 2;\n}\n";
