@@ -5,8 +5,10 @@ use crate::campaign::{Campaign, LaunchArg};
 use crate::verdict::Verdict;
 use fencehound_handlers::{BufferConfig, BufferStats, Model, TraceEvent, WriteBuffers};
 use fencehound_oracle::{Buffer, Context, Judgement, Outputs};
+use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
-    Arg, Device, LaunchOptions, LaunchOutcome, ModuleId, SchedulerKind, SiteInfo, Stop,
+    Access, Arg, Barrier, Device, Fence, Hooks, LaunchInfo, LaunchOptions, LaunchOutcome, MemError,
+    Memory, ModuleId, SchedulerKind, SiteInfo, Stop, ThreadRef,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -235,7 +237,7 @@ pub fn prepare_with_ptx(
         filters: Filters::default(),
         race: false,
     };
-    let r = execute_raw(&prep, &spec, None).map_err(|message| PrepareError::Load {
+    let r = execute_raw(&prep, &spec, None, None).map_err(|message| PrepareError::Load {
         campaign: cname.clone(),
         variant: variant.to_string(),
         message,
@@ -438,10 +440,95 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
     Ok((lane_instructions, printf, None))
 }
 
+/// Sees every global/shared access, fence, barrier and launch of an execution before the
+/// write buffers do. The minimizer uses it for coverage (which fence copies ran) and for
+/// which loads read what other threads write; it cannot change the execution.
+pub trait Observer {
+    fn launch_begin(&mut self, _info: &LaunchInfo<'_>) {}
+    fn access(&mut self, _a: &Access) {}
+    fn fence(&mut self, _f: &Fence) {}
+    fn barrier(&mut self, _b: &Barrier) {}
+}
+
+/// Hooks that show every event to an [`Observer`], then hand it to `inner`.
+struct Observed<'o, H> {
+    inner: H,
+    obs: &'o mut dyn Observer,
+}
+
+impl<H: Hooks> Hooks for Observed<'_, H> {
+    fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+        self.obs.launch_begin(info);
+        self.inner.launch_begin(info)
+    }
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        self.obs.access(a);
+        self.inner.load(mem, a, buf)
+    }
+    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        self.obs.access(a);
+        self.inner.store(mem, a, data)
+    }
+    fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        self.obs.access(a);
+        self.inner.atomic(mem, a, rmw)
+    }
+    fn fence(&mut self, mem: &mut Memory, f: &Fence) {
+        self.obs.fence(f);
+        self.inner.fence(mem, f)
+    }
+    fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
+        self.obs.barrier(b);
+        self.inner.barrier_arrive(mem, b)
+    }
+    fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
+        self.inner.barrier_release(mem, b, threads)
+    }
+    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+        self.inner.thread_exit(mem, t)
+    }
+    fn stalled(&mut self, mem: &mut Memory) -> bool {
+        self.inner.stalled(mem)
+    }
+    fn launch_end(&mut self, mem: &mut Memory) {
+        self.inner.launch_end(mem)
+    }
+}
+
+/// What [`run_launches`] returns: lane instructions, printf output, a launch's verdict.
+type Launched = (u64, String, Option<Verdict>);
+
+/// Runs the launches under `hooks`, shown to `obs` first when there is one.
+#[allow(clippy::too_many_arguments)]
+fn run_observed<H: Hooks>(
+    dev: &mut Device,
+    module: ModuleId,
+    prep: &Prepared,
+    spec: &ExecSpec,
+    cancel: Option<&AtomicBool>,
+    ptrs: &[u64],
+    hooks: H,
+    obs: Option<&mut dyn Observer>,
+) -> Result<(Launched, H), String> {
+    match obs {
+        Some(obs) => {
+            let mut h = Observed { inner: hooks, obs };
+            let r = run_launches(dev, module, prep, spec, cancel, ptrs, &mut h)?;
+            Ok((r, h.inner))
+        }
+        None => {
+            let mut h = hooks;
+            let r = run_launches(dev, module, prep, spec, cancel, ptrs, &mut h)?;
+            Ok((r, h))
+        }
+    }
+}
+
 fn execute_raw(
     prep: &Prepared,
     spec: &ExecSpec,
     cancel: Option<&AtomicBool>,
+    obs: Option<&mut dyn Observer>,
 ) -> Result<Raw, String> {
     let c = &prep.campaign;
     let mut dev = prep.template.clone();
@@ -455,14 +542,13 @@ fn execute_raw(
     cfg.sites = spec.filters.sites.clone();
     // The race checker wraps the buffers only when asked: building it analyses the module.
     let (launched, races, mut wb) = if spec.race {
-        let mut rc =
-            fencehound_racecheck::RaceCheck::for_module(WriteBuffers::new(cfg), &dev, module);
-        let launched = run_launches(&mut dev, module, prep, spec, cancel, ptrs, &mut rc)?;
+        let rc = fencehound_racecheck::RaceCheck::for_module(WriteBuffers::new(cfg), &dev, module);
+        let (launched, rc) = run_observed(&mut dev, module, prep, spec, cancel, ptrs, rc, obs)?;
         let races = rc.races().reports(&dev, module);
         (launched, races, rc.into_inner())
     } else {
-        let mut wb = WriteBuffers::new(cfg);
-        let launched = run_launches(&mut dev, module, prep, spec, cancel, ptrs, &mut wb)?;
+        let wb = WriteBuffers::new(cfg);
+        let (launched, wb) = run_observed(&mut dev, module, prep, spec, cancel, ptrs, wb, obs)?;
         (launched, Vec::new(), wb)
     };
     let (lane_instructions, printf, verdict) = launched;
@@ -499,8 +585,27 @@ fn execute_raw(
 
 /// Runs one execution and judges it.
 pub fn execute(prep: &Prepared, spec: &ExecSpec, cancel: Option<&AtomicBool>) -> ExecResult {
+    execute_inner(prep, spec, cancel, None)
+}
+
+/// Like [`execute`], showing every memory access, fence and barrier to `obs`.
+pub fn execute_observed(
+    prep: &Prepared,
+    spec: &ExecSpec,
+    cancel: Option<&AtomicBool>,
+    obs: &mut dyn Observer,
+) -> ExecResult {
+    execute_inner(prep, spec, cancel, Some(obs))
+}
+
+fn execute_inner(
+    prep: &Prepared,
+    spec: &ExecSpec,
+    cancel: Option<&AtomicBool>,
+    obs: Option<&mut dyn Observer>,
+) -> ExecResult {
     let start = Instant::now();
-    let raw = match execute_raw(prep, spec, cancel) {
+    let raw = match execute_raw(prep, spec, cancel, obs) {
         Ok(r) => r,
         Err(message) => {
             return ExecResult {

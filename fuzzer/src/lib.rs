@@ -22,7 +22,8 @@ pub mod verdict;
 
 pub use campaign::{Campaign, CampaignError, Expect};
 pub use execution::{
-    execute, prepare, prepare_with_ptx, ExecResult, ExecSpec, Filters, PrepareError, Prepared,
+    execute, execute_observed, prepare, prepare_with_ptx, ExecResult, ExecSpec, Filters, Observer,
+    PrepareError, Prepared,
 };
 pub use report::{Cell, ExecRecord, Report, Shard, Signature};
 pub use runner::{Event, Job, Plan, RunOptions};
