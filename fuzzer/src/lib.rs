@@ -13,6 +13,7 @@
 
 pub mod campaign;
 pub mod execution;
+pub mod program;
 pub mod report;
 pub mod runner;
 pub mod seeds;

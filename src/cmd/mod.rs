@@ -1,8 +1,10 @@
 pub mod compile;
 pub mod demo;
+pub mod exec;
 pub mod fuzz;
 pub mod litmus;
 pub mod minimize;
+pub mod nvcc;
 pub mod ptx;
 pub mod race;
 pub mod run_kernel;
