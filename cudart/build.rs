@@ -64,18 +64,14 @@ fn collect_defined(text: &str, defined: &mut BTreeSet<String>) {
             defined.insert(name);
         }
     }
-    for line in text.lines() {
-        let l = line.trim();
-        if let Some(rest) = l.split_once("_entry!(").map(|(_, r)| r) {
-            if l.starts_with("macro_rules!") {
-                continue;
-            }
-            let body = rest.trim_end_matches(");");
-            for part in body.split([',', ';']) {
-                let n = ident(part.trim());
-                if n.starts_with("cuda") || n.starts_with("__cuda") {
-                    defined.insert(n);
-                }
+    // Macro invocations, possibly spread over several lines by rustfmt.
+    for (i, _) in text.match_indices("_entry!(") {
+        let rest = &text[i + 8..];
+        let body = &rest[..rest.find(')').unwrap_or(rest.len())];
+        for part in body.split([',', ';']) {
+            let n = ident(part.trim());
+            if n.starts_with("cuda") || n.starts_with("__cuda") {
+                defined.insert(n);
             }
         }
     }

@@ -232,6 +232,7 @@ pub struct FuncAttributes {
     pub cluster_scheduling_policy_preference: c_int,
     pub non_portable_cluster_size_allowed: c_int,
     pub device_node_update_status: c_int,
+    pub shared_memory_mode: c_int,
     pub reserved: [c_int; 14],
 }
 
