@@ -643,7 +643,19 @@ impl Runtime {
             .kernels
             .as_ref()
             .map(|k| k.iter().cloned().collect());
-        cfg.sites = self.cfg.sites.as_ref().map(|s| s.iter().copied().collect());
+        cfg.sites = self.cfg.sites.as_ref().map(|s| {
+            // Site ids are per module: another module's launches buffer nothing.
+            let here = self
+                .cfg
+                .sites_module
+                .as_ref()
+                .is_none_or(|m| *m == self.modules[k.module].sha256);
+            if here {
+                s.iter().copied().collect()
+            } else {
+                Default::default()
+            }
+        });
         rec.buffered = self.model != Model::Sc
             && self.cfg.p > 0.0
             && cfg.kernels.as_ref().is_none_or(|ks| ks.contains(&k.name));

@@ -40,6 +40,39 @@
 //! defines = { LOCK_FENCE = "1" }
 //! expect = "pass"                   # pass | fail | {bugaroo = "pass", scoped = "fail"}
 //! ```
+//!
+//! # Programs
+//!
+//! A campaign may run a whole CUDA program instead of kernels: `build` and `run` replace
+//! `buffers` and `[[launch]]`, and the oracles judge the program's process (see
+//! `fencehound_oracle::process`). Every execution is one run of the program under
+//! fencehound's `libcudart.so.13`, in a fresh working directory, with the model, `p_w` and
+//! seed passed through the environment (`crate::program`).
+//!
+//! ```toml
+//! name = "dot_program"
+//! source = "dot_lock.cu"            # the .cu holding the kernels (minimize patches it)
+//! # A shell command (or an argv array), run in the campaign's directory, once per variant.
+//! # {exe}: where the program must be written; {defines}: the variant's -D options;
+//! # {fencehound}: this fencehound binary; {dir}: the campaign's directory.
+//! build = "{fencehound} nvcc -o {exe} {defines} dot_lock.cu"
+//! run = ["{exe}", "2048"]           # argv of every execution ({exe}, {dir} expanded)
+//!
+//! [[oracle]]
+//! type = "exit"                     # exit status 0
+//! [[oracle]]
+//! type = "stdout"
+//! regex = "(?m)^PASS"               # or exact = "...", or golden = true (the sc run's)
+//!
+//! [budget]
+//! fuel = 50_000_000                 # per launch
+//! wall_ms = 10_000                  # per launch
+//! timeout_ms = 60_000               # the whole process (default: 10 × wall_ms)
+//!
+//! [variants.no_fence]
+//! defines = { UNLOCK_FENCE = "" }
+//! expect = "fail"
+//! ```
 
 use fencehound_oracle::OracleSpec;
 use fencehound_vgpu::bufspec::{self, ArgSpec, BufferSpec};
@@ -116,6 +149,9 @@ pub struct Budget {
     pub fuel: u64,
     #[serde(default = "default_wall")]
     pub wall_ms: u64,
+    /// Programs: the whole process's limit (default 10 × `wall_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 fn default_fuel() -> u64 {
@@ -130,6 +166,7 @@ impl Default for Budget {
         Budget {
             fuel: default_fuel(),
             wall_ms: default_wall(),
+            timeout_ms: None,
         }
     }
 }
@@ -199,6 +236,29 @@ pub struct CampaignFile {
     #[serde(default)]
     /// In file order (the order reports list them in).
     pub variants: indexmap::IndexMap<String, Variant>,
+    /// Programs: how to build the program (a shell command or an argv array).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildCommand>,
+    /// Programs: the argv of every execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<Vec<String>>,
+}
+
+/// A program's build step: a shell command (`sh -c`) or an argv.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BuildCommand {
+    Shell(String),
+    Argv(Vec<String>),
+}
+
+/// A program campaign's build and run, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramSpec {
+    pub build: Option<BuildCommand>,
+    pub run: Vec<String>,
+    /// Limit of one run of the program, in milliseconds.
+    pub timeout_ms: u64,
 }
 
 /// The line of `text` a validation error is about: the first line holding the first
@@ -242,7 +302,7 @@ fn oracle_buffers(o: &OracleSpec) -> Vec<String> {
             }
             v
         }
-        OracleSpec::Command { .. } => Vec::new(),
+        _ => Vec::new(),
     }
 }
 
@@ -276,6 +336,8 @@ pub struct Campaign {
     pub launches: Vec<ResolvedLaunch>,
     /// Variant names in file order (BTreeMap order); `default` when none are given.
     pub variants: Vec<(String, Variant)>,
+    /// Set for program campaigns (`build`/`run` instead of buffers and launches).
+    pub program: Option<ProgramSpec>,
 }
 
 fn dim(v: &[u32], path: &Path, key: &str, text: &str) -> Result<Dim3, CampaignError> {
@@ -360,12 +422,55 @@ impl Campaign {
                 Err(e) => return Err(invalid(key, e.to_string())),
             }
         }
-        if file.launch.is_empty() {
-            return Err(invalid(
-                "launch".into(),
-                "at least one [[launch]] is required".into(),
-            ));
-        }
+        let program = if file.run.is_some() || file.build.is_some() {
+            let Some(run) = file.run.clone().filter(|r| !r.is_empty()) else {
+                return Err(invalid(
+                    "run".into(),
+                    "a program campaign needs `run`, the program's argv (e.g. [\"{exe}\"])".into(),
+                ));
+            };
+            if !file.launch.is_empty() || !file.buffers.is_empty() {
+                return Err(invalid(
+                    if file.launch.is_empty() { "buffers" } else { "launch" }.into(),
+                    "a program campaign (`build`/`run`) has no buffers or [[launch]]: the program allocates and launches itself".into(),
+                ));
+            }
+            if let Some(i) = file.oracle.iter().position(|o| !o.is_process()) {
+                return Err(invalid(
+                    format!("oracle[{i}]"),
+                    format!("`{}` judges kernel buffers; a program's oracles are exit, stdout, stderr and file", file.oracle[i].describe()),
+                ));
+            }
+            if matches!(&file.build, Some(BuildCommand::Argv(a)) if a.is_empty()) {
+                return Err(invalid(
+                    "build".into(),
+                    "an empty argv builds nothing".into(),
+                ));
+            }
+            Some(ProgramSpec {
+                build: file.build.clone(),
+                run,
+                timeout_ms: file
+                    .budget
+                    .timeout_ms
+                    .unwrap_or(file.budget.wall_ms.saturating_mul(10)),
+            })
+        } else {
+            if file.launch.is_empty() {
+                return Err(invalid(
+                    "launch".into(),
+                    "at least one [[launch]] is required (or `build`/`run` for a whole program)"
+                        .into(),
+                ));
+            }
+            if let Some(i) = file.oracle.iter().position(|o| o.is_process()) {
+                return Err(invalid(
+                    format!("oracle[{i}]"),
+                    format!("`{}` judges a program's process; add `build` and `run`, or use golden, expect, invariant or command", file.oracle[i].describe()),
+                ));
+            }
+            None
+        };
         let mut launches = Vec::new();
         for (i, l) in file.launch.iter().enumerate() {
             let key = |k: &str| format!("launch[{i}].{k}");
@@ -410,9 +515,10 @@ impl Campaign {
             }
         }
         if file.oracle.is_empty() {
+            let example = if program.is_some() { "exit" } else { "golden" };
             return Err(invalid(
                 "oracle".into(),
-                "at least one [[oracle]] is required (e.g. type = \"golden\")".into(),
+                format!("at least one [[oracle]] is required (e.g. type = \"{example}\")"),
             ));
         }
         for m in &file.fuzz.models {
@@ -476,7 +582,12 @@ impl Campaign {
             buffers,
             launches,
             variants,
+            program,
         })
+    }
+
+    pub fn is_program(&self) -> bool {
+        self.program.is_some()
     }
 
     pub fn variant(&self, name: &str) -> Option<&Variant> {

@@ -61,12 +61,73 @@ pub struct Prepared {
     pub inputs: Outputs,
     /// Outputs of the `sc` reference run (for `golden` oracles and reports).
     pub golden: Outputs,
-    /// A device with the module loaded and the buffers initialised: every execution
-    /// starts from a clone of it (decoding and initialising once per variant).
-    template: Device,
-    template_module: ModuleId,
-    /// Device addresses of the campaign's buffers, in declaration order.
-    buffer_ptrs: Vec<u64>,
+    backend: Backend,
+}
+
+/// How a prepared variant runs.
+#[derive(Debug)]
+enum Backend {
+    Kernels {
+        /// A device with the module loaded and the buffers initialised: every execution
+        /// starts from a clone of it (decoding and initialising once per variant).
+        template: Device,
+        template_module: ModuleId,
+        /// Device addresses of the campaign's buffers, in declaration order.
+        buffer_ptrs: Vec<u64>,
+    },
+    /// A whole program, one process per execution.
+    Program(Box<crate::program::ProgramBackend>),
+}
+
+impl Prepared {
+    /// A prepared program variant (see [`crate::program::prepare_program`]).
+    pub(crate) fn for_program(
+        campaign: Arc<Campaign>,
+        variant: &str,
+        ptx: String,
+        module: fencehound_ptx::Module,
+        backend: crate::program::ProgramBackend,
+    ) -> Prepared {
+        Prepared {
+            ptx_sha256: sha256_hex(ptx.as_bytes()),
+            campaign,
+            variant: variant.to_string(),
+            ptx,
+            module,
+            inputs: Outputs {
+                buffers: Vec::new(),
+            },
+            golden: Outputs {
+                buffers: Vec::new(),
+            },
+            backend: Backend::Program(Box::new(backend)),
+        }
+    }
+
+    /// The kernels this variant launches (PTX names): the campaign's launches, or for a
+    /// program those its reference run launched.
+    pub fn kernels(&self) -> Vec<String> {
+        match &self.backend {
+            Backend::Program(p) => p.kernels.clone(),
+            Backend::Kernels { .. } => {
+                let mut out: Vec<String> = Vec::new();
+                for l in &self.campaign.launches {
+                    if !out.contains(&l.kernel) {
+                        out.push(l.kernel.clone());
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// The `sc` reference run of a program variant (`None` for kernel campaigns).
+    pub fn program_golden(&self) -> Option<&fencehound_oracle::process::ProcessOutputs> {
+        match &self.backend {
+            Backend::Program(p) => Some(&p.golden),
+            Backend::Kernels { .. } => None,
+        }
+    }
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -92,8 +153,12 @@ fn oracle_type(t: fencehound_vgpu::bufspec::ElemType) -> fencehound_oracle::Elem
     }
 }
 
-/// Compiles (or reads) the variant's PTX and runs the reference.
+/// Compiles (or reads) the variant's PTX and runs the reference. For a program campaign:
+/// builds the program and runs it once under `sc`.
 pub fn prepare(campaign: Arc<Campaign>, variant: &str) -> Result<Prepared, PrepareError> {
+    if campaign.is_program() {
+        return crate::program::prepare_program(campaign, variant, None);
+    }
     let cname = campaign.path.display().to_string();
     let v = campaign
         .variant(variant)
@@ -140,6 +205,9 @@ pub fn prepare_with_ptx(
     variant: &str,
     ptx: String,
 ) -> Result<Prepared, PrepareError> {
+    if campaign.is_program() {
+        return crate::program::prepare_program(campaign, variant, Some(ptx));
+    }
     let cname = campaign.path.display().to_string();
     let module =
         fencehound_ptx::parse(&campaign.source.display().to_string(), &ptx).map_err(|e| {
@@ -220,9 +288,11 @@ pub fn prepare_with_ptx(
             buffers: Vec::new(),
         },
         inputs,
-        template,
-        template_module,
-        buffer_ptrs,
+        backend: Backend::Kernels {
+            template,
+            template_module,
+            buffer_ptrs,
+        },
     };
     // The reference: no buffering, round-robin scheduling.
     let spec = ExecSpec {
@@ -339,6 +409,30 @@ pub struct ExecResult {
     pub sites: Vec<SiteInfo>,
     /// Races found by the race check (empty unless requested).
     pub races: Vec<fencehound_racecheck::RaceReport>,
+    /// Programs: the buffering trace as text, per launch (with `trace`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub program_trace: Vec<String>,
+}
+
+impl ExecResult {
+    /// An execution that could not run at all.
+    pub(crate) fn failed(verdict: Verdict, start: Instant) -> ExecResult {
+        ExecResult {
+            verdict,
+            output_hash: String::new(),
+            outputs: Outputs {
+                buffers: Vec::new(),
+            },
+            stats: BufferStats::default(),
+            lane_instructions: 0,
+            wall_ms: start.elapsed().as_millis() as u64,
+            printf: String::new(),
+            trace: Vec::new(),
+            sites: Vec::new(),
+            races: Vec::new(),
+            program_trace: Vec::new(),
+        }
+    }
 }
 
 struct Raw {
@@ -444,9 +538,17 @@ fn execute_raw(
     cancel: Option<&AtomicBool>,
 ) -> Result<Raw, String> {
     let c = &prep.campaign;
-    let mut dev = prep.template.clone();
-    let module = prep.template_module;
-    let ptrs = &prep.buffer_ptrs;
+    let Backend::Kernels {
+        template,
+        template_module,
+        buffer_ptrs,
+    } = &prep.backend
+    else {
+        return Err("a program variant has no kernel launches to run".into());
+    };
+    let mut dev = template.clone();
+    let module = *template_module;
+    let ptrs = buffer_ptrs;
     let mut cfg = BufferConfig::new(spec.model, spec.p, spec.seed);
     cfg.trace = spec.trace;
     cfg.buffer_global = spec.filters.global;
@@ -500,24 +602,12 @@ fn execute_raw(
 /// Runs one execution and judges it.
 pub fn execute(prep: &Prepared, spec: &ExecSpec, cancel: Option<&AtomicBool>) -> ExecResult {
     let start = Instant::now();
+    if let Backend::Program(b) = &prep.backend {
+        return crate::program::execute_program(prep, b, spec, cancel);
+    }
     let raw = match execute_raw(prep, spec, cancel) {
         Ok(r) => r,
-        Err(message) => {
-            return ExecResult {
-                verdict: Verdict::Fault { message },
-                output_hash: String::new(),
-                outputs: Outputs {
-                    buffers: Vec::new(),
-                },
-                stats: BufferStats::default(),
-                lane_instructions: 0,
-                wall_ms: start.elapsed().as_millis() as u64,
-                printf: String::new(),
-                trace: Vec::new(),
-                sites: Vec::new(),
-                races: Vec::new(),
-            }
-        }
+        Err(message) => return ExecResult::failed(Verdict::Fault { message }, start),
     };
     let mut h = Sha256::new();
     for b in &raw.outputs.buffers {
@@ -558,5 +648,6 @@ pub fn execute(prep: &Prepared, spec: &ExecSpec, cancel: Option<&AtomicBool>) ->
         trace: raw.trace,
         sites: raw.sites,
         races: raw.races,
+        program_trace: Vec::new(),
     }
 }

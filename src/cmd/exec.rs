@@ -88,6 +88,7 @@ pub fn run(a: Args) -> Result<u8> {
         timeout: a.timeout.map(Duration::from_secs_f64),
         env: &[],
         side_channel: a.side_channel.as_deref(),
+        cancel: None,
     };
     let out = program::run_program(&rt, &run).with_context(|| format!("running {}", a.argv[0]))?;
     Ok(report(&a, &out))

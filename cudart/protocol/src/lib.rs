@@ -48,6 +48,9 @@ pub mod env {
     pub const KERNELS: &str = "FENCEHOUND_KERNELS";
     /// Only stores at these static sites (comma-separated vgpu site ids) buffer.
     pub const SITES: &str = "FENCEHOUND_SITES";
+    /// The module (SHA-256 of its registered PTX) whose site ids [`SITES`] lists; launches
+    /// of other modules then buffer nothing. Unset: the ids apply to every module.
+    pub const SITES_MODULE: &str = "FENCEHOUND_SITES_MODULE";
     /// A directory of replacement modules: a module whose PTX has SHA-256 `H` is replaced
     /// by `DIR/H.ptx` when that file exists (the minimizer's fence edits).
     pub const PTX_OVERRIDE: &str = "FENCEHOUND_PTX_OVERRIDE";
@@ -77,6 +80,7 @@ pub struct RuntimeConfig {
     pub buffer_shared: bool,
     pub kernels: Option<Vec<String>>,
     pub sites: Option<Vec<u32>>,
+    pub sites_module: Option<String>,
     pub ptx_override: Option<PathBuf>,
     pub record_ptx: bool,
     pub quiet: bool,
@@ -99,6 +103,7 @@ impl Default for RuntimeConfig {
             buffer_shared: true,
             kernels: None,
             sites: None,
+            sites_module: None,
             ptx_override: None,
             record_ptx: false,
             quiet: false,
@@ -170,6 +175,10 @@ impl RuntimeConfig {
                         }
                     })
                     .unwrap_or_default(),
+            ),
+            (
+                env::SITES_MODULE,
+                self.sites_module.clone().unwrap_or_default(),
             ),
             (
                 env::PTX_OVERRIDE,
@@ -257,6 +266,7 @@ impl RuntimeConfig {
                     .map_err(|_| bad(env::SITES, &v, "expected comma-separated site ids"))?
             });
         }
+        c.sites_module = val(env::SITES_MODULE).map(|v| v.trim().to_string());
         c.ptx_override = val(env::PTX_OVERRIDE).map(PathBuf::from);
         c.record_ptx = val(env::RECORD_PTX).is_some_and(|v| flag(&v));
         c.quiet = val(env::QUIET).is_some_and(|v| flag(&v));
@@ -484,6 +494,7 @@ mod tests {
             buffer_shared: false,
             kernels: Some(vec!["_Z3dotPfS_".into(), "k2".into()]),
             sites: Some(vec![3, 9]),
+            sites_module: Some("ab12".into()),
             ptx_override: Some("/tmp/o".into()),
             record_ptx: true,
             quiet: true,
