@@ -966,6 +966,30 @@ fn render_trace(trace: &[TraceEvent], sites: &[SiteInfo], threads_per_cta: u32) 
                 loc(l),
                 at(*site)
             ),
+            TraceEvent::StaleRead {
+                thread,
+                site,
+                loc: l,
+                value,
+                read_seq,
+                read_site,
+                newest_seq,
+                newest_site,
+                newest_value,
+            } => {
+                let store = |seq: u64, s: &Option<u32>| match s {
+                    Some(s) => format!("store #{seq} ({})", at(*s)),
+                    None => "the value before the launch".to_string(),
+                };
+                format!(
+                    "STALE     {:<24} {} read {value:#x} at {}: read {} although {} = {newest_value:#x} was visible",
+                    who(*thread),
+                    loc(l),
+                    at(*site),
+                    store(*read_seq, read_site),
+                    store(*newest_seq, newest_site)
+                )
+            }
         })
         .collect()
 }

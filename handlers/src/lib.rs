@@ -24,6 +24,7 @@
 pub mod buffers;
 pub mod select;
 pub mod stats;
+pub mod weak;
 
 pub use buffers::{BufferConfig, Level, Model, TraceEvent, WriteBuffers};
-pub use stats::{BufferStats, DrainReason, SpaceStats};
+pub use stats::{BufferStats, DrainReason, SpaceStats, WeakStats};

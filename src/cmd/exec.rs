@@ -11,7 +11,7 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Memory model: sc, bugaroo, scoped (and weak where available).
+    /// Memory model: sc, bugaroo, scoped, weak.
     #[arg(long, default_value = "bugaroo")]
     pub model: String,
     /// Probability that a store is buffered.
@@ -58,7 +58,7 @@ pub fn run(a: Args) -> Result<u8> {
         bail!("--p {}: must be in [0, 1]", a.p);
     }
     if fencehound_handlers::Model::parse(&a.model).is_none() {
-        bail!("unknown model `{}` (sc, bugaroo, scoped)", a.model);
+        bail!("unknown model `{}` (sc, bugaroo, scoped, weak)", a.model);
     }
     if fencehound_vgpu::SchedulerKind::parse(&a.scheduler).is_none() {
         bail!(
@@ -107,8 +107,14 @@ fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
     );
     for l in &sc.launches {
         let s = &l.stats;
+        // Under `weak` the interesting count is loads that read an older value.
+        let weak = s
+            .weak
+            .as_ref()
+            .map(|w| format!("; stale reads {}/{}", w.stale_reads, w.loads + w.rmws))
+            .unwrap_or_default();
         eprintln!(
-            "  #{:<3} {} grid ({},{},{}) block ({},{},{}): {}{}; stores buffered: global {}/{}, shared {}/{}",
+            "  #{:<3} {} grid ({},{},{}) block ({},{},{}): {}{}; stores buffered: global {}/{}, shared {}/{}{weak}",
             l.index,
             l.name,
             l.grid[0],

@@ -463,7 +463,8 @@ fn event_loc(e: &TraceEvent) -> Option<Location> {
         TraceEvent::Buffered { loc, .. }
         | TraceEvent::Drained { loc, .. }
         | TraceEvent::Forwarded { loc, .. }
-        | TraceEvent::StaleLoad { loc, .. } => Some(*loc),
+        | TraceEvent::StaleLoad { loc, .. }
+        | TraceEvent::StaleRead { loc, .. } => Some(*loc),
     }
 }
 
@@ -550,6 +551,20 @@ pub fn show_exec(
                     ),
                     TraceEvent::Forwarded { thread, site, loc, value } => println!("  forwarded {:<24} {} = {value:#x} at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),
                     TraceEvent::StaleLoad { thread, site, loc, value } => println!("  STALE     {:<24} {} read {value:#x} (a newer store is still buffered) at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),
+                    TraceEvent::StaleRead { thread, site, loc, value, read_seq, read_site, newest_seq, newest_site, newest_value } => {
+                        let store = |seq: u64, s: &Option<u32>| match s {
+                            Some(s) => format!("store #{seq} ({})", site_str(&r.sites, *s)),
+                            None => "the value before the launch".to_string(),
+                        };
+                        println!(
+                            "  STALE     {:<24} {} read {value:#x} at {}: read {} although {} = {newest_value:#x} was visible",
+                            t(*thread),
+                            loc_str(loc),
+                            site_str(&r.sites, *site),
+                            store(*read_seq, read_site),
+                            store(*newest_seq, newest_site)
+                        )
+                    }
                 }
             }
         }
