@@ -883,3 +883,58 @@ pub fn execute_program(
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Campaign, crate::CampaignError> {
+        Campaign::from_text(Path::new("/tmp/p/c.toml"), text.to_string())
+    }
+
+    #[test]
+    fn program_campaigns_are_validated() {
+        let ok = load(
+            "source = \"a.cu\"\nbuild = \"nvcc -o {exe} a.cu\"\nrun = [\"{exe}\"]\n[[oracle]]\ntype = \"exit\"\n",
+        )
+        .expect("valid");
+        let p = ok.program.expect("a program campaign");
+        assert_eq!(p.run, vec!["{exe}".to_string()]);
+        assert_eq!(p.timeout_ms, 300_000);
+        let no_run = load("source = \"a.cu\"\nbuild = \"make\"\n[[oracle]]\ntype = \"exit\"\n");
+        assert!(no_run.unwrap_err().to_string().contains("needs `run`"));
+        let buffers = load(
+            "source = \"a.cu\"\nrun = [\"./a\"]\nbuffers = [\"x:i32[4] zero\"]\n[[oracle]]\ntype = \"exit\"\n",
+        );
+        assert!(buffers.unwrap_err().to_string().contains("has no buffers"));
+        let kernel_oracle =
+            load("source = \"a.cu\"\nrun = [\"./a\"]\n[[oracle]]\ntype = \"golden\"\n");
+        assert!(kernel_oracle
+            .unwrap_err()
+            .to_string()
+            .contains("judges kernel buffers"));
+        let process_oracle_on_kernels = load(
+            "source = \"a.cu\"\nbuffers = [\"x:i32[4] zero\"]\n[[launch]]\nkernel = \"k\"\ngrid = [1]\nblock = [1]\nargs = [\"x\"]\n[[oracle]]\ntype = \"stdout\"\nregex = \"x\"\n",
+        );
+        assert!(process_oracle_on_kernels
+            .unwrap_err()
+            .to_string()
+            .contains("judges a program's process"));
+    }
+
+    #[test]
+    fn words_are_expanded_and_quoted() {
+        assert_eq!(
+            expand("{exe} {dir}/in.txt", Path::new("/b/app"), Path::new("/c")),
+            "/b/app /c/in.txt"
+        );
+        assert_eq!(shell_quote("-DX=1"), "-DX=1");
+        assert_eq!(shell_quote("-DX="), "-DX=");
+        assert_eq!(shell_quote("-DMSG=a b'c"), "'-DMSG=a b'\\''c'");
+        assert_eq!(scheduler_name(SchedulerKind::Pct { depth: 3 }), "pct:3");
+        assert_eq!(
+            SchedulerKind::parse(&scheduler_name(SchedulerKind::RoundRobin { quantum: 2 })),
+            Some(SchedulerKind::RoundRobin { quantum: 2 })
+        );
+    }
+}

@@ -5,10 +5,15 @@
 //
 // UNLOCK_FENCE publishes the critical section's store to *c before the lock is released;
 // building with -DUNLOCK_FENCE= removes it, and then the next lock holder can read a stale
-// *c (a lost update) when stores are delayed. Inputs are small integers, so every partial
+// *c (a lost update) when stores are delayed. LOCK_FENCE, after the lock is taken, keeps
+// the holder's read of *c from being satisfied by an older value (needed under the PTX
+// memory model, which the `weak` model checks; store buffering alone never delays loads). Inputs are small integers, so every partial
 // sum is exact and the correct result does not depend on the order blocks take the lock.
 #include <cstdio>
 
+#ifndef LOCK_FENCE
+#define LOCK_FENCE __threadfence()
+#endif
 #ifndef UNLOCK_FENCE
 #define UNLOCK_FENCE __threadfence()
 #endif
@@ -22,6 +27,7 @@ struct Lock {
     __device__ void lock() {
         while (atomicCAS(mutex, 0, 1) != 0) {
         }
+        LOCK_FENCE;
     }
     __device__ void unlock() {
         UNLOCK_FENCE;
