@@ -266,3 +266,35 @@ fn minimize_patches_the_programs_own_source() {
         "{out}"
     );
 }
+
+#[test]
+fn kernel_campaigns_take_templates_structs_device_variables_and_bundled_headers() {
+    // apply<2> as written, a by-value struct, `total` (a __device__ variable) checked by an
+    // oracle, a relative -I and <cooperative_groups.h> through $NVRTC_BUNDLED_HEADERS.
+    let src = programs().join("kernel_campaign");
+    let d = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(d.path().join("include")).expect("mkdir");
+    for f in ["kernel.cu", "campaign.toml", "include/affine.h"] {
+        std::fs::copy(src.join(f), d.path().join(f)).expect("copy");
+    }
+    let o = run(fencehound_in(d.path()).args(["run", "campaign.toml", "--p", "1", "--seed", "2"]));
+    assert_exit(&o, 0);
+    assert!(
+        text(&o.stdout).contains("verdict: pass"),
+        "{}",
+        text(&o.stdout)
+    );
+    // Without the bundled headers NVRTC cannot find <cooperative_groups.h>: say what to add.
+    let toml = std::fs::read_to_string(d.path().join("campaign.toml")).expect("read");
+    let without = toml.replace("\"--use-bundled-headers=$NVRTC_BUNDLED_HEADERS\", ", "");
+    assert_ne!(toml, without);
+    std::fs::write(d.path().join("campaign.toml"), without).expect("write");
+    let o = run(fencehound_in(d.path()).args(["run", "campaign.toml"]));
+    assert_exit(&o, 2);
+    let err = text(&o.stderr);
+    assert!(err.contains("cooperative_groups.h"), "{err}");
+    assert!(
+        err.contains("hint: NVRTC finds the CUDA headers only in its bundled copy"),
+        "{err}"
+    );
+}

@@ -20,6 +20,19 @@
 //! block = [128]
 //! dynamic_shared = 0
 //! args = ["a", "b", "c", "mutex", "n:u32=2048"]   # buffer names or scalars
+//! # A kernel may be named as written in C++ (`reduce<128, true>`, `ns::k`): NVRTC
+//! # instantiates it (a name expression), no `extern "C"` needed. A struct passed by value:
+//! # `NAME:{TYPE VALUE, ...}` (fields laid out with C alignment, zero-padded to the
+//! # kernel's parameter size), e.g. "f:{f64 2.0, i32 7, i8 1, f32 0, f32 0, f32 0.5}".
+//!
+//! # __device__ variables of the module, read back for oracles like buffers (and usable
+//! # as kernel arguments: their address). INIT as for buffers; `keep` keeps the
+//! # variable's own initializer.
+//! globals = ["total:i32[1] zero", "table:u32[4] keep"]
+//!
+//! # nvrtc_options may use $NVRTC_BUNDLED_HEADERS (NVRTC's own CUDA headers, e.g. for
+//! # <cooperative_groups.h>) and $CCCL_INCLUDE; a relative -I is relative to this file:
+//! # nvrtc_options = ["--use-bundled-headers=$NVRTC_BUNDLED_HEADERS", "-Iinclude"]
 //!
 //! [[oracle]]                        # see fencehound-oracle for every kind
 //! type = "golden"
@@ -225,6 +238,9 @@ pub struct CampaignFile {
     pub seed: u64,
     #[serde(default)]
     pub buffers: Vec<String>,
+    /// `__device__` variables bound like buffers (`NAME:TYPE[LEN] INIT`, INIT may be `keep`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub globals: Vec<String>,
     #[serde(default)]
     pub launch: Vec<Launch>,
     #[serde(default)]
@@ -321,6 +337,45 @@ pub struct ResolvedLaunch {
 pub enum LaunchArg {
     Buffer(usize),
     Scalar(bufspec::ScalarSpec),
+    /// A struct by value, laid out (zero-padded to the parameter's size at launch).
+    Bytes(Vec<u8>),
+}
+
+/// Parses `NAME:{TYPE VALUE, ...}`: a struct passed by value. Each field is placed at the
+/// next multiple of its size (C's natural alignment for these scalar types).
+pub fn parse_struct_arg(s: &str) -> Option<Result<Vec<u8>, String>> {
+    let (_, rest) = s.split_once(':')?;
+    let body = rest.trim().strip_prefix('{')?.strip_suffix('}')?;
+    let mut out: Vec<u8> = Vec::new();
+    for field in body.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+        let Some((ty_text, value)) = field.split_once(char::is_whitespace) else {
+            return Some(Err(format!(
+                "field `{field}`: expected `TYPE VALUE`, e.g. `f32 1.5`"
+            )));
+        };
+        let Some(ty) = bufspec::ElemType::parse(ty_text) else {
+            return Some(Err(format!("field `{field}`: unknown type `{ty_text}`")));
+        };
+        let lit = match bufspec::parse_literal(value.trim(), ty) {
+            Ok(l) => l,
+            Err(e) => return Some(Err(format!("field `{field}`: {e}"))),
+        };
+        let size = ty.size();
+        out.resize(out.len().div_ceil(size) * size, 0);
+        let bits = bufspec::literal_bits(lit, ty);
+        out.extend_from_slice(&bits.to_le_bytes()[..size]);
+    }
+    if out.is_empty() {
+        return Some(Err("a struct argument needs at least one field".into()));
+    }
+    Some(Ok(out))
+}
+
+/// Whether a launch names its kernel as a C++ expression rather than a PTX entry name.
+pub fn is_name_expression(kernel: &str) -> bool {
+    !kernel
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
 /// A validated campaign.
@@ -338,6 +393,9 @@ pub struct Campaign {
     pub variants: Vec<(String, Variant)>,
     /// Set for program campaigns (`build`/`run` instead of buffers and launches).
     pub program: Option<ProgramSpec>,
+    /// Buffers (by index into `buffers`) bound to `__device__` variables, and whether the
+    /// variable keeps its own initializer.
+    pub globals: Vec<(usize, bool)>,
 }
 
 fn dim(v: &[u32], path: &Path, key: &str, text: &str) -> Result<Dim3, CampaignError> {
@@ -422,6 +480,29 @@ impl Campaign {
                 Err(e) => return Err(invalid(key, e.to_string())),
             }
         }
+        let mut globals = Vec::new();
+        for (i, g) in file.globals.iter().enumerate() {
+            let key = format!("globals[{i}]");
+            let (text, keep) = match g.trim().strip_suffix(" keep") {
+                Some(t) => (t, true),
+                None => (g.as_str(), false),
+            };
+            match bufspec::parse_arg(text) {
+                Ok(ArgSpec::Buffer(spec)) => {
+                    if buffers.iter().any(|x| x.name == spec.name) {
+                        return Err(invalid(key, format!("`{}` is declared twice", spec.name)));
+                    }
+                    globals.push((buffers.len(), keep));
+                    buffers.push(spec);
+                }
+                Ok(ArgSpec::Scalar(_)) | Err(_) => {
+                    return Err(invalid(
+                        key,
+                        format!("`{g}`: expected `NAME:TYPE[LEN] INIT` (INIT may be `keep`) naming a __device__ variable"),
+                    ))
+                }
+            }
+        }
         let program = if file.run.is_some() || file.build.is_some() {
             let Some(run) = file.run.clone().filter(|r| !r.is_empty()) else {
                 return Err(invalid(
@@ -478,6 +559,15 @@ impl Campaign {
             for (j, a) in l.args.iter().enumerate() {
                 if let Some(k) = buffers.iter().position(|b| b.name == *a) {
                     args.push(LaunchArg::Buffer(k));
+                    continue;
+                }
+                if let Some(r) = parse_struct_arg(a) {
+                    match r {
+                        Ok(bytes) => args.push(LaunchArg::Bytes(bytes)),
+                        Err(e) => {
+                            return Err(invalid(key(&format!("args[{j}]")), format!("`{a}`: {e}")))
+                        }
+                    }
                     continue;
                 }
                 match bufspec::parse_arg(a) {
@@ -583,6 +673,7 @@ impl Campaign {
             launches,
             variants,
             program,
+            globals,
         })
     }
 

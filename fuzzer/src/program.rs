@@ -43,6 +43,8 @@ pub fn find_runtime() -> Result<PathBuf, ProgramError> {
         let mut cands = vec![dir.join("deps/libcudart.so"), dir.join("libcudart.so")];
         if let Some(up) = dir.parent() {
             cands.push(up.join("libcudart.so"));
+            // Examples run from target/*/examples.
+            cands.push(up.join("deps/libcudart.so"));
             cands.push(up.join("lib/fencehound/libcudart.so.13"));
         }
         for c in cands {
@@ -334,11 +336,31 @@ pub fn scheduler_name(k: SchedulerKind) -> String {
     }
 }
 
+/// The `fencehound` binary for `{fencehound}`: `$FENCEHOUND_BIN`, this process when it is
+/// fencehound, else a `fencehound` beside it or one directory up (examples and tests run
+/// from `target/*/examples` and `target/*/deps`), else `fencehound` on `PATH`.
+fn fencehound_bin() -> String {
+    if let Some(v) = std::env::var_os("FENCEHOUND_BIN").filter(|v| !v.is_empty()) {
+        return PathBuf::from(v).display().to_string();
+    }
+    if let Ok(me) = std::env::current_exe() {
+        if me.file_stem().is_some_and(|s| s == "fencehound") {
+            return me.display().to_string();
+        }
+        if let Some(dir) = me.parent() {
+            for c in [dir.join("fencehound"), dir.join("../fencehound")] {
+                if c.is_file() {
+                    return c.display().to_string();
+                }
+            }
+        }
+    }
+    "fencehound".into()
+}
+
 /// Expands `{exe}`, `{dir}`, `{fencehound}` in one word.
 fn expand(word: &str, exe: &Path, dir: &Path) -> String {
-    let me = std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "fencehound".into());
+    let me = fencehound_bin();
     word.replace("{exe}", &exe.display().to_string())
         .replace("{dir}", &dir.display().to_string())
         .replace("{fencehound}", &me)
@@ -920,6 +942,25 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("judges a program's process"));
+    }
+
+    #[test]
+    fn struct_arguments_are_laid_out_with_c_alignment() {
+        use crate::campaign::{is_name_expression, parse_struct_arg};
+        let b = parse_struct_arg("f:{f64 2.0, i32 7, i8 1, f32 0.5}")
+            .unwrap()
+            .unwrap();
+        // f64 at 0, i32 at 8, i8 at 12, f32 at 16 (aligned up from 13).
+        assert_eq!(b.len(), 20);
+        assert_eq!(&b[0..8], &2.0f64.to_le_bytes());
+        assert_eq!(&b[8..12], &7i32.to_le_bytes());
+        assert_eq!(b[12], 1);
+        assert_eq!(&b[16..20], &0.5f32.to_le_bytes());
+        assert!(parse_struct_arg("n:i32=3").is_none());
+        assert!(parse_struct_arg("f:{f33 1}").unwrap().is_err());
+        assert!(is_name_expression("reduce<128, true>"));
+        assert!(is_name_expression("ns::k"));
+        assert!(!is_name_expression("_Z3dotPf"));
     }
 
     #[test]

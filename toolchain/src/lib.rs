@@ -58,6 +58,7 @@ pub use nvcc::{
     default_nvcc_options, find_nvcc, nvcc_command, nvcc_version, NvccToolchain, NVCC_INSTALL_HINT,
 };
 pub use nvrtc::{
-    compile, compile_with_cache, nvrtc, CompileRequest, Compiled, Nvrtc, DEFAULT_ARCH,
+    compile, compile_with_cache, lowered_names, nvrtc, CompileRequest, Compiled, Nvrtc,
+    DEFAULT_ARCH, LOWERED_NAME_MARK,
 };
 pub use ptxas::{assemble, assemble_with, ptxas_version};
