@@ -371,13 +371,16 @@ pub(crate) fn run_nvrtc(
     run_nvrtc_named(source, file_name, options, &[]).map(|(p, l, _)| (p, l))
 }
 
+/// `(name expression, lowered PTX name)` pairs.
+type LoweredNames = Vec<(String, String)>;
+
 /// [`run_nvrtc`] with name expressions; also returns their lowered names.
 fn run_nvrtc_named(
     source: &str,
     file_name: &str,
     options: &[String],
     name_expressions: &[String],
-) -> Result<(String, String, Vec<(String, String)>), ToolchainError> {
+) -> Result<(String, String, LoweredNames), ToolchainError> {
     let nul = |what: &str| ToolchainError::InvalidInput {
         what: what.to_string(),
         reason: "contains a NUL byte",
