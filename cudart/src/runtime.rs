@@ -510,7 +510,15 @@ impl Runtime {
             .program(id)
             .and_then(|p| p.funcs.iter().find(|f| f.is_kernel && f.name == k.name));
         match f {
-            Some(f) => Ok(f.params.iter().map(|(_, s)| *s).collect()),
+            // Kernels have only `.param` parameters (the decoder refuses `.reg` ones).
+            Some(f) => Ok(f
+                .params
+                .iter()
+                .map(|p| match p {
+                    fencehound_vgpu::program::ParamLoc::Frame(_, s) => *s,
+                    fencehound_vgpu::program::ParamLoc::Reg(_) => 0,
+                })
+                .collect()),
             None => {
                 self.problem(format!(
                     "kernel `{}` is registered but not in its module's PTX",

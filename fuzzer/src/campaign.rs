@@ -8,7 +8,7 @@
 //! arch = "compute_80"               # optional
 //! nvrtc_options = []                # optional extra NVRTC options
 //! seed = 1                          # master seed of `fencehound fuzz`
-//! buffers = [                       # vgpu bufspec grammar: NAME:TYPE[LEN] INIT
+//! buffers = [                       # argspec grammar (fencehound-argspec): NAME:TYPE[LEN] INIT
 //!   "a:f32[2048] random(1,0,1)",
 //!   "c:f32[1] zero",
 //!   "mutex:i32[1] zero",
@@ -87,8 +87,8 @@
 //! expect = "fail"
 //! ```
 
+use fencehound_argspec::{self as argspec, ArgSpec, BufferSpec};
 use fencehound_oracle::OracleSpec;
-use fencehound_vgpu::bufspec::{self, ArgSpec, BufferSpec};
 use fencehound_vgpu::Dim3;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -197,8 +197,10 @@ pub struct FuzzDefaults {
     pub scheduler: String,
 }
 
+/// The paper's flat buffers, the scope-aware buffers, and loads that may read older
+/// values (the only model under which reader-side fences matter).
 fn default_models() -> Vec<String> {
-    vec!["bugaroo".into()]
+    vec!["bugaroo".into(), "scoped".into(), "weak".into()]
 }
 fn default_p() -> Vec<f64> {
     vec![0.25, 0.5, 0.75, 1.0]
@@ -336,7 +338,7 @@ pub struct ResolvedLaunch {
 #[derive(Debug, Clone, PartialEq)]
 pub enum LaunchArg {
     Buffer(usize),
-    Scalar(bufspec::ScalarSpec),
+    Scalar(argspec::ScalarSpec),
     /// A struct by value, laid out (zero-padded to the parameter's size at launch).
     Bytes(Vec<u8>),
 }
@@ -353,16 +355,16 @@ pub fn parse_struct_arg(s: &str) -> Option<Result<Vec<u8>, String>> {
                 "field `{field}`: expected `TYPE VALUE`, e.g. `f32 1.5`"
             )));
         };
-        let Some(ty) = bufspec::ElemType::parse(ty_text) else {
+        let Some(ty) = argspec::ElemType::parse(ty_text) else {
             return Some(Err(format!("field `{field}`: unknown type `{ty_text}`")));
         };
-        let lit = match bufspec::parse_literal(value.trim(), ty) {
+        let lit = match argspec::parse_literal(value.trim(), ty) {
             Ok(l) => l,
             Err(e) => return Some(Err(format!("field `{field}`: {e}"))),
         };
         let size = ty.size();
         out.resize(out.len().div_ceil(size) * size, 0);
-        let bits = bufspec::literal_bits(lit, ty);
+        let bits = argspec::literal_bits(lit, ty);
         out.extend_from_slice(&bits.to_le_bytes()[..size]);
     }
     if out.is_empty() {
@@ -456,11 +458,11 @@ impl Campaign {
         let mut buffers: Vec<BufferSpec> = Vec::new();
         for (i, b) in file.buffers.iter().enumerate() {
             let key = format!("buffers[{i}]");
-            match bufspec::parse_arg(b) {
+            match argspec::parse_arg(b) {
                 Ok(ArgSpec::Buffer(mut spec)) => {
-                    if let bufspec::Init::File(p) = &spec.init {
+                    if let argspec::Init::File(p) = &spec.init {
                         if p.is_relative() {
-                            spec.init = bufspec::Init::File(dir.join(p));
+                            spec.init = argspec::Init::File(dir.join(p));
                         }
                     }
                     if buffers.iter().any(|x| x.name == spec.name) {
@@ -487,7 +489,7 @@ impl Campaign {
                 Some(t) => (t, true),
                 None => (g.as_str(), false),
             };
-            match bufspec::parse_arg(text) {
+            match argspec::parse_arg(text) {
                 Ok(ArgSpec::Buffer(spec)) => {
                     if buffers.iter().any(|x| x.name == spec.name) {
                         return Err(invalid(key, format!("`{}` is declared twice", spec.name)));
@@ -570,7 +572,7 @@ impl Campaign {
                     }
                     continue;
                 }
-                match bufspec::parse_arg(a) {
+                match argspec::parse_arg(a) {
                     Ok(ArgSpec::Scalar(s)) => args.push(LaunchArg::Scalar(s)),
                     Ok(ArgSpec::Buffer(_)) => {
                         return Err(invalid(key(&format!("args[{j}]")), format!("`{a}`: declare buffers in `buffers`, then name them here")))
@@ -615,7 +617,7 @@ impl Campaign {
             if fencehound_handlers::Model::parse(m).is_none() {
                 return Err(invalid(
                     "fuzz.models".into(),
-                    format!("unknown model `{m}` (sc, bugaroo, scoped)"),
+                    format!("unknown model `{m}` (sc, bugaroo, scoped, weak)"),
                 ));
             }
         }

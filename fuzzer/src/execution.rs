@@ -138,9 +138,9 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn oracle_type(t: fencehound_vgpu::bufspec::ElemType) -> fencehound_oracle::ElemType {
+fn oracle_type(t: fencehound_argspec::ElemType) -> fencehound_oracle::ElemType {
+    use fencehound_argspec::ElemType as B;
     use fencehound_oracle::ElemType as O;
-    use fencehound_vgpu::bufspec::ElemType as B;
     match t {
         B::U8 => O::U8,
         B::I8 => O::I8,
@@ -661,7 +661,15 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
         let sizes: Vec<u32> = dev
             .program(module)
             .and_then(|p| p.funcs.iter().find(|f| f.is_kernel && f.name == *kernel))
-            .map(|f| f.params.iter().map(|(_, s)| *s).collect())
+            .map(|f| {
+                f.params
+                    .iter()
+                    .map(|p| match p {
+                        fencehound_vgpu::program::ParamLoc::Frame(_, s) => *s,
+                        fencehound_vgpu::program::ParamLoc::Reg(_) => 0,
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
         let args: Vec<Arg> = l
             .args

@@ -459,12 +459,21 @@ impl WeakMemory {
             return 0;
         }
         let first = 16 - required.leading_zeros() as usize;
+        // Before at least one later store of the location (else it is simply the newest),
+        // and with no RMW of the location after the insertion point.
         let mut points = 0u16;
+        let mut later_store = false;
         for q in (first..list.len()).rev() {
-            if list[q].flags & F_RMW != 0 {
-                break;
+            let e = &list[q];
+            if e.off == off && e.size == size {
+                if e.flags & F_RMW != 0 {
+                    break;
+                }
+                later_store = true;
             }
-            points |= 1 << q;
+            if later_store {
+                points |= 1 << q;
+            }
         }
         points
     }

@@ -18,7 +18,7 @@ pub struct FuzzArgs {
     /// Only these variants (repeatable; default: all).
     #[arg(long = "variant")]
     pub variants: Vec<String>,
-    /// Memory models (repeatable or comma-separated: bugaroo, scoped, sc).
+    /// Memory models (repeatable or comma-separated: bugaroo, scoped, weak, sc).
     #[arg(long = "model", value_delimiter = ',')]
     pub models: Vec<String>,
     /// Buffering probabilities, comma-separated (e.g. 0.25,0.5,1).
@@ -65,7 +65,8 @@ fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
     names
         .iter()
         .map(|m| {
-            Model::parse(m).with_context(|| format!("unknown model `{m}` (bugaroo, scoped, sc)"))
+            Model::parse(m)
+                .with_context(|| format!("unknown model `{m}` (bugaroo, scoped, weak, sc)"))
         })
         .collect()
 }
