@@ -51,8 +51,12 @@ enum Command {
     Audit(cmd::minimize::AuditArgs),
     /// Shadow-memory race check over seeded executions, with race-directed exposure.
     Race(cmd::race::Args),
-    /// Show where NVRTC, ptxas and the CCCL headers were found.
+    /// Show where NVRTC, ptxas, nvcc and the CCCL headers were found.
     Toolchain(cmd::toolchain::Args),
+    /// Run an unmodified CUDA program (built with `fencehound nvcc`) on the virtual GPU.
+    Exec(cmd::exec::Args),
+    /// Run nvcc (with `-cudart shared -lineinfo` unless given) to build a program for `exec`.
+    Nvcc(cmd::nvcc::Args),
 }
 
 fn main() {
@@ -79,6 +83,8 @@ fn main() {
         Command::Litmus(args) => cmd::litmus::run(args),
         Command::RunKernel(args) => cmd::run_kernel::run(args),
         Command::Toolchain(args) => cmd::toolchain::run(args),
+        Command::Nvcc(args) => cmd::nvcc::run(args),
+        Command::Exec(args) => cmd::exec::run(args),
         Command::Fuzz(args) => cmd::fuzz::fuzz(args),
         Command::Minimize(args) => cmd::minimize::minimize(args),
         Command::Audit(args) => cmd::minimize::audit(args),

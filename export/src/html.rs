@@ -659,9 +659,25 @@ pub fn render(inp: &HtmlInputs) -> Result<String, HtmlError> {
                 FenceVerdict::LikelyRedundant {
                     runs,
                     failure_probability_below,
+                    given_that_stay,
                 } => format!(
-                    "likely redundant: 0 failures in {runs} runs without it (p_fail < {failure_probability_below:.4} at 95%)"
+                    "likely redundant: 0 failures in {runs} runs without it (p_fail < {failure_probability_below:.4} at 95%){}",
+                    if given_that_stay.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", given that {} stay", given_that_stay.join(", "))
+                    }
                 ),
+                FenceVerdict::NeededWithOthersRemoved { failing, with } => format!(
+                    "redundant alone, but not together with {} (seed {}, p_w={})",
+                    with.join(", "),
+                    failing.seed,
+                    failing.p
+                ),
+                FenceVerdict::NotExercised { copies, unreached } => format!(
+                    "not exercised by this campaign ({unreached} of {copies} copies never ran)"
+                ),
+                FenceVerdict::CannotJudge { reason } => format!("cannot judge: {reason}"),
             };
             let _ = write!(
                 h,

@@ -488,6 +488,7 @@ impl SarifLog {
             if let FenceVerdict::LikelyRedundant {
                 runs,
                 failure_probability_below,
+                ..
             } = &f.verdict
             {
                 let fix = s::Fix::builder()

@@ -63,12 +63,76 @@ pub struct Prepared {
     pub inputs: Outputs,
     /// Outputs of the `sc` reference run (for `golden` oracles and reports).
     pub golden: Outputs,
-    /// A device with the module loaded and the buffers initialised: every execution
-    /// starts from a clone of it (decoding and initialising once per variant).
-    template: Device,
-    template_module: ModuleId,
-    /// Device addresses of the campaign's buffers, in declaration order.
-    buffer_ptrs: Vec<u64>,
+    backend: Backend,
+}
+
+/// How a prepared variant runs.
+#[derive(Debug)]
+enum Backend {
+    Kernels {
+        /// A device with the module loaded and the buffers initialised: every execution
+        /// starts from a clone of it (decoding and initialising once per variant).
+        template: Device,
+        template_module: ModuleId,
+        /// Device addresses of the campaign's buffers, in declaration order.
+        buffer_ptrs: Vec<u64>,
+        /// The PTX entry name of each launch's kernel (launches may name C++ kernels as
+        /// written, e.g. `reduce<128, true>`).
+        kernel_names: Vec<String>,
+    },
+    /// A whole program, one process per execution.
+    Program(Box<crate::program::ProgramBackend>),
+}
+
+impl Prepared {
+    /// A prepared program variant (see [`crate::program::prepare_program`]).
+    pub(crate) fn for_program(
+        campaign: Arc<Campaign>,
+        variant: &str,
+        ptx: String,
+        module: fencehound_ptx::Module,
+        backend: crate::program::ProgramBackend,
+    ) -> Prepared {
+        Prepared {
+            ptx_sha256: sha256_hex(ptx.as_bytes()),
+            campaign,
+            variant: variant.to_string(),
+            ptx,
+            module,
+            inputs: Outputs {
+                buffers: Vec::new(),
+            },
+            golden: Outputs {
+                buffers: Vec::new(),
+            },
+            backend: Backend::Program(Box::new(backend)),
+        }
+    }
+
+    /// The kernels this variant launches (PTX names): the campaign's launches, or for a
+    /// program those its reference run launched.
+    pub fn kernels(&self) -> Vec<String> {
+        match &self.backend {
+            Backend::Program(p) => p.kernels.clone(),
+            Backend::Kernels { kernel_names, .. } => {
+                let mut out: Vec<String> = Vec::new();
+                for k in kernel_names {
+                    if !out.contains(k) {
+                        out.push(k.clone());
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// The `sc` reference run of a program variant (`None` for kernel campaigns).
+    pub fn program_golden(&self) -> Option<&fencehound_oracle::process::ProcessOutputs> {
+        match &self.backend {
+            Backend::Program(p) => Some(&p.golden),
+            Backend::Kernels { .. } => None,
+        }
+    }
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -94,8 +158,12 @@ fn oracle_type(t: fencehound_argspec::ElemType) -> fencehound_oracle::ElemType {
     }
 }
 
-/// Compiles (or reads) the variant's PTX and runs the reference.
+/// Compiles (or reads) the variant's PTX and runs the reference. For a program campaign:
+/// builds the program and runs it once under `sc`.
 pub fn prepare(campaign: Arc<Campaign>, variant: &str) -> Result<Prepared, PrepareError> {
+    if campaign.is_program() {
+        return crate::program::prepare_program(campaign, variant, None);
+    }
     let cname = campaign.path.display().to_string();
     let v = campaign
         .variant(variant)
@@ -122,18 +190,155 @@ pub fn prepare(campaign: Arc<Campaign>, variant: &str) -> Result<Prepared, Prepa
             .map(|(k, v)| (k.clone(), Some(v.clone())))
             .collect();
         req.include_dirs = vec![campaign.dir.clone()];
-        req.extra_options = campaign.file.nvrtc_options.clone();
+        req.extra_options = nvrtc_options(&campaign).map_err(|message| PrepareError::Input {
+            campaign: cname.clone(),
+            message,
+        })?;
+        req.name_expressions = campaign
+            .launches
+            .iter()
+            .map(|l| l.kernel.clone())
+            .filter(|k| crate::campaign::is_name_expression(k))
+            .collect();
+        req.name_expressions.dedup();
         if let Some(a) = &campaign.file.arch {
             req.arch = a.clone();
         }
         fencehound_toolchain::compile(&req)
             .map_err(|e| PrepareError::Compile {
                 campaign: cname.clone(),
-                message: format!("variant `{variant}`: {e}"),
+                message: format!("variant `{variant}`: {e}{}", header_hint(&e.to_string())),
             })?
             .ptx
     };
     prepare_with_ptx(campaign, variant, ptx)
+}
+
+/// The campaign's `nvrtc_options`: `$NVRTC_BUNDLED_HEADERS`/`$CCCL_INCLUDE` expanded, a
+/// relative `-I` made relative to the campaign file.
+fn nvrtc_options(c: &Campaign) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for o in &c.file.nvrtc_options {
+        let o = fencehound_toolchain::expand_placeholders(o)
+            .map_err(|e| format!("nvrtc_options: {e}"))?;
+        let rel = |p: &str| {
+            let path = std::path::Path::new(p);
+            if path.is_relative() {
+                let joined = c.dir.join(path);
+                std::path::absolute(&joined)
+                    .unwrap_or(joined)
+                    .display()
+                    .to_string()
+            } else {
+                p.to_string()
+            }
+        };
+        out.push(if let Some(p) = o.strip_prefix("--include-path=") {
+            format!("--include-path={}", rel(p))
+        } else if let Some(p) = o.strip_prefix("-I").filter(|p| !p.is_empty()) {
+            format!("-I{}", rel(p))
+        } else {
+            o
+        });
+    }
+    Ok(out)
+}
+
+/// What to do when NVRTC cannot find a CUDA header it only has in its bundled copy.
+fn header_hint(message: &str) -> &'static str {
+    let missing = |h: &str| message.contains(h) && message.contains("cannot open source file");
+    if [
+        "cooperative_groups.h",
+        "cuda_fp16.h",
+        "cuda_bf16.h",
+        "cuda_runtime.h",
+        "cuda/",
+    ]
+    .iter()
+    .any(|h| missing(h))
+    {
+        "\nhint: NVRTC finds the CUDA headers only in its bundled copy: add \
+         nvrtc_options = [\"--use-bundled-headers=$NVRTC_BUNDLED_HEADERS\"] to the campaign"
+    } else {
+        ""
+    }
+}
+
+/// The PTX entry name of each launch: an entry of that name, else the lowered name NVRTC
+/// recorded for the expression (a comment in the PTX), else the entry whose demangled name
+/// is the expression (spaces ignored).
+fn resolve_kernels(c: &Campaign, ptx: &str, entries: &[&str]) -> Result<Vec<String>, String> {
+    let lowered = fencehound_toolchain::lowered_names(ptx);
+    let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let opts = cpp_demangle::DemangleOptions::default()
+        .no_params()
+        .no_return_type();
+    let demangled: Vec<(String, &str)> = entries
+        .iter()
+        .filter_map(|e| {
+            let d = cpp_demangle::Symbol::new(*e).ok()?.demangle(&opts).ok()?;
+            Some((squash(&d), *e))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, l) in c.launches.iter().enumerate() {
+        let k = &l.kernel;
+        let found = if entries.contains(&k.as_str()) {
+            Some(k.clone())
+        } else if let Some((_, m)) = lowered.iter().find(|(e, _)| e == k) {
+            Some(m.clone())
+        } else {
+            let want = squash(k);
+            demangled
+                .iter()
+                .find(|(d, _)| *d == want)
+                .map(|(_, e)| e.to_string())
+        };
+        match found.filter(|f| entries.contains(&f.as_str())) {
+            Some(f) => out.push(f),
+            None => {
+                let shown: Vec<String> = entries
+                    .iter()
+                    .map(|e| match demangled.iter().find(|(_, x)| x == e) {
+                        Some((d, _)) if d != e => format!("{e} ({d})"),
+                        _ => e.to_string(),
+                    })
+                    .collect();
+                return Err(format!(
+                    "launch[{i}].kernel: no kernel named `{k}` in {} (kernels: {}; name C++ kernels as written, e.g. `reduce<128, true>`, or declare them `extern \"C\"`)",
+                    c.source.display(),
+                    shown.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Address and size of the module variable `name`: its PTX name, or the C++ variable
+/// whose mangled PTX name demangles to `name` (`ns::total`).
+fn device_variable(dev: &Device, m: ModuleId, name: &str) -> Result<(u64, u64), String> {
+    if let Ok(x) = dev.global_by_name(m, name) {
+        return Ok(x);
+    }
+    let prog = dev.program(m).ok_or("module not loaded")?;
+    let opts = cpp_demangle::DemangleOptions::default();
+    for (g, addr, size, _) in &prog.globals {
+        let d = cpp_demangle::Symbol::new(g.as_str())
+            .ok()
+            .and_then(|s| s.demangle(&opts).ok());
+        if d.as_deref() == Some(name) {
+            return Ok((*addr, *size));
+        }
+    }
+    Err(format!(
+        "no __device__ variable `{name}` in the module (variables: {})",
+        prog.globals
+            .iter()
+            .map(|g| g.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// Like [`prepare`], with the PTX given (replay uses the PTX recorded in the report).
@@ -142,6 +347,9 @@ pub fn prepare_with_ptx(
     variant: &str,
     ptx: String,
 ) -> Result<Prepared, PrepareError> {
+    if campaign.is_program() {
+        return crate::program::prepare_program(campaign, variant, Some(ptx));
+    }
     let cname = campaign.path.display().to_string();
     let module =
         fencehound_ptx::parse(&campaign.source.display().to_string(), &ptx).map_err(|e| {
@@ -165,19 +373,11 @@ pub fn prepare_with_ptx(
             _ => None,
         })
         .collect();
-    for (i, l) in campaign.launches.iter().enumerate() {
-        if !kernels.contains(&l.kernel.as_str()) {
-            return Err(PrepareError::Input {
-                campaign: cname,
-                message: format!(
-                    "launch[{i}].kernel: no kernel named `{}` in {} (kernels: {}; C++ kernels need `extern \"C\"`)",
-                    l.kernel,
-                    campaign.source.display(),
-                    kernels.join(", ")
-                ),
-            });
-        }
-    }
+    let kernel_names =
+        resolve_kernels(&campaign, &ptx, &kernels).map_err(|message| PrepareError::Input {
+            campaign: cname.clone(),
+            message,
+        })?;
     let mut inputs = Outputs {
         buffers: Vec::new(),
     };
@@ -201,14 +401,47 @@ pub fn prepare_with_ptx(
             message: e.to_string(),
         })?;
     let mut buffer_ptrs = Vec::new();
-    for (b, init) in campaign.buffers.iter().zip(&inputs.buffers) {
+    for (i, (b, init)) in campaign
+        .buffers
+        .iter()
+        .zip(inputs.buffers.iter_mut())
+        .enumerate()
+    {
         let buffer_err = |e: fencehound_vgpu::DeviceError| PrepareError::Input {
             campaign: cname.clone(),
             message: format!("buffer `{}`: {e}", b.name),
         };
-        let p = template
-            .alloc_named(init.data.len() as u64, b.name.clone())
-            .map_err(buffer_err)?;
+        let global = campaign.globals.iter().find(|(g, _)| *g == i);
+        let p =
+            match global {
+                None => template
+                    .alloc_named(init.data.len() as u64, b.name.clone())
+                    .map_err(buffer_err)?,
+                Some((_, keep)) => {
+                    let (addr, size) = device_variable(&template, template_module, &b.name)
+                        .map_err(|message| PrepareError::Input {
+                            campaign: cname.clone(),
+                            message: format!("globals: {message}"),
+                        })?;
+                    if size != init.data.len() as u64 {
+                        return Err(PrepareError::Input {
+                            campaign: cname.clone(),
+                            message: format!(
+                            "globals: `{}` is {size} bytes in the module, the campaign declares {}",
+                            b.name,
+                            init.data.len()
+                        ),
+                        });
+                    }
+                    if *keep {
+                        // The variable's initializer is the input.
+                        template
+                            .copy_from(addr, &mut init.data)
+                            .map_err(buffer_err)?;
+                    }
+                    addr
+                }
+            };
         template.copy_to(p, &init.data).map_err(buffer_err)?;
         buffer_ptrs.push(p);
     }
@@ -222,9 +455,12 @@ pub fn prepare_with_ptx(
             buffers: Vec::new(),
         },
         inputs,
-        template,
-        template_module,
-        buffer_ptrs,
+        backend: Backend::Kernels {
+            template,
+            template_module,
+            buffer_ptrs,
+            kernel_names,
+        },
     };
     // The reference: no buffering, round-robin scheduling.
     let spec = ExecSpec {
@@ -341,6 +577,30 @@ pub struct ExecResult {
     pub sites: Vec<SiteInfo>,
     /// Races found by the race check (empty unless requested).
     pub races: Vec<fencehound_racecheck::RaceReport>,
+    /// Programs: the buffering trace as text, per launch (with `trace`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub program_trace: Vec<String>,
+}
+
+impl ExecResult {
+    /// An execution that could not run at all.
+    pub(crate) fn failed(verdict: Verdict, start: Instant) -> ExecResult {
+        ExecResult {
+            verdict,
+            output_hash: String::new(),
+            outputs: Outputs {
+                buffers: Vec::new(),
+            },
+            stats: BufferStats::default(),
+            lane_instructions: 0,
+            wall_ms: start.elapsed().as_millis() as u64,
+            printf: String::new(),
+            trace: Vec::new(),
+            sites: Vec::new(),
+            races: Vec::new(),
+            program_trace: Vec::new(),
+        }
+    }
 }
 
 struct Raw {
@@ -391,17 +651,44 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
     hooks: &mut H,
 ) -> Result<(u64, String, Option<Verdict>), String> {
     let c = &prep.campaign;
+    let Backend::Kernels { kernel_names, .. } = &prep.backend else {
+        return Err("a program variant has no kernel launches to run".into());
+    };
     let mut sched = spec.scheduler.build(spec.seed);
     let deadline = Instant::now() + Duration::from_millis(c.file.budget.wall_ms);
     let mut lane_instructions = 0;
     let mut printf = String::new();
-    for l in &c.launches {
+    for (l, kernel) in c.launches.iter().zip(kernel_names) {
+        // Parameter sizes, to pad struct arguments to their `.param` size.
+        let sizes: Vec<u32> = dev
+            .program(module)
+            .and_then(|p| p.funcs.iter().find(|f| f.is_kernel && f.name == *kernel))
+            .map(|f| {
+                f.params
+                    .iter()
+                    .map(|p| match p {
+                        fencehound_vgpu::program::ParamLoc::Frame(_, s) => *s,
+                        fencehound_vgpu::program::ParamLoc::Reg(_) => 0,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let args: Vec<Arg> = l
             .args
             .iter()
-            .map(|a| match a {
+            .enumerate()
+            .map(|(j, a)| match a {
                 LaunchArg::Buffer(i) => Arg::Ptr(ptrs[*i]),
                 LaunchArg::Scalar(s) => s.arg(),
+                LaunchArg::Bytes(b) => {
+                    let mut b = b.clone();
+                    if let Some(&n) = sizes.get(j) {
+                        if b.len() < n as usize {
+                            b.resize(n as usize, 0);
+                        }
+                    }
+                    Arg::Bytes(b)
+                }
             })
             .collect();
         let opts = LaunchOptions {
@@ -414,7 +701,7 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
         let r = dev
             .launch_with_stop(
                 module,
-                &l.kernel,
+                kernel,
                 l.grid,
                 l.block,
                 l.dynamic_shared,
@@ -531,9 +818,18 @@ fn execute_raw(
     obs: Option<&mut dyn Observer>,
 ) -> Result<Raw, String> {
     let c = &prep.campaign;
-    let mut dev = prep.template.clone();
-    let module = prep.template_module;
-    let ptrs = &prep.buffer_ptrs;
+    let Backend::Kernels {
+        template,
+        template_module,
+        buffer_ptrs,
+        ..
+    } = &prep.backend
+    else {
+        return Err("a program variant has no kernel launches to run".into());
+    };
+    let mut dev = template.clone();
+    let module = *template_module;
+    let ptrs = buffer_ptrs;
     let mut cfg = BufferConfig::new(spec.model, spec.p, spec.seed);
     cfg.trace = spec.trace;
     cfg.buffer_global = spec.filters.global;
@@ -605,24 +901,12 @@ fn execute_inner(
     obs: Option<&mut dyn Observer>,
 ) -> ExecResult {
     let start = Instant::now();
+    if let Backend::Program(b) = &prep.backend {
+        return crate::program::execute_program(prep, b, spec, cancel);
+    }
     let raw = match execute_raw(prep, spec, cancel, obs) {
         Ok(r) => r,
-        Err(message) => {
-            return ExecResult {
-                verdict: Verdict::Fault { message },
-                output_hash: String::new(),
-                outputs: Outputs {
-                    buffers: Vec::new(),
-                },
-                stats: BufferStats::default(),
-                lane_instructions: 0,
-                wall_ms: start.elapsed().as_millis() as u64,
-                printf: String::new(),
-                trace: Vec::new(),
-                sites: Vec::new(),
-                races: Vec::new(),
-            }
-        }
+        Err(message) => return ExecResult::failed(Verdict::Fault { message }, start),
     };
     let mut h = Sha256::new();
     for b in &raw.outputs.buffers {
@@ -663,5 +947,6 @@ fn execute_inner(
         trace: raw.trace,
         sites: raw.sites,
         races: raw.races,
+        program_trace: Vec::new(),
     }
 }

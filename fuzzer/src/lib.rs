@@ -15,6 +15,7 @@ pub mod campaign;
 pub mod diff;
 pub mod execution;
 pub mod lock;
+pub mod program;
 pub mod report;
 pub mod runner;
 pub mod seeds;

@@ -264,7 +264,8 @@ pub fn minimize(
     }
     let mut filters = only(g, s);
     // 2. Which kernel.
-    let kernels: BTreeSet<String> = campaign.launches.iter().map(|l| l.kernel.clone()).collect();
+    // The kernels the variant launches (a program's come from its reference run).
+    let kernels: BTreeSet<String> = base.kernels().into_iter().collect();
     if kernels.len() > 1 {
         let mut implicated = Vec::new();
         for k in &kernels {

@@ -825,6 +825,7 @@ pub fn show_exec(
             _ => {}
         }
         if !r.printf.is_empty() {
+            // A program's printf output is its standard output.
             println!("printf output:\n{}", r.printf);
         }
         let s = &r.stats;
@@ -868,6 +869,10 @@ pub fn show_exec(
                     .max(1);
                 format!("thread {} of block {}", g % tpc, g / tpc)
             };
+            // Programs: the runtime rendered the trace per launch.
+            for line in &r.program_trace {
+                println!("  {line}");
+            }
             for e in shown.into_iter().take(limit) {
                 match e {
                     TraceEvent::Buffered { seq, thread, site, loc, value, .. } => println!("  #{seq:<5} buffered  {:<24} {} <- {value:#x}  at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),

@@ -1,10 +1,12 @@
 pub mod compile;
 pub mod demo;
 pub mod diff;
+pub mod exec;
 pub mod fuzz;
 pub mod litmus;
 pub mod merge;
 pub mod minimize;
+pub mod nvcc;
 pub mod ptx;
 pub mod race;
 pub mod report;
