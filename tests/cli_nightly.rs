@@ -958,12 +958,12 @@ fn sarif_validates_and_junit_has_one_case_per_variant_and_model() {
     assert_exit(&o, 1);
     let doc = valid_sarif(&s.path("min.sarif"));
     let missing = results(&doc, "fencehound/missing-fence");
-    assert!(!missing.is_empty());
-    let m = missing[0];
-    assert_eq!(
-        m["locations"][0]["physicalLocation"]["region"]["startLine"],
-        49
-    );
+    // Under the default model (`weak`) both sides of the lock need a fence: the one
+    // after the critical section's store (line 49) is among them.
+    let m = missing
+        .iter()
+        .find(|m| m["locations"][0]["physicalLocation"]["region"]["startLine"] == 49)
+        .unwrap_or_else(|| panic!("no missing fence after line 49: {missing:?}"));
     let rep = &m["fixes"][0]["artifactChanges"][0]["replacements"][0];
     assert_eq!(rep["deletedRegion"]["startLine"], 50);
     assert_eq!(
@@ -975,7 +975,8 @@ fn sarif_validates_and_junit_has_one_case_per_variant_and_model() {
         .unwrap()
         .contains("__threadfence();"));
 
-    // audit: the fence after the lock is not needed under write buffers (line 27).
+    // audit: under the default model (`weak`, loads may read older values) the fence
+    // after taking the lock (line 27) is needed: it must not come out redundant.
     let o = s.run(&[
         "audit",
         "dot.toml",
@@ -990,7 +991,7 @@ fn sarif_validates_and_junit_has_one_case_per_variant_and_model() {
     let doc = valid_sarif(&s.path("audit.sarif"));
     let redundant = results(&doc, "fencehound/redundant-fence");
     assert!(
-        redundant
+        !redundant
             .iter()
             .any(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"] == 27),
         "{doc}"

@@ -606,13 +606,6 @@ impl Campaign {
                 }
             }
         }
-        if file.oracle.is_empty() {
-            let example = if program.is_some() { "exit" } else { "golden" };
-            return Err(invalid(
-                "oracle".into(),
-                format!("at least one [[oracle]] is required (e.g. type = \"{example}\")"),
-            ));
-        }
         for m in &file.fuzz.models {
             if fencehound_handlers::Model::parse(m).is_none() {
                 return Err(invalid(
@@ -681,6 +674,23 @@ impl Campaign {
 
     pub fn is_program(&self) -> bool {
         self.program.is_some()
+    }
+
+    /// Fuzzing, minimizing and auditing judge outputs: they need an `[[oracle]]` (the race
+    /// check does not, so a campaign written only for `fencehound race` may have none).
+    pub fn require_oracle(&self) -> Result<(), CampaignError> {
+        if !self.file.oracle.is_empty() {
+            return Ok(());
+        }
+        let example = if self.is_program() { "exit" } else { "golden" };
+        Err(CampaignError::Invalid {
+            path: self.path.clone(),
+            line: None,
+            key: "oracle".into(),
+            message: format!(
+                "at least one [[oracle]] is required to judge executions (e.g. type = \"{example}\"); `fencehound race` needs none"
+            ),
+        })
     }
 
     pub fn variant(&self, name: &str) -> Option<&Variant> {

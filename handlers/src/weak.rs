@@ -879,7 +879,7 @@ impl WeakMemory {
             }
         });
         if let Some(c) = chained {
-            msg.get_or_insert_with(Message::default).merge(&c);
+            msg = Some(Message::continued(&c, msg.as_ref()));
         }
         self.sync_read(a, li, pos, key);
         let epoch = self.hb.epoch(g);

@@ -265,6 +265,17 @@ impl Message {
         }
     }
 
+    /// The message of an RMW that continues the release sequence of `chain` (the message
+    /// of the write it read) with its own release `own`. Built on the chain, which is
+    /// usually the larger: its publications are shared, not copied.
+    pub fn continued(chain: &Message, own: Option<&Message>) -> Message {
+        let mut m = chain.clone();
+        if let Some(o) = own {
+            m.merge(o);
+        }
+        m
+    }
+
     /// `self := self ⊔ other` (a release sequence continued by an RMW).
     pub fn merge(&mut self, other: &Message) {
         self.tpb = self.tpb.max(other.tpb);
@@ -281,12 +292,12 @@ impl Message {
     }
 
     /// Every publication of the message with who may take it.
-    pub fn parts(&self) -> impl Iterator<Item = (Part, &Knowledge)> {
+    pub fn parts(&self) -> impl Iterator<Item = (Part, &Arc<Knowledge>)> {
         self.wide
             .iter()
-            .map(|k| (Part::Wide, &**k))
-            .chain(self.local.iter().map(|(c, k)| (Part::Cta(*c), &**k)))
-            .chain(self.spill.iter().map(|k| (Part::Spill, &**k)))
+            .map(|k| (Part::Wide, k))
+            .chain(self.local.iter().map(|(c, k)| (Part::Cta(*c), k)))
+            .chain(self.spill.iter().map(|k| (Part::Spill, k)))
     }
 
     pub fn heap_bytes(&self) -> usize {
@@ -305,8 +316,52 @@ struct ThreadSync {
     rel_wide: Option<Arc<Knowledge>>,
     /// Publications observed by strong reads, waiting for an acquire fence: those a
     /// CTA-scope fence takes, and those only a `.gpu`/`.sys` fence takes.
-    pending_local: Option<Box<Knowledge>>,
-    pending_wide: Option<Box<Knowledge>>,
+    pending_local: Pending,
+    pending_wide: Pending,
+}
+
+/// Publications waiting for an acquire: kept as shared references and joined only when
+/// an acquire comes (a relaxed poll of a flag that accumulates many releases — a
+/// counter every CTA increments after a fence — costs a pointer, not a clock join).
+#[derive(Debug, Clone, Default)]
+struct Pending {
+    arcs: Vec<Arc<Knowledge>>,
+    joined: Option<Box<Knowledge>>,
+}
+
+/// References kept before they are joined into one knowledge.
+const PENDING_ARCS: usize = 4;
+
+impl Pending {
+    fn add(&mut self, k: &Arc<Knowledge>, tpb: u32) {
+        if self.arcs.iter().any(|a| Arc::ptr_eq(a, k)) {
+            return;
+        }
+        // A later publication on the same release sequence usually covers an earlier one.
+        if let Some(last) = self.arcs.last_mut() {
+            if k.covers(last) {
+                *last = k.clone();
+                return;
+            }
+        }
+        if self.arcs.len() >= PENDING_ARCS {
+            let j = self.joined.get_or_insert_with(Box::default);
+            for a in self.arcs.drain(..) {
+                j.join(&a, tpb);
+            }
+        }
+        self.arcs.push(k.clone());
+    }
+
+    /// Joins everything pending into `know`, leaving nothing pending.
+    fn take_into(&mut self, know: &mut Knowledge, tpb: u32) {
+        for a in self.arcs.drain(..) {
+            know.join(&a, tpb);
+        }
+        if let Some(j) = self.joined.take() {
+            know.join(&j, tpb);
+        }
+    }
 }
 
 /// The fence-SC order of `.gpu`/`.sys` fences, kept per writer (see the module docs).
@@ -314,10 +369,13 @@ struct ThreadSync {
 struct ScOrder {
     /// SC fences so far (they are numbered from 1).
     n: u32,
-    /// Per writer (global id): the highest epoch the order knows.
+    /// Per writer (global id): the highest epoch the order knows (0: none).
     known: Vec<Epoch>,
-    /// Per writer: (epoch, fence number from which the order knows it), increasing.
-    first: Vec<Vec<(Epoch, u32)>>,
+    /// Per writer: (epoch, fence number from which the order knows it) — the first such
+    /// pair; most writers get one.
+    first: Vec<(Epoch, u32)>,
+    /// Per writer with more: the later pairs, increasing.
+    more: HashMap<u32, Vec<(Epoch, u32)>>,
     /// Per CTA: the clock chunk folded last (kept alive so identity is meaningful).
     folded: HashMap<u32, Arc<Vec<Epoch>>>,
     obs: Obs,
@@ -328,10 +386,9 @@ impl ScOrder {
         self.n = 0;
         self.known.clear();
         self.known.resize(threads, 0);
-        for f in &mut self.first {
-            f.clear();
-        }
-        self.first.resize_with(threads, Vec::new);
+        self.first.clear();
+        self.first.resize(threads, (0, 0));
+        self.more.clear();
         self.folded.clear();
         self.obs = Obs::default();
     }
@@ -339,8 +396,13 @@ impl ScOrder {
     fn note(&mut self, g: usize, e: Epoch, k: u32) {
         if let Some(x) = self.known.get_mut(g) {
             if e > *x {
+                let had = *x > 0;
                 *x = e;
-                self.first[g].push((e, k));
+                if had {
+                    self.more.entry(g as u32).or_default().push((e, k));
+                } else {
+                    self.first[g] = (e, k);
+                }
             }
         }
     }
@@ -367,10 +429,14 @@ impl ScOrder {
     /// Whether the order knew writer `g`'s epoch `e` by fence number `seen`.
     #[inline]
     fn knows(&self, g: u32, e: Epoch, seen: u32) -> bool {
-        if seen == 0 {
+        if seen == 0 || self.known.get(g as usize).is_none_or(|k| *k < e) {
             return false;
         }
-        let Some(f) = self.first.get(g as usize) else {
+        let (e0, k0) = self.first[g as usize];
+        if e <= e0 {
+            return k0 <= seen;
+        }
+        let Some(f) = self.more.get(&g) else {
             return false;
         };
         let i = f.partition_point(|(x, _)| *x < e);
@@ -394,10 +460,6 @@ pub struct Hb {
     /// CTA is morally strong with it, and through it knows the order up to there).
     sc_last_gpu: Vec<u32>,
     barriers: HashMap<BarrierKey, Knowledge>,
-}
-
-fn slot(s: &mut Option<Box<Knowledge>>) -> &mut Knowledge {
-    s.get_or_insert_with(Box::default)
 }
 
 impl Hb {
@@ -500,13 +562,9 @@ impl Hb {
         let Some(ts) = self.threads.get_mut(g) else {
             return;
         };
-        if let Some(k) = ts.pending_local.take() {
-            ts.know.join(&k, tpc);
-        }
+        ts.pending_local.take_into(&mut ts.know, tpc);
         if wide_scope {
-            if let Some(k) = ts.pending_wide.take() {
-                ts.know.join(&k, tpc);
-            }
+            ts.pending_wide.take_into(&mut ts.know, tpc);
         }
     }
 
@@ -614,10 +672,10 @@ impl Hb {
                     _ if acq && part.reaches(t.cta, scope) => ts.know.join(k, tpc),
                     // A `.gpu` publication waits for a `.gpu`/`.sys` fence: a strong read
                     // followed by a fence is an acquire pattern of the fence's scope.
-                    Part::Wide => slot(&mut ts.pending_wide).join(k, tpc),
+                    Part::Wide => ts.pending_wide.add(k, tpc),
                     // CTA-local ones of this CTA are taken by any acquire fence.
-                    Part::Cta(c) if c == t.cta => slot(&mut ts.pending_local).join(k, tpc),
-                    Part::Spill => slot(&mut ts.pending_local).join(k, tpc),
+                    Part::Cta(c) if c == t.cta => ts.pending_local.add(k, tpc),
+                    Part::Spill => ts.pending_local.add(k, tpc),
                     Part::Cta(_) => {}
                 }
             }
@@ -672,11 +730,12 @@ impl Hb {
                 .map(|t| t.know.obs.heap_bytes())
                 .sum::<usize>()
             + self.sc.known.capacity() * 4
+            + self.sc.first.capacity() * 8
             + self
                 .sc
-                .first
-                .iter()
-                .map(|f| 24 + f.capacity() * 8)
+                .more
+                .values()
+                .map(|f| 32 + f.capacity() * 8)
                 .sum::<usize>()
     }
 }

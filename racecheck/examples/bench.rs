@@ -1,6 +1,6 @@
 //! vgpu time with the race check versus without, and shadow memory per tracked byte.
 //!
-//! `cargo run --release -p fencehound-racecheck --example bench [-- REPEATS]`
+//! `cargo run --release -p fencehound-racecheck --example bench [-- REPEATS [NAME]]`
 //!
 //! Kernels: corpus algorithms (their header launch and arguments) and two scale kernels of
 //! 65,536 threads (256 CTAs × 256): a barrier-heavy shared reduction with a cross-CTA
@@ -123,6 +123,8 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(5)
         .max(1);
+    // An optional second argument keeps only the rows whose name contains it.
+    let only = std::env::args().nth(2);
     let mut jobs: Vec<Job> = [
         "algo_reduce_shared",
         "algo_scan_block",
@@ -170,6 +172,12 @@ fn main() {
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let (mut sum_base, mut sum_rc) = (0.0, 0.0);
     for job in &jobs {
+        if only
+            .as_ref()
+            .is_some_and(|o| !job.name.contains(o.as_str()))
+        {
+            continue;
+        }
         let threads = job.grid.count() * job.block.count();
         let mut base = Vec::new();
         let mut rc_t = Vec::new();

@@ -1076,12 +1076,12 @@ impl<H: Hooks> RaceCheck<H> {
         if let Some(w) = &src {
             if w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope)) {
                 if let Some(m) = &w.msg {
-                    msg.get_or_insert_with(Message::default).merge(m);
+                    msg = Some(Message::continued(m, msg.as_ref()));
                 }
             }
             if w.strong {
                 if let Some(m) = &w.blind {
-                    bmsg.get_or_insert_with(Message::default).merge(m);
+                    bmsg = Some(Message::continued(m, bmsg.as_ref()));
                 }
             }
         }

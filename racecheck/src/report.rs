@@ -445,12 +445,12 @@ fn missing_text(
         },
         RaceClass::LockAcquire => format!(
             "lock acquired without acquire ordering: the lock is taken by a relaxed RMW{} \
-             with no acquire fence after it{}, so the critical section may read the \
+             with no {}acquire fence after it, so the critical section may read the \
              previous holder's data stale: insert __threadfence() right after it (or use \
              an acquire RMW)",
             fence_after.map_or(String::new(), |f| format!(" at {}", f.place())),
             if a.cta != b.cta {
-                " of device scope (the lock is shared across CTAs)"
+                "device-scope (the lock is shared across CTAs) "
             } else {
                 ""
             }

@@ -200,6 +200,16 @@ pub fn load(
     path: &Path,
     variants: &[String],
 ) -> Result<(Arc<Campaign>, Vec<Arc<fencehound_fuzzer::Prepared>>)> {
+    let (c, preps) = load_unjudged(path, variants)?;
+    c.require_oracle()?;
+    Ok((c, preps))
+}
+
+/// [`load`] for commands that do not judge outputs (the race check): no oracle needed.
+pub fn load_unjudged(
+    path: &Path,
+    variants: &[String],
+) -> Result<(Arc<Campaign>, Vec<Arc<fencehound_fuzzer::Prepared>>)> {
     let c = Arc::new(Campaign::load(path)?);
     let names: Vec<String> = if variants.is_empty() {
         c.variant_names().iter().map(|s| s.to_string()).collect()
@@ -298,6 +308,7 @@ fn resumed(a: &FuzzArgs, report_path: &Path) -> Result<CampaignRun> {
             )
         })?;
     let c = Arc::new(Campaign::load(&path)?);
+    c.require_oracle()?;
     let changes = runner::changes_since(&r.campaign, &c);
     if !changes.is_empty() {
         bail!(

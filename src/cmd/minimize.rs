@@ -171,6 +171,7 @@ fn print_patch(
 
 pub fn minimize(a: MinimizeArgs) -> Result<u8> {
     let c = Arc::new(Campaign::load(&a.campaign)?);
+    c.require_oracle()?;
     let opts = options(
         &a.model,
         &a.p,
@@ -285,6 +286,7 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
 
 pub fn audit(a: AuditArgs) -> Result<u8> {
     let c = Arc::new(Campaign::load(&a.campaign)?);
+    c.require_oracle()?;
     let opts = options(&a.model, &a.p, 1, 1, a.runs, a.verify_runs, a.jobs, &c)?;
     let r = fencehound_minimizer::audit(c, &a.variant, opts)?;
     crate::cmd::write_sarif(a.sarif.as_deref(), |l| l.add_audit(&r))?;

@@ -1,9 +1,11 @@
 //! `fencehound race`: the shadow-memory race check over seeded executions of a campaign,
-//! then race-directed exposure: each race's store site is buffered alone (`p_w = 1`) to
-//! try to turn it into a failing output.
+//! then race-directed exposure: each race's store is made the only one that may be
+//! delayed (buffered under `bugaroo`/`scoped`, skipped by stale reads under `weak`) to try
+//! to turn it into a failing output. The campaign needs no oracle for the check itself;
+//! exposure judges outputs, so it needs one.
 
 use crate::cmd::fuzz;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use fencehound_fuzzer::{execute, runner, ExecSpec, Filters, Plan};
 use fencehound_handlers::Model;
 use fencehound_racecheck::RaceClass;
@@ -17,9 +19,12 @@ pub struct Args {
     /// Only these variants (default: all).
     #[arg(long = "variant")]
     pub variants: Vec<String>,
-    /// Seeded executions per variant (random schedules, no buffering).
+    /// Seeded executions per variant (random schedules).
     #[arg(long, default_value_t = 50)]
     pub runs: u32,
+    /// Memory model the checked executions run under (sc: no buffering, no stale reads).
+    #[arg(long, default_value = "sc")]
+    pub model: String,
     /// Executions per race for race-directed exposure (0: skip).
     #[arg(long, default_value_t = 100)]
     pub expose: u32,
@@ -40,17 +45,21 @@ struct Exposed {
     status: String,
     seed: Option<u64>,
     model: Option<String>,
+    p: Option<f64>,
     runs: u32,
 }
 
 pub fn run(a: Args) -> Result<u8> {
-    let (c, preps) = fuzz::load(&a.campaign, &a.variants)?;
+    let (c, preps) = fuzz::load_unjudged(&a.campaign, &a.variants)?;
+    let model = Model::parse(&a.model)
+        .with_context(|| format!("unknown model `{}` (sc, bugaroo, scoped, weak)", a.model))?;
+    let can_expose = !c.file.oracle.is_empty();
     let mut all = Vec::new();
     for prep in &preps {
         let plan = Plan {
             variants: vec![prep.variant.clone()],
-            models: vec![Model::Sc],
-            ps: vec![0.0],
+            models: vec![model],
+            ps: vec![if model == Model::Sc { 0.0 } else { 0.5 }],
             runs: a.runs.max(1),
             master_seed: c.file.seed,
             scheduler: fencehound_vgpu::SchedulerKind::Random,
@@ -75,20 +84,29 @@ pub fn run(a: Args) -> Result<u8> {
                 .filter(|x| x.access == "store")
                 .map(|x| x.site)
                 .collect();
-            let models = if race.class == RaceClass::InsufficientScope {
-                vec![Model::Scoped]
-            } else {
-                vec![Model::Bugaroo, Model::Scoped]
+            // The models that can show the class: a lock taken without acquire and an
+            // unordered (morally strong) pair need loads that read older values.
+            let models = match race.class {
+                RaceClass::LockAcquire | RaceClass::Unordered => vec![Model::Weak],
+                RaceClass::InsufficientScope => vec![Model::Scoped, Model::Weak],
+                _ => vec![Model::Bugaroo, Model::Scoped, Model::Weak],
             };
             let mut found = None;
-            if a.expose > 0 && !stores.is_empty() {
+            if a.expose > 0 && !stores.is_empty() && can_expose {
                 'outer: for m in models {
                     for i in 0..a.expose as u64 {
                         let seed = fencehound_fuzzer::seeds::exec_seed(c.file.seed, (1 << 41) + i);
+                        // Under `weak`, p = 1 makes spin loops lean on the liveness rule;
+                        // alternate with 0.5.
+                        let p = if m == Model::Weak && i % 2 == 1 {
+                            0.5
+                        } else {
+                            1.0
+                        };
                         let spec = ExecSpec {
                             id: i,
                             model: m,
-                            p: 1.0,
+                            p,
                             seed,
                             scheduler: fencehound_vgpu::SchedulerKind::Random,
                             trace: false,
@@ -100,7 +118,7 @@ pub fn run(a: Args) -> Result<u8> {
                         };
                         let r = execute(prep, &spec, None);
                         if r.verdict.is_failure() {
-                            found = Some((seed, m.name().to_string()));
+                            found = Some((seed, m.name().to_string(), p));
                             break 'outer;
                         }
                     }
@@ -108,8 +126,9 @@ pub fn run(a: Args) -> Result<u8> {
             }
             let status = match (&found, stores.is_empty(), a.expose) {
                 (Some(_), _, _) => "confirmed harmful",
-                (None, true, _) => "no store to buffer (load/atomic race)",
-                (None, _, 0) => "not tried",
+                (None, true, _) => "no store to delay (load/atomic race)",
+                (None, _, _) if !can_expose => "not tried (the campaign has no oracle)",
+                (None, _, 0) => "not tried (--expose 0)",
                 (None, _, _) => "not confirmed",
             };
             all.push(Exposed {
@@ -117,6 +136,7 @@ pub fn run(a: Args) -> Result<u8> {
                 variant: prep.variant.clone(),
                 status: status.into(),
                 seed: found.as_ref().map(|f| f.0),
+                p: found.as_ref().map(|f| f.2),
                 model: found.map(|f| f.1),
                 runs: a.expose,
             });
@@ -138,8 +158,14 @@ pub fn run(a: Args) -> Result<u8> {
         println!("{}: {} distinct race(s)", c.name, all.len());
         for e in &all {
             println!("[{}] {}", e.variant, e.race);
-            match (&e.seed, &e.model) {
-                (Some(s), Some(m)) => println!("    → confirmed harmful: buffering its store fails (model {m}, seed {s}, p_w=1)"),
+            match (&e.seed, &e.model, e.p) {
+                (Some(s), Some(m), Some(p)) if m == "weak" => println!(
+                    "    → confirmed harmful: letting loads read older values than its store fails (model weak, seed {s}, p={p})"
+                ),
+                (Some(s), Some(m), Some(p)) => println!(
+                    "    → confirmed harmful: buffering its store fails (model {m}, seed {s}, p_w={p})"
+                ),
+                _ if e.status.starts_with("not tried") => println!("    → {}", e.status),
                 _ => println!("    → {} in {} runs", e.status, e.runs),
             }
         }
