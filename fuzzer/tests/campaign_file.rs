@@ -67,8 +67,15 @@ fn errors_name_file_line_and_key() {
     assert!(e.starts_with("/tmp/x/c.toml:7: "), "{e}");
     let e = err(&OK.replace("expect = \"pass\"", "expect = \"maybe\""));
     assert!(e.contains("expect") || e.contains("variants"), "{e}");
-    let e = err(&OK.replace("[[oracle]]\ntype = \"golden\"\n", ""));
-    assert!(e.contains("oracle"), "{e}");
+    // A campaign without an oracle loads (`race` needs none), but every
+    // command that judges executions refuses it, naming the key.
+    let bare = load(&OK.replace("[[oracle]]\ntype = \"golden\"\n", "")).unwrap();
+    let e = bare.require_oracle().unwrap_err().to_string();
+    assert!(
+        e.contains("oracle") && e.starts_with("/tmp/x/c.toml"),
+        "{e}"
+    );
+    load(OK).unwrap().require_oracle().unwrap();
     let e = err("this is not toml");
     assert!(e.starts_with("/tmp/x/c.toml:"), "{e}");
 }

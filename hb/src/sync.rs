@@ -128,6 +128,9 @@ impl Knowledge {
     #[inline]
     pub fn get(&self, cta: u32, tid: u32) -> Epoch {
         let mut e = self.clock.get(cta, tid);
+        if self.extras == 0 {
+            return e;
+        }
         for &(c, t, x) in &self.extra[..self.extras as usize] {
             if c == cta && t == tid {
                 e = e.max(x);
@@ -452,6 +455,8 @@ type BarrierKey = (u8, u32, u32);
 #[derive(Debug, Default, Clone)]
 pub struct Hb {
     tpc: u32,
+    /// log2(tpc) when it is a power of two (the common case: no division per lookup).
+    tpc_shift: u32,
     threads: Vec<ThreadSync>,
     sc: ScOrder,
     /// Per CTA: what its `.cta` fence.sc published.
@@ -471,6 +476,11 @@ impl Hb {
     /// visible to every thread, which needs no clock entries).
     pub fn begin(&mut self, threads: u32, ctas: u32, threads_per_cta: u32) {
         self.tpc = threads_per_cta.max(1);
+        self.tpc_shift = if self.tpc.is_power_of_two() {
+            self.tpc.trailing_zeros()
+        } else {
+            32
+        };
         self.threads.clear();
         self.threads.resize(
             threads as usize,
@@ -504,8 +514,12 @@ impl Hb {
     /// the fence-SC order.
     #[inline]
     pub fn covers(&self, k: &Knowledge, writer: u32, epoch: Epoch) -> bool {
-        k.get(writer / self.tpc, writer % self.tpc) >= epoch
-            || self.sc.knows(writer, epoch, k.sc_seen)
+        let (cta, tid) = if self.tpc_shift < 32 {
+            (writer >> self.tpc_shift, writer & (self.tpc - 1))
+        } else {
+            (writer / self.tpc, writer % self.tpc)
+        };
+        k.get(cta, tid) >= epoch || (k.sc_seen > 0 && self.sc.knows(writer, epoch, k.sc_seen))
     }
 
     /// Whether the access of thread `writer` at `epoch` happens before the next operation
@@ -711,9 +725,12 @@ impl Hb {
     /// published. (A waiting thread did nothing since it arrived, so what it knows is in
     /// the barrier's knowledge already.)
     pub fn release(&mut self, b: &Barrier, threads: &[ThreadRef]) {
-        let Some(acc) = self.barriers.remove(&Self::barrier_key(b)) else {
+        let Some(mut acc) = self.barriers.remove(&Self::barrier_key(b)) else {
             return;
         };
+        // Every released thread starts from this knowledge: fold the single entries into
+        // the clock once, so lookups need not scan them.
+        acc.fold(self.tpc);
         for t in threads {
             if let Some(ts) = self.threads.get_mut(t.global as usize) {
                 ts.know = acc.clone();

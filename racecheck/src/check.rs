@@ -528,7 +528,9 @@ impl<H: Hooks> RaceCheck<H> {
                 out.push((*p, c, r));
             };
         let mut races: Vec<(Rec, Conflict, Relation)> = Vec::new();
-        let ordered = |p: &Rec| -> bool { p.g == me || hb.knows(me, p.g, p.epoch) };
+        let know = hb.knowledge(me);
+        let ordered =
+            |p: &Rec| -> bool { p.g == me || know.is_some_and(|k| hb.covers(k, p.g, p.epoch)) };
         let relation = |p: &Rec| -> Relation {
             if ordered(p) {
                 return Relation::Ordered;

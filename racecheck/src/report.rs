@@ -217,11 +217,25 @@ impl RaceSet {
     }
 
     /// Reports with instruction text and CUDA lines, from the module the races came from.
+    ///
+    /// Races between the same two source statements (an unrolled loop or an inlined helper
+    /// gives several PTX sites per CUDA line) are one report: `sites` says how many site
+    /// pairs it stands for, occurrences add up, and executions is the largest count of any
+    /// of them (a lower bound).
     pub fn reports(&self, dev: &Device, module: ModuleId) -> Vec<RaceReport> {
-        self.races
-            .values()
-            .map(|r| RaceReport::resolve(r, dev, module))
-            .collect()
+        let mut out: Vec<RaceReport> = Vec::new();
+        for r in self.races.values() {
+            let rep = RaceReport::resolve(r, dev, module);
+            match out.iter_mut().find(|x| x.same_race(&rep)) {
+                Some(x) => {
+                    x.occurrences += rep.occurrences;
+                    x.executions = x.executions.max(rep.executions);
+                    x.sites += 1;
+                }
+                None => out.push(rep),
+            }
+        }
+        out
     }
 }
 
@@ -277,6 +291,13 @@ pub struct RaceReport {
     pub missing: String,
     pub occurrences: u64,
     pub executions: u64,
+    /// PTX site pairs this report stands for (same class and source lines).
+    #[serde(default = "one")]
+    pub sites: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn sem_text(sem: Sem, scope: Scope, kind: AccessKind) -> String {
@@ -381,17 +402,39 @@ impl RaceReport {
             missing,
             occurrences: r.occurrences,
             executions: r.executions,
+            sites: 1,
         }
     }
 
-    /// Whether `other` is the same race (kernel, class and the same pair of sites, in
-    /// either order).
+    /// Whether `other` is the same race: kernel, class, and the same two accesses in
+    /// either order — the same source statements (file, line and kind of access) when
+    /// both have CUDA lines, else the same PTX sites.
     pub fn same_race(&self, other: &RaceReport) -> bool {
-        let pair = |r: &RaceReport| {
-            let (a, b) = (r.first.site, r.second.site);
-            (a.min(b), a.max(b))
+        if self.kernel != other.kernel || self.class != other.class {
+            return false;
+        }
+        let lines = |r: &RaceReport| -> Option<[(String, u32, String); 2]> {
+            let side = |a: &AccessReport| {
+                a.cuda
+                    .as_ref()
+                    .map(|c| (c.file.clone(), c.line, a.access.clone()))
+            };
+            let (mut x, mut y) = (side(&r.first)?, side(&r.second)?);
+            if y < x {
+                std::mem::swap(&mut x, &mut y);
+            }
+            Some([x, y])
         };
-        self.kernel == other.kernel && self.class == other.class && pair(self) == pair(other)
+        match (lines(self), lines(other)) {
+            (Some(a), Some(b)) => a == b,
+            _ => {
+                let pair = |r: &RaceReport| {
+                    let (a, b) = (r.first.site, r.second.site);
+                    (a.min(b), a.max(b))
+                };
+                pair(self) == pair(other)
+            }
+        }
     }
 
     /// The CUDA lines (or PTX lines) of both accesses, e.g. `k.cu:12`.
@@ -525,8 +568,17 @@ impl fmt::Display for RaceReport {
         writeln!(f, "  missing: {}", self.missing)?;
         write!(
             f,
-            "  seen {} times in {} execution(s)",
-            self.occurrences, self.executions
+            "  seen {} times in {} execution(s){}",
+            self.occurrences,
+            self.executions,
+            if self.sites > 1 {
+                format!(
+                    " at {} PTX site pairs (unrolled or inlined code)",
+                    self.sites
+                )
+            } else {
+                String::new()
+            }
         )
     }
 }

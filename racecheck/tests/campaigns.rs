@@ -173,7 +173,7 @@ const UNDERFENCED: &[(&str, &str, u32, u32, &str)] = &[
     // PUSH_FENCE (line 41): the pushed item (40) vs the thief's read of it (52).
     ("ct_octree", "no_push_fence", 40, 52, "unordered"),
     // Producer fence (line 26): the plain item store (25) vs a consumer's read (38); the
-    // consumer's own fence missing (line 35): the same pair, the acquire side.
+    // consumer's own fence missing (line 36): the same pair, the acquire side.
     ("mp_queue", "no_producer_fence", 25, 38, "inter-block"),
     ("mp_queue", "no_consumer_fence", 25, 38, "inter-block"),
 ];
