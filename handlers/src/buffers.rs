@@ -80,6 +80,28 @@ pub struct BufferConfig {
     pub sites: Option<BTreeSet<SiteId>>,
     /// Record a trace of buffering events.
     pub trace: bool,
+    /// What forces entries out when the program does not.
+    pub policy: DrainPolicy,
+}
+
+/// How buffered entries are forced out when no fence, barrier or atomic drains them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrainPolicy {
+    /// The vgpu's own rules: an exited thread's entries stay buffered; when nothing can
+    /// progress one entry drains, chosen at random (seeded); at kernel exit the rest drain
+    /// in a random order that keeps each address's order.
+    Native,
+    /// What the device-side buffers of [`crate::rewrite`] do, which a thread can decide
+    /// alone (no global view of the launch exists on a GPU): thread exit drains the thread
+    /// to memory (publishing its CTA overlay); every `liveness_period`-th load or atomic of
+    /// a thread first drains it to memory (so a thread that spins cannot hold back the
+    /// stores others wait for); a CTA overlay holds at most `overlay_capacity` entries and
+    /// drains to memory when full; a stall report drains nothing. The differential test
+    /// runs the rewritten PTX against the native handlers under this policy.
+    Device {
+        liveness_period: u32,
+        overlay_capacity: u32,
+    },
 }
 
 impl BufferConfig {
@@ -94,6 +116,7 @@ impl BufferConfig {
             kernels: None,
             sites: None,
             trace: false,
+            policy: DrainPolicy::Native,
         }
     }
 }
@@ -284,6 +307,8 @@ struct ThreadBuf {
     /// buffered, cleared when the queue is empty). When false every entry is the oldest
     /// of its block, which makes the liveness/exit pick O(1).
     mixed: [bool; 2],
+    /// Loads and atomics since the last liveness drain ([`DrainPolicy::Device`]).
+    ticks: u32,
 }
 
 pub struct WriteBuffers {
@@ -537,6 +562,7 @@ impl WriteBuffers {
         };
         let new = rmw(visible) & mask;
         if new != visible {
+            self.overlay_room(mem, t.cta, Some(a.site));
             self.seq += 1;
             let e = Entry::new(a.loc, new, a.size, a.site, self.seq, t.global);
             if let Some(ov) = self.overlays.get_mut(t.cta as usize) {
@@ -552,6 +578,42 @@ impl WriteBuffers {
 
     fn buffering(&self) -> bool {
         self.active && self.cfg.model != Model::Sc
+    }
+
+    /// [`DrainPolicy::Device`]: every `liveness_period`-th load or atomic of a thread
+    /// drains the thread to memory before the access.
+    fn liveness_tick(&mut self, mem: &mut Memory, t: ThreadRef, site: SiteId) {
+        let DrainPolicy::Device {
+            liveness_period, ..
+        } = self.cfg.policy
+        else {
+            return;
+        };
+        let Some(tb) = self.threads.get_mut(t.global as usize) else {
+            return;
+        };
+        tb.ticks += 1;
+        if liveness_period > 0 && tb.ticks >= liveness_period {
+            tb.ticks = 0;
+            self.drain_thread(mem, t, Scope::Sys, DrainReason::Liveness, Some(site));
+        }
+    }
+
+    /// [`DrainPolicy::Device`]: a full CTA overlay drains to memory before it takes
+    /// another entry.
+    fn overlay_room(&mut self, mem: &mut Memory, cta: u32, at: Option<SiteId>) {
+        if let DrainPolicy::Device {
+            overlay_capacity, ..
+        } = self.cfg.policy
+        {
+            if self
+                .overlays
+                .get(cta as usize)
+                .is_some_and(|o| o.len() >= overlay_capacity as usize)
+            {
+                self.drain_overlay(mem, cta, DrainReason::Full, at);
+            }
+        }
     }
 
     /// Counts entries per 8-byte block; `k` is a packed location.
@@ -717,6 +779,7 @@ impl WriteBuffers {
         at: Option<SiteId>,
     ) {
         if level == Level::Cta && self.cfg.model == Model::Scoped && e.k >> 63 == 0 {
+            self.overlay_room(mem, cta, at);
             self.note_drain(&e, Level::Cta, reason, at);
             if let Some(ov) = self.overlays.get_mut(cta as usize) {
                 ov.push_back(e);
@@ -792,6 +855,19 @@ impl WriteBuffers {
             self.note_drain(&e, Level::Memory, reason, at);
         }
         self.scratch = entries;
+    }
+
+    /// Forgets everything still buffered.
+    fn discard_all(&mut self) {
+        for t in &mut self.threads {
+            t.q[0].clear();
+            t.q[1].clear();
+        }
+        for o in &mut self.overlays {
+            o.clear();
+        }
+        self.holders.clear();
+        self.pending.clear();
     }
 
     /// Drains everything still buffered (kernel exit).
@@ -874,6 +950,7 @@ impl Hooks for WriteBuffers {
         let t = a.thread;
         let size = a.size;
         let s = sp(a.loc);
+        self.liveness_tick(mem, t, a.site);
         if self.maybe_pending(key(a.loc)) {
             if let Some(tb) = self.threads.get(t.global as usize) {
                 match Self::lookup(&tb.q[s], a.loc, size) {
@@ -1046,6 +1123,9 @@ impl Hooks for WriteBuffers {
     }
 
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        if self.buffering() {
+            self.liveness_tick(mem, a.thread, a.site);
+        }
         if self.buffering()
             && self.cfg.model == Model::Scoped
             && a.scope == Scope::Cta
@@ -1102,15 +1182,21 @@ impl Hooks for WriteBuffers {
         self.drain_thread(mem, b.thread, Scope::Cta, reason, Some(b.site));
     }
 
-    fn thread_exit(&mut self, _mem: &mut Memory, _t: ThreadRef) {
-        // An exited thread's buffered stores stay buffered: nothing obliges them to become
-        // visible before kernel exit, and draining them at random moments (liveness, the
-        // final drain) is what produces outcomes like 2+2W. Spinning waiters are served
-        // by the liveness rule.
+    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+        // Native: an exited thread's buffered stores stay buffered: nothing obliges them to
+        // become visible before kernel exit, and draining them at random moments
+        // (liveness, the final drain) is what produces outcomes like 2+2W. Spinning
+        // waiters are served by the liveness rule. A device has no such global view: its
+        // threads drain as they exit.
+        if self.buffering() && self.cfg.policy != DrainPolicy::Native {
+            self.drain_thread(mem, t, Scope::Sys, DrainReason::ThreadExit, None);
+        }
     }
 
     fn stalled(&mut self, mem: &mut Memory) -> bool {
-        self.buffering() && self.drain_one_random(mem, DrainReason::Liveness)
+        self.buffering()
+            && self.cfg.policy == DrainPolicy::Native
+            && self.drain_one_random(mem, DrainReason::Liveness)
     }
 
     fn launch_end(&mut self, mem: &mut Memory) {
@@ -1120,9 +1206,16 @@ impl Hooks for WriteBuffers {
             let track = std::mem::replace(&mut self.track, false);
             self.pending.clear();
             // Every thread has exited: what remains drains in a random order (per address
-            // oldest first), which decides races between threads' stores (2+2W).
-            while self.drain_one_random(mem, DrainReason::KernelExit) {}
-            self.drain_all(mem);
+            // oldest first), which decides races between threads' stores (2+2W). Under the
+            // device policy exiting threads drained already.
+            if self.cfg.policy == DrainPolicy::Native {
+                while self.drain_one_random(mem, DrainReason::KernelExit) {}
+                self.drain_all(mem);
+            } else {
+                // Only a launch that did not complete (trap, fault, hang) leaves entries:
+                // a device loses them with the aborted kernel.
+                self.discard_all();
+            }
             self.track = track;
         }
         self.peak_heap = self.peak_heap.max(self.heap_bytes());

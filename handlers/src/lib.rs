@@ -22,8 +22,9 @@
 //! `__threadfence()` is needed). See [`buffers`] for the invariants that keep it sound.
 
 pub mod buffers;
+pub mod rewrite;
 pub mod select;
 pub mod stats;
 
-pub use buffers::{BufferConfig, Level, Model, TraceEvent, WriteBuffers};
+pub use buffers::{BufferConfig, DrainPolicy, Level, Model, TraceEvent, WriteBuffers};
 pub use stats::{BufferStats, DrainReason, SpaceStats};
