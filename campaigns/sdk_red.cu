@@ -13,10 +13,19 @@
 // block is another CTA): the `scoped` model exposes that, the flat `bugaroo` model
 // cannot.
 //
+// The last block also needs a fence on the *reader's* side (ACQUIRE_FENCE, after the
+// ticket): PTX orders its reads of the partials after the other blocks' stores only if
+// the ticket's relaxed atomicInc is followed by a fence (an acquire pattern). The SDK
+// sample has no such fence; its hardware never shows the stale read, but PTX allows it,
+// and the `weak` model (loads may read older values) does: variant `sdk`.
+//
 // Every partial and the final sum are computed in a fixed order (shared-memory trees and
 // a sequential loop), so the float result is deterministic: `golden` with tolerance 0.
 #ifndef PARTIAL_FENCE
 #define PARTIAL_FENCE __threadfence()
+#endif
+#ifndef ACQUIRE_FENCE
+#define ACQUIRE_FENCE __threadfence()
 #endif
 #define THREADS 128
 
@@ -51,6 +60,8 @@ extern "C" __global__ void reduce(const float *in, float *partial, float *result
         partial[blockIdx.x] = sum;
         PARTIAL_FENCE;
         ticket = atomicInc(&retirement_count, gridDim.x);
+        if (ticket == gridDim.x - 1)
+            ACQUIRE_FENCE; // only the reader (the last block) needs it
     }
     ticket = __shfl_sync(0xffffffffu, ticket, 0);
     if (ticket != gridDim.x - 1)

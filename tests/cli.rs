@@ -328,6 +328,39 @@ fn ptx_check_ok() {
     assert!(out.contains("ok") && out.contains("publish"), "{out}");
 }
 
+/// Valid PTX with constructs the vgpu cannot run: each is listed with its line, the
+/// exit code stays 0 (the file is fine for a GPU), and `--json` has them per file.
+#[test]
+fn ptx_check_lists_what_the_vgpu_cannot_run() {
+    let s = Scratch::new();
+    let ptx = s.write(
+        "partly.ptx",
+        ".version 8.6\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\
+         .reg .b32 %r<8>;\n .reg .b64 %rd<2>;\n\
+         vmad.s32.s32.s32 %r1, %r2, %r3, %r4;\n\
+         add.u32 %r5, %r1, WARP_SZ;\n\
+         mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, {%r0, %r1}, {%r2, %r3}, {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7};\n\
+         ret;\n}\n",
+    );
+    let o = run(s.cmd().args(["ptx", "check"]).arg(&ptx));
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("cannot run 2 construct(s)"), "{out}");
+    assert!(out.contains("vmad") && out.contains("PTX line 8"), "{out}");
+    assert!(
+        out.contains("shape") && out.contains("PTX line 10"),
+        "{out}"
+    );
+    let o = run(s.cmd().args(["ptx", "check", "--json"]).arg(&ptx));
+    assert_exit(&o, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
+    assert_eq!(
+        v[0]["vgpu_unsupported"].as_array().map(|a| a.len()),
+        Some(2),
+        "{v:#}"
+    );
+}
+
 #[test]
 fn ptx_check_json_has_one_result_per_file() {
     let s = Scratch::new();
@@ -341,6 +374,7 @@ fn ptx_check_json_has_one_result_per_file() {
     assert_eq!(files[0]["ok"], true);
     assert_eq!(files[0]["kernels"][0], "publish");
     assert!(files[0]["instructions"].as_u64().unwrap() > 0);
+    assert_eq!(files[0]["vgpu_unsupported"], serde_json::json!([]));
 
     let missing = s.path("missing.ptx");
     let o = run(s

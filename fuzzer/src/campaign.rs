@@ -8,7 +8,7 @@
 //! arch = "compute_80"               # optional
 //! nvrtc_options = []                # optional extra NVRTC options
 //! seed = 1                          # master seed of `fencehound fuzz`
-//! buffers = [                       # vgpu bufspec grammar: NAME:TYPE[LEN] INIT
+//! buffers = [                       # argspec grammar (fencehound-argspec): NAME:TYPE[LEN] INIT
 //!   "a:f32[2048] random(1,0,1)",
 //!   "c:f32[1] zero",
 //!   "mutex:i32[1] zero",
@@ -41,8 +41,8 @@
 //! expect = "pass"                   # pass | fail | {bugaroo = "pass", scoped = "fail"}
 //! ```
 
+use fencehound_argspec::{self as argspec, ArgSpec, BufferSpec};
 use fencehound_oracle::OracleSpec;
-use fencehound_vgpu::bufspec::{self, ArgSpec, BufferSpec};
 use fencehound_vgpu::Dim3;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -147,8 +147,10 @@ pub struct FuzzDefaults {
     pub scheduler: String,
 }
 
+/// The paper's flat buffers, the scope-aware buffers, and loads that may read older
+/// values (the only model under which reader-side fences matter).
 fn default_models() -> Vec<String> {
-    vec!["bugaroo".into()]
+    vec!["bugaroo".into(), "scoped".into(), "weak".into()]
 }
 fn default_p() -> Vec<f64> {
     vec![0.25, 0.5, 0.75, 1.0]
@@ -260,7 +262,7 @@ pub struct ResolvedLaunch {
 #[derive(Debug, Clone, PartialEq)]
 pub enum LaunchArg {
     Buffer(usize),
-    Scalar(bufspec::ScalarSpec),
+    Scalar(argspec::ScalarSpec),
 }
 
 /// A validated campaign.
@@ -336,11 +338,11 @@ impl Campaign {
         let mut buffers: Vec<BufferSpec> = Vec::new();
         for (i, b) in file.buffers.iter().enumerate() {
             let key = format!("buffers[{i}]");
-            match bufspec::parse_arg(b) {
+            match argspec::parse_arg(b) {
                 Ok(ArgSpec::Buffer(mut spec)) => {
-                    if let bufspec::Init::File(p) = &spec.init {
+                    if let argspec::Init::File(p) = &spec.init {
                         if p.is_relative() {
-                            spec.init = bufspec::Init::File(dir.join(p));
+                            spec.init = argspec::Init::File(dir.join(p));
                         }
                     }
                     if buffers.iter().any(|x| x.name == spec.name) {
@@ -375,7 +377,7 @@ impl Campaign {
                     args.push(LaunchArg::Buffer(k));
                     continue;
                 }
-                match bufspec::parse_arg(a) {
+                match argspec::parse_arg(a) {
                     Ok(ArgSpec::Scalar(s)) => args.push(LaunchArg::Scalar(s)),
                     Ok(ArgSpec::Buffer(_)) => {
                         return Err(invalid(key(&format!("args[{j}]")), format!("`{a}`: declare buffers in `buffers`, then name them here")))
@@ -419,7 +421,7 @@ impl Campaign {
             if fencehound_handlers::Model::parse(m).is_none() {
                 return Err(invalid(
                     "fuzz.models".into(),
-                    format!("unknown model `{m}` (sc, bugaroo, scoped)"),
+                    format!("unknown model `{m}` (sc, bugaroo, scoped, weak)"),
                 ));
             }
         }

@@ -74,9 +74,9 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn oracle_type(t: fencehound_vgpu::bufspec::ElemType) -> fencehound_oracle::ElemType {
+fn oracle_type(t: fencehound_argspec::ElemType) -> fencehound_oracle::ElemType {
+    use fencehound_argspec::ElemType as B;
     use fencehound_oracle::ElemType as O;
-    use fencehound_vgpu::bufspec::ElemType as B;
     match t {
         B::U8 => O::U8,
         B::I8 => O::I8,

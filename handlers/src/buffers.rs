@@ -24,6 +24,7 @@
 
 use crate::select;
 use crate::stats::{BufferStats, DrainReason};
+use crate::weak::{WeakConfig, WeakMemory};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
     Access, Barrier, BarrierKind, Fence, FenceKind, Hooks, LaunchInfo, Location, MemError, Memory,
@@ -43,6 +44,9 @@ pub enum Model {
     Bugaroo,
     /// Scope-aware: CTA-scope drains go to a per-CTA overlay.
     Scoped,
+    /// Loads may read older stores wherever PTX allows it ([`crate::weak`]); `p_w` is the
+    /// probability that such a load reads stale.
+    Weak,
 }
 
 impl Model {
@@ -51,6 +55,7 @@ impl Model {
             "sc" => Some(Model::Sc),
             "bugaroo" => Some(Model::Bugaroo),
             "scoped" => Some(Model::Scoped),
+            "weak" => Some(Model::Weak),
             _ => None,
         }
     }
@@ -59,7 +64,17 @@ impl Model {
             Model::Sc => "sc",
             Model::Bugaroo => "bugaroo",
             Model::Scoped => "scoped",
+            Model::Weak => "weak",
         }
+    }
+
+    /// Every model, weakest last.
+    pub const ALL: [Model; 4] = [Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak];
+
+    /// Whether loads can read older values than memory holds: only then can a fence whose
+    /// only job is on the reader's side (after a poll, after taking a lock) be judged.
+    pub fn delays_loads(self) -> bool {
+        self == Model::Weak
     }
 }
 
@@ -165,6 +180,20 @@ pub enum TraceEvent {
         site: SiteId,
         loc: Location,
         value: u64,
+    },
+    /// `weak`: a load (or RMW) read an older store although a newer one existed. `seq`s
+    /// number the launch's stores in the order they executed (0: the value before the
+    /// launch); sites are the stores' instructions.
+    StaleRead {
+        thread: u32,
+        site: SiteId,
+        loc: Location,
+        value: u64,
+        read_seq: u64,
+        read_site: Option<SiteId>,
+        newest_seq: u64,
+        newest_site: Option<SiteId>,
+        newest_value: u64,
     },
 }
 
@@ -339,6 +368,8 @@ pub struct WriteBuffers {
     /// Reused buffers (drained entries; block keys seen while picking a head).
     scratch: Vec<Entry>,
     seen: KeySet,
+    /// The `weak` model (which replaces the buffers when chosen).
+    weak: Option<Box<WeakMemory>>,
 }
 
 fn sp(loc: Location) -> usize {
@@ -348,7 +379,19 @@ fn sp(loc: Location) -> usize {
 impl WriteBuffers {
     pub fn new(cfg: BufferConfig) -> Self {
         let track = cfg.model == Model::Scoped || cfg.trace;
+        let weak = (cfg.model == Model::Weak).then(|| {
+            Box::new(WeakMemory::new(WeakConfig {
+                p: cfg.p_w,
+                seed: cfg.seed,
+                global: cfg.buffer_global,
+                shared: cfg.buffer_shared,
+                kernels: cfg.kernels.clone(),
+                sites: cfg.sites.clone(),
+                trace: cfg.trace,
+            }))
+        });
         WriteBuffers {
+            weak,
             threshold: select::threshold(cfg.p_w),
             cfg,
             launch: 0,
@@ -415,7 +458,8 @@ impl WriteBuffers {
     /// overlays and the index keep their capacity when entries drain), so the value at the
     /// end is the launch's peak.
     pub fn peak_heap_bytes(&self) -> usize {
-        self.peak_heap.max(self.heap_bytes())
+        let weak = self.weak.as_ref().map_or(0, |w| w.heap_bytes());
+        self.peak_heap.max(self.heap_bytes() + weak)
     }
 
     /// Keeps `holders` in step with thread `g`'s buffers.
@@ -577,7 +621,7 @@ impl WriteBuffers {
     }
 
     fn buffering(&self) -> bool {
-        self.active && self.cfg.model != Model::Sc
+        self.active && !matches!(self.cfg.model, Model::Sc | Model::Weak)
     }
 
     /// [`DrainPolicy::Device`]: every `liveness_period`-th load or atomic of a thread
@@ -928,6 +972,9 @@ impl WriteBuffers {
 
 impl Hooks for WriteBuffers {
     fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+        if let Some(w) = self.weak.as_deref_mut() {
+            w.launch_begin(info);
+        }
         self.launch = info.launch;
         self.active = self
             .cfg
@@ -944,6 +991,9 @@ impl Hooks for WriteBuffers {
     }
 
     fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        if let Some(w) = self.weak.as_deref_mut() {
+            return w.load(mem, a, buf, &mut self.trace);
+        }
         if !self.buffering() {
             return mem.read(a.loc, buf);
         }
@@ -1025,6 +1075,11 @@ impl Hooks for WriteBuffers {
     }
 
     fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        if let Some(w) = self.weak.as_deref_mut() {
+            let shared = a.loc.is_shared();
+            self.stats.space(shared).stores_seen += 1;
+            return w.store(mem, a, data);
+        }
         if !self.buffering() {
             return mem.write(a.loc, data);
         }
@@ -1123,6 +1178,9 @@ impl Hooks for WriteBuffers {
     }
 
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        if let Some(w) = self.weak.as_deref_mut() {
+            return w.atomic(mem, a, rmw, &mut self.trace);
+        }
         if self.buffering() {
             self.liveness_tick(mem, a.thread, a.site);
         }
@@ -1164,6 +1222,9 @@ impl Hooks for WriteBuffers {
     }
 
     fn fence(&mut self, mem: &mut Memory, f: &Fence) {
+        if let Some(w) = self.weak.as_deref_mut() {
+            return w.fence(f);
+        }
         if !self.buffering() || f.kind == FenceKind::Acquire {
             return;
         }
@@ -1171,6 +1232,9 @@ impl Hooks for WriteBuffers {
     }
 
     fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
+        if let Some(w) = self.weak.as_deref_mut() {
+            return w.barrier_arrive(b);
+        }
         if !self.buffering() {
             return;
         }
@@ -1182,7 +1246,16 @@ impl Hooks for WriteBuffers {
         self.drain_thread(mem, b.thread, Scope::Cta, reason, Some(b.site));
     }
 
+    fn barrier_release(&mut self, _mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
+        if let Some(w) = self.weak.as_deref_mut() {
+            w.barrier_release(b, threads);
+        }
+    }
+
     fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+        if let Some(w) = self.weak.as_deref_mut() {
+            w.thread_exit();
+        }
         // Native: an exited thread's buffered stores stay buffered: nothing obliges them to
         // become visible before kernel exit, and draining them at random moments
         // (liveness, the final drain) is what produces outcomes like 2+2W. Spinning
@@ -1194,12 +1267,19 @@ impl Hooks for WriteBuffers {
     }
 
     fn stalled(&mut self, mem: &mut Memory) -> bool {
+        if let Some(w) = self.weak.as_deref_mut() {
+            return w.stalled();
+        }
         self.buffering()
             && self.cfg.policy == DrainPolicy::Native
             && self.drain_one_random(mem, DrainReason::Liveness)
     }
 
     fn launch_end(&mut self, mem: &mut Memory) {
+        if let Some(w) = self.weak.as_deref_mut() {
+            w.launch_end();
+            w.fill_stats(&mut self.stats);
+        }
         if self.buffering() {
             // No load can follow, so the index is only a filter from here on: stop
             // keeping it (one hash update less per drained entry).

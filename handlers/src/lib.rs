@@ -25,6 +25,7 @@ pub mod buffers;
 pub mod rewrite;
 pub mod select;
 pub mod stats;
+pub mod weak;
 
 pub use buffers::{BufferConfig, DrainPolicy, Level, Model, TraceEvent, WriteBuffers};
-pub use stats::{BufferStats, DrainReason, SpaceStats};
+pub use stats::{BufferStats, DrainReason, SpaceStats, WeakStats};

@@ -48,6 +48,45 @@ pub struct BufferStats {
     /// Most entries one thread held at once (both spaces).
     pub peak_occupancy: u32,
     pub drains: BTreeMap<DrainReason, u64>,
+    /// The `weak` model's statistics (absent under the buffer models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak: Option<WeakStats>,
+}
+
+/// Statistics of the `weak` model (loads reading older stores).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WeakStats {
+    pub loads: u64,
+    pub rmws: u64,
+    /// Loads and RMWs that read an older store than the newest.
+    pub stale_reads: u64,
+    /// Of those, RMWs (possible only when the newer stores are not morally strong with
+    /// the RMW, e.g. `.cta` atomics of another CTA).
+    pub stale_rmws: u64,
+    /// Stores that entered coherence order before later stores (not at the end).
+    pub reordered_stores: u64,
+    /// Times nothing made progress and loads were made to read the newest store.
+    pub liveness: u64,
+    /// Most 8-byte blocks with a history in one launch.
+    pub histories_peak: u64,
+    /// Most history entries alive at once.
+    pub entries_peak: u64,
+    /// Most heap bytes of histories and synchronization state at a launch's end.
+    pub peak_heap: u64,
+}
+
+impl WeakStats {
+    pub fn merge(&mut self, o: &WeakStats) {
+        self.loads += o.loads;
+        self.rmws += o.rmws;
+        self.stale_reads += o.stale_reads;
+        self.stale_rmws += o.stale_rmws;
+        self.liveness += o.liveness;
+        self.reordered_stores += o.reordered_stores;
+        self.histories_peak = self.histories_peak.max(o.histories_peak);
+        self.entries_peak = self.entries_peak.max(o.entries_peak);
+        self.peak_heap = self.peak_heap.max(o.peak_heap);
+    }
 }
 
 impl BufferStats {
@@ -73,6 +112,9 @@ impl BufferStats {
         self.peak_occupancy = self.peak_occupancy.max(o.peak_occupancy);
         for (k, v) in &o.drains {
             *self.drains.entry(*k).or_default() += v;
+        }
+        if let Some(w) = &o.weak {
+            self.weak.get_or_insert_with(Default::default).merge(w);
         }
     }
 }

@@ -7,7 +7,7 @@
 use fencehound_handlers::rewrite::lockstep::{self, LaunchDesc};
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
 use fencehound_handlers::{BufferConfig, DrainPolicy, Model};
-use fencehound_vgpu::bufspec::{self, ArgSpec};
+use fencehound_argspec::{self as bufspec, ArgSpec};
 use fencehound_vgpu::{Device, Dim3};
 use std::path::PathBuf;
 

@@ -20,10 +20,14 @@
 //!   CTA: a quorum `Q` counts litmus threads, each of which is a whole warp, so the PTX
 //!   count is `32 × Q` (PTX counts barrier arrivals per warp); without a quorum the count
 //!   is 32 × the CTA's litmus threads that have a barrier on the same constant resource
-//!   or on a register resource (a register may name any resource, so those threads are
+//!   (a register the thread never writes counts as its initial value) or on a register
+//!   resource (a register may name any resource, so those threads are
 //!   counted for every resource: that may make a barrier wait for a thread that goes
 //!   elsewhere, which is a hang, never a missing synchronisation). A thread that never
-//!   arrives leaves the others waiting: that execution is a hang (no final state).
+//!   arrives leaves the others waiting: that execution is a hang (no final state) —
+//!   unless every waiting thread waits at a `bar.sync` that is its last instruction: its
+//!   registers are stored before that barrier, and the state is final
+//!   ([`Lowered::trailing_barriers`]).
 
 use crate::ast::*;
 use crate::error::LitmusError;
@@ -44,6 +48,12 @@ pub struct Lowered {
     pub locations: Vec<(String, String)>,
     /// Which register each `fh_out` word holds.
     pub out_slots: Vec<(u32, String)>,
+    /// PTX lines of `bar.sync`s that are their thread's last instruction. An execution in
+    /// which every unfinished thread waits at one of them forever has executed every
+    /// memory operation and register write, so it has a final state (Dat3M's model,
+    /// which does not model blocking, counts it: e.g. a quorum of 2 reached by two of
+    /// three threads, `quorum1-pass`).
+    pub trailing_barriers: Vec<u32>,
 }
 
 pub fn loc_var(l: &str) -> String {
@@ -229,6 +239,7 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
     }
     p.push_str("\texit;\n");
     let mut slot = 0usize;
+    let mut trailing_barriers = Vec::new();
     for (i, th) in t.threads.iter().enumerate() {
         let tn = th.id;
         let _ = writeln!(p, "$T{tn}:");
@@ -243,17 +254,44 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
             let _ = writeln!(p, "\tmov.b32 {}, {init};", reg_name(tn, r));
         }
         let peers: Vec<&Thread> = t.threads.iter().filter(|x| x.cta == th.cta).collect();
-        for ins in &th.instrs {
-            lower_instr(file, &mut p, tn, ins, &peers)?;
+        // A `bar.sync` that is the thread's last instruction changes no register: the
+        // registers are stored before it, so an execution in which the thread waits there
+        // forever still has a final state (see `Lowered::trailing_barriers`).
+        let last = th
+            .instrs
+            .iter()
+            .rposition(|i| !matches!(i.node, Instr::Label { .. }));
+        let trailing = last.filter(|k| {
+            matches!(
+                th.instrs[*k].node,
+                Instr::Barrier {
+                    kind: BarKind::Sync,
+                    ..
+                }
+            )
+        });
+        let store_regs = |p: &mut String, slot: &mut usize| {
+            for r in &regs[i] {
+                let _ = writeln!(
+                    p,
+                    "\tst.global.u32 [{OUT}+{}], {};",
+                    *slot * 4,
+                    reg_name(tn, r)
+                );
+                *slot += 1;
+            }
+        };
+        for (k, ins) in th.instrs.iter().enumerate() {
+            if Some(k) == trailing {
+                store_regs(&mut p, &mut slot);
+                lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs)?;
+                trailing_barriers.push(p.matches('\n').count() as u32);
+            } else {
+                lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs)?;
+            }
         }
-        for r in &regs[i] {
-            let _ = writeln!(
-                p,
-                "\tst.global.u32 [{OUT}+{}], {};",
-                slot * 4,
-                reg_name(tn, r)
-            );
-            slot += 1;
+        if trailing.is_none() {
+            store_regs(&mut p, &mut slot);
         }
         p.push_str("\texit;\n");
     }
@@ -276,6 +314,7 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
         block,
         locations,
         out_slots,
+        trailing_barriers,
     })
 }
 
@@ -338,17 +377,50 @@ fn resource(id: &Option<Value>, instance: i64) -> Value {
     }
 }
 
+/// Whether thread `th` writes register `r` anywhere.
+fn writes_reg(th: &Thread, r: &str) -> bool {
+    th.instrs.iter().any(|i| match &i.node {
+        Instr::Load { dst, .. }
+        | Instr::Cas { dst, .. }
+        | Instr::Move { dst, .. }
+        | Instr::Arith { dst, .. } => dst == r,
+        Instr::Rmw { dst, .. } => dst.as_deref() == Some(r),
+        _ => false,
+    })
+}
+
+/// The resource of a barrier of thread `th`, with a register that the thread never writes
+/// replaced by its initial value (so `bar.cta.sync 1, r2` with `P0:r2=1` is barrier 1).
+fn static_resource(
+    th: &Thread,
+    id: &Option<Value>,
+    instance: i64,
+    init: &[(u32, String, i64)],
+) -> Value {
+    match resource(id, instance) {
+        Value::Reg(r) if !writes_reg(th, &r) => Value::Const(
+            init.iter()
+                .rev()
+                .find(|(t, n, _)| *t == th.id && *n == r)
+                .map_or(0, |(_, _, v)| *v),
+        ),
+        v => v,
+    }
+}
+
 /// Threads of the CTA (`peers`) that may arrive at resource `res`: those with a barrier
-/// on the same constant resource, or on a register (whose value we cannot know here).
-fn participants(peers: &[&Thread], res: &Value) -> u32 {
+/// on the same constant resource, or on a register whose value we cannot know here.
+fn participants(peers: &[&Thread], res: &Value, init: &[(u32, String, i64)]) -> u32 {
     peers
         .iter()
         .filter(|th| {
             th.instrs.iter().any(|i| match &i.node {
-                Instr::Barrier { id, instance, .. } => match (resource(id, *instance), res) {
-                    (Value::Reg(_), _) | (_, Value::Reg(_)) => true,
-                    (Value::Const(a), Value::Const(b)) => a == *b,
-                },
+                Instr::Barrier { id, instance, .. } => {
+                    match (static_resource(th, id, *instance, init), res) {
+                        (Value::Reg(_), _) | (_, Value::Reg(_)) => true,
+                        (Value::Const(a), Value::Const(b)) => a == *b,
+                    }
+                }
                 _ => false,
             })
         })
@@ -361,6 +433,7 @@ fn lower_instr(
     t: u32,
     ins: &Spanned<Instr>,
     peers: &[&Thread],
+    init: &[(u32, String, i64)],
 ) -> Result<(), LitmusError> {
     let pos = ins.pos;
     match &ins.node {
@@ -487,7 +560,11 @@ fn lower_instr(
             id,
             quorum,
         } => {
-            let res = resource(id, *instance);
+            let me = peers.iter().find(|th| th.id == t);
+            let res = match me {
+                Some(th) => static_resource(th, id, *instance, init),
+                None => resource(id, *instance),
+            };
             let a = match &res {
                 Value::Const(c) if (0..16).contains(c) => c.to_string(),
                 Value::Const(c) => {
@@ -512,7 +589,7 @@ fn lower_instr(
                     let _ = writeln!(p, "\tmul.lo.u32 %s2, {}, 32;", reg_name(t, r));
                     Some("%s2".to_string())
                 }
-                None => Some((32 * participants(peers, &res).max(1)).to_string()),
+                None => Some((32 * participants(peers, &res, init).max(1)).to_string()),
             };
             let op = match kind {
                 BarKind::Sync => "bar.sync",

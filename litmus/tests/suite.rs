@@ -31,7 +31,7 @@ fn whole_suite_is_sound_under_every_model() {
         runs: 200,
         ..RunConfig::default()
     };
-    let models = [Model::Sc, Model::Bugaroo, Model::Scoped];
+    let models = [Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak];
     let r = run_suite(&files, &models, &cfg, Some(&exp), |_| {});
     eprintln!("{}", render_summary(&r.summary));
     assert!(r.summary.errors.is_empty(), "{:?}", r.summary.errors);
@@ -59,6 +59,9 @@ fn whole_suite_is_sound_under_every_model() {
     assert_eq!(power("sc"), 0);
     assert!(power("bugaroo") >= 3, "bugaroo power {}", power("bugaroo"));
     assert!(power("scoped") >= power("bugaroo"));
+    // Loads that may read older values reach most of what PTX allows (25 of 31 at 4,000
+    // runs; litmus/RESULTS.md lists the six it cannot reach and why).
+    assert!(power("weak") >= 21, "weak power {}", power("weak"));
     for f in &r.files {
         if let FileStatus::Ran { models, .. } = &f.status {
             for m in models {
@@ -112,7 +115,7 @@ fn results_do_not_depend_on_worker_count() {
         workers,
         ..RunConfig::default()
     };
-    for m in [Model::Bugaroo, Model::Scoped] {
+    for m in [Model::Bugaroo, Model::Scoped, Model::Weak] {
         let a = run_model(&t, &low, m, &mk(1));
         let b = run_model(&t, &low, m, &mk(2));
         assert_eq!(format!("{:?}", a.states), format!("{:?}", b.states));

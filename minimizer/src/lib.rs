@@ -30,8 +30,7 @@ use fencehound_fuzzer::{
     execute, prepare, prepare_with_ptx, Campaign, ExecSpec, Filters, Prepared,
 };
 use fencehound_handlers::Model;
-use fencehound_vgpu::program::{MemSpace, Op};
-use fencehound_vgpu::{Device, SchedulerKind};
+use fencehound_vgpu::{AccessKind, AccessSpace, Device, SchedulerKind, SiteOp};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -370,7 +369,7 @@ impl Checker {
 struct Sites {
     infos: Vec<fencehound_vgpu::SiteInfo>,
     /// (site, space) of every store.
-    stores: Vec<(u32, MemSpace)>,
+    stores: Vec<(u32, AccessSpace)>,
     /// Every global/shared/generic access (for the fence-everything baseline).
     accesses: Vec<u32>,
 }
@@ -403,26 +402,17 @@ fn sites(module: &fencehound_ptx::Module) -> Result<Sites, MinimizeError> {
         .ok_or_else(|| MinimizeError::Other("module did not load".into()))?;
     let mut stores = Vec::new();
     let mut accesses = Vec::new();
-    for inst in &prog.insts {
-        match &inst.op {
-            Op::St { space, .. }
-                if matches!(
-                    space,
-                    MemSpace::Global | MemSpace::Shared | MemSpace::Generic
-                ) =>
-            {
-                stores.push((inst.site, *space));
-                accesses.push(inst.site);
+    for (site, op) in prog.site_ops() {
+        if let SiteOp::Access {
+            kind,
+            space: space @ (AccessSpace::Global | AccessSpace::Shared | AccessSpace::Generic),
+            ..
+        } = op
+        {
+            if kind == AccessKind::Store {
+                stores.push((site, space));
             }
-            Op::Ld { space, .. } | Op::Atom { space, .. }
-                if matches!(
-                    space,
-                    MemSpace::Global | MemSpace::Shared | MemSpace::Generic
-                ) =>
-            {
-                accesses.push(inst.site)
-            }
-            _ => {}
+            accesses.push(site);
         }
     }
     Ok(Sites {
@@ -620,9 +610,9 @@ pub fn minimize(
     // 3. Which stores.
     let st = sites(&base.module)?;
     let lines = source_lines(&campaign);
-    let in_space = |sp: MemSpace| match sp {
-        MemSpace::Global => g,
-        MemSpace::Shared => s,
+    let in_space = |sp: AccessSpace| match sp {
+        AccessSpace::Global => g,
+        AccessSpace::Shared => s,
         _ => true,
     };
     let candidates: Vec<u32> = st

@@ -417,6 +417,73 @@ pub enum Operand {
         name: String,
         offset: i64,
     },
+    /// `%v.x`: a member of a vector register, or `%r1.b1`: a video-instruction operand
+    /// selector.
+    Select {
+        name: String,
+        sel: Selector,
+    },
+}
+
+/// A component selector after a register name (PTX ISA §5.4.2 "Vectors": `.x .y .z .w`,
+/// aliases `.r .g .b .a`; §9.7.16 video instructions: `.b0`–`.b3`, `.h0`, `.h1`, and the
+/// SIMD forms `.bNNNN` (four byte numbers 0–7) and `.hNN` (two half numbers 0–3)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Selector {
+    /// Vector member 0–3 (`.x`/`.r` … `.w`/`.a`).
+    Member(u8),
+    /// Byte 0–3 of a 32-bit register.
+    Byte(u8),
+    /// Half 0–1 of a 32-bit register.
+    Half(u8),
+    /// SIMD video byte selector, digits as written (`.b3210` → `[3, 2, 1, 0]`).
+    Bytes([u8; 4]),
+    /// SIMD video half selector, digits as written (`.h10` → `[1, 0]`).
+    Halves([u8; 2]),
+}
+
+impl Selector {
+    /// Parses a selector spelling without its dot.
+    pub fn parse(s: &str) -> Option<Selector> {
+        let digits = |t: &str, max: u8| -> Option<Vec<u8>> {
+            t.bytes()
+                .map(|c| c.checked_sub(b'0').filter(|d| *d <= max))
+                .collect()
+        };
+        Some(match s {
+            "x" | "r" => Selector::Member(0),
+            "y" | "g" => Selector::Member(1),
+            "z" | "b" => Selector::Member(2),
+            "w" | "a" => Selector::Member(3),
+            _ => {
+                let (kind, rest) = s.split_at(1);
+                match (kind, rest.len()) {
+                    ("b", 1) => Selector::Byte(digits(rest, 3)?[0]),
+                    ("h", 1) => Selector::Half(digits(rest, 1)?[0]),
+                    ("b", 4) => {
+                        let d = digits(rest, 7)?;
+                        Selector::Bytes([d[0], d[1], d[2], d[3]])
+                    }
+                    ("h", 2) => {
+                        let d = digits(rest, 3)?;
+                        Selector::Halves([d[0], d[1]])
+                    }
+                    _ => return None,
+                }
+            }
+        })
+    }
+
+    /// The spelling without the dot (members print as `.x .y .z .w`).
+    pub fn spelling(self) -> String {
+        match self {
+            Selector::Member(i) => ["x", "y", "z", "w"][i as usize & 3].to_string(),
+            Selector::Byte(i) => format!("b{i}"),
+            Selector::Half(i) => format!("h{i}"),
+            Selector::Bytes(d) => format!("b{}{}{}{}", d[0], d[1], d[2], d[3]),
+            Selector::Halves(d) => format!("h{}{}", d[0], d[1]),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -426,7 +426,11 @@ impl<'a> Parser<'a> {
                 dims,
                 init,
             });
-            if space == Space::Reg && self.eat_punct(',') {
+            // `.reg .u32 %a, %b;` declares several registers; in a parameter list a
+            // comma is followed by the next declaration instead.
+            if space == Space::Reg && self.is_punct(',') && matches!(self.peek_at(1), Tok::Ident(_))
+            {
+                self.bump();
                 continue;
             }
             break;
@@ -896,6 +900,12 @@ impl<'a> Parser<'a> {
                         }
                     }
                     Operand::Special { reg, dim }
+                } else if let Some(sel) = match self.peek() {
+                    Tok::Dot(d) => Selector::parse(d),
+                    _ => None,
+                } {
+                    self.bump();
+                    Operand::Select { name: n, sel }
                 } else if self.is_punct('+')
                     && matches!(self.peek_at(1), Tok::Int(_) | Tok::Punct('-'))
                 {

@@ -396,5 +396,8 @@ fn operand(o: &mut String, op: &Operand) {
             // Always with the offset: `tbl+0` without it would read back as a plain name.
             let _ = write!(o, "{name}+{offset}");
         }
+        Operand::Select { name, sel } => {
+            let _ = write!(o, "{name}.{}", sel.spelling());
+        }
     }
 }

@@ -54,6 +54,8 @@ modifiers! {
     F32 = "f32": Type, F64 = "f64": Type, Pred = "pred": Type, Tf32 = "tf32": Type,
     S16x2 = "s16x2": Type, U16x2 = "u16x2": Type,
     E4m3 = "e4m3": Type, E5m2 = "e5m2": Type, E4m3x2 = "e4m3x2": Type, E5m2x2 = "e5m2x2": Type,
+    /// Sub-byte integers (`cvt.pack`, `mma`).
+    U2 = "u2": Type, S2 = "s2": Type, U4 = "u4": Type, S4 = "s4": Type,
 
     Global = "global": Space, Shared = "shared": Space, SharedCta = "shared::cta": Space,
     SharedCluster = "shared::cluster": Space, Local = "local": Space, Const = "const": Space,
@@ -111,6 +113,16 @@ modifiers! {
     Proxy = "proxy": Flag, Alias = "alias": Flag, Async = "async": Flag,
     CommitGroup = "commit_group": Flag, WaitGroup = "wait_group": Flag, WaitAll = "wait_all": Flag,
     Clamp2 = "clamp_to_edge": Flag,
+    /// `cvt.pack`: narrow and pack several sources into one register.
+    Pack = "pack": Flag,
+    /// `ldmatrix` shapes and counts, and the `.trans` (column-major) load.
+    M8n8 = "m8n8": Flag, M16n16 = "m16n16": Flag, M8n16 = "m8n16": Flag,
+    X1 = "x1": Flag, X2 = "x2": Flag, X4 = "x4": Flag, Trans = "trans": Flag,
+    /// `mma` shapes and operand layouts.
+    M8n8k4 = "m8n8k4": Flag, M8n8k16 = "m8n8k16": Flag, M8n8k32 = "m8n8k32": Flag,
+    M16n8k4 = "m16n8k4": Flag, M16n8k8 = "m16n8k8": Flag, M16n8k16 = "m16n8k16": Flag,
+    M16n8k32 = "m16n8k32": Flag, M16n8k64 = "m16n8k64": Flag,
+    Row = "row": Flag, Col = "col": Flag,
 }
 
 /// Fixed properties of one opcode.
@@ -173,7 +185,7 @@ opcodes! {
     Copysign = "copysign" [3, 3] Type;
     Cos = "cos" [2, 2] Type | Flag;
     Cp = "cp" [0, 5] Space | Cache | Flag;
-    Cvt = "cvt" [2, 3] Type | Round | Flag;
+    Cvt = "cvt" [2, 4] Type | Round | Flag;
     Cvta = "cvta" [2, 2] Type | Space | Flag;
     Discard = "discard" [2, 2] Space | Cache;
     Div = "div" [3, 3] Type | Round | Flag;
@@ -187,6 +199,7 @@ opcodes! {
     Isspacep = "isspacep" [2, 2] Space;
     Ld = "ld" [2, 3] Type | Space | Sem | Scope | Vector | Cache | Flag;
     Ldu = "ldu" [2, 2] Type | Space | Vector;
+    Ldmatrix = "ldmatrix" [2, 2] Type | Space | Flag;
     Lg2 = "lg2" [2, 2] Type | Flag;
     Lop3 = "lop3" [5, 5] Type | Op;
     Mad = "mad" [4, 4] Type | Cmp | Round | Flag;
@@ -196,6 +209,7 @@ opcodes! {
     Max = "max" [3, 3] Type | Flag;
     Membar = "membar" [0, 0] Scope | Flag;
     Min = "min" [3, 3] Type | Flag;
+    Mma = "mma" [4, 4] Type | Flag;
     Mov = "mov" [2, 2] Type | Vector;
     Mul = "mul" [3, 3] Type | Cmp | Round | Flag;
     Mul24 = "mul24" [3, 3] Type | Cmp;

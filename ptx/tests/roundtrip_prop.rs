@@ -34,6 +34,8 @@ fn leaf() -> impl Strategy<Value = String> {
         any::<u32>().prop_map(|a| format!("[{a}]")),
         name().prop_map(|n| format!("!{n}")),
         (name(), name()).prop_map(|(a, b)| format!("{a}|{b}")),
+        (name(), "[xyzwrgba]|b[0-3]|h[01]|b[0-7]{4}|h[0-3]{2}")
+            .prop_map(|(n, s)| format!("{n}.{s}")),
     ]
 }
 

@@ -7,8 +7,9 @@
 //! read after a grid barrier, and a fence-per-thread publication. Each row is the median
 //! of REPEATS runs (default 5) of one launch with `NoHooks` and with `RaceCheck<NoHooks>`.
 
+use fencehound_argspec as argspec;
 use fencehound_racecheck::RaceCheck;
-use fencehound_vgpu::{bufspec, Device, Dim3, Hooks, LaunchOptions, NoHooks, RoundRobin};
+use fencehound_vgpu::{Device, Dim3, Hooks, LaunchOptions, NoHooks, RoundRobin};
 use std::time::Instant;
 
 const SCALE_SRC: &str = r#"
@@ -65,8 +66,8 @@ fn corpus(name: &str) -> Option<Job> {
     let (mut grid, mut block, mut dynamic_shared) = (Dim3::x(1), Dim3::x(1), 0);
     for p in field("launch")?.split_whitespace() {
         match p.split_once('=')? {
-            ("grid", v) => grid = bufspec::parse_dim3(v)?,
-            ("block", v) => block = bufspec::parse_dim3(v)?,
+            ("grid", v) => grid = argspec::parse_dim3(v)?,
+            ("block", v) => block = argspec::parse_dim3(v)?,
             ("dynamic_shared", v) => dynamic_shared = v.parse().ok()?,
             _ => {}
         }
@@ -88,8 +89,8 @@ fn corpus(name: &str) -> Option<Job> {
 fn time_one<H: Hooks>(job: &Job, hooks: &mut H) -> Result<f64, String> {
     let mut dev = Device::new();
     let id = dev.load_module(&job.module).map_err(|e| e.to_string())?;
-    let specs = bufspec::parse_args(&job.args).map_err(|e| e.to_string())?;
-    let bound = bufspec::bind(&mut dev, &specs).map_err(|e| e.to_string())?;
+    let specs = argspec::parse_args(&job.args).map_err(|e| e.to_string())?;
+    let bound = argspec::bind(&mut dev, &specs).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let r = dev
         .launch_with(

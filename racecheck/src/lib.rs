@@ -11,7 +11,7 @@
 //! ```
 
 pub mod check;
-pub mod clock;
+pub use fencehound_hb::clock;
 pub mod report;
 pub mod shadow;
 

@@ -4,8 +4,9 @@
 mod common;
 
 use common::{compile, run, Memory};
+use fencehound_argspec as argspec;
 use fencehound_racecheck::{LockProblem, RaceCheck, RaceClass, RaceReport};
-use fencehound_vgpu::{bufspec, Device, Dim3, LaunchOptions, NoHooks, RoundRobin};
+use fencehound_vgpu::{Device, Dim3, LaunchOptions, NoHooks, RoundRobin};
 
 const SRC: &str = r#"
 extern "C" __global__ void produce(unsigned *data) { data[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x; }
@@ -64,8 +65,8 @@ fn kernel_boundaries_order_launches_and_races_dedup_across_executions() {
     let m = compile("api.cu", SRC, &[]);
     let mut dev = Device::new();
     let id = dev.load_module(&m).unwrap();
-    let specs = bufspec::parse_args("data:u32[256], out:u32[256]").unwrap();
-    let b = bufspec::bind(&mut dev, &specs).unwrap();
+    let specs = argspec::parse_args("data:u32[256], out:u32[256]").unwrap();
+    let b = argspec::bind(&mut dev, &specs).unwrap();
     let mut rc = RaceCheck::for_module(NoHooks, &dev, id);
     launch(&mut dev, id, &mut rc, "produce", 4, 64, &b.args[..1]);
     launch(&mut dev, id, &mut rc, "consume", 4, 64, &b.args);
@@ -95,8 +96,8 @@ fn sixty_five_thousand_threads() {
     let m = compile("api.cu", SRC, &[]);
     let mut dev = Device::new();
     let id = dev.load_module(&m).unwrap();
-    let specs = bufspec::parse_args("out:u32[65536]").unwrap();
-    let b = bufspec::bind(&mut dev, &specs).unwrap();
+    let specs = argspec::parse_args("out:u32[65536]").unwrap();
+    let b = argspec::bind(&mut dev, &specs).unwrap();
     let mut rc = RaceCheck::new(NoHooks);
     launch(&mut dev, id, &mut rc, "wide_reduce", 256, 256, &b.args);
     assert!(rc.races().is_empty());

@@ -3,8 +3,9 @@
 //! fence is missing. Kernels the vgpu cannot run yet (unsupported instructions) are listed
 //! and skipped, but the named memory-model kernels must run.
 
+use fencehound_argspec as argspec;
 use fencehound_racecheck::{RaceCheck, RaceReport};
-use fencehound_vgpu::{bufspec, Device, LaunchOptions, NoHooks, RandomScheduler};
+use fencehound_vgpu::{Device, LaunchOptions, NoHooks, RandomScheduler};
 
 struct Header {
     flags: String,
@@ -32,8 +33,8 @@ fn header(src: &str) -> Option<Header> {
     for part in launch.split_whitespace() {
         let (k, v) = part.split_once('=')?;
         match k {
-            "grid" => h.grid = bufspec::parse_dim3(v)?,
-            "block" => h.block = bufspec::parse_dim3(v)?,
+            "grid" => h.grid = argspec::parse_dim3(v)?,
+            "block" => h.block = argspec::parse_dim3(v)?,
             "dynamic_shared" => h.dynamic_shared = v.parse().ok()?,
             _ => {}
         }
@@ -65,7 +66,7 @@ fn check(
         .map_err(|e| Skip::Compile(e.to_string()))?;
     let ptx = fencehound_toolchain::compile(&req).map_err(|e| Skip::Compile(e.to_string()))?;
     let module = fencehound_ptx::parse(name, &ptx.ptx).map_err(|e| Skip::Compile(e.to_string()))?;
-    let specs = bufspec::parse_args(&h.args).map_err(|e| Skip::Compile(e.to_string()))?;
+    let specs = argspec::parse_args(&h.args).map_err(|e| Skip::Compile(e.to_string()))?;
     let mut all = fencehound_racecheck::RaceSet::default();
     let mut reports = Vec::new();
     for seed in seeds {
@@ -73,7 +74,7 @@ fn check(
         let id = dev
             .load_module(&module)
             .map_err(|e| Skip::Load(e.to_string()))?;
-        let bound = bufspec::bind(&mut dev, &specs).map_err(|e| Skip::Load(e.to_string()))?;
+        let bound = argspec::bind(&mut dev, &specs).map_err(|e| Skip::Load(e.to_string()))?;
         let mut rc = RaceCheck::for_module(NoHooks, &dev, id);
         let r = dev
             .launch_with(

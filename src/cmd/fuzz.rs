@@ -18,7 +18,7 @@ pub struct FuzzArgs {
     /// Only these variants (repeatable; default: all).
     #[arg(long = "variant")]
     pub variants: Vec<String>,
-    /// Memory models (repeatable or comma-separated: bugaroo, scoped, sc).
+    /// Memory models (repeatable or comma-separated: bugaroo, scoped, weak, sc).
     #[arg(long = "model", value_delimiter = ',')]
     pub models: Vec<String>,
     /// Buffering probabilities, comma-separated (e.g. 0.25,0.5,1).
@@ -65,7 +65,8 @@ fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
     names
         .iter()
         .map(|m| {
-            Model::parse(m).with_context(|| format!("unknown model `{m}` (bugaroo, scoped, sc)"))
+            Model::parse(m)
+                .with_context(|| format!("unknown model `{m}` (bugaroo, scoped, weak, sc)"))
         })
         .collect()
 }
@@ -463,7 +464,8 @@ fn event_loc(e: &TraceEvent) -> Option<Location> {
         TraceEvent::Buffered { loc, .. }
         | TraceEvent::Drained { loc, .. }
         | TraceEvent::Forwarded { loc, .. }
-        | TraceEvent::StaleLoad { loc, .. } => Some(*loc),
+        | TraceEvent::StaleLoad { loc, .. }
+        | TraceEvent::StaleRead { loc, .. } => Some(*loc),
     }
 }
 
@@ -545,6 +547,20 @@ pub fn show_exec(
                     ),
                     TraceEvent::Forwarded { thread, site, loc, value } => println!("  forwarded {:<24} {} = {value:#x} at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),
                     TraceEvent::StaleLoad { thread, site, loc, value } => println!("  STALE     {:<24} {} read {value:#x} (a newer store is still buffered) at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),
+                    TraceEvent::StaleRead { thread, site, loc, value, read_seq, read_site, newest_seq, newest_site, newest_value } => {
+                        let store = |seq: u64, s: &Option<u32>| match s {
+                            Some(s) => format!("store #{seq} ({})", site_str(&r.sites, *s)),
+                            None => "the value before the launch".to_string(),
+                        };
+                        println!(
+                            "  STALE     {:<24} {} read {value:#x} at {}: read {} although {} = {newest_value:#x} was visible",
+                            t(*thread),
+                            loc_str(loc),
+                            site_str(&r.sites, *site),
+                            store(*read_seq, read_site),
+                            store(*newest_seq, newest_site)
+                        )
+                    }
                 }
             }
         }

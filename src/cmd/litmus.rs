@@ -16,8 +16,8 @@ pub struct Args {
     /// Executions per test and model.
     #[arg(long, default_value_t = 1000)]
     runs: u64,
-    /// Models to run (sc, bugaroo, scoped).
-    #[arg(long, value_delimiter = ',', default_value = "sc,bugaroo,scoped")]
+    /// Models to run (sc, bugaroo, scoped, weak).
+    #[arg(long, value_delimiter = ',', default_value = "sc,bugaroo,scoped,weak")]
     models: Vec<String>,
     /// Store-buffering probabilities, cycled over executions.
     #[arg(long = "p", value_delimiter = ',', default_value = "0.5,1")]
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<u8> {
         match Model::parse(m.trim()) {
             Some(x) if !models.contains(&x) => models.push(x),
             Some(_) => {}
-            None => bail!("unknown model `{m}` (expected sc, bugaroo, scoped)"),
+            None => bail!("unknown model `{m}` (expected sc, bugaroo, scoped, weak)"),
         }
     }
     if args.runs == 0 {

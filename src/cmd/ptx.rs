@@ -120,16 +120,32 @@ pub fn run(c: PtxCommand) -> Result<u8> {
                             .filter_map(|f| f.body.as_deref())
                             .map(|b| fencehound_ptx::Module::instructions(b).len())
                             .sum();
+                        // Valid PTX the vgpu cannot run is listed, not an input error:
+                        // the file is fine for a real GPU.
+                        let unsupported: Vec<String> = fencehound_vgpu::Device::check_module(&m)
+                            .iter()
+                            .map(|e| e.to_string())
+                            .collect();
                         if !json {
                             println!(
                                 "{name}: ok ({} kernel(s): {}; {instructions} instructions)",
                                 kernels.len(),
                                 kernels.join(", ")
                             );
+                            if !unsupported.is_empty() {
+                                println!(
+                                    "{name}: the vgpu cannot run {} construct(s):",
+                                    unsupported.len()
+                                );
+                                for u in &unsupported {
+                                    println!("  {u}");
+                                }
+                            }
                         }
                         reports.push(serde_json::json!({
                             "file": name, "ok": true, "kernels": kernels,
                             "instructions": instructions, "errors": [],
+                            "vgpu_unsupported": unsupported,
                         }));
                     }
                     Err(e) => {

@@ -1,5 +1,5 @@
 //! `fencehound run-kernel`: runs one kernel on the virtual GPU with buffers described by
-//! `--arg` specs (the corpus `args:` grammar, see `fencehound_vgpu::bufspec`), and prints
+//! `--arg` specs (the corpus `args:` grammar, see `fencehound_argspec`), and prints
 //! how it ended, its printf output and the buffers.
 //!
 //! Exit codes: 0 completed; 1 fault, trap, deadlock or timeout; 2 usage or input error.
@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use fencehound_argspec::{self as argspec, ArgSpec, HostBuffer};
 use fencehound_toolchain::{compile_with_cache, expand_placeholders, CompileRequest, PtxCache};
-use fencehound_vgpu::bufspec::{self, ArgSpec, HostBuffer};
 use fencehound_vgpu::device::Stop;
 use fencehound_vgpu::{
     Device, Dim3, LaunchOptions, LaunchOutcome, LaunchResult, NoHooks, SchedulerKind, SiteInfo,
@@ -91,7 +91,7 @@ pub struct Args {
 }
 
 fn parse_dim(s: &str) -> Result<Dim3, String> {
-    bufspec::parse_dim3(s)
+    argspec::parse_dim3(s)
         .ok_or_else(|| format!("`{s}` is not X, X,Y or X,Y,Z with each a positive integer"))
 }
 
@@ -162,7 +162,7 @@ fn ptx_of(args: &Args) -> Result<String> {
 fn arg_specs(args: &Args) -> Result<Vec<ArgSpec>> {
     let mut specs: Vec<ArgSpec> = Vec::new();
     for a in &args.args {
-        for s in bufspec::parse_args(a).with_context(|| format!("--arg '{a}'"))? {
+        for s in argspec::parse_args(a).with_context(|| format!("--arg '{a}'"))? {
             if specs.iter().any(|x| x.name() == s.name()) {
                 bail!("--arg '{a}': the name `{}` is used twice", s.name());
             }
@@ -218,7 +218,7 @@ pub fn run(args: Args) -> Result<u8> {
             many.join(", ")
         ),
     };
-    let bound = bufspec::bind(&mut dev, &specs)?;
+    let bound = argspec::bind(&mut dev, &specs)?;
     let mut sched = args.scheduler.build(args.seed);
     let scheduler = sched.describe();
     let deadline = match args.time_limit {
@@ -443,7 +443,7 @@ impl Report<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fencehound_vgpu::bufspec::json_string;
+    use fencehound_argspec::json_string;
 
     #[test]
     fn value_parsers() {

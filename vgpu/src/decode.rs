@@ -38,6 +38,22 @@ pub fn type_bytes(m: Mod) -> Option<u32> {
     })
 }
 
+/// The scalar video instructions, whose operands may carry byte/half selectors.
+fn is_video(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Vadd
+            | Opcode::Vsub
+            | Opcode::Vabsdiff
+            | Opcode::Vmin
+            | Opcode::Vmax
+            | Opcode::Vshl
+            | Opcode::Vshr
+            | Opcode::Vmad
+            | Opcode::Vset
+    )
+}
+
 pub fn is_signed(m: Mod) -> bool {
     matches!(m, Mod::S8 | Mod::S16 | Mod::S32 | Mod::S64)
 }
@@ -73,6 +89,8 @@ pub fn var_align(v: &ptx::VarDecl) -> u64 {
 #[derive(Debug, Clone, Copy)]
 enum Name {
     Reg(Slot),
+    /// A vector register (`.reg .v4 .u32 %v`): `n` consecutive slots from the first.
+    VecReg(Slot, u8),
     /// Frame variable (`.local` or `.param` in a device-function frame): offset.
     Frame(u32, ptx::Space),
     KernelParam(u32),
@@ -86,6 +104,18 @@ enum Name {
 struct FnScope<'a> {
     names: HashMap<&'a str, Name>,
     branch_targets: HashMap<&'a str, Vec<&'a str>>,
+    /// The declared type of every register slot (slot 0, `CC.CF`, is `.pred`-like).
+    types: Vec<Mod>,
+}
+
+impl FnScope<'_> {
+    /// Allocates `n` consecutive register slots of type `ty`; returns the first.
+    fn alloc(&mut self, nregs: &mut u32, ty: Mod, n: u32) -> Slot {
+        let first = *nregs;
+        *nregs += n;
+        self.types.extend(std::iter::repeat_n(ty, n as usize));
+        first
+    }
 }
 
 pub struct Decoder<'a> {
@@ -94,6 +124,8 @@ pub struct Decoder<'a> {
     funcs: HashMap<&'a str, u32>,
     file_names: HashMap<u32, String>,
     prog: Program,
+    /// `Some` in checking mode: errors are collected and decoding goes on.
+    errors: Option<Vec<LoadError>>,
 }
 
 impl<'a> Decoder<'a> {
@@ -109,6 +141,7 @@ impl<'a> Decoder<'a> {
             layout,
             funcs: HashMap::new(),
             file_names,
+            errors: None,
             prog: Program {
                 insts: Vec::new(),
                 funcs: Vec::new(),
@@ -140,9 +173,25 @@ impl<'a> Decoder<'a> {
     }
 
     pub fn run(mut self) -> Result<Program, LoadError> {
+        self.run_inner()?;
+        Ok(self.prog)
+    }
+
+    /// Every reason the module cannot be loaded, instead of only the first: each
+    /// instruction the executor does not support (with its location), each undefined
+    /// name, each declaration it refuses.
+    pub fn check(mut self) -> Vec<LoadError> {
+        self.errors = Some(Vec::new());
+        let failed = self.run_inner().err();
+        let mut errors = self.errors.take().unwrap_or_default();
+        errors.extend(failed);
+        errors
+    }
+
+    fn run_inner(&mut self) -> Result<(), LoadError> {
         // Function indices first, so calls can refer forward. Declarations without
         // bodies are known only by name (vprintf, __assertfail).
-        let defined: Vec<&ptx::Function> = self
+        let defined: Vec<&'a ptx::Function> = self
             .module
             .functions()
             .filter(|f| f.body.is_some())
@@ -151,10 +200,23 @@ impl<'a> Decoder<'a> {
             self.funcs.insert(f.name.as_str(), i as u32);
         }
         for f in &defined {
-            let func = self.function(f)?;
-            self.prog.funcs.push(func);
+            match self.function(f) {
+                Ok(func) => self.prog.funcs.push(func),
+                Err(e) => self.collect(e)?,
+            }
         }
-        Ok(self.prog)
+        Ok(())
+    }
+
+    /// In checking mode, records `e` and goes on; otherwise fails with it.
+    fn collect(&mut self, e: LoadError) -> Result<(), LoadError> {
+        match &mut self.errors {
+            Some(v) => {
+                v.push(e);
+                Ok(())
+            }
+            None => Err(e),
+        }
     }
 
     fn loc_str(&self, f: &ptx::Function, pos: ptx::Pos, loc: Option<&ptx::Loc>) -> String {
@@ -170,6 +232,7 @@ impl<'a> Decoder<'a> {
         let mut scope = FnScope {
             names: HashMap::new(),
             branch_targets: HashMap::new(),
+            types: vec![Mod::Pred],
         };
         let mut nregs: u32 = 1; // slot 0: CC.CF
         let mut frame: u64 = 0;
@@ -183,13 +246,21 @@ impl<'a> Decoder<'a> {
             location: loc0.clone(),
         };
 
-        // Parameters.
+        // Parameters. `.reg` parameters (PTX ISA §5.1.6.4, device functions only) are
+        // registers of the callee's frame that a call fills from the caller's operands.
         for p in &f.params {
             if p.space == ptx::Space::Reg {
-                return Err(LoadError::Unsupported {
-                    what: format!("`.reg` parameter `{}`", p.name),
-                    location: loc0.clone(),
-                });
+                if f.is_kernel() || p.vector.is_some() || !p.dims.is_empty() {
+                    return Err(LoadError::Unsupported {
+                        what: format!("`.reg` parameter `{}` of this shape", p.name),
+                        location: loc0.clone(),
+                    });
+                }
+                let slot = scope.alloc(&mut nregs, p.ty, 1);
+                scope.names.insert(&p.name, Name::Reg(slot));
+                param_names.push(p.name.clone());
+                params.push(ParamLoc::Reg(slot));
+                continue;
             }
             let size = var_size(p).ok_or_else(|| invalid(format!("bad parameter `{}`", p.name)))?;
             let align = var_align(p);
@@ -199,24 +270,36 @@ impl<'a> Decoder<'a> {
                 scope
                     .names
                     .insert(&p.name, Name::KernelParam(param_bytes as u32));
-                params.push((param_bytes as u32, size as u32));
+                params.push(ParamLoc::Frame(param_bytes as u32, size as u32));
                 param_bytes += size;
             } else {
                 frame = align_up(frame, align);
                 scope
                     .names
                     .insert(&p.name, Name::Frame(frame as u32, ptx::Space::Param));
-                params.push((frame as u32, size as u32));
+                params.push(ParamLoc::Frame(frame as u32, size as u32));
                 frame += size;
             }
         }
         for r in &f.rets {
+            if r.space == ptx::Space::Reg {
+                if r.vector.is_some() || !r.dims.is_empty() {
+                    return Err(LoadError::Unsupported {
+                        what: format!("`.reg` return value `{}` of this shape", r.name),
+                        location: loc0.clone(),
+                    });
+                }
+                let slot = scope.alloc(&mut nregs, r.ty, 1);
+                scope.names.insert(&r.name, Name::Reg(slot));
+                rets.push(ParamLoc::Reg(slot));
+                continue;
+            }
             let size = var_size(r).ok_or_else(|| invalid(format!("bad return `{}`", r.name)))?;
             frame = align_up(frame, var_align(r));
             scope
                 .names
                 .insert(&r.name, Name::Frame(frame as u32, ptx::Space::Param));
-            rets.push((frame as u32, size as u32));
+            rets.push(ParamLoc::Frame(frame as u32, size as u32));
             frame += size;
         }
 
@@ -292,12 +375,25 @@ impl<'a> Decoder<'a> {
                 }
                 Event::Decl(v) => match v.space {
                     ptx::Space::Reg => {
-                        if v.vector.is_some() || !v.dims.is_empty() {
+                        let width = v.vector.unwrap_or(1);
+                        if !v.dims.is_empty() || !matches!(width, 1 | 2 | 4) {
                             return Err(LoadError::Unsupported {
-                                what: format!("vector or array register `{}`", v.name),
+                                what: format!("array or `.v{width}` register `{}`", v.name),
                                 location: self.loc_str(f, v.pos, None),
                             });
                         }
+                        let mut declare = |name: &'a str, scope: &mut FnScope<'a>| {
+                            let slot = scope.alloc(&mut nregs, v.ty, width as u32);
+                            let n = if v.vector.is_some() {
+                                Name::VecReg(slot, width)
+                            } else {
+                                Name::Reg(slot)
+                            };
+                            let prev = scope.names.insert(name, n);
+                            if let Some(u) = undo.last_mut() {
+                                u.push((name, prev));
+                            }
+                        };
                         match v.range {
                             Some(n) => {
                                 for i in 0..n {
@@ -305,20 +401,10 @@ impl<'a> Decoder<'a> {
                                     // are loaded a bounded number of times.
                                     let name: &'a str =
                                         Box::leak(format!("{}{}", v.name, i).into_boxed_str());
-                                    let prev = scope.names.insert(name, Name::Reg(nregs));
-                                    if let Some(u) = undo.last_mut() {
-                                        u.push((name, prev));
-                                    }
-                                    nregs += 1;
+                                    declare(name, &mut scope);
                                 }
                             }
-                            None => {
-                                let prev = scope.names.insert(&v.name, Name::Reg(nregs));
-                                if let Some(u) = undo.last_mut() {
-                                    u.push((&v.name, prev));
-                                }
-                                nregs += 1;
-                            }
+                            None => declare(&v.name, &mut scope),
                         }
                     }
                     ptx::Space::Local | ptx::Space::Param => {
@@ -372,10 +458,17 @@ impl<'a> Decoder<'a> {
                         inst: i,
                         where_: &where_,
                     };
-                    let op = cx.decode()?;
+                    let decoded = cx.decode();
                     let guard = match &i.guard {
-                        Some(g) => Some((cx.reg(&g.pred)?, g.negated)),
-                        None => None,
+                        Some(g) => cx.reg(&g.pred).map(|p| Some((p, g.negated))),
+                        None => Ok(None),
+                    };
+                    let (op, guard) = match (decoded, guard) {
+                        (Ok(op), Ok(guard)) => (op, guard),
+                        (Err(e), _) | (_, Err(e)) => {
+                            self.collect(e)?;
+                            (Op::Nop, None)
+                        }
                     };
                     self.prog.insts.push(Inst { op, guard, site });
                 }
@@ -470,16 +563,70 @@ impl Cx<'_, '_> {
     fn reg(&self, name: &str) -> Result<Slot, LoadError> {
         match self.lookup(name) {
             Some(Name::Reg(s)) => Ok(s),
+            Some(Name::VecReg(..)) => self.unsupported(&format!(
+                "vector register `{name}` used where a scalar is expected (name a member, `{name}.x`)"
+            )),
             Some(_) => self.unsupported(&format!("`{name}` is not a register")),
             None => self.undefined(name),
         }
     }
 
+    /// The register a selected operand names: a vector member (`%v.y`), or, for the
+    /// video instructions (which read their byte/half selectors from the IR), the whole
+    /// register.
+    fn selected_reg(&self, name: &str, sel: ptx::Selector) -> Result<Slot, LoadError> {
+        match (self.lookup(name), sel) {
+            (Some(Name::VecReg(base, n)), ptx::Selector::Member(i)) if i < n => Ok(base + i as u32),
+            (Some(Name::VecReg(..)), ptx::Selector::Member(i)) => {
+                self.unsupported(&format!("`{name}` has no member {i}"))
+            }
+            (Some(Name::Reg(s)), ptx::Selector::Member(_)) => {
+                let _ = s;
+                self.unsupported(&format!("`{name}` is not a vector register"))
+            }
+            (Some(Name::Reg(s)), _) if is_video(self.inst.opcode) => Ok(s),
+            (Some(_), _) => self.unsupported(&format!(
+                "operand selector `.{}` on `{name}`",
+                sel.spelling()
+            )),
+            (None, _) => self.undefined(name),
+        }
+    }
+
+    /// The declared type of a register slot.
+    fn reg_type(&self, s: Slot) -> Option<Mod> {
+        self.scope.types.get(s as usize).copied()
+    }
+
     fn dst(&self, op: &Operand) -> Result<Option<Slot>, LoadError> {
         match op {
             Operand::Name(n) => Ok(Some(self.reg(n)?)),
+            Operand::Select { name, sel } => Ok(Some(self.selected_reg(name, *sel)?)),
             Operand::Sink => Ok(None),
             _ => self.unsupported("destination must be a register"),
+        }
+    }
+
+    /// The elements of a vector operand: a brace list `{a, b}` or a vector register.
+    fn elements<'o>(
+        &self,
+        op: &'o Operand,
+    ) -> Result<Vec<std::borrow::Cow<'o, Operand>>, LoadError> {
+        use std::borrow::Cow;
+        match op {
+            Operand::Vector(v) => Ok(v.iter().map(Cow::Borrowed).collect()),
+            Operand::Name(n) => match self.lookup(n) {
+                Some(Name::VecReg(_, k)) => Ok((0..k)
+                    .map(|i| {
+                        Cow::Owned(Operand::Select {
+                            name: n.clone(),
+                            sel: ptx::Selector::Member(i),
+                        })
+                    })
+                    .collect()),
+                _ => Ok(vec![Cow::Borrowed(op)]),
+            },
+            _ => Ok(vec![Cow::Borrowed(op)]),
         }
     }
 
@@ -497,13 +644,17 @@ impl Cx<'_, '_> {
         Ok(match op {
             Operand::Name(n) => match self.lookup(n) {
                 Some(Name::Reg(s)) => Src::Reg(s),
+                Some(Name::VecReg(..)) => Src::Reg(self.reg(n)?),
                 Some(Name::Global(a)) | Some(Name::Const(a)) | Some(Name::Shared(a)) => Src::Imm(a),
                 Some(Name::KernelParam(o)) => Src::Imm(o as u64),
                 Some(Name::Frame(o, _)) => Src::LocalAddr(o),
                 Some(Name::Func(i)) => Src::Imm(FUNC_WINDOW + 16 * i as u64),
                 Some(Name::Label(_)) => return self.unsupported(&format!("`{n}` used as a value")),
+                // PTX ISA §10.x: `WARP_SZ` is a predefined run-time constant, the warp size.
+                None if n == "WARP_SZ" => Src::Imm(32),
                 None => return self.undefined(n),
             },
+            Operand::Select { name, sel } => Src::Reg(self.selected_reg(name, *sel)?),
             Operand::SymOffset { name, offset } => match self.src(&Operand::Name(name.clone()))? {
                 Src::Imm(a) => Src::Imm(a.wrapping_add(*offset as u64)),
                 _ => return self.unsupported("offset from a non-address"),
@@ -594,12 +745,18 @@ impl Cx<'_, '_> {
             ptx::AddrBase::Imm(v) => AddrBase::Abs(*v),
             ptx::AddrBase::Name(n) => match self.lookup(n) {
                 Some(Name::Reg(s)) => AddrBase::Reg(s),
+                Some(Name::VecReg(..)) => AddrBase::Reg(self.reg(n)?),
                 Some(Name::Frame(o, sp)) => {
                     match (*space, sp) {
                         (MemSpace::KernelParam, ptx::Space::Param) => *space = MemSpace::FrameParam,
                         (MemSpace::Local, _) => {}
+                        // A variable's name in a generic access is its generic address
+                        // (PTX ISA §6.4.1); for a `.local` variable that is the thread's
+                        // own local memory, which is what the local space reads.
+                        (MemSpace::Generic, ptx::Space::Local) => *space = MemSpace::Local,
                         (MemSpace::Generic, _) => {
-                            return self.unsupported("generic access to a frame variable by name")
+                            return self
+                                .unsupported("generic access to a `.param` variable by name")
                         }
                         _ => return self.unsupported("variable in a different state space"),
                     }
@@ -750,9 +907,13 @@ impl Cx<'_, '_> {
                 }
             }
             Opcode::Vote => {
-                if !i.has(Mod::Sync) || ops.len() != 3 {
-                    return self.unsupported("non-`.sync` vote");
-                }
+                // Legacy `vote` without `.sync` (PTX ISA < 6.4, sm < 70) votes over the
+                // warp; it runs here as `vote.sync` with the full member mask.
+                let mask = match (i.has(Mod::Sync), ops.len()) {
+                    (true, 3) => self.src(&ops[2])?,
+                    (false, 2) => Src::Imm(0xffff_ffff),
+                    _ => return self.unsupported("vote operands"),
+                };
                 let mode = if i.has(Mod::All) {
                     VoteMode::All
                 } else if i.has(Mod::Any) {
@@ -766,7 +927,7 @@ impl Cx<'_, '_> {
                     mode,
                     d: self.dst1(&ops[0])?,
                     a: self.src(&ops[1])?,
-                    mask: self.src(&ops[2])?,
+                    mask,
                 }
             }
             Opcode::Match => {
@@ -811,7 +972,9 @@ impl Cx<'_, '_> {
             },
             Opcode::Nanosleep => Op::Nanosleep,
             Opcode::Prefetch | Opcode::Prefetchu | Opcode::Discard | Opcode::Pmevent => Op::Nop,
-            Opcode::Cp => return self.unsupported("asynchronous copies"),
+            Opcode::Cp => self.decode_cp()?,
+            Opcode::Ldmatrix => self.decode_ldmatrix()?,
+            Opcode::Mma => self.decode_mma()?,
             _ => {
                 let mut dsts = Vec::new();
                 let mut srcs = Vec::new();
@@ -859,10 +1022,14 @@ impl Cx<'_, '_> {
         let (size, signed) = self.elem()?;
         let mut space = self.mem_space();
         let addr = self.addr(&ops[1], &mut space)?;
-        let ds = match &ops[0] {
-            Operand::Vector(v) => v.iter().map(|o| self.dst(o)).collect::<Result<_, _>>()?,
-            o => vec![self.dst(o)?],
-        };
+        let ds: Vec<Option<Slot>> = self
+            .elements(&ops[0])?
+            .iter()
+            .map(|o| self.dst(o))
+            .collect::<Result<_, _>>()?;
+        if ds.len() != self.inst.vector().unwrap_or(1) as usize {
+            return self.unsupported("vector width and operand count differ");
+        }
         let (sem, scope) = self.sem_scope(Sem::Weak);
         if sem == Sem::Release || sem == Sem::AcqRel {
             return self.unsupported("load with release semantics");
@@ -889,10 +1056,14 @@ impl Cx<'_, '_> {
         if matches!(space, MemSpace::Const | MemSpace::KernelParam) {
             return self.unsupported("store to read-only space");
         }
-        let vals = match &ops[1] {
-            Operand::Vector(v) => v.iter().map(|o| self.src(o)).collect::<Result<_, _>>()?,
-            o => vec![self.src(o)?],
-        };
+        let vals: Vec<Src> = self
+            .elements(&ops[1])?
+            .iter()
+            .map(|o| self.src(o))
+            .collect::<Result<_, _>>()?;
+        if vals.len() != self.inst.vector().unwrap_or(1) as usize {
+            return self.unsupported("vector width and operand count differ");
+        }
         let (sem, scope) = self.sem_scope(Sem::Weak);
         if sem == Sem::Acquire || sem == Sem::AcqRel {
             return self.unsupported("store with acquire semantics");
@@ -993,6 +1164,22 @@ impl Cx<'_, '_> {
 
     fn decode_mov(&self) -> Result<Op, LoadError> {
         let ops = self.operands();
+        if let Some(n) = self.inst.vector() {
+            // `mov.v4.u32 %v, {a, b, c, d}` and friends: element-wise, all sources read
+            // before any destination is written.
+            let ds = self.elements(&ops[0])?;
+            let ss = self.elements(&ops[1])?;
+            if ds.len() != n as usize || ss.len() != n as usize {
+                return self.unsupported("vector width and operand count differ");
+            }
+            let mut pairs = Vec::new();
+            for (d, a) in ds.iter().zip(&ss) {
+                if let Some(d) = self.dst(d)? {
+                    pairs.push((d, self.src(a)?));
+                }
+            }
+            return Ok(Op::Movs { pairs });
+        }
         let bits = self.inst.ty().and_then(type_bytes).unwrap_or(4) * 8;
         match (&ops[0], &ops[1]) {
             (Operand::Vector(parts), src) => {
@@ -1079,25 +1266,24 @@ impl Cx<'_, '_> {
         if ops.len() > k + 2 {
             return self.unsupported("direct call with a prototype operand");
         }
-        let arg_offs = args
-            .iter()
-            .map(|a| self.frame_var(a).map(|x| x.0))
-            .collect::<Result<Vec<u32>, _>>()?;
-        let ret_offs = rets
-            .iter()
-            .map(|a| self.frame_var(a).map(|x| x.0))
-            .collect::<Result<Vec<u32>, _>>()?;
+        let frame_offs = |v: &[Operand]| {
+            v.iter()
+                .map(|a| self.frame_var(a).map(|x| x.0))
+                .collect::<Result<Vec<u32>, _>>()
+        };
         match callee.as_str() {
             "vprintf" if !self.d.funcs.contains_key("vprintf") => {
+                let arg_offs = frame_offs(args)?;
                 if arg_offs.len() != 2 {
                     return self.unsupported("vprintf takes 2 arguments");
                 }
                 return Ok(Op::Vprintf {
                     args: arg_offs,
-                    ret: ret_offs.first().copied(),
+                    ret: frame_offs(rets)?.first().copied(),
                 });
             }
             "__assertfail" if !self.d.funcs.contains_key("__assertfail") => {
+                let arg_offs = frame_offs(args)?;
                 if arg_offs.len() < 4 {
                     return self.unsupported("__assertfail takes 5 arguments");
                 }
@@ -1120,33 +1306,278 @@ impl Cx<'_, '_> {
         let Some(target) = target else {
             return self.undefined(callee);
         };
-        if target.params.len() != arg_offs.len() || target.rets.len() != ret_offs.len() {
+        if target.params.len() != args.len() || target.rets.len() != rets.len() {
             return self.unsupported(&format!(
                 "`{callee}` takes {} argument(s) and {} return value(s)",
                 target.params.len(),
                 target.rets.len()
             ));
         }
-        // Callee frame layout mirrors `Decoder::function`: params, then rets.
+        // Callee frame layout mirrors `Decoder::function`: `.param` parameters, then
+        // `.param` returns; `.reg` ones are the callee's first register slots, in
+        // declaration order (parameters, then returns).
         let mut off = 0u64;
+        let mut reg: Slot = 1;
         let mut cargs = Vec::new();
-        for (p, caller) in target.params.iter().zip(&arg_offs) {
+        for (p, caller) in target.params.iter().zip(args) {
+            if p.space == ptx::Space::Reg {
+                let value = self.src(caller)?;
+                if matches!(value, Src::Special(..) | Src::LocalAddr(_)) {
+                    return self.unsupported("special register as a call argument");
+                }
+                cargs.push(CallArg::Reg { value, to: reg });
+                reg += 1;
+                continue;
+            }
             let size = var_size(p).unwrap_or(0);
             off = align_up(off, var_align(p));
-            cargs.push((*caller, off as u32, size as u32));
+            cargs.push(CallArg::Frame {
+                from: self.frame_var(caller)?.0,
+                to: off as u32,
+                bytes: size as u32,
+            });
             off += size;
         }
         let mut crets = Vec::new();
-        for (r, caller) in target.rets.iter().zip(&ret_offs) {
+        for (r, caller) in target.rets.iter().zip(rets) {
+            if r.space == ptx::Space::Reg {
+                let Some(to) = self.dst(caller)? else {
+                    return self.unsupported("`_` as a `.reg` return value");
+                };
+                crets.push(CallRet::Reg { from: reg, to });
+                reg += 1;
+                continue;
+            }
             let size = var_size(r).unwrap_or(0);
             off = align_up(off, var_align(r));
-            crets.push((off as u32, *caller, size as u32));
+            crets.push(CallRet::Frame {
+                from: off as u32,
+                to: self.frame_var(caller)?.0,
+                bytes: size as u32,
+            });
             off += size;
         }
         Ok(Op::Call {
             callee: idx,
             args: cargs,
             rets: crets,
+        })
+    }
+
+    /// `cp.async` and its group instructions (PTX ISA §9.7.9.25.3). The bulk and
+    /// mbarrier-completed forms do not parse (their modifiers are not in the table).
+    fn decode_cp(&self) -> Result<Op, LoadError> {
+        let i = self.inst;
+        let ops = self.operands();
+        if !i.has(Mod::Async) {
+            return self.unsupported("`cp` without `.async`");
+        }
+        if i.has(Mod::CommitGroup) {
+            return match ops.len() {
+                0 => Ok(Op::CpAsyncCommit),
+                _ => self.unsupported("operands"),
+            };
+        }
+        if i.has(Mod::WaitAll) {
+            return match ops.len() {
+                0 => Ok(Op::CpAsyncWait {
+                    pending: 0,
+                    all: true,
+                }),
+                _ => self.unsupported("operands"),
+            };
+        }
+        if i.has(Mod::WaitGroup) {
+            return match ops {
+                [Operand::Int(n)] if (0..=i64::from(u32::MAX)).contains(n) => Ok(Op::CpAsyncWait {
+                    pending: *n as u32,
+                    all: false,
+                }),
+                _ => self.unsupported("`wait_group` takes an integer constant"),
+            };
+        }
+        let spaces: Vec<Mod> = i.mods_of(ptx::ModClass::Space).collect();
+        if !matches!(
+            spaces.as_slice(),
+            [Mod::Shared | Mod::SharedCta, Mod::Global]
+        ) {
+            return self.unsupported("only `.shared.global` copies");
+        }
+        let cg = i.has(Mod::Cg);
+        if !(cg || i.has(Mod::Ca)) {
+            return self.unsupported("cache operator must be `.ca` or `.cg`");
+        }
+        // An `.L2::cache_hint` copy ends with a cache-policy operand: a hint only.
+        let n = ops.len() - usize::from(i.has(Mod::L2CacheHint));
+        if !(3..=4).contains(&n) {
+            return self.unsupported("operands");
+        }
+        let size = match ops[2] {
+            Operand::Int(4) | Operand::Int(8) if !cg => ops_int(&ops[2]),
+            Operand::Int(16) => 16,
+            _ => return self.unsupported("cp-size must be 4, 8 or 16 (16 for `.cg`)"),
+        };
+        let (mut src_size, mut ignore_src) = (None, None);
+        if n == 4 {
+            let is_pred = match &ops[3] {
+                Operand::Not(_) => true,
+                Operand::Name(r) => match self.lookup(r) {
+                    Some(Name::Reg(s)) => self.reg_type(s) == Some(Mod::Pred),
+                    _ => false,
+                },
+                _ => false,
+            };
+            let v = self.src(&ops[3])?;
+            if is_pred {
+                ignore_src = Some(v);
+            } else {
+                src_size = Some(v);
+            }
+        }
+        let mut dst_space = MemSpace::Shared;
+        let mut src_space = MemSpace::Global;
+        Ok(Op::CpAsync {
+            dst: self.addr(&ops[0], &mut dst_space)?,
+            src: self.addr(&ops[1], &mut src_space)?,
+            size,
+            src_size,
+            ignore_src,
+        })
+    }
+
+    /// `ldmatrix` (PTX ISA §9.7.14.5.15): the `.m8n8` 16-bit shape.
+    fn decode_ldmatrix(&self) -> Result<Op, LoadError> {
+        let i = self.inst;
+        let ops = self.operands();
+        if !(i.has(Mod::Sync) && i.has(Mod::Aligned)) {
+            return self.unsupported("`ldmatrix` needs `.sync.aligned`");
+        }
+        if !i.has(Mod::M8n8) || i.ty() != Some(Mod::B16) || i.types().len() != 1 {
+            return self.unsupported("only the `.m8n8` shape with `.b16` elements");
+        }
+        let num = if i.has(Mod::X1) {
+            1
+        } else if i.has(Mod::X2) {
+            2
+        } else if i.has(Mod::X4) {
+            4
+        } else {
+            return self.unsupported("`.num` must be `.x1`, `.x2` or `.x4`");
+        };
+        let mut space = match i.space() {
+            Some(Mod::Shared | Mod::SharedCta) => MemSpace::Shared,
+            None => MemSpace::Generic,
+            Some(_) => return self.unsupported("state space"),
+        };
+        let ds = self
+            .elements(&ops[0])?
+            .iter()
+            .map(|o| self.dst1(o))
+            .collect::<Result<Vec<Slot>, _>>()?;
+        if ds.len() != num {
+            return self.unsupported("one destination register per matrix");
+        }
+        Ok(Op::Ldmatrix {
+            ds,
+            addr: self.addr(&ops[1], &mut space)?,
+            space,
+            trans: i.has(Mod::Trans),
+        })
+    }
+
+    /// `mma.sync.aligned.m16n8k{8,16,32}.row.col` with `.f16`/`.bf16` or `.s8`/`.u8`
+    /// inputs (PTX ISA §9.7.14.5.14); other shapes and types stay unsupported.
+    fn decode_mma(&self) -> Result<Op, LoadError> {
+        let i = self.inst;
+        let ops = self.operands();
+        if !(i.has(Mod::Sync) && i.has(Mod::Aligned) && i.has(Mod::Row) && i.has(Mod::Col)) {
+            return self.unsupported("`mma` needs `.sync.aligned` and the `.row.col` layout");
+        }
+        let k = if i.has(Mod::M16n8k8) {
+            8
+        } else if i.has(Mod::M16n8k16) {
+            16
+        } else if i.has(Mod::M16n8k32) {
+            32
+        } else {
+            return self.unsupported("shape (`.m16n8k8`, `.m16n8k16` and `.m16n8k32` run)");
+        };
+        let input = |m: Mod| match m {
+            Mod::F16 => Some(MmaIn::F16),
+            Mod::Bf16 => Some(MmaIn::Bf16),
+            Mod::S8 => Some(MmaIn::S8),
+            Mod::U8 => Some(MmaIn::U8),
+            _ => None,
+        };
+        let acc = |m: Mod| match m {
+            Mod::F32 => Some(MmaAcc::F32),
+            Mod::F16 => Some(MmaAcc::F16),
+            Mod::S32 => Some(MmaAcc::S32),
+            _ => None,
+        };
+        let types = i.types();
+        let (Some(d), Some(a), Some(b), Some(c)) = (
+            types.first().copied().and_then(acc),
+            types.get(1).copied().and_then(input),
+            types.get(2).copied().and_then(input),
+            types.get(3).copied().and_then(acc),
+        ) else {
+            return self.unsupported("types");
+        };
+        if types.len() != 4 {
+            return self.unsupported("types");
+        }
+        let satfinite = i.has(Mod::Satfinite);
+        let int = matches!(a, MmaIn::S8 | MmaIn::U8);
+        let ok = if int {
+            matches!(b, MmaIn::S8 | MmaIn::U8)
+                && c == MmaAcc::S32
+                && d == MmaAcc::S32
+                && (k == 16 || k == 32)
+        } else {
+            !satfinite
+                && a == b
+                && (k == 8 || k == 16)
+                && c == d
+                && (c == MmaAcc::F32 || (a == MmaIn::F16 && c == MmaAcc::F16))
+        };
+        if !ok {
+            return self.unsupported("type combination");
+        }
+        // Registers per thread (PTX ISA §9.7.14.5.x fragment tables): A holds 16*k
+        // elements, B k*8, C/D 16*8, over 32 threads, packed 2 (16-bit) or 4 (8-bit) per
+        // `.b32` register, or one `.f32`/`.s32` per register.
+        let per_reg = if int { 4 } else { 2 };
+        let (na, nb) = (
+            16 * k as usize / 32 / per_reg,
+            k as usize * 8 / 32 / per_reg,
+        );
+        let ncd = |t: MmaAcc| if t == MmaAcc::F16 { 2 } else { 4 };
+        let list = |o: &Operand| -> Result<Vec<Src>, LoadError> {
+            self.elements(o)?.iter().map(|x| self.src(x)).collect()
+        };
+        let dregs = self
+            .elements(&ops[0])?
+            .iter()
+            .map(|o| self.dst1(o))
+            .collect::<Result<Vec<Slot>, _>>()?;
+        let (av, bv, cv) = (list(&ops[1])?, list(&ops[2])?, list(&ops[3])?);
+        if av.len() != na || bv.len() != nb || cv.len() != ncd(c) || dregs.len() != ncd(d) {
+            return self.unsupported("fragment register counts for this shape");
+        }
+        Ok(Op::Mma {
+            kind: MmaKind {
+                k,
+                a,
+                b,
+                c,
+                d,
+                satfinite,
+            },
+            d: dregs,
+            a: av,
+            b: bv,
+            c: cv,
         })
     }
 
@@ -1204,5 +1635,12 @@ impl Cx<'_, '_> {
             d: None,
             pred: None,
         })
+    }
+}
+
+fn ops_int(o: &Operand) -> u32 {
+    match o {
+        Operand::Int(v) => *v as u32,
+        _ => 0,
     }
 }

@@ -4,9 +4,10 @@
 use crate::decode::{type_bytes, var_align, var_size, Decoder, ModuleLayout};
 use crate::error::{DeviceError, LoadError};
 use crate::exec::{Dim3, LaunchResult, LaunchSpec, Machine};
+use crate::hooks::SiteId;
 use crate::hooks::{Hooks, NoHooks};
 use crate::memory::Memory;
-use crate::program::{Program, SiteInfo};
+use crate::program::{ParamLoc, Program, SiteInfo, SiteOp};
 use crate::sched::{RoundRobin, Scheduler};
 use fencehound_ptx as ptx;
 use std::collections::HashMap;
@@ -168,7 +169,40 @@ impl Device {
 
     /// Loads a module: allocates its `.global`/`.const` variables (with initializers),
     /// lays out shared memory and decodes every function.
+    /// Every reason [`Device::load_module`] would refuse `m`, not only the first: each
+    /// instruction the executor cannot run, each undefined name, each declaration it
+    /// does not support, with locations. Empty when the module loads. Uses a scratch
+    /// device; nothing is loaded.
+    pub fn check_module(m: &ptx::Module) -> Vec<LoadError> {
+        let mut scratch = Device::new();
+        match scratch.lay_out(m) {
+            Ok((layout, _, _)) => Decoder::new(m, &layout).check(),
+            Err(e) => vec![e],
+        }
+    }
+
     pub fn load_module(&mut self, m: &ptx::Module) -> Result<ModuleId, LoadError> {
+        let (layout, vars, dyn_off) = self.lay_out(m)?;
+        let mut program = Decoder::new(m, &layout).run()?;
+        program.dyn_shared_offset = dyn_off as u32;
+        program.globals = vars
+            .iter()
+            .filter(|(_, (s, _, _))| *s != ptx::Space::Shared)
+            .map(|(k, (s, a, n))| (k.clone(), *a, *n, *s == ptx::Space::Const))
+            .collect();
+        program.globals.sort();
+        self.modules
+            .push(std::sync::Arc::new(Loaded { program, vars }));
+        Ok(ModuleId(self.modules.len() - 1))
+    }
+
+    /// Allocates and initialises a module's variables; returns the layout the decoder
+    /// needs, the variables (space, address, size) and the dynamic shared offset.
+    #[allow(clippy::type_complexity)]
+    fn lay_out(
+        &mut self,
+        m: &ptx::Module,
+    ) -> Result<(ModuleLayout, HashMap<String, (ptx::Space, u64, u64)>, u64), LoadError> {
         let mut vars: HashMap<String, (ptx::Space, u64, u64)> = HashMap::new();
         let mut shared_end: u64 = 0;
         let mut dynamic_shared: Vec<String> = Vec::new();
@@ -286,17 +320,7 @@ impl Device {
                 .collect(),
             shared_end: shared_end as u32,
         };
-        let mut program = Decoder::new(m, &layout).run()?;
-        program.dyn_shared_offset = dyn_off as u32;
-        program.globals = vars
-            .iter()
-            .filter(|(_, (s, _, _))| *s != ptx::Space::Shared)
-            .map(|(k, (s, a, n))| (k.clone(), *a, *n, *s == ptx::Space::Const))
-            .collect();
-        program.globals.sort();
-        self.modules
-            .push(std::sync::Arc::new(Loaded { program, vars }));
-        Ok(ModuleId(self.modules.len() - 1))
+        Ok((layout, vars, dyn_off))
     }
 
     /// Address and size of a module `.global` or `.const` variable.
@@ -310,6 +334,11 @@ impl Device {
 
     pub fn program(&self, module: ModuleId) -> Option<&Program> {
         self.modules.get(module.0).map(|m| &m.program)
+    }
+
+    /// What each instruction of a module does to memory ordering (see [`SiteOp`]).
+    pub fn site_ops(&self, module: ModuleId) -> Option<Vec<(SiteId, SiteOp)>> {
+        self.program(module).map(Program::site_ops)
     }
 
     pub fn site(&self, module: ModuleId, site: u32) -> Option<&SiteInfo> {
@@ -409,7 +438,11 @@ impl Device {
             });
         }
         let mut params = vec![0u8; f.param_bytes as usize];
-        for (i, (a, (off, size))) in args.iter().zip(&f.params).enumerate() {
+        for (i, (a, loc)) in args.iter().zip(&f.params).enumerate() {
+            // Kernels have no `.reg` parameters (the decoder refuses them).
+            let ParamLoc::Frame(off, size) = loc else {
+                continue;
+            };
             let b = a.bytes();
             if b.len() != *size as usize {
                 return Err(DeviceError::ArgSize {

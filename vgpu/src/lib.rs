@@ -9,13 +9,13 @@
 
 pub mod alu;
 pub mod arith;
-pub mod bufspec;
 pub mod decode;
 pub mod device;
 pub mod error;
 pub mod exec;
 pub mod hooks;
 pub mod memory;
+pub mod operand;
 pub mod printf;
 pub mod program;
 pub mod rng;
@@ -29,5 +29,5 @@ pub use hooks::{
     Sem, SiteId, ThreadRef,
 };
 pub use memory::{Location, Memory};
-pub use program::{CudaLoc, SiteInfo};
+pub use program::{AccessSpace, CudaLoc, SiteInfo, SiteOp};
 pub use sched::{Pct, RandomScheduler, RoundRobin, Scheduler, SchedulerKind};

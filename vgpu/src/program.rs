@@ -3,28 +3,13 @@
 //! modifiers to typed fields. Built by [`crate::decode`], run by [`crate::exec`].
 
 use crate::alu::AluInst;
-use crate::hooks::{FenceKind, Scope, Sem, SiteId};
-
-/// A register slot in the current frame. Slot 0 is the carry flag (`CC.CF`).
-pub type Slot = u32;
+use crate::hooks::{AccessKind, BarrierKind, FenceKind, Scope, Sem, SiteId};
+pub use crate::operand::{Slot, Src, CC_SLOT};
 
 /// Function "addresses" (`mov.u64 %rd, func`) live in their own window, outside every
 /// memory window, so a load or store through one faults: function `i` is
 /// `FUNC_WINDOW + 16 * i`.
 pub const FUNC_WINDOW: u64 = 0x0005_0000_0000_0000;
-pub const CC_SLOT: Slot = 0;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Src {
-    Reg(Slot),
-    /// `!p`
-    NotReg(Slot),
-    Imm(u64),
-    /// A special register (`%tid.x`: the register and its dimension), read per lane.
-    Special(fencehound_ptx::Special, u8),
-    /// The local-space address of a frame variable (`mov %SPL, __local_depot0`).
-    LocalAddr(u32),
-}
 
 /// The state space of a memory instruction after decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,12 +105,46 @@ pub enum BarKind {
     RedOr,
 }
 
+/// An element type `mma` multiplies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmaIn {
+    F16,
+    Bf16,
+    S8,
+    U8,
+}
+
+/// An accumulator type of `mma`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmaAcc {
+    F32,
+    F16,
+    S32,
+}
+
+/// The shape (`m16n8kK`) and types of an `mma`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmaKind {
+    pub k: u8,
+    pub a: MmaIn,
+    pub b: MmaIn,
+    pub c: MmaAcc,
+    pub d: MmaAcc,
+    /// Integer `.satfinite`: clamp instead of wrap.
+    pub satfinite: bool,
+}
+
 #[derive(Debug, Clone)]
 pub enum Op {
     Alu(AluInst),
     Mov {
         d: Slot,
         a: Src,
+    },
+    /// Element-wise vector move (`mov.v4`): every source is read before any destination
+    /// is written.
+    Movs {
+        pairs: Vec<(Slot, Src)>,
     },
     /// `mov.b64 %rd, {%r1, %r2}` (parts low first).
     Pack {
@@ -199,10 +218,8 @@ pub enum Op {
     },
     Call {
         callee: u32,
-        /// (caller frame offset, callee frame offset, bytes) per argument.
-        args: Vec<(u32, u32, u32)>,
-        /// (callee frame offset, caller frame offset, bytes) per return value.
-        rets: Vec<(u32, u32, u32)>,
+        args: Vec<CallArg>,
+        rets: Vec<CallRet>,
     },
     /// `call vprintf`: frame offsets of the format-pointer and argument-buffer params,
     /// and of the return value.
@@ -264,6 +281,42 @@ pub enum Op {
     Activemask {
         d: Slot,
     },
+    /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16`: a warp-collective
+    /// load of 8x8 matrices of 16-bit elements (one destination register per matrix).
+    Ldmatrix {
+        ds: Vec<Slot>,
+        addr: Addr,
+        /// `Shared`, or `Generic` (which must point into shared memory).
+        space: MemSpace,
+        trans: bool,
+    },
+    /// `mma.sync.aligned.m16n8kK.row.col`: a warp-collective matrix multiply-accumulate.
+    Mma {
+        kind: MmaKind,
+        d: Vec<Slot>,
+        a: Vec<Src>,
+        b: Vec<Src>,
+        c: Vec<Src>,
+    },
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}`.
+    /// The copy is queued and performed by the `cp.async.wait_*` that completes its group
+    /// (or when the thread exits): one of the executions the ISA allows, and the one that
+    /// exposes a read of the destination before the wait.
+    CpAsync {
+        dst: Addr,
+        src: Addr,
+        size: u32,
+        src_size: Option<Src>,
+        /// `ignore-src` predicate (`!p` reads as `NotReg`).
+        ignore_src: Option<Src>,
+    },
+    /// `cp.async.commit_group`
+    CpAsyncCommit,
+    /// `cp.async.wait_group N` (`all`: `cp.async.wait_all`, which first commits).
+    CpAsyncWait {
+        pending: u32,
+        all: bool,
+    },
     Nanosleep,
     /// Performance hints (`prefetch`, `discard`, `pmevent`): no effect.
     Nop,
@@ -286,6 +339,9 @@ impl Op {
             | Op::Vote { .. }
             | Op::Match { .. }
             | Op::Redux { .. }
+            | Op::Ldmatrix { .. }
+            | Op::Mma { .. }
+            | Op::CpAsyncWait { .. }
             | Op::Nanosleep
             | Op::Exit
             | Op::Trap
@@ -295,12 +351,126 @@ impl Op {
     }
 }
 
+/// How one argument reaches the callee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallArg {
+    /// A `.param` variable: copy `bytes` from the caller's frame offset to the callee's.
+    Frame { from: u32, to: u32, bytes: u32 },
+    /// A `.reg` parameter: the caller's operand value goes into callee register `to`.
+    Reg { value: Src, to: Slot },
+}
+
+/// How one return value reaches the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallRet {
+    /// A `.param` return: copy `bytes` from the callee's frame offset to the caller's.
+    Frame { from: u32, to: u32, bytes: u32 },
+    /// A `.reg` return: callee register `from` goes into caller register `to`.
+    Reg { from: Slot, to: Slot },
+}
+
+/// Where a function's parameter or return value lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamLoc {
+    /// Frame offset (device functions) or kernel-parameter offset (kernels), and size.
+    Frame(u32, u32),
+    /// A `.reg` parameter: a register slot of the function's frame.
+    Reg(Slot),
+}
+
 #[derive(Debug, Clone)]
 pub struct Inst {
     pub op: Op,
     /// `@p` (false) / `@!p` (true).
     pub guard: Option<(Slot, bool)>,
     pub site: SiteId,
+}
+
+/// The state space a memory instruction names. `Generic` is resolved per access at run
+/// time (the hooks then see the concrete space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccessSpace {
+    Generic,
+    Global,
+    Shared,
+    Local,
+    Const,
+    /// Kernel parameters or a device function's `.param` variables.
+    Param,
+}
+
+/// What one static instruction does to memory ordering: the public description of a site
+/// for tools that choose sites (the minimizer's store and fence candidates) without
+/// depending on the executor's decoded form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteOp {
+    /// `ld`, `st`, `atom` or `red`; `sem`/`scope` as the hooks will see them.
+    Access {
+        kind: AccessKind,
+        space: AccessSpace,
+        sem: Sem,
+        scope: Scope,
+    },
+    /// `fence.*`, `membar.*`.
+    Fence { kind: FenceKind, scope: Scope },
+    /// `bar`/`barrier` (`Sync` or `Arrive`) and `bar.warp.sync` (`Warp`).
+    Barrier(BarrierKind),
+    /// Anything else: ALU, control flow, warp collectives.
+    Other,
+}
+
+impl MemSpace {
+    pub fn access_space(self) -> AccessSpace {
+        match self {
+            MemSpace::Generic => AccessSpace::Generic,
+            MemSpace::Global => AccessSpace::Global,
+            MemSpace::Shared => AccessSpace::Shared,
+            MemSpace::Local => AccessSpace::Local,
+            MemSpace::Const => AccessSpace::Const,
+            MemSpace::KernelParam | MemSpace::FrameParam => AccessSpace::Param,
+        }
+    }
+}
+
+impl Inst {
+    pub fn site_op(&self) -> SiteOp {
+        let access = |kind, space: &MemSpace, sem, scope| SiteOp::Access {
+            kind,
+            space: space.access_space(),
+            sem,
+            scope,
+        };
+        match &self.op {
+            Op::Ld {
+                space, sem, scope, ..
+            } => access(AccessKind::Load, space, *sem, *scope),
+            Op::St {
+                space, sem, scope, ..
+            } => access(AccessKind::Store, space, *sem, *scope),
+            Op::Atom {
+                space, sem, scope, ..
+            } => access(AccessKind::Atomic, space, *sem, *scope),
+            Op::Fence { kind, scope } => SiteOp::Fence {
+                kind: *kind,
+                scope: *scope,
+            },
+            Op::Bar { kind, .. } => SiteOp::Barrier(match kind {
+                BarKind::Arrive => BarrierKind::Arrive,
+                _ => BarrierKind::Sync,
+            }),
+            Op::WarpSync { .. } => SiteOp::Barrier(BarrierKind::Warp),
+            Op::Ldmatrix { space, .. } => access(AccessKind::Load, space, Sem::Weak, Scope::Sys),
+            // The store to shared memory is what a write buffer can delay (the global
+            // read happens at the same time, when the group completes).
+            Op::CpAsync { .. } => SiteOp::Access {
+                kind: AccessKind::Store,
+                space: AccessSpace::Shared,
+                sem: Sem::Weak,
+                scope: Scope::Sys,
+            },
+            _ => SiteOp::Other,
+        }
+    }
 }
 
 /// Where an instruction came from, for reports.
@@ -363,11 +533,9 @@ pub struct Func {
     pub nregs: u32,
     /// Bytes of per-thread frame memory (`.local` variables and frame `.param`s).
     pub frame_size: u32,
-    /// Parameters: frame offsets (device functions) or kernel-parameter offsets (kernels),
-    /// and sizes.
-    pub params: Vec<(u32, u32)>,
+    pub params: Vec<ParamLoc>,
     pub param_names: Vec<String>,
-    pub rets: Vec<(u32, u32)>,
+    pub rets: Vec<ParamLoc>,
     /// Size of the kernel-parameter buffer.
     pub param_bytes: u32,
 }
@@ -383,4 +551,92 @@ pub struct Program {
     pub dyn_shared_offset: u32,
     /// Module `.global`/`.const` variables: name → (address, size, is_const).
     pub globals: Vec<(String, u64, u64, bool)>,
+}
+
+impl Program {
+    /// The memory-ordering description of every instruction, by site.
+    pub fn site_ops(&self) -> Vec<(SiteId, SiteOp)> {
+        self.insts.iter().map(|i| (i.site, i.site_op())).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Device;
+
+    #[test]
+    fn site_ops_describe_memory_ordering_per_site() {
+        let ptx = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    ld.acquire.gpu.global.u32 %r1, [%rd1];
+    st.shared.u32 [%rd1], %r1;
+    atom.relaxed.cta.global.add.u32 %r2, [%rd1], 1;
+    st.u32 [%rd1], %r2;
+    fence.acq_rel.gpu;
+    bar.sync 0;
+    bar.warp.sync -1;
+    ret;
+}
+"#;
+        let m = fencehound_ptx::parse("sites.ptx", ptx).unwrap();
+        let mut dev = Device::new();
+        let id = dev.load_module(&m).unwrap();
+        let ops: Vec<SiteOp> = dev
+            .site_ops(id)
+            .unwrap()
+            .into_iter()
+            .map(|(_, o)| o)
+            .collect();
+        let acc = |kind, space, sem, scope| SiteOp::Access {
+            kind,
+            space,
+            sem,
+            scope,
+        };
+        assert_eq!(
+            ops,
+            vec![
+                acc(AccessKind::Load, AccessSpace::Param, Sem::Weak, Scope::Sys),
+                acc(
+                    AccessKind::Load,
+                    AccessSpace::Global,
+                    Sem::Acquire,
+                    Scope::Gpu
+                ),
+                acc(
+                    AccessKind::Store,
+                    AccessSpace::Shared,
+                    Sem::Weak,
+                    Scope::Sys
+                ),
+                acc(
+                    AccessKind::Atomic,
+                    AccessSpace::Global,
+                    Sem::Relaxed,
+                    Scope::Cta
+                ),
+                acc(
+                    AccessKind::Store,
+                    AccessSpace::Generic,
+                    Sem::Weak,
+                    Scope::Sys
+                ),
+                SiteOp::Fence {
+                    kind: FenceKind::AcqRel,
+                    scope: Scope::Gpu
+                },
+                SiteOp::Barrier(BarrierKind::Sync),
+                SiteOp::Barrier(BarrierKind::Warp),
+                SiteOp::Other,
+            ]
+        );
+    }
 }

@@ -368,6 +368,31 @@ fn carry_chains() {
         &[D, D, D, D],
         &[(&[0, 5, 1, 2], u64::MAX, 2)],
     );
+    // CC.CF after a subtraction is the carry of `a + !b + 1`: 0 on borrow, 1 otherwise.
+    // The first row was recorded on an NVIDIA GPU (issue 17): `addc 0, 0` reads 0.
+    check2(
+        "sub.cc.s32 {d}, {a}, {b};\n addc.u32 {q}, 0, 0;",
+        W,
+        W,
+        &[W, W],
+        &[
+            (&[0x627a_df75, 0x864c_cef5], 0xdc2e_1080, 0),
+            (&[0x864c_cef5, 0x627a_df75], 0x23d1_ef80, 1),
+            (&[5, 5], 0, 1),
+        ],
+    );
+    // ... and `subc` adds it to `a + !b`: after a carrying `add.cc`, `subc` is `a - b`.
+    check2(
+        "add.cc.u32 {d}, {a}, {b};\n subc.cc.u32 {q}, {c}, {e};\n addc.u32 {d}, 0, 0;",
+        W,
+        W,
+        &[W, W, W, W],
+        &[
+            (&[0xffff_ffff, 1, 5, 3], 1, 2),
+            (&[1, 1, 5, 3], 1, 1),
+            (&[1, 1, 3, 5], 0, 0xffff_fffd),
+        ],
+    );
     // mad.lo.cc / madc.hi: the 64-bit product of two u32 plus a u64, in 32-bit pieces.
     let rows: Vec<(Vec<u64>, u64, u64)> = [
         (0xffff_ffffu32, 0xffff_ffffu32, 0xffff_ffffu32),
@@ -2177,7 +2202,8 @@ fn cvt_integer() {
         "cvt.sat.s8.s32 {d}, {a};",
         H,
         &[W],
-        &[(&[300], 0x7f), (&[s32(-300)], 0x80), (&[s32(-5)], 0xfb)],
+        // The `.b16` register is wider than `.s8`: sign-extended (see below).
+        &[(&[300], 0x7f), (&[s32(-300)], 0xff80), (&[s32(-5)], 0xfffb)],
     );
     check(
         "cvt.sat.u8.s32 {d}, {a};",
@@ -2198,6 +2224,49 @@ fn cvt_integer() {
         &[(&[0x8000_0000], 0x7fff_ffff)],
     );
     check("cvt.sat.s16.s16 {d}, {a};", H, &[H], &[(&[0x8000], 0x8000)]);
+}
+
+/// A `cvt` whose destination register is wider than its type (ptxas accepts this for
+/// `cvt` and `ld` only): a signed result is sign-extended to the register's width, an
+/// unsigned or float one zero-extended (PTX ISA "Operand Size Exceeding Instruction-Type
+/// Size"). The first row was recorded on an NVIDIA GPU (issue 17).
+#[test]
+fn cvt_into_a_wider_register() {
+    use R::*;
+    check(
+        "cvt.s16.s8 {d}, {a};",
+        W,
+        &[W],
+        &[(&[0xc2], 0xffff_ffc2), (&[0x42], 0x42)],
+    );
+    check("cvt.s16.s8 {d}, {a};", D, &[W], &[(&[0xc2], s(-62))]);
+    check("cvt.s16.s8 {d}, {a};", W, &[H], &[(&[0x80], 0xffff_ff80)]);
+    check("cvt.s16.u8 {d}, {a};", W, &[W], &[(&[0x1c2], 0xc2)]);
+    check("cvt.u16.u8 {d}, {a};", W, &[W], &[(&[0xc2], 0xc2)]);
+    check("cvt.u16.s8 {d}, {a};", W, &[W], &[(&[0xc2], 0xffc2)]);
+    check("cvt.s8.s32 {d}, {a};", W, &[W], &[(&[0x1f0], 0xffff_fff0)]);
+    check("cvt.u8.s32 {d}, {a};", W, &[W], &[(&[0x1f0], 0xf0)]);
+    check(
+        "cvt.s32.s64 {d}, {a};",
+        D,
+        &[D],
+        &[(&[0x1_8000_0000], s(i32::MIN as i64))],
+    );
+    check("cvt.s32.s8 {d}, {a};", D, &[W], &[(&[0xff], u64::MAX)]);
+    check(
+        "cvt.sat.s8.s32 {d}, {a};",
+        W,
+        &[W],
+        &[(&[s32(-300)], 0xffff_ff80), (&[300], 0x7f)],
+    );
+    check(
+        "cvt.rzi.s16.f32 {d}, {a};",
+        W,
+        &[F],
+        &[(&[f(-2.5)], 0xffff_fffe), (&[f(1e9)], 0x7fff)],
+    );
+    check("cvt.rni.u8.f32 {d}, {a};", W, &[F], &[(&[f(-3.0)], 0)]);
+    check("cvt.rn.f16.f32 {d}, {a};", W, &[F], &[(&[f(-1.0)], 0xbc00)]);
 }
 
 #[test]
@@ -2481,12 +2550,14 @@ fn cvt_float_float() {
 #[test]
 fn unsupported_forms_are_load_errors() {
     for (inst, why) in [
-        ("vadd.s32.s32.s32 %r0, %r1, %r2;", "scalar video"),
+        ("vmad.s32.s32.s32 %r0, %r1, %r2, %r3;", "vmad"),
         ("fma.rz.f16 %h0, %h1, %h2, %h3;", "rn"),
         ("div.f32 %f0, %f1, %f2;", "div.f32"),
         ("mul.u32 %r0, %r1, %r2;", "mode"),
         ("add.sat.s16 %h0, %h1, %h2;", ".sat"),
-        ("cvt.rs.f16x2.f32 %r0, %f1, %f2;", "form"),
+        ("cvt.rs.f16x2.f32 %r0, %f1, %f2;", "rounding"),
+        ("cvt.rn.e4m3x2.f32 %h0, %f1, %f2;", "satfinite"),
+        ("vadd2.u32.u32.u32 %r0, %r1.h10, %r2, %r3;", "selector"),
     ] {
         let ptx = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n\
@@ -2501,6 +2572,271 @@ fn unsupported_forms_are_load_errors() {
             "{inst}: {err}"
         );
     }
+}
+
+/// `cvt` to and from the 8-bit float pairs (PTX ISA §9.7.9.21): `a` in the upper byte,
+/// `b` in the lower; round to nearest even; `.satfinite` (mandatory) keeps NaN (`0x7f`)
+/// and clamps magnitudes beyond the largest finite value (`.e4m3` 448 = `0x7e`, `.e5m2`
+/// 57344 = `0x7b`). Values worked out by hand from the formats' bit layouts.
+#[test]
+fn cvt_fp8_pairs() {
+    use R::*;
+    let p2 = |e: i32| 2f32.powi(e);
+    check(
+        "cvt.rn.satfinite.e4m3x2.f32 {d}, {a}, {b};",
+        H,
+        &[F, F],
+        &[
+            (&[f(1.0), f(-2.0)], 0x38c0),
+            (&[f(448.0), f(500.0)], 0x7e7e),
+            (&[f(1e9), f(f32::NEG_INFINITY)], 0x7efe),
+            (&[f(f32::NAN), f(0.0)], 0x7f00),
+            // ties to even: 1 + 1/16 → 1.0, 1 + 3/16 → 1.25
+            (&[f(1.0625), f(1.1875)], 0x383a),
+            // subnormals: 2^-9 is the smallest; 2^-10 ties to 0; 3·2^-10 ties to 2·2^-9
+            (&[f(p2(-9)), f(p2(-10))], 0x0100),
+            (&[f(p2(-6)), f(3.0 * p2(-10))], 0x0802),
+        ],
+    );
+    check(
+        "cvt.rn.satfinite.e5m2x2.f32 {d}, {a}, {b};",
+        H,
+        &[F, F],
+        &[
+            (&[f(1.0), f(-2.0)], 0x3cc0),
+            (&[f(57344.0), f(60000.0)], 0x7b7b),
+            (&[f(f32::INFINITY), f(f32::NAN)], 0x7b7f),
+            (&[f(1.125), f(1.375)], 0x3c3e),
+        ],
+    );
+    check(
+        "cvt.rn.satfinite.relu.e4m3x2.f32 {d}, {a}, {b};",
+        H,
+        &[F, F],
+        &[
+            (&[f(-1.0), f(f32::NAN)], 0x007f),
+            (&[f(2.0), f(-0.0)], 0x4000),
+        ],
+    );
+    check(
+        "cvt.rn.satfinite.e4m3x2.f16x2 {d}, {a};",
+        H,
+        &[W],
+        &[(&[0x3c00_c000], 0x38c0), (&[0x7c00_7e00], 0x7e7f)],
+    );
+    check(
+        "cvt.rn.f16x2.e4m3x2 {d}, {a};",
+        W,
+        &[H],
+        &[
+            (&[0x38c0], 0x3c00_c000),
+            (&[0x7f01], 0x7fff_1800),
+            (&[0x7e08], 0x5f00_2400),
+        ],
+    );
+    check(
+        "cvt.rn.f16x2.e5m2x2 {d}, {a};",
+        W,
+        &[H],
+        &[(&[0x3cc0], 0x3c00_c000), (&[0x7f7b], 0x7f00_7b00)],
+    );
+    check(
+        "cvt.rn.relu.f16x2.e4m3x2 {d}, {a};",
+        W,
+        &[H],
+        &[(&[0xc07f], 0x0000_7fff)],
+    );
+}
+
+/// `cvt.pack.sat` (PTX ISA §9.7.9.22): `b` clamped into the low field, `a` above it, and
+/// with a third operand the remaining bits from the low bits of `c`.
+#[test]
+fn cvt_pack_integers() {
+    use R::*;
+    check(
+        "cvt.pack.sat.u16.s32 {d}, {a}, {b};",
+        W,
+        &[W, W],
+        &[(&[70000, s32(-5)], 0xffff_0000), (&[5, 300], 0x0005_012c)],
+    );
+    check(
+        "cvt.pack.sat.s16.s32 {d}, {a}, {b};",
+        W,
+        &[W, W],
+        &[(&[s32(-40000), 100], 0x8000_0064)],
+    );
+    check(
+        "cvt.pack.sat.s8.s32.b32 {d}, {a}, {b}, {c};",
+        W,
+        &[W, W, W],
+        &[(&[200, s32(-200), 0x1234], 0x1234_7f80)],
+    );
+    check(
+        "cvt.pack.sat.u4.s32.b32 {d}, {a}, {b}, {c};",
+        W,
+        &[W, W, W],
+        &[(&[20, 3, 0x00ab_cdef], 0xabcd_eff3)],
+    );
+    check(
+        "cvt.pack.sat.s2.s32.b32 {d}, {a}, {b}, {c};",
+        W,
+        &[W, W, W],
+        &[(&[s32(-5), 1, 0xffff_ffff], 0xffff_fff9)],
+    );
+}
+
+/// `.satfinite` on `.f16`/`.bf16` destinations: NaN stays NaN, anything beyond the
+/// largest finite value becomes it, signed; and the `.rz` packed forms.
+#[test]
+fn cvt_satfinite_half_destinations() {
+    use R::*;
+    check(
+        "cvt.rn.satfinite.f16.f32 {d}, {a};",
+        H,
+        &[F],
+        &[
+            (&[f(1e6)], 0x7bff),
+            (&[f(f32::NEG_INFINITY)], 0xfbff),
+            (&[f(f32::NAN)], 0x7fff),
+            (&[f(1.0)], 0x3c00),
+        ],
+    );
+    check(
+        "cvt.rz.satfinite.f16x2.f32 {d}, {a}, {b};",
+        W,
+        &[F, F],
+        &[(&[f(70000.0), f(3.0)], 0x7bff_4200)],
+    );
+    check(
+        "cvt.rz.f16x2.f32 {d}, {a}, {b};",
+        W,
+        &[F, F],
+        &[(&[f(1e6), f(-1e6)], 0x7bff_fbff)],
+    );
+    check(
+        "cvt.rn.satfinite.bf16x2.f32 {d}, {a}, {b};",
+        W,
+        &[F, F],
+        &[(&[f(f32::MAX), f(1.0)], 0x7f7f_3f80)],
+    );
+}
+
+/// Scalar video instructions (PTX ISA §9.7.18.1): byte/half selectors extend per the
+/// operand type, the intermediate is saturated to the destination (sub)type, then a
+/// secondary operation or a merge into `c` at the destination selector.
+#[test]
+fn scalar_video_instructions() {
+    use R::*;
+    let w3 = &[W, W, W];
+    let w2 = &[W, W];
+    check(
+        "vadd.s32.s32.s32.sat {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x7fff_ffff, 1], 0x7fff_ffff)],
+    );
+    check(
+        "vadd.s32.s32.s32 {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x7fff_ffff, 1], 0x8000_0000)],
+    );
+    check(
+        "vadd.u32.u32.u32 {d}, {a}.b1, {b}.h0;",
+        W,
+        w2,
+        &[(&[0xff00, 0x0001_0002], 0x101)],
+    );
+    check(
+        "vadd.s32.s32.s32 {d}, {a}.b1, {b};",
+        W,
+        w2,
+        &[(&[0xff00, 5], 4)],
+    );
+    check(
+        "vsub.u32.u32.u32.sat {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, 5], 0)],
+    );
+    check(
+        "vabsdiff.s32.s32.s32 {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, s32(-7)], 10)],
+    );
+    check(
+        "vmin.s32.s32.s32.add {d}, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[3, s32(-7), 100], 93)],
+    );
+    check(
+        "vmax.u32.u32.u32.max {d}, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[3, 7, 20], 20)],
+    );
+    check(
+        "vshr.u32.u32.u32.clamp {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x8000_0000, 31], 1), (&[0x8000_0000, 40], 0)],
+    );
+    check(
+        "vshr.s32.s32.u32.clamp {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x8000_0000, 40], 0xffff_ffff)],
+    );
+    check(
+        "vshr.u32.u32.u32.wrap {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0x8000_0000, 33], 0x4000_0000)],
+    );
+    check(
+        "vshl.u32.u32.u32.wrap {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, 33], 6)],
+    );
+    check(
+        "vshl.u32.u32.u32.clamp.sat {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, 31], 0xffff_ffff)],
+    );
+    check(
+        "vadd.u32.u32.u32.sat {d}.b1, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[200, 100, 0x1122_3344], 0x1122_ff44)],
+    );
+    check(
+        "vset.u32.u32.lt {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[3, 5], 1), (&[5, 3], 0)],
+    );
+    check(
+        "vset.s32.u32.lt {d}, {a}, {b};",
+        W,
+        w2,
+        &[(&[0xffff_ffff, 5], 1)],
+    );
+    check(
+        "vset.u32.u32.ne.add {d}, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[3, 5, 10], 11)],
+    );
+    check(
+        "vset.u32.u32.eq {d}.h1, {a}, {b}, {c};",
+        W,
+        w3,
+        &[(&[7, 7, 0xaaaa_bbbb], 0x0001_bbbb)],
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use fencehound_vgpu::bufspec::{self, ArgSpec};
+use fencehound_argspec::{self as argspec, ArgSpec};
 use fencehound_vgpu::hooks::{LaunchInfo, RmwFn};
 use fencehound_vgpu::*;
 use std::collections::hash_map::DefaultHasher;
@@ -111,7 +111,7 @@ struct Kernel {
 struct Execution {
     outcome: LaunchOutcome,
     stdout: String,
-    outputs: Vec<bufspec::HostBuffer>,
+    outputs: Vec<argspec::HostBuffer>,
     events: Vec<Event>,
 }
 
@@ -132,7 +132,7 @@ impl Kernel {
     fn execute(&self, kind: SchedulerKind, seed: u64) -> Execution {
         let mut dev = Device::new();
         let m = dev.load_module(&self.module).expect("load");
-        let bound = bufspec::bind(&mut dev, &self.args).expect("bind");
+        let bound = argspec::bind(&mut dev, &self.args).expect("bind");
         let mut rec = Recorder::default();
         let mut sched = kind.build(seed);
         let r = dev
@@ -183,7 +183,7 @@ fn racy_kernel() -> Kernel {
         name: "racy".into(),
         grid: Dim3::x(4),
         block: Dim3::x(64),
-        args: bufspec::parse_args("slot:u32[1] zero, order:u32[256] zero, counter:u32[3] zero")
+        args: argspec::parse_args("slot:u32[1] zero, order:u32[256] zero, counter:u32[3] zero")
             .unwrap(),
     }
 }

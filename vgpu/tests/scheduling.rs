@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use fencehound_vgpu::bufspec::{self, HostBuffer};
+use fencehound_argspec::{self as argspec, HostBuffer};
 use fencehound_vgpu::*;
 
 fn schedulers() -> Vec<Box<dyn Scheduler + Send>> {
@@ -30,12 +30,12 @@ fn run_everywhere(
 ) {
     let ptx = nvrtc(source, file, &[], &[]);
     let module = fencehound_ptx::parse(file, &ptx).expect("parse");
-    let specs = bufspec::parse_args(args).unwrap();
+    let specs = argspec::parse_args(args).unwrap();
     for mut s in schedulers() {
         let what = s.describe();
         let mut dev = Device::new();
         let m = dev.load_module(&module).unwrap_or_else(|e| panic!("{e}"));
-        let bound = bufspec::bind(&mut dev, &specs).unwrap();
+        let bound = argspec::bind(&mut dev, &specs).unwrap();
         let r = dev
             .launch_with(
                 m,

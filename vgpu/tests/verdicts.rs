@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use fencehound_vgpu::bufspec;
+use fencehound_argspec as argspec;
 use fencehound_vgpu::*;
 
 struct Setup {
@@ -32,9 +32,9 @@ impl Setup {
         block: Dim3,
         args: &str,
         fuel: u64,
-    ) -> (LaunchResult, bufspec::BoundArgs) {
-        let specs = bufspec::parse_args(args).unwrap();
-        let bound = bufspec::bind(&mut self.dev, &specs).unwrap();
+    ) -> (LaunchResult, argspec::BoundArgs) {
+        let specs = argspec::parse_args(args).unwrap();
+        let bound = argspec::bind(&mut self.dev, &specs).unwrap();
         let r = self
             .dev
             .launch_with(

@@ -471,6 +471,7 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
             drain_block(cx, &e, m_scope(2) | m_reason(DrainReason::ThreadExit)).map(Some)
         }
         Opcode::Cp => Err(cx.unsupported(i, "asynchronous copies are not instrumented")),
+        Opcode::Ldmatrix => Err(cx.unsupported(i, "ldmatrix is not instrumented")),
         _ => Ok(None),
     }
 }

@@ -188,7 +188,7 @@ pub fn allocate<D: DeviceMemory>(
 /// a kernel outside `cfg.kernels` or model `sc` does not).
 pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool) -> Vec<u8> {
     let mut flags = 0;
-    if active && cfg.model != Model::Sc {
+    if active && matches!(cfg.model, Model::Bugaroo | Model::Scoped) {
         flags |= FLAG_ACTIVE;
     }
     if cfg.buffer_global {
@@ -230,7 +230,8 @@ pub fn begin_launch<D: DeviceMemory>(
 
 /// Whether launch of `kernel` buffers under `cfg` (the native `WriteBuffers::launch_begin`).
 pub fn launch_active(cfg: &BufferConfig, kernel: &str) -> bool {
-    cfg.model != Model::Sc && cfg.kernels.as_ref().is_none_or(|k| k.contains(kernel))
+    matches!(cfg.model, Model::Bugaroo | Model::Scoped)
+        && cfg.kernels.as_ref().is_none_or(|k| k.contains(kernel))
 }
 
 fn u32_at(b: &[u8], o: usize) -> u32 {

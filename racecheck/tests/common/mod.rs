@@ -2,9 +2,10 @@
 //! around write buffers) with seeded random schedules, and read the labelled cases.
 #![allow(dead_code)]
 
+use fencehound_argspec as argspec;
 use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
 use fencehound_racecheck::{Conflict, RaceCheck, RaceClass, RaceReport, RaceSet};
-use fencehound_vgpu::{bufspec, Device, Dim3, Hooks, LaunchOptions, NoHooks, RandomScheduler};
+use fencehound_vgpu::{Device, Dim3, Hooks, LaunchOptions, NoHooks, RandomScheduler};
 use std::collections::BTreeSet;
 
 /// Compiles `src` with NVRTC (default arch, line info) and `defines`. Panics with NVRTC's
@@ -101,7 +102,7 @@ pub fn run(
     memory: Memory,
     defines_note: &str,
 ) -> Outcome {
-    let specs = bufspec::parse_args(args).unwrap_or_else(|e| panic!("{kernel}: args: {e}"));
+    let specs = argspec::parse_args(args).unwrap_or_else(|e| panic!("{kernel}: args: {e}"));
     let mut all = RaceSet::default();
     let mut reports = Vec::new();
     for seed in seeds {
@@ -109,7 +110,7 @@ pub fn run(
         let id = dev
             .load_module(module)
             .unwrap_or_else(|e| panic!("{kernel}: {e}"));
-        let bound = bufspec::bind(&mut dev, &specs).unwrap_or_else(|e| panic!("{kernel}: {e}"));
+        let bound = argspec::bind(&mut dev, &specs).unwrap_or_else(|e| panic!("{kernel}: {e}"));
         let races = match memory {
             Memory::Sc => {
                 let rc = RaceCheck::for_module(NoHooks, &dev, id);

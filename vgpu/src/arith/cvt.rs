@@ -1,6 +1,8 @@
 //! `cvt`, PTX ISA §9.7.9.21, between every pair of `s8 s16 s32 s64 u8 u16 u32 u64 f16
-//! bf16 f32 f64`, plus `cvt.rn{.relu}.f16x2.f32`, `cvt.rn{.relu}.bf16x2.f32` and
-//! `cvt.rna.tf32.f32`.
+//! bf16 f32 f64`, plus `cvt.{rn,rz}{.relu}{.satfinite}.f16x2.f32` and `.bf16x2.f32`,
+//! `cvt.rna.tf32.f32`, the 8-bit float pairs (`cvt.rn.satfinite{.relu}.e4m3x2/e5m2x2`
+//! from two `.f32` or an `.f16x2`, and `cvt.rn{.relu}.f16x2.e4m3x2/e5m2x2`), and
+//! `cvt.pack.sat` (§9.7.9.22).
 //!
 //! Rules (ISA §9.7.9.21 and §6.5 "Rounding Modifiers" / "Saturation"):
 //! - integer → integer: plain `cvt` truncates to the destination width or sign/zero-
@@ -15,7 +17,17 @@
 //!   choice also for widening, where the ISA does not say whether payloads survive).
 //! - `.ftz` flushes `.f32` subnormal sources and results to signed zero; `.sat` on a
 //!   float destination clamps to [0, 1] with NaN → 0; `.relu` (f16/bf16 destinations)
-//!   turns negative results into +0 and keeps NaN canonical.
+//!   turns negative results into +0 and keeps NaN canonical; `.satfinite` keeps NaN and
+//!   turns a result beyond the format's largest finite value into that value, signed.
+//!
+//! 8-bit floats (OCP FP8, PTX ISA §5.2.5 "Alternate floating-point data formats"):
+//! `.e5m2` is IEEE-like (bias 15, infinities, NaN); `.e4m3` has bias 7, no infinities,
+//! and `S.1111.111` as its only NaN, so its largest finite value is 448. Conversions to
+//! them round to nearest even and require `.satfinite` (ptxas refuses them without):
+//! NaN gives `0x7f`, a magnitude above the largest finite value gives it, signed.
+//! Conversions from them are exact; an `.e4m3` NaN becomes the canonical `.f16` NaN
+//! `0x7fff`, an `.e5m2` value is the upper byte of the `.f16` with the same value (NaN
+//! payloads included).
 //!
 //! Integer results come back sign-extended (signed destination) or zero-extended
 //! (unsigned) to 64 bits; float results as their bit pattern, zero-extended.
@@ -43,6 +55,8 @@ pub struct CvtMods {
     pub ftz: bool,
     pub sat: bool,
     pub relu: bool,
+    /// `.satfinite` (f16/bf16 destinations): ±∞ results become ±MAX, NaN stays NaN.
+    pub satfinite: bool,
 }
 
 /// A source value, exact.
@@ -201,6 +215,11 @@ pub fn cvt(bits: u64, from: ScalarKind, to: ScalarKind, m: CvtMods) -> u64 {
             round_f64(fmt, x, dir)
         }
     };
+    let out = if m.satfinite && out & !fmt.sign_bit() == fmt.inf() {
+        out - 1
+    } else {
+        out
+    };
     float_post(out, to, m)
 }
 
@@ -317,7 +336,7 @@ pub fn cvt_f64_to_f32(x: f64, rnd: Rounding, ftz: bool, sat: bool) -> f32 {
         rnd: CvtRounding::Float(rnd),
         ftz,
         sat,
-        relu: false,
+        ..CvtMods::default()
     };
     f32::from_bits(cvt(x.to_bits(), ScalarKind::F64, ScalarKind::F32, m) as u32)
 }
@@ -374,6 +393,115 @@ pub fn cvt_rn_f16x2_f32(a: f32, b: f32, relu: bool) -> u32 {
 pub fn cvt_rn_bf16x2_f32(a: f32, b: f32, relu: bool) -> u32 {
     let h = |x| cvt_f32_to_bf16(x, Rounding::Rn, relu).to_bits() as u32;
     h(a) << 16 | h(b)
+}
+
+/// `cvt.{rn,rz}{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b` (`a` upper, `b` lower).
+pub fn cvt_x2_f32(a: f32, b: f32, bf: bool, rnd: Rounding, relu: bool, satfinite: bool) -> u32 {
+    let m = CvtMods {
+        rnd: CvtRounding::Float(rnd),
+        relu,
+        satfinite,
+        ..CvtMods::default()
+    };
+    let to = if bf {
+        ScalarKind::Bf16
+    } else {
+        ScalarKind::F16
+    };
+    let h = |x: f32| cvt(x.to_bits() as u64, ScalarKind::F32, to, m) as u32;
+    h(a) << 16 | h(b)
+}
+
+/// The 8-bit float formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fp8 {
+    E4m3,
+    E5m2,
+}
+
+/// `.e4m3`'s largest finite value, `S.1111.110` = 1.75 · 2^8.
+const E4M3_MAX: f64 = 448.0;
+/// `.e5m2`'s largest finite value, `S.11110.11` = 1.75 · 2^15.
+const E5M2_MAX: f64 = 57344.0;
+
+/// Converts `x` to an 8-bit float: round to nearest even, `.satfinite` (mandatory in
+/// PTX), optional `.relu`. See the module docs for NaN and overflow.
+pub fn to_fp8(x: f64, fmt: Fp8, relu: bool) -> u8 {
+    if x.is_nan() {
+        return 0x7f;
+    }
+    if relu && x <= 0.0 {
+        return 0;
+    }
+    let sign = if x.is_sign_negative() { 0x80 } else { 0 };
+    let max = match fmt {
+        Fp8::E4m3 => E4M3_MAX,
+        Fp8::E5m2 => E5M2_MAX,
+    };
+    if x.abs() > max {
+        // `.satfinite`: beyond the largest finite value (∞ included) gives it, signed.
+        return sign | if fmt == Fp8::E4m3 { 0x7e } else { 0x7b };
+    }
+    match fmt {
+        Fp8::E5m2 => round_f64(Format::E5M2, x, Dir::Rn) as u8,
+        Fp8::E4m3 => {
+            // `.e4m3` with bias 7 has the rounding grid of a 3-fraction-bit format with
+            // bias 15 scaled by 2^8 (normal from 2^-6, subnormal step 2^-9), so round
+            // x·2^-8 there: the bit patterns coincide (exponent field e ↔ e, same
+            // fraction). |x| ≤ 448 cannot round past 448.
+            let bits = round_f64(Format::E5M3, x.abs() * 2f64.powi(-8), Dir::Rn);
+            sign | bits as u8
+        }
+    }
+}
+
+/// Converts an 8-bit float to `.f16` bits, exactly; `.relu` turns negatives into +0 and
+/// NaN into the canonical NaN.
+pub fn fp8_to_f16(b: u8, fmt: Fp8, relu: bool) -> u16 {
+    let (nan, neg) = match fmt {
+        Fp8::E4m3 => (b & 0x7f == 0x7f, b & 0x80 != 0),
+        Fp8::E5m2 => (b & 0x7c == 0x7c && b & 3 != 0, b & 0x80 != 0),
+    };
+    if relu && nan {
+        return 0x7fff;
+    }
+    if relu && neg {
+        return 0;
+    }
+    match fmt {
+        Fp8::E5m2 => (b as u16) << 8,
+        Fp8::E4m3 if nan => 0x7fff,
+        Fp8::E4m3 => {
+            let e = (b >> 3) & 0xf;
+            let m = (b & 7) as u16;
+            let s = ((b & 0x80) as u16) << 8;
+            if e == 0 {
+                // Subnormal m·2^-9: an f16 normal (or zero) with the same value.
+                f16::from_f64(m as f64 * 2f64.powi(-9)).to_bits() | s
+            } else {
+                // Rebias 7 → 15 and widen the fraction 3 → 10 bits.
+                s | ((e as u16 + 8) << 10) | m << 7
+            }
+        }
+    }
+}
+
+/// `cvt.pack.sat.{t}.s32{.b32} d, a, b{, c}` (PTX ISA §9.7.9.22): `a` and `b` clamped to
+/// the `bits`-wide type, `b` in the low bits, `a` above it, and with `c` the rest of `d`
+/// from the low bits of `c`.
+pub fn cvt_pack_sat(a: i32, b: i32, bits: u32, signed: bool, c: Option<u32>) -> u32 {
+    let (lo, hi) = if signed {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    } else {
+        (0, (1i64 << bits) - 1)
+    };
+    let m = (1u64 << bits) - 1;
+    let t = |v: i32| (v as i64).clamp(lo, hi) as u64 & m;
+    let td = t(b) | t(a) << bits;
+    match c {
+        Some(c) if 2 * bits < 32 => (td | (c as u64) << (2 * bits)) as u32,
+        _ => td as u32,
+    }
 }
 
 /// `cvt.rna.tf32.f32`: round to 10 fraction bits with ties away from zero, returned as an

@@ -337,18 +337,15 @@ macro_rules! carry_ops {
             let (s2, c2) = s1.overflowing_add(cin.0 as $t);
             (s2, CarryFlag(c1 | c2))
         }
-        #[doc = concat!("`sub.cc` on ", stringify!($t), ": difference and borrow-out")]
+        #[doc = concat!("`sub.cc` on ", stringify!($t), ": difference and the carry-out of `a + !b + 1` (1 when no borrow)")]
         #[inline]
         pub fn $sub_cc(a: $t, b: $t) -> ($t, CarryFlag) {
-            let (d, c) = a.overflowing_sub(b);
-            (d, CarryFlag(c))
+            (a.wrapping_sub(b), CarryFlag(a >= b))
         }
-        #[doc = concat!("`subc{.cc}` on ", stringify!($t), ": `a - (b + CC.CF)` with borrow-out")]
+        #[doc = concat!("`subc{.cc}` on ", stringify!($t), ": `a + !b + CC.CF` (= `a - b - !CC.CF`) and its carry-out")]
         #[inline]
         pub fn $subc(a: $t, b: $t, cin: CarryFlag) -> ($t, CarryFlag) {
-            let (d1, c1) = a.overflowing_sub(b);
-            let (d2, c2) = d1.overflowing_sub(cin.0 as $t);
-            (d2, CarryFlag(c1 | c2))
+            $addc(a, !b, cin)
         }
         #[doc = concat!("`mad.lo.cc` on ", stringify!($t), ": `lo(a*b) + c` and carry-out")]
         #[inline]

@@ -85,8 +85,12 @@ pub enum CmpOp {
 }
 
 /// The condition-code carry flag `CC.CF` that `add.cc`/`addc`/`sub.cc`/`subc`/`mad.cc`/
-/// `madc` read and write. For subtraction it holds the *borrow* (PTX: `subc` computes
-/// `a - (b + CC.CF)`).
+/// `madc` read and write. It is always a carry, also for subtraction: NVIDIA hardware
+/// subtracts as `a + !b + 1` (`sub.cc`) and `a + !b + CC.CF` (`subc`), so after a
+/// subtraction `CC.CF` is 1 when there was *no* borrow, and an `addc` or `subc` that
+/// follows reads it that way (checked against results recorded on GPUs, issue 17). The
+/// ISA's `a - (b + CC.CF)` for `subc` describes the same chain with the flag inverted;
+/// the difference is visible only when additions and subtractions share the flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct CarryFlag(pub bool);
 

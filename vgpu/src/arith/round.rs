@@ -30,6 +30,11 @@ impl Format {
     pub(crate) const BF16: Format = Format { frac: 7, exp: 8 };
     /// NVIDIA's TensorFloat-32, stored in the upper 19 bits of an `f32`.
     pub(crate) const TF32: Format = Format { frac: 10, exp: 8 };
+    /// OCP FP8 E5M2 (PTX `.e5m2`): IEEE-style, with infinities and NaNs.
+    pub(crate) const E5M2: Format = Format { frac: 2, exp: 5 };
+    /// Three fraction bits over E5M2's exponent range: `.e4m3` values scaled by 2^-8
+    /// round on exactly this grid (see `cvt::to_fp8`).
+    pub(crate) const E5M3: Format = Format { frac: 3, exp: 5 };
 
     #[inline]
     const fn bias(self) -> i32 {

@@ -3,8 +3,8 @@
 //! and runs corpus kernels with the launch and arguments their headers state.
 #![allow(dead_code)]
 
+use fencehound_argspec::{self as argspec, ArgSpec, BoundArgs, HostBuffer};
 use fencehound_toolchain::{compile, expand_nvrtc_flags, CompileRequest};
-use fencehound_vgpu::bufspec::{self, ArgSpec, BoundArgs, HostBuffer};
 use fencehound_vgpu::*;
 use std::path::PathBuf;
 
@@ -67,13 +67,13 @@ pub fn header(stem: &str) -> Header {
     let mut dynamic_shared = 0;
     for kv in launch.split_whitespace() {
         match kv.split_once('=') {
-            Some(("grid", v)) => grid = bufspec::parse_dim3(v),
-            Some(("block", v)) => block = bufspec::parse_dim3(v),
+            Some(("grid", v)) => grid = argspec::parse_dim3(v),
+            Some(("block", v)) => block = argspec::parse_dim3(v),
             Some(("dynamic_shared", v)) => dynamic_shared = v.parse().expect("dynamic_shared"),
             _ => panic!("{stem}: bad launch header `{launch}`"),
         }
     }
-    let args = bufspec::parse_args(header_value(&source, "args"))
+    let args = argspec::parse_args(header_value(&source, "args"))
         .unwrap_or_else(|e| panic!("{stem}: args header: {e}"));
     Header {
         stem: stem.to_string(),
@@ -178,7 +178,7 @@ impl Corpus {
 
     /// Replaces the header's argument `name` (e.g. `"bad:u32=1000"`).
     pub fn set_arg(&mut self, spec: &str) {
-        let a = bufspec::parse_arg(spec).expect("spec");
+        let a = argspec::parse_arg(spec).expect("spec");
         let slot = self
             .header
             .args
@@ -205,7 +205,7 @@ impl Corpus {
     ) -> Run {
         let h = &self.header;
         let bound: BoundArgs =
-            bufspec::bind(&mut self.dev, &h.args).unwrap_or_else(|e| panic!("{}: {e}", h.stem));
+            argspec::bind(&mut self.dev, &h.args).unwrap_or_else(|e| panic!("{}: {e}", h.stem));
         let inputs = bound.read_all(&self.dev).expect("read inputs");
         let result = self
             .dev

@@ -140,14 +140,26 @@ fn carry_chains() {
         (u32::MAX, CarryFlag(true))
     );
     assert_eq!(addc_32(u32::MAX, 0, CarryFlag(true)), (0, CarryFlag(true)));
-    // Subtraction: CC.CF is a borrow.
-    assert_eq!(sub_cc_32(0, 1), (u32::MAX, CarryFlag(true)));
-    assert_eq!(sub_cc_32(5, 3), (2, CarryFlag(false)));
-    assert_eq!(subc_32(5, 5, CarryFlag(true)), (u32::MAX, CarryFlag(true)));
-    assert_eq!(subc_32(0, u32::MAX, CarryFlag(true)), (0, CarryFlag(true)));
-    assert_eq!(subc_32(7, 3, CarryFlag(true)), (3, CarryFlag(false)));
+    // Subtraction: CC.CF is the carry-out of `a + !b + 1` (1 = no borrow), as on GPUs.
+    assert_eq!(sub_cc_32(0, 1), (u32::MAX, CarryFlag(false)));
+    assert_eq!(sub_cc_32(5, 3), (2, CarryFlag(true)));
+    assert_eq!(sub_cc_32(7, 7), (0, CarryFlag(true)));
+    assert_eq!(sub_cc_32(0x627a_df75, 0x864c_cef5).1, CarryFlag(false));
+    assert_eq!(
+        subc_32(5, 5, CarryFlag(false)),
+        (u32::MAX, CarryFlag(false))
+    );
+    assert_eq!(subc_32(5, 5, CarryFlag(true)), (0, CarryFlag(true)));
+    assert_eq!(
+        subc_32(0, u32::MAX, CarryFlag(false)),
+        (0, CarryFlag(false))
+    );
+    assert_eq!(subc_32(7, 3, CarryFlag(false)), (3, CarryFlag(true)));
     assert_eq!(add_cc_64(u64::MAX, 2), (1, CarryFlag(true)));
-    assert_eq!(subc_64(0, 0, CarryFlag(true)), (u64::MAX, CarryFlag(true)));
+    assert_eq!(
+        subc_64(0, 0, CarryFlag(false)),
+        (u64::MAX, CarryFlag(false))
+    );
     // madc: lo/hi of a product plus c plus carry.
     assert_eq!(mad_lo_cc_32(0x8000_0000, 2, 1), (1, CarryFlag(false)));
     assert_eq!(mad_lo_cc_32(0xffff_ffff, 1, 1), (0, CarryFlag(true)));
@@ -217,7 +229,7 @@ proptest! {
         let (hi, c_out) = subc_32((a >> 32) as u32, (b >> 32) as u32, c);
         let (diff, borrow) = a.overflowing_sub(b);
         prop_assert_eq!((hi as u64) << 32 | lo as u64, diff);
-        prop_assert_eq!(c_out.0, borrow);
+        prop_assert_eq!(c_out.0, !borrow);
     }
 
     #[test]

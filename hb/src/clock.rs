@@ -6,7 +6,7 @@
 //!
 //! * Most synchronization is a CTA barrier, after which every participant knows exactly the
 //!   same thing. So a clock is a sorted list of **per-CTA chunks** (`tpb` entries each), and
-//!   every chunk is behind an `Rc`: after `__syncthreads()` all threads of the CTA point at
+//!   every chunk is behind an `Arc`: after `__syncthreads()` all threads of the CTA point at
 //!   one clock, and a later change copies only the one chunk it touches (copy on write).
 //! * A thread only knows about CTAs it has synchronized with, so a chunk that would be all
 //!   zeros is simply absent: a thread of a kernel that never synchronizes across CTAs holds
@@ -21,18 +21,18 @@
 //! barrier arrival, a release, a release fence), so accesses after the publication are not
 //! covered by it (FastTrack, Flanagan & Freund, PLDI 2009).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A thread's logical time. 0 means "nothing".
 pub type Epoch = u32;
 
-type Chunk = Rc<Vec<Epoch>>;
+type Chunk = Arc<Vec<Epoch>>;
 
 /// A vector clock over the threads of one launch, chunked per CTA.
 #[derive(Debug, Clone, Default)]
 pub struct VClock {
     /// Sorted by CTA index.
-    chunks: Rc<Vec<(u32, Chunk)>>,
+    chunks: Arc<Vec<(u32, Chunk)>>,
 }
 
 impl VClock {
@@ -71,15 +71,15 @@ impl VClock {
         if self.get(cta, tid) >= e {
             return;
         }
-        let chunks = Rc::make_mut(&mut self.chunks);
+        let chunks = Arc::make_mut(&mut self.chunks);
         let i = match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
             Ok(i) => i,
             Err(i) => {
-                chunks.insert(i, (cta, Rc::new(vec![0; tpb as usize])));
+                chunks.insert(i, (cta, Arc::new(vec![0; tpb as usize])));
                 i
             }
         };
-        let chunk = Rc::make_mut(&mut chunks[i].1);
+        let chunk = Arc::make_mut(&mut chunks[i].1);
         if let Some(x) = chunk.get_mut(tid as usize) {
             *x = e;
         }
@@ -88,7 +88,7 @@ impl VClock {
     /// (`self` has an entry greater than `other`'s, `other` has one greater than `self`'s),
     /// by one merge walk over both sorted chunk lists.
     fn compare(&self, other: &VClock) -> (bool, bool) {
-        if Rc::ptr_eq(&self.chunks, &other.chunks) {
+        if Arc::ptr_eq(&self.chunks, &other.chunks) {
             return (false, false);
         }
         let (a, b) = (&self.chunks, &other.chunks);
@@ -97,7 +97,7 @@ impl VClock {
         while (i < a.len() || j < b.len()) && !(s_gt && o_gt) {
             match (a.get(i), b.get(j)) {
                 (Some((ca, ra)), Some((cb, rb))) if ca == cb => {
-                    if !Rc::ptr_eq(ra, rb) {
+                    if !Arc::ptr_eq(ra, rb) {
                         let (m, t) = dominance(ra, rb);
                         s_gt |= m;
                         o_gt |= t;
@@ -168,7 +168,7 @@ impl VClock {
                 (None, None) => break,
             }
         }
-        self.chunks = Rc::new(out);
+        self.chunks = Arc::new(out);
     }
 
     /// Every entry of `other` is ≤ the one in `self`.
@@ -177,15 +177,15 @@ impl VClock {
     }
 
     /// Identity of the chunk list, for "already folded in" checks.
-    pub(crate) fn chunk_ptrs(&self) -> impl Iterator<Item = (u32, *const Vec<Epoch>)> + '_ {
-        self.chunks.iter().map(|(c, r)| (*c, Rc::as_ptr(r)))
+    pub fn chunk_ptrs(&self) -> impl Iterator<Item = (u32, *const Vec<Epoch>)> + '_ {
+        self.chunks.iter().map(|(c, r)| (*c, Arc::as_ptr(r)))
     }
 
     /// Joins only the chunk of `cta` from `other`.
-    pub(crate) fn join_one(&mut self, other: &VClock, cta: u32) {
+    pub fn join_one(&mut self, other: &VClock, cta: u32) {
         let Ok(j) = other.find(cta) else { return };
         let theirs = &other.chunks[j].1;
-        let chunks = Rc::make_mut(&mut self.chunks);
+        let chunks = Arc::make_mut(&mut self.chunks);
         match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
             Ok(i) => join_chunk(&mut chunks[i].1, theirs),
             Err(i) => chunks.insert(i, (cta, theirs.clone())),
@@ -217,7 +217,7 @@ fn dominance(mine: &[Epoch], theirs: &[Epoch]) -> (bool, bool) {
 }
 
 fn join_chunk(mine: &mut Chunk, theirs: &Chunk) {
-    if Rc::ptr_eq(mine, theirs) {
+    if Arc::ptr_eq(mine, theirs) {
         return;
     }
     let (m_gt, t_gt) = dominance(mine, theirs);
@@ -228,7 +228,7 @@ fn join_chunk(mine: &mut Chunk, theirs: &Chunk) {
         *mine = theirs.clone();
         return;
     }
-    let m = Rc::make_mut(mine);
+    let m = Arc::make_mut(mine);
     if m.len() < theirs.len() {
         m.resize(theirs.len(), 0);
     }
@@ -259,10 +259,10 @@ mod tests {
         // A join with a dominated clock keeps the pointers.
         let before = j.clone();
         j.join(&a);
-        assert!(Rc::ptr_eq(&before.chunks, &j.chunks));
+        assert!(Arc::ptr_eq(&before.chunks, &j.chunks));
         // A dominated clock adopts the dominating one.
         let mut small = a.clone();
         small.join(&j);
-        assert!(Rc::ptr_eq(&small.chunks, &j.chunks));
+        assert!(Arc::ptr_eq(&small.chunks, &j.chunks));
     }
 }

@@ -3,6 +3,10 @@
 //! the tests and `fencehound run-kernel --arg`, so a kernel can be run the same way
 //! everywhere.
 //!
+//! It is its own crate because it is a host-side (campaign and CLI) concern, not part of
+//! executing PTX: the fuzzer's campaigns and `run-kernel` use it, and so do the vgpu and
+//! racecheck tests, which could not depend on the fuzzer (it depends on both of them).
+//!
 //! ```text
 //! args     := arg ("," arg)*           commas inside parentheses do not separate
 //! arg      := buffer | scalar
@@ -44,8 +48,7 @@
 //!
 //! `mix` is SplitMix64's output function (Steele, Lea & Flood, OOPSLA'14).
 
-use crate::device::{Arg, Device};
-use crate::error::DeviceError;
+use fencehound_vgpu::{Arg, Device, DeviceError, Dim3};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -1056,7 +1059,7 @@ pub fn json_string(s: &str) -> String {
 }
 
 /// Parses a launch dimension: `X`, `X,Y` or `X,Y,Z` (missing ones are 1; each ≥ 1).
-pub fn parse_dim3(s: &str) -> Option<crate::exec::Dim3> {
+pub fn parse_dim3(s: &str) -> Option<Dim3> {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
         return None;
@@ -1065,5 +1068,5 @@ pub fn parse_dim3(s: &str) -> Option<crate::exec::Dim3> {
     for (k, p) in parts.iter().enumerate() {
         d[k] = p.parse::<u32>().ok().filter(|v| *v > 0)?;
     }
-    Some(crate::exec::Dim3::new(d[0], d[1], d[2]))
+    Some(Dim3::new(d[0], d[1], d[2]))
 }

@@ -1,7 +1,7 @@
 //! The buffer/scalar spec grammar: parsing, printing, initial contents (the random
 //! generator is pinned), typed errors, binding on a device, reading back and formatting.
 
-use fencehound_vgpu::bufspec::*;
+use fencehound_argspec::*;
 use fencehound_vgpu::{Arg, Device};
 
 fn buffer(s: &str) -> BufferSpec {
@@ -226,7 +226,7 @@ fn errors_name_the_offending_text() {
 
 #[test]
 fn file_initializer() {
-    let dir = std::env::temp_dir().join(format!("fencehound-bufspec-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("fencehound-argspec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("in.bin");
     let data: Vec<u8> = [1u32, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();

@@ -1,0 +1,928 @@
+//! The `weak` memory model: loads may read older values wherever the PTX memory model
+//! allows it, and only there.
+//!
+//! # Why
+//!
+//! Write buffers (`bugaroo`, `scoped`) only ever *delay stores*; every load reads the
+//! newest value that reached memory. That exposes missing fences on the writer's side and
+//! nothing on the reader's: a consumer that polls a flag and reads data without an acquire
+//! fence, a lock taken by a relaxed `atomicCAS` with no fence after it, a seqlock reader
+//! without its fence — all pass, and `audit` would call their fences redundant. PTX allows
+//! those readers to see stale data; this model produces exactly such executions.
+//!
+//! # The model (per-location histories and views, after tsan11 — Lidbury & Donaldson,
+//! POPL'17 —, miri's `weak_memory.rs` and C11Tester, ASPLOS'21, adapted to PTX)
+//!
+//! * **Histories.** Every store enters the history of its location when it executes (no
+//!   store is delayed). A location is an exactly-matching (offset, size) inside an 8-byte
+//!   block; a history keeps the launch's initial value and the last [`HISTORY`] stores
+//!   (older ones are forgotten: they can no longer be read, which only removes behaviours).
+//!   Memory always holds the newest store, so a load that reads the newest value is a
+//!   plain memory read. Histories start empty at each launch (kernel boundaries
+//!   synchronize everything).
+//! * **Coherence order** is *partial*, as in PTX (Dat3M's `ptx-v7.5.cat`: `co` is total
+//!   only among morally strong writes): a new store `W` of thread `T` is coherence-after
+//!   the stores `T` knows (causality: happens-before and observations, [`fencehound_hb`]),
+//!   after every store it is morally strong with, after the launch's initial value, and
+//!   after everything those follow (transitively). Unordered weak stores stay unordered,
+//!   so two readers may see them in different orders (`Co-Total-*`, `Coherence-weak`).
+//! * **Reads.** A load of `T` may read a store `S` of the location unless `S` is
+//!   coherence-before a store that `T` knows (the Causality axiom: `irreflexive((rf | fr);
+//!   cause)`). The newest store is always allowed. A load that skips newer stores reads
+//!   *stale*; which store it reads is a seeded choice (below).
+//! * **Observations.** A morally strong read of another thread's store that `T` did not
+//!   already know is recorded ([`fencehound_hb::obs`]): later reads of `T`, and of whoever
+//!   synchronizes with `T` later, may not read anything coherence-before it (CoRR across
+//!   threads). Weak reads record nothing (PTX gives them no coherence guarantee against
+//!   other threads' writes: `CoWW-RR`).
+//! * **Read-modify-writes** read a store that no store morally strong with the RMW
+//!   follows in coherence order (the Atomicity axiom) — the newest, unless the newer ones
+//!   are not morally strong with it (e.g. `atomicAdd_block` from another CTA, which may
+//!   then lose an update) — and their write enters the history coherence-after what they
+//!   read. An RMW that reads a store carrying a release continues its release sequence.
+//! * **Synchronization** is the shared PTX happens-before ([`fencehound_hb::Hb`]): scoped
+//!   release/acquire patterns, release sequences, fence-SC order, barriers (named,
+//!   counted, arrive), `bar.warp.sync`. A `.cta` release synchronizes only with readers of
+//!   the same CTA, so `__threadfence_block()` where `__threadfence()` is needed shows up
+//!   as stale reads in the other CTA — no CTA overlay is needed.
+//!
+//! # Choice (the `p` knob)
+//!
+//! When a load (or RMW) may read older stores, it reads stale with probability `p` (the
+//! campaign's `p_w` sweep; `p = 0` is sequential consistency for loads), and then a store
+//! chosen uniformly among the allowed older ones; otherwise the newest. Both choices come
+//! from a counter-based hash of (seed, launch, thread, that thread's load count), so an
+//! execution replays bit for bit. The buffer filters keep their meaning: `sites` — only
+//! stores at these sites may be skipped by a stale read; `buffer_global`/`buffer_shared` —
+//! stale reads only in that space; `kernels` — only in launches of these kernels.
+//!
+//! # Liveness
+//!
+//! A spin loop could read a stale flag forever. When the vgpu reports that nothing makes
+//! progress ([`Hooks::stalled`]), loads read the newest store until the next store,
+//! atomic, barrier or thread exit; only if that does not help is the state final (a real
+//! deadlock or hang).
+//!
+//! # Soundness argument
+//!
+//! Every execution is an execution of the PTX axiomatic model: writes enter coherence
+//! order no later than they execute and always coherence-after everything their thread
+//! knows (Coherence axiom), morally strong writes are totally ordered (Coherence2), RMWs
+//! read a coherence-latest morally strong write (Atomicity), a read never reads a store
+//! coherence-before one that precedes it in causality order (Causality), fence-SC order
+//! is the execution order of the fences and so agrees with causality (FenceSC), and a read
+//! only reads stores that already executed (No-Thin-Air). Where we approximate (observation
+//! thresholds, spilled publications, forgotten old stores, mixed-size accesses reading the
+//! newest bytes), the approximation adds constraints, never removes them. Checked against
+//! the PTX litmus suite (`litmus/RESULTS.md`: 0 unsound).
+//!
+//! # What it cannot produce
+//!
+//! Load buffering and out-of-thin-air shapes (a read returning a store that executes
+//! later, `LB-*`): reads only see stores that already executed. Stores are not reordered
+//! in coherence against program order beyond what the partial order leaves open.
+
+use crate::select;
+use crate::stats::{BufferStats, WeakStats};
+use crate::TraceEvent;
+use fencehound_hb::sync::{acquires, scopes_meet, strong};
+use fencehound_hb::{Hb, Message};
+use fencehound_vgpu::hooks::RmwFn;
+use fencehound_vgpu::{
+    Access, Barrier, Fence, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
+};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// Stores kept per 8-byte block besides the oldest surviving one (the bound on each
+/// location's history). Older stores are forgotten: no load can read them any more.
+pub const HISTORY: usize = 8;
+/// Entries in a block's list at most: [`HISTORY`] stores plus initial values.
+const LIST_CAP: usize = HISTORY + 2;
+const _: () = assert!(LIST_CAP <= 16, "coherence masks are u16");
+
+/// `writer` of a launch's initial value.
+const INIT: u32 = u32::MAX;
+
+const F_STRONG: u8 = 1;
+const F_WIDE: u8 = 2;
+const F_RMW: u8 = 4;
+
+/// 8-byte blocks per page of the global-memory index.
+const PAGE_BLOCKS: usize = 512;
+
+/// One store in a block's history.
+#[derive(Debug, Clone)]
+struct Entry {
+    /// Insertion number in the launch (0 for initial values).
+    seq: u64,
+    value: u64,
+    /// What the store publishes (strong stores after a release pattern).
+    msg: Option<Arc<Message>>,
+    writer: u32,
+    epoch: u32,
+    site: SiteId,
+    cta: u32,
+    /// Bit `j`: the entry at position `j` of the block's list is coherence-before this one.
+    co: u16,
+    off: u8,
+    size: u8,
+    flags: u8,
+}
+
+impl Entry {
+    #[inline]
+    fn overlaps(&self, off: u8, size: u8) -> bool {
+        self.off < off + size && off < self.off + self.size
+    }
+    #[inline]
+    fn strong(&self) -> bool {
+        self.flags & F_STRONG != 0
+    }
+    #[inline]
+    fn scope(&self) -> Scope {
+        if self.flags & F_WIDE != 0 {
+            Scope::Gpu
+        } else {
+            Scope::Cta
+        }
+    }
+}
+
+/// A location as one word, as in the buffers: a global address, or `2^63 | cta << 32 |
+/// offset` for shared memory.
+#[inline]
+fn pack(loc: Location) -> u64 {
+    match loc {
+        Location::Global(a) => a,
+        Location::Shared { cta, offset } => (1 << 63) | ((cta as u64) << 32) | offset as u64,
+    }
+}
+
+/// What the filters allow.
+#[derive(Debug, Clone)]
+pub struct WeakConfig {
+    pub p: f64,
+    pub seed: u64,
+    pub global: bool,
+    pub shared: bool,
+    pub kernels: Option<BTreeSet<String>>,
+    pub sites: Option<BTreeSet<SiteId>>,
+    pub trace: bool,
+}
+
+/// The `weak` model's state (see the module docs).
+pub struct WeakMemory {
+    cfg: WeakConfig,
+    threshold: u64,
+    launch: u32,
+    /// Stale reads allowed in this launch (kernel filter).
+    active: bool,
+    hb: Hb,
+    /// Global memory: page number → index into `pages`.
+    page_index: HashMap<u64, u32>,
+    pages: Vec<[u32; PAGE_BLOCKS]>,
+    last_page: (u64, u32),
+    /// Shared memory: per CTA, one slot per 8-byte block (allocated on first store).
+    shared: Vec<Vec<u32>>,
+    /// Block lists; index 0 is unused (slot value 0 means "no history").
+    lists: Vec<Vec<Entry>>,
+    seq: u64,
+    live_entries: u64,
+    /// Loads per thread (the counter of the choice hash).
+    loads: Vec<u32>,
+    /// Liveness: read the newest store until something makes progress.
+    fresh: bool,
+    stats: WeakStats,
+}
+
+/// Which stores a read may return: bit `j` for the entry at position `j`.
+struct Choice {
+    /// Exactly matching entries.
+    exact: u16,
+    /// Position of the newest exact entry.
+    newest: usize,
+    allowed: u16,
+}
+
+impl WeakMemory {
+    pub fn new(cfg: WeakConfig) -> Self {
+        WeakMemory {
+            threshold: select::threshold(cfg.p),
+            cfg,
+            launch: 0,
+            active: false,
+            hb: Hb::new(),
+            page_index: HashMap::new(),
+            pages: Vec::new(),
+            last_page: (u64::MAX, 0),
+            shared: Vec::new(),
+            lists: vec![Vec::new()],
+            seq: 0,
+            live_entries: 0,
+            loads: Vec::new(),
+            fresh: false,
+            stats: WeakStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &WeakStats {
+        &self.stats
+    }
+
+    /// Heap bytes of histories and synchronization state.
+    pub fn heap_bytes(&self) -> usize {
+        let e = std::mem::size_of::<Entry>();
+        self.lists
+            .iter()
+            .map(|l| 24 + l.capacity() * e)
+            .sum::<usize>()
+            + self
+                .lists
+                .iter()
+                .flatten()
+                .filter_map(|x| x.msg.as_ref())
+                .map(|m| m.heap_bytes())
+                .sum::<usize>()
+            + self.pages.len() * (PAGE_BLOCKS * 4 + 16)
+            + self.page_index.capacity() * 16
+            + self.shared.iter().map(|s| s.capacity() * 4).sum::<usize>()
+            + self.loads.capacity() * 4
+            + self.hb.heap_bytes()
+    }
+
+    fn space_enabled(&self, loc: Location) -> bool {
+        if loc.is_shared() {
+            self.cfg.shared
+        } else {
+            self.cfg.global
+        }
+    }
+
+    /// The list index of `loc`'s block (creating the slot when `create`).
+    fn slot(&mut self, mem: &Memory, loc: Location, create: bool) -> Option<usize> {
+        match loc {
+            Location::Global(a) => {
+                let page = a / (PAGE_BLOCKS as u64 * 8);
+                let blk = ((a / 8) % PAGE_BLOCKS as u64) as usize;
+                let pi = if self.last_page.0 == page {
+                    self.last_page.1
+                } else {
+                    let pi = match self.page_index.get(&page) {
+                        Some(p) => *p,
+                        None if create => {
+                            self.pages.push([0; PAGE_BLOCKS]);
+                            let p = self.pages.len() as u32 - 1;
+                            self.page_index.insert(page, p);
+                            p
+                        }
+                        None => return None,
+                    };
+                    self.last_page = (page, pi);
+                    pi
+                };
+                let s = &mut self.pages[pi as usize][blk];
+                if *s == 0 {
+                    if !create {
+                        return None;
+                    }
+                    self.lists.push(Vec::with_capacity(2));
+                    *s = self.lists.len() as u32 - 1;
+                }
+                Some(*s as usize)
+            }
+            Location::Shared { cta, offset } => {
+                let c = cta as usize;
+                let blk = offset as usize / 8;
+                if self.shared.len() <= c {
+                    if !create {
+                        return None;
+                    }
+                    self.shared.resize_with(c + 1, Vec::new);
+                }
+                let v = &mut self.shared[c];
+                if v.len() <= blk {
+                    if !create {
+                        return None;
+                    }
+                    let len = mem.shared.get(c).map_or(0, |s| s.len()).div_ceil(8);
+                    v.resize(len.max(blk + 1), 0);
+                }
+                if v[blk] == 0 {
+                    if !create {
+                        return None;
+                    }
+                    self.lists.push(Vec::with_capacity(2));
+                    v[blk] = self.lists.len() as u32 - 1;
+                }
+                Some(v[blk] as usize)
+            }
+        }
+    }
+
+    /// Whether thread `g` knows entry `e` of block `key` (it happens before `g`'s next
+    /// operation, or `g` observed it).
+    #[inline]
+    fn known(hb: &Hb, g: u32, key: u64, e: &Entry) -> bool {
+        e.writer == INIT
+            || hb.knows(g, e.writer, e.epoch)
+            || hb.obs(g).is_some_and(|o| e.seq <= o.threshold(key))
+    }
+
+    /// Exact entries, the newest, and what thread `g` may read (None: mixed sizes).
+    fn choice(&self, li: usize, g: u32, key: u64, off: u8, size: u8) -> Option<Choice> {
+        let list = &self.lists[li];
+        let mut exact = 0u16;
+        for (p, e) in list.iter().enumerate() {
+            if e.overlaps(off, size) {
+                if e.off != off || e.size != size {
+                    return None;
+                }
+                exact |= 1 << p;
+            }
+        }
+        if exact == 0 {
+            return None;
+        }
+        let newest = 15 - exact.leading_zeros() as usize;
+        // Causality: nothing coherence-before a store the thread knows.
+        let mut forbidden = 0u16;
+        for (p, e) in list.iter().enumerate() {
+            if exact >> p & 1 == 1 && Self::known(&self.hb, g, key, e) {
+                forbidden |= e.co;
+            }
+        }
+        let allowed = (exact & !forbidden) | 1 << newest;
+        Some(Choice {
+            exact,
+            newest,
+            allowed,
+        })
+    }
+
+    /// With probability `p`, one of the bits of `among` (uniformly); the thread's
+    /// decision counter advances either way.
+    fn pick_among(&mut self, g: u32, among: u16, salt: u64) -> Option<usize> {
+        let n = self.loads.get(g as usize).copied().unwrap_or(0);
+        if let Some(x) = self.loads.get_mut(g as usize) {
+            *x = x.wrapping_add(1);
+        }
+        let h = select::mix(
+            select::mix(
+                select::mix(select::mix(self.cfg.seed ^ salt) ^ self.launch as u64) ^ g as u64,
+            ) ^ n as u64,
+        );
+        if (h >> 11) >= self.threshold || among == 0 {
+            return None;
+        }
+        let k = (select::mix(h) % among.count_ones() as u64) as usize;
+        (0..16).filter(|p| among >> p & 1 == 1).nth(k)
+    }
+
+    /// Picks what a read returns among `cands` (entries older than the newest); the
+    /// newest when the coin says fresh or nothing older may be read.
+    fn pick(&mut self, li: usize, g: u32, c: &Choice, cands: u16) -> usize {
+        let n = self.loads.get(g as usize).copied().unwrap_or(0);
+        if let Some(x) = self.loads.get_mut(g as usize) {
+            *x = x.wrapping_add(1);
+        }
+        // Skippable: only stores the filters allow may be skipped by a stale read.
+        let list = &self.lists[li];
+        let mut ok = 0u16;
+        let mut suffix_ok = true;
+        for p in (0..=c.newest).rev() {
+            if c.exact >> p & 1 == 0 {
+                continue;
+            }
+            if p != c.newest && suffix_ok && cands >> p & 1 == 1 {
+                ok |= 1 << p;
+            }
+            suffix_ok &= self
+                .cfg
+                .sites
+                .as_ref()
+                .is_none_or(|s| s.contains(&list[p].site));
+        }
+        if ok == 0 || self.fresh || !self.active {
+            return c.newest;
+        }
+        let h = select::mix(
+            select::mix(
+                select::mix(select::mix(self.cfg.seed ^ 0x7765_616b) ^ self.launch as u64)
+                    ^ g as u64,
+            ) ^ n as u64,
+        );
+        if (h >> 11) >= self.threshold {
+            return c.newest;
+        }
+        let k = (select::mix(h) % ok.count_ones() as u64) as usize;
+        (0..16)
+            .filter(|p| ok >> p & 1 == 1)
+            .nth(k)
+            .unwrap_or(c.newest)
+    }
+
+    /// Appends a store to list `li`, coherence-after `preds` and what they follow; forgets
+    /// the oldest entry beyond the bound.
+    fn push(&mut self, li: usize, mut e: Entry, preds: u16) -> usize {
+        let list = &mut self.lists[li];
+        let mut co = preds;
+        for (p, x) in list.iter().enumerate() {
+            if preds >> p & 1 == 1 {
+                co |= x.co;
+            }
+        }
+        e.co = co;
+        list.push(e);
+        self.live_entries += 1;
+        if list.len() > LIST_CAP {
+            list.remove(0);
+            self.live_entries -= 1;
+            for x in list.iter_mut() {
+                x.co >>= 1;
+            }
+        }
+        self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
+        list.len() - 1
+    }
+
+    /// Positions where a plain store of thread `t` may enter coherence order other than at
+    /// the end: before a suffix of the list that holds only stores `t` does not know
+    /// (they would otherwise have to precede it) and no read-modify-write (an RMW must
+    /// stay right after what it read: Atomicity). Bit `q`: "insert at position `q`".
+    fn insertion_points(&self, li: usize, required: u16, off: u8, size: u8) -> u16 {
+        let list = &self.lists[li];
+        if list
+            .iter()
+            .any(|e| e.overlaps(off, size) && (e.off != off || e.size != size))
+        {
+            return 0;
+        }
+        let first = 16 - required.leading_zeros() as usize;
+        // Before at least one later store of the location (else it is simply the newest),
+        // and with no RMW of the location after the insertion point.
+        let mut points = 0u16;
+        let mut later_store = false;
+        for q in (first..list.len()).rev() {
+            let e = &list[q];
+            if e.off == off && e.size == size {
+                if e.flags & F_RMW != 0 {
+                    break;
+                }
+                later_store = true;
+            }
+            if later_store {
+                points |= 1 << q;
+            }
+        }
+        points
+    }
+
+    /// Inserts plain store `e` of thread `t` at list position `q`: coherence-after the
+    /// `required` entries, the entries before `q` it is morally strong with, and what
+    /// those follow; coherence-before the entries from `q` on that it is morally strong
+    /// with, and whatever follows those.
+    fn insert_at(
+        &mut self,
+        li: usize,
+        mut e: Entry,
+        q: usize,
+        required: u16,
+        t: ThreadRef,
+        sw: Option<Scope>,
+    ) {
+        let ms = |x: &Entry| {
+            x.off == e.off
+                && x.size == e.size
+                && sw.is_some_and(|s| x.strong() && scopes_meet(x.cta, x.scope(), t.cta, s))
+        };
+        let list = &mut self.lists[li];
+        let mut co = 0u16;
+        for (p, x) in list.iter().enumerate().take(q) {
+            if required >> p & 1 == 1 || ms(x) {
+                co |= 1 << p | x.co;
+            }
+        }
+        let widen = |m: u16| (m & ((1u16 << q) - 1)) | ((m >> q) << (q + 1));
+        let succs: Vec<bool> = list.iter().map(ms).collect();
+        for x in list.iter_mut() {
+            x.co = widen(x.co);
+        }
+        e.co = co;
+        list.insert(q, e);
+        let mut after = 0u16;
+        for p in q + 1..list.len() {
+            if succs[p - 1] || list[p].co & after != 0 {
+                list[p].co |= 1 << q | co;
+                after |= 1 << p;
+            }
+        }
+        self.live_entries += 1;
+        if list.len() > LIST_CAP {
+            list.remove(0);
+            self.live_entries -= 1;
+            for x in list.iter_mut() {
+                x.co >>= 1;
+            }
+        }
+        self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
+        self.stats.reordered_stores += 1;
+    }
+
+    /// Entries the new write of thread `t` (strong with `scope` when `strong_w`) must
+    /// follow: those it knows, those morally strong with it, and every overlapping entry
+    /// of another size (mixed sizes are read as the newest bytes anyway).
+    fn write_preds(
+        &self,
+        li: usize,
+        t: ThreadRef,
+        key: u64,
+        off: u8,
+        size: u8,
+        sw: Option<Scope>,
+    ) -> u16 {
+        let mut preds = 0u16;
+        for (p, e) in self.lists[li].iter().enumerate() {
+            if !e.overlaps(off, size) {
+                continue;
+            }
+            let exact = e.off == off && e.size == size;
+            let ms = sw.is_some_and(|s| e.strong() && scopes_meet(e.cta, e.scope(), t.cta, s));
+            if !exact || ms || Self::known(&self.hb, t.global, key, e) {
+                preds |= 1 << p;
+            }
+        }
+        preds
+    }
+
+    /// Ensures the block has an initial-value entry for (off, size): the bytes memory
+    /// holds before the launch's first store there.
+    fn ensure_init(
+        &mut self,
+        mem: &Memory,
+        li: usize,
+        loc: Location,
+        off: u8,
+        size: u8,
+    ) -> Result<(), MemError> {
+        let list = &self.lists[li];
+        if list.iter().any(|e| e.off == off && e.size == size) {
+            return Ok(());
+        }
+        let mut b = [0u8; 8];
+        mem.read(loc, &mut b[..size as usize])?;
+        let init = Entry {
+            seq: 0,
+            value: u64::from_le_bytes(b),
+            msg: None,
+            writer: INIT,
+            epoch: 0,
+            site: SiteId::MAX,
+            cta: 0,
+            co: 0,
+            off,
+            size,
+            flags: 0,
+        };
+        // Initial values follow nothing; any other-size entries are older history that
+        // reads of this location never choose (mixed sizes read the newest bytes).
+        let preds = self.lists[li]
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.overlaps(off, size))
+            .fold(0u16, |m, (p, _)| m | 1 << p);
+        self.push(li, init, preds);
+        Ok(())
+    }
+
+    fn note_stale(
+        &mut self,
+        trace: &mut Vec<TraceEvent>,
+        a: &Access,
+        li: usize,
+        read: usize,
+        newest: usize,
+    ) {
+        self.stats.stale_reads += 1;
+        if !self.cfg.trace {
+            return;
+        }
+        let l = &self.lists[li];
+        let site = |e: &Entry| (e.writer != INIT).then_some(e.site);
+        trace.push(TraceEvent::StaleRead {
+            thread: a.thread.global,
+            site: a.site,
+            loc: a.loc,
+            value: l[read].value,
+            read_seq: l[read].seq,
+            read_site: site(&l[read]),
+            newest_seq: l[newest].seq,
+            newest_site: site(&l[newest]),
+            newest_value: l[newest].value,
+        });
+    }
+
+    /// The read of entry `pos` by `a` synchronizes (and is recorded as an observation)
+    /// when the two are morally strong.
+    fn sync_read(&mut self, a: &Access, li: usize, pos: Option<usize>, key: u64) {
+        let t = a.thread;
+        let r_strong = strong(a.sem);
+        if let Some(pos) = pos {
+            let e = &self.lists[li][pos];
+            let ms = r_strong
+                && e.writer != INIT
+                && e.writer != t.global
+                && e.strong()
+                && scopes_meet(e.cta, e.scope(), t.cta, a.scope);
+            if ms {
+                let msg = e.msg.clone();
+                let (seq, known) = (e.seq, Self::known(&self.hb, t.global, key, e));
+                self.hb.read(t, a.sem, a.scope, msg.as_deref());
+                if !known {
+                    self.hb.observe(t.global, key, seq);
+                }
+                return;
+            }
+        }
+        if acquires(a.sem) {
+            self.hb.read(t, a.sem, a.scope, None);
+        }
+    }
+
+    pub fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+        self.launch = info.launch;
+        self.active = self
+            .cfg
+            .kernels
+            .as_ref()
+            .is_none_or(|k| k.contains(info.kernel));
+        self.hb.begin(info.threads, info.ctas, info.threads_per_cta);
+        self.page_index.clear();
+        self.pages.clear();
+        self.last_page = (u64::MAX, 0);
+        self.shared.clear();
+        self.lists.truncate(1);
+        self.seq = 0;
+        self.live_entries = 0;
+        self.loads.clear();
+        self.loads.resize(info.threads as usize, 0);
+        self.fresh = false;
+    }
+
+    pub fn launch_end(&mut self) {
+        self.stats.peak_heap = self.stats.peak_heap.max(self.heap_bytes() as u64);
+        self.stats.histories_peak = self.stats.histories_peak.max(self.lists.len() as u64 - 1);
+    }
+
+    pub fn load(
+        &mut self,
+        mem: &mut Memory,
+        a: &Access,
+        buf: &mut [u8],
+        trace: &mut Vec<TraceEvent>,
+    ) -> Result<(), MemError> {
+        self.stats.loads += 1;
+        mem.read(a.loc, buf)?;
+        let (key, off, size) = (pack(a.loc) & !7, (pack(a.loc) & 7) as u8, a.size as u8);
+        let Some(li) = self.slot(mem, a.loc, false) else {
+            if acquires(a.sem) {
+                self.hb.read(a.thread, a.sem, a.scope, None);
+            }
+            return Ok(());
+        };
+        let g = a.thread.global;
+        let Some(c) = self.choice(li, g, key, off, size) else {
+            // Mixed sizes (or nothing of this size stored): the newest bytes, which no
+            // morally strong pair relates (they do not overlap completely).
+            if acquires(a.sem) {
+                self.hb.read(a.thread, a.sem, a.scope, None);
+            }
+            return Ok(());
+        };
+        let cands = if self.space_enabled(a.loc) {
+            c.allowed & !(1 << c.newest)
+        } else {
+            0
+        };
+        let pos = if cands == 0 {
+            c.newest
+        } else {
+            self.pick(li, g, &c, cands)
+        };
+        if pos != c.newest {
+            let v = self.lists[li][pos].value;
+            buf.copy_from_slice(&v.to_le_bytes()[..buf.len()]);
+            self.note_stale(trace, a, li, pos, c.newest);
+        }
+        self.sync_read(a, li, Some(pos), key);
+        Ok(())
+    }
+
+    pub fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        let mut probe = [0u8; 8];
+        mem.read(a.loc, &mut probe[..data.len()])?;
+        let t = a.thread;
+        let s = strong(a.sem);
+        let msg = if s {
+            self.hb.write_message(t, a.sem, a.scope)
+        } else {
+            None
+        };
+        let epoch = self.hb.epoch(t.global);
+        self.fresh = false;
+        let (key, off, size) = (pack(a.loc) & !7, (pack(a.loc) & 7) as u8, a.size as u8);
+        if let Some(li) = self.slot(mem, a.loc, true) {
+            self.ensure_init(mem, li, a.loc, off, size)?;
+            let sw = s.then_some(a.scope);
+            let preds = self.write_preds(li, t, key, off, size, sw);
+            // Coherence order need not follow execution order: the store may go before
+            // later stores its thread does not know (same coin as stale reads).
+            let mut q = None;
+            if self.active && self.space_enabled(a.loc) && !self.fresh {
+                let required = self.write_preds(li, t, key, off, size, None);
+                let points = self.insertion_points(li, required, off, size);
+                if points != 0 {
+                    q = self
+                        .pick_among(t.global, points, 0x696e_7372)
+                        .map(|q| (q, required));
+                }
+            }
+            let mut v = [0u8; 8];
+            v[..data.len()].copy_from_slice(data);
+            self.seq += 1;
+            let e = Entry {
+                seq: self.seq,
+                value: u64::from_le_bytes(v),
+                msg: msg.map(Arc::new),
+                writer: t.global,
+                epoch,
+                site: a.site,
+                cta: t.cta,
+                co: 0,
+                off,
+                size,
+                flags: if s { F_STRONG } else { 0 }
+                    | if fencehound_hb::wide(a.scope) {
+                        F_WIDE
+                    } else {
+                        0
+                    },
+            };
+            if let Some((q, required)) = q {
+                // Memory keeps the newest store of the coherence order.
+                self.insert_at(li, e, q, required, t, sw);
+                return Ok(());
+            }
+            self.push(li, e, preds);
+        }
+        mem.write(a.loc, data)
+    }
+
+    pub fn atomic(
+        &mut self,
+        mem: &mut Memory,
+        a: &Access,
+        rmw: RmwFn<'_>,
+        trace: &mut Vec<TraceEvent>,
+    ) -> Result<u64, MemError> {
+        let current = mem.read_u64(a.loc, a.size)?;
+        self.stats.rmws += 1;
+        self.fresh = false;
+        let t = a.thread;
+        let g = t.global;
+        let (key, off, size) = (pack(a.loc) & !7, (pack(a.loc) & 7) as u8, a.size as u8);
+        let Some(li) = self.slot(mem, a.loc, true) else {
+            let new = rmw(current);
+            mem.write_u64(a.loc, a.size, new)?;
+            return Ok(current);
+        };
+        self.ensure_init(mem, li, a.loc, off, size)?;
+        // What it reads: allowed, and followed by no store morally strong with it.
+        let (pos, newest) = match self.choice(li, g, key, off, size) {
+            Some(c) => {
+                let mut after_ms = 0u16;
+                for (p, e) in self.lists[li].iter().enumerate() {
+                    if c.exact >> p & 1 == 1
+                        && (e.writer == g
+                            || (e.strong() && scopes_meet(e.cta, e.scope(), t.cta, a.scope)))
+                    {
+                        after_ms |= e.co;
+                    }
+                }
+                let cands = if self.space_enabled(a.loc) {
+                    c.allowed & !after_ms & !(1 << c.newest)
+                } else {
+                    0
+                };
+                let pos = if cands == 0 {
+                    c.newest
+                } else {
+                    self.pick(li, g, &c, cands)
+                };
+                (Some(pos), c.newest)
+            }
+            None => (None, 0),
+        };
+        let old = match pos {
+            Some(p) => self.lists[li][p].value,
+            None => current,
+        };
+        if let Some(p) = pos.filter(|p| *p != newest) {
+            self.stats.stale_rmws += 1;
+            self.note_stale(trace, a, li, p, newest);
+        }
+        // Release first (it publishes what precedes the RMW), then acquire.
+        let mut msg = self.hb.write_message(t, a.sem, a.scope);
+        let chained = pos.and_then(|p| {
+            let e = &self.lists[li][p];
+            let link =
+                e.writer == g || (e.strong() && scopes_meet(e.cta, e.scope(), t.cta, a.scope));
+            if link {
+                e.msg.clone()
+            } else {
+                None
+            }
+        });
+        if let Some(c) = chained {
+            msg.get_or_insert_with(Message::default).merge(&c);
+        }
+        self.sync_read(a, li, pos, key);
+        let epoch = self.hb.epoch(g);
+        let mut preds = self.write_preds(li, t, key, off, size, Some(a.scope));
+        if let Some(p) = pos {
+            preds |= 1 << p;
+        }
+        let mask = if a.size >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (a.size * 8)) - 1
+        };
+        let new = rmw(old) & mask;
+        self.seq += 1;
+        let e = Entry {
+            seq: self.seq,
+            value: new,
+            msg: msg.filter(|m| !m.is_empty()).map(Arc::new),
+            writer: g,
+            epoch,
+            site: a.site,
+            cta: t.cta,
+            co: 0,
+            off,
+            size,
+            flags: F_STRONG
+                | F_RMW
+                | if fencehound_hb::wide(a.scope) {
+                    F_WIDE
+                } else {
+                    0
+                },
+        };
+        self.push(li, e, preds);
+        mem.write_u64(a.loc, a.size, new)?;
+        Ok(old)
+    }
+
+    pub fn fence(&mut self, f: &Fence) {
+        self.hb.fence(f.thread, f.kind, f.scope);
+    }
+
+    pub fn barrier_arrive(&mut self, b: &Barrier) {
+        self.hb.arrive(b);
+    }
+
+    pub fn barrier_release(&mut self, b: &Barrier, threads: &[ThreadRef]) {
+        self.fresh = false;
+        self.hb.release(b, threads);
+    }
+
+    pub fn thread_exit(&mut self) {
+        self.fresh = false;
+    }
+
+    /// Liveness: from now until something makes progress, loads read the newest store.
+    /// Returns false when that was already so (the state is final).
+    pub fn stalled(&mut self) -> bool {
+        if self.fresh || !self.active {
+            return false;
+        }
+        self.fresh = true;
+        self.stats.liveness += 1;
+        true
+    }
+
+    /// Adds this model's statistics to `s`.
+    pub fn fill_stats(&self, s: &mut BufferStats) {
+        s.weak = Some(self.stats.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_is_small() {
+        assert!(std::mem::size_of::<Entry>() <= 56);
+    }
+}

@@ -1,0 +1,154 @@
+//! Observations: stores a thread has read through a *morally strong* read, beyond what
+//! happens-before already tells it.
+//!
+//! PTX's causality order may begin with one observation step (PTX ISA §8.9.x, "Causality
+//! order"; in Dat3M's `ptx-v7.5.cat`: `cause = cause-base | (observation; cause-base)`):
+//! a store `W` that a thread read through a morally strong read constrains that thread's
+//! later reads, and those of every thread it later synchronizes with, exactly like a store
+//! that happens before them (the Causality axiom then forbids reading anything
+//! coherence-ordered before `W`).
+//!
+//! Stores are named by per-launch sequence numbers that grow in the order stores enter the
+//! history, and an observation is kept as a per-location *threshold*: "every store to this
+//! 8-byte block whose sequence number is ≤ s counts as observed". A threshold also covers
+//! older stores that were never read, which can only forbid more, so the
+//! over-approximation removes behaviours and never adds any. At most [`CAP`] blocks are
+//! kept exactly; when more are observed, the smallest threshold is folded into a
+//! watermark that applies to every block (again an over-approximation).
+
+use std::sync::Arc;
+
+/// Blocks with their own threshold; more fold into the watermark.
+pub const CAP: usize = 8;
+
+/// A thread's observations. Cheap to clone (shared until written).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Obs(Option<Arc<ObsSet>>);
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ObsSet {
+    /// (block key, threshold), sorted by key.
+    keys: Vec<(u64, u64)>,
+    /// Every store with a sequence number ≤ this counts as observed, in every block.
+    watermark: u64,
+}
+
+impl ObsSet {
+    fn raise(&mut self, key: u64, seq: u64) {
+        if seq <= self.watermark {
+            return;
+        }
+        match self.keys.binary_search_by_key(&key, |(k, _)| *k) {
+            Ok(i) => self.keys[i].1 = self.keys[i].1.max(seq),
+            Err(i) => {
+                self.keys.insert(i, (key, seq));
+                if self.keys.len() > CAP {
+                    // Fold the least informative threshold into the watermark.
+                    let (j, _) = self
+                        .keys
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, (_, s))| *s)
+                        .unwrap_or((0, &(0, 0)));
+                    let (_, s) = self.keys.remove(j);
+                    self.watermark = self.watermark.max(s);
+                    let w = self.watermark;
+                    self.keys.retain(|(_, s)| *s > w);
+                }
+            }
+        }
+    }
+}
+
+impl Obs {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// Stores to `key` with a sequence number ≤ the result count as observed.
+    #[inline]
+    pub fn threshold(&self, key: u64) -> u64 {
+        match &self.0 {
+            None => 0,
+            Some(s) => {
+                let own = s
+                    .keys
+                    .binary_search_by_key(&key, |(k, _)| *k)
+                    .map_or(0, |i| s.keys[i].1);
+                own.max(s.watermark)
+            }
+        }
+    }
+
+    /// Records that store `seq` of block `key` was observed.
+    pub fn record(&mut self, key: u64, seq: u64) {
+        if self.threshold(key) >= seq {
+            return;
+        }
+        let s = self.0.get_or_insert_with(Default::default);
+        Arc::make_mut(s).raise(key, seq);
+    }
+
+    /// `self := self ⊔ other`.
+    pub fn join(&mut self, other: &Obs) {
+        let Some(o) = &other.0 else { return };
+        match &mut self.0 {
+            None => self.0 = Some(o.clone()),
+            Some(s) if Arc::ptr_eq(s, o) => {}
+            Some(s) => {
+                let covered = o.watermark <= s.watermark
+                    && o.keys.iter().all(|(k, t)| {
+                        *t <= s.watermark
+                            || s.keys
+                                .binary_search_by_key(k, |(k, _)| *k)
+                                .is_ok_and(|i| s.keys[i].1 >= *t)
+                    });
+                if covered {
+                    return;
+                }
+                let m = Arc::make_mut(s);
+                m.watermark = m.watermark.max(o.watermark);
+                let w = m.watermark;
+                m.keys.retain(|(_, t)| *t > w);
+                for (k, t) in &o.keys {
+                    m.raise(*k, *t);
+                }
+            }
+        }
+    }
+
+    /// Bytes held (for memory statistics).
+    pub fn heap_bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, |s| 40 + s.keys.capacity() * 16)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_join_and_overflow() {
+        let mut a = Obs::default();
+        assert_eq!(a.threshold(8), 0);
+        a.record(8, 5);
+        a.record(8, 3);
+        assert_eq!(a.threshold(8), 5);
+        assert_eq!(a.threshold(16), 0);
+        let mut b = Obs::default();
+        b.record(16, 7);
+        a.join(&b);
+        assert_eq!((a.threshold(8), a.threshold(16)), (5, 7));
+        // Overflow: the smallest threshold becomes the watermark for every block.
+        let mut c = Obs::default();
+        for i in 0..=CAP as u64 {
+            c.record(i * 8, 100 + i);
+        }
+        assert_eq!(c.threshold(4096), 100);
+        assert_eq!(c.threshold(8), 101);
+        // Never lower than before (an over-approximation only grows).
+        for i in 0..=CAP as u64 {
+            assert!(c.threshold(i * 8) >= 100 + i);
+        }
+    }
+}

@@ -1,0 +1,629 @@
+//! The synchronization rules of the PTX memory model, as one engine that the `weak` memory
+//! model (`handlers`) and the race check (`racecheck`) both feed with the events of an
+//! execution, so that the two never disagree on what synchronizes.
+//!
+//! # The rules (PTX ISA §8 "Memory Consistency Model"; Lustig et al., ASPLOS'19; the
+//! formalization in Dat3M's `ptx-v7.5.cat`)
+//!
+//! * **Morally strong.** Two operations are morally strong relative to each other when
+//!   both are strong (`.relaxed`, `.acquire`, `.release`, `.acq_rel`, `.sc`, atomics,
+//!   `volatile` = `.relaxed.sys`, fences) and each one's scope contains the other's thread.
+//!   A `.cta` operation therefore only relates to threads of its own CTA. (`.cluster`
+//!   counts as the CTA: the vgpu launches no multi-CTA clusters.)
+//! * **Release pattern** on a location: a release write (`st.release`, `atom.release` /
+//!   `.acq_rel`); or a release-capable fence (`fence.sc`, `fence.acq_rel`,
+//!   `fence.release`, `membar`) followed in program order by a strong write. It orders what
+//!   precedes its *first* operation.
+//! * **Acquire pattern**: an acquire read (`ld.acquire`, `atom.acquire` / `.acq_rel`); or a
+//!   strong read followed in program order by an acquire-capable fence (`fence.sc`,
+//!   `fence.acq_rel`, `fence.acquire`, `membar`). It orders what follows its *last*
+//!   operation.
+//! * **Synchronizes**: a release pattern with an acquire pattern when the acquire's read
+//!   observes the release's write — reads it through a morally strong read, or reads a
+//!   chain of morally strong atomic read-modify-writes starting at it (the PTX
+//!   *observation order*, i.e. release sequences through other threads' RMWs) — and the
+//!   pattern's first operation is morally strong with the acquire's last one.
+//! * **Fence-SC order**: morally strong `fence.sc` operations are totally ordered (we take
+//!   the order the vgpu executed them in) and each synchronizes with the later ones.
+//! * **Barriers** (`bar.sync`/`barrier.sync`/`bar.red`, named and counted; `bar.arrive`;
+//!   `bar.warp.sync`): every arrival synchronizes with every waiting participant of the
+//!   same barrier instance.
+//! * **Kernel boundaries**: a launch starts with every earlier write visible.
+//! * Causality order is the transitive closure of program order and these, possibly
+//!   starting with one observation ([`crate::obs`]).
+//!
+//! # Representation
+//!
+//! A thread's [`Knowledge`] is a vector clock over epochs ([`crate::clock`]) plus its
+//! observations. A thread's epoch grows each time it publishes its knowledge (a release, a
+//! release fence, a barrier arrival), so accesses after the publication are not covered by
+//! it. A strong write carries a [`Message`]: what its release pattern(s) publish, split by
+//! who may acquire it — `wide` (patterns whose first operation has scope ≥ `.gpu`: any
+//! acquirer whose own scope is ≥ `.gpu`) and `local` per releasing CTA (every pattern begun
+//! in that CTA: acquirers of that CTA whatever their scope). A CTA-scope publication is
+//! kept per CTA for as long as the release sequence continues, whoever extends it, so one
+//! CTA's `.cta` release survives another CTA's atomic on the same flag.
+//!
+//! # Over-approximations (each adds synchronization, so it only removes behaviours)
+//!
+//! * A strong read followed by a later acquire *read* of any location acquires what the
+//!   first read observed (PTX requires the same location).
+//! * A release operation or fence publishes the thread's whole knowledge, including what a
+//!   preceding acquire part of the same instruction just acquired.
+//! * More than [`LOCAL_CAP`] releasing CTAs in one message fold into one `spill`
+//!   publication that every CTA-scope acquirer takes.
+//! * Observations are thresholds ([`crate::obs`]).
+
+use crate::clock::{Epoch, VClock};
+use crate::obs::Obs;
+use fencehound_vgpu::{Barrier, BarrierKind, FenceKind, Scope, Sem, ThreadRef};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Releasing CTAs kept apart in one [`Message`]; more are joined into its `spill`.
+pub const LOCAL_CAP: usize = 8;
+
+/// Whether a scope reaches threads of other CTAs (`.gpu`, `.sys`). `.cluster` counts as
+/// the CTA: the vgpu launches no multi-CTA clusters.
+#[inline]
+pub fn wide(s: Scope) -> bool {
+    s >= Scope::Gpu
+}
+
+/// Whether an access with these semantics is strong (morally strong with other strong
+/// accesses at sufficient scope). `volatile` is `.relaxed.sys`.
+#[inline]
+pub fn strong(sem: Sem) -> bool {
+    sem != Sem::Weak
+}
+
+#[inline]
+pub fn acquires(sem: Sem) -> bool {
+    matches!(sem, Sem::Acquire | Sem::AcqRel | Sem::Sc)
+}
+
+#[inline]
+pub fn releases(sem: Sem) -> bool {
+    matches!(sem, Sem::Release | Sem::AcqRel | Sem::Sc)
+}
+
+/// Whether two strong operations by threads of CTAs `a` and `b` with scopes `sa` and `sb`
+/// are morally strong relative to each other (each scope contains the other thread).
+#[inline]
+pub fn scopes_meet(a: u32, sa: Scope, b: u32, sb: Scope) -> bool {
+    a == b || (wide(sa) && wide(sb))
+}
+
+/// What a thread knows: the writes that happen before its next operation (a vector clock
+/// over epochs) and the stores it has observed ([`Obs`]).
+#[derive(Debug, Clone, Default)]
+pub struct Knowledge {
+    pub clock: VClock,
+    pub obs: Obs,
+}
+
+impl Knowledge {
+    pub fn join(&mut self, o: &Knowledge) {
+        self.clock.join(&o.clock);
+        self.obs.join(&o.obs);
+    }
+}
+
+fn join_arc(dst: &mut Option<Arc<Knowledge>>, src: &Arc<Knowledge>) {
+    match dst {
+        None => *dst = Some(src.clone()),
+        Some(d) if Arc::ptr_eq(d, src) => {}
+        Some(d) => {
+            let covered = d.clock.dominates(&src.clock) && (src.obs.is_empty() || d.obs == src.obs);
+            if !covered {
+                Arc::make_mut(d).join(src);
+            }
+        }
+    }
+}
+
+/// What a strong write publishes to the acquire patterns that observe it.
+#[derive(Debug, Clone, Default)]
+pub struct Message {
+    /// Release patterns whose first operation has scope ≥ `.gpu`.
+    wide: Option<Arc<Knowledge>>,
+    /// Per releasing CTA (sorted), every release pattern begun by its threads.
+    local: Vec<(u32, Arc<Knowledge>)>,
+    /// Local publications of CTAs beyond [`LOCAL_CAP`], joined.
+    spill: Option<Arc<Knowledge>>,
+}
+
+impl Message {
+    pub fn is_empty(&self) -> bool {
+        self.wide.is_none() && self.local.is_empty() && self.spill.is_none()
+    }
+
+    fn add_local(&mut self, cta: u32, k: &Arc<Knowledge>) {
+        match self.local.binary_search_by_key(&cta, |(c, _)| *c) {
+            Ok(i) => {
+                let mut d = Some(self.local[i].1.clone());
+                join_arc(&mut d, k);
+                if let Some(d) = d {
+                    self.local[i].1 = d;
+                }
+            }
+            Err(i) if self.local.len() < LOCAL_CAP => self.local.insert(i, (cta, k.clone())),
+            Err(_) => join_arc(&mut self.spill, k),
+        }
+    }
+
+    /// `self := self ⊔ other` (a release sequence continued by an RMW).
+    pub fn merge(&mut self, other: &Message) {
+        if let Some(w) = &other.wide {
+            join_arc(&mut self.wide, w);
+        }
+        for (c, k) in &other.local {
+            self.add_local(*c, k);
+        }
+        if let Some(s) = &other.spill {
+            join_arc(&mut self.spill, s);
+        }
+    }
+
+    /// Every publication of the message with who may take it.
+    pub fn parts(&self) -> impl Iterator<Item = (Part, &Knowledge)> {
+        self.wide
+            .iter()
+            .map(|k| (Part::Wide, &**k))
+            .chain(self.local.iter().map(|(c, k)| (Part::Cta(*c), &**k)))
+            .chain(self.spill.iter().map(|k| (Part::Spill, &**k)))
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.local.capacity() * 16 + 64
+    }
+}
+
+/// Who may take one publication of a [`Message`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Release patterns of scope ≥ `.gpu`: acquire patterns of scope ≥ `.gpu` anywhere.
+    Wide,
+    /// Release patterns begun in this CTA: its acquire patterns of any scope.
+    Cta(u32),
+    /// Several CTAs' publications joined: taken by every acquirer (over-approximation).
+    Spill,
+}
+
+impl Part {
+    /// Whether an acquire pattern of a thread of `cta` whose last operation has scope
+    /// `scope` synchronizes with this publication.
+    #[inline]
+    pub fn reaches(self, cta: u32, scope: Scope) -> bool {
+        match self {
+            Part::Wide => wide(scope),
+            Part::Cta(c) => c == cta,
+            Part::Spill => true,
+        }
+    }
+}
+
+/// Per-thread synchronization state.
+#[derive(Debug, Clone, Default)]
+struct ThreadSync {
+    epoch: Epoch,
+    know: Knowledge,
+    /// Snapshots at the latest release fence of any scope, and of scope ≥ `.gpu`: the
+    /// release patterns that later strong writes complete.
+    rel_any: Option<Arc<Knowledge>>,
+    rel_wide: Option<Arc<Knowledge>>,
+    /// Publications observed by strong reads, waiting for an acquire fence: those a
+    /// CTA-scope fence takes, and those only a `.gpu`/`.sys` fence takes.
+    pending_local: Option<Knowledge>,
+    pending_wide: Option<Knowledge>,
+}
+
+/// Identifies a barrier instance being assembled: (kind, CTA or warp, barrier id).
+type BarrierKey = (u8, u32, u32);
+
+/// Happens-before for one launch.
+#[derive(Debug, Default)]
+pub struct Hb {
+    tpc: u32,
+    threads: Vec<ThreadSync>,
+    sc_wide: Knowledge,
+    sc_cta: Vec<Knowledge>,
+    barriers: HashMap<BarrierKey, Knowledge>,
+}
+
+fn slot(s: &mut Option<Knowledge>) -> &mut Knowledge {
+    s.get_or_insert_with(Knowledge::default)
+}
+
+impl Hb {
+    pub fn new() -> Hb {
+        Hb::default()
+    }
+
+    /// Starts a launch: nothing is synchronized yet (everything before the launch is
+    /// visible to every thread, which needs no clock entries).
+    pub fn begin(&mut self, threads: u32, ctas: u32, threads_per_cta: u32) {
+        self.tpc = threads_per_cta.max(1);
+        self.threads.clear();
+        self.threads.resize(
+            threads as usize,
+            ThreadSync {
+                epoch: 1,
+                ..ThreadSync::default()
+            },
+        );
+        self.sc_wide = Knowledge::default();
+        self.sc_cta = vec![Knowledge::default(); ctas as usize];
+        self.barriers.clear();
+    }
+
+    pub fn threads_per_cta(&self) -> u32 {
+        self.tpc
+    }
+
+    /// The current epoch of thread `g` (what its next access is stamped with).
+    #[inline]
+    pub fn epoch(&self, g: u32) -> Epoch {
+        self.threads.get(g as usize).map_or(0, |t| t.epoch)
+    }
+
+    /// What thread `g` knows.
+    pub fn knowledge(&self, g: u32) -> Option<&Knowledge> {
+        self.threads.get(g as usize).map(|t| &t.know)
+    }
+
+    /// Whether the access of thread `writer` at `epoch` happens before the next operation
+    /// of thread `g` (program order included).
+    #[inline]
+    pub fn knows(&self, g: u32, writer: u32, epoch: Epoch) -> bool {
+        writer == g
+            || self
+                .threads
+                .get(g as usize)
+                .is_some_and(|t| t.know.clock.get(writer / self.tpc, writer % self.tpc) >= epoch)
+    }
+
+    /// The observations of thread `g`.
+    #[inline]
+    pub fn obs(&self, g: u32) -> Option<&Obs> {
+        self.threads.get(g as usize).map(|t| &t.know.obs)
+    }
+
+    /// Thread `g` observed store `seq` of block `key` through a morally strong read.
+    pub fn observe(&mut self, g: u32, key: u64, seq: u64) {
+        if let Some(t) = self.threads.get_mut(g as usize) {
+            t.know.obs.record(key, seq);
+        }
+    }
+
+    /// Publishes `t`'s knowledge: its own entry is raised to the current epoch, and later
+    /// accesses get the next one.
+    fn snapshot(&mut self, t: ThreadRef) -> Option<Arc<Knowledge>> {
+        let tpc = self.tpc;
+        let ts = self.threads.get_mut(t.global as usize)?;
+        ts.know.clock.raise(t.cta, t.tid, tpc, ts.epoch);
+        ts.epoch += 1;
+        Some(Arc::new(ts.know.clone()))
+    }
+
+    fn acquire_pending(&mut self, g: usize, wide_scope: bool) {
+        let Some(ts) = self.threads.get_mut(g) else {
+            return;
+        };
+        if let Some(k) = ts.pending_local.take() {
+            ts.know.join(&k);
+        }
+        if wide_scope {
+            if let Some(k) = ts.pending_wide.take() {
+                ts.know.join(&k);
+            }
+        }
+    }
+
+    /// A fence (`fence.*`, `membar.*`).
+    pub fn fence(&mut self, t: ThreadRef, kind: FenceKind, scope: Scope) {
+        let g = t.global as usize;
+        let cta = t.cta as usize;
+        let w = wide(scope);
+        if matches!(kind, FenceKind::Sc | FenceKind::AcqRel | FenceKind::Acquire) {
+            self.acquire_pending(g, w);
+        }
+        if kind == FenceKind::Sc {
+            if let Some(ts) = self.threads.get_mut(g) {
+                if let Some(c) = self.sc_cta.get(cta) {
+                    ts.know.join(c);
+                }
+                if w {
+                    ts.know.join(&self.sc_wide);
+                }
+            }
+        }
+        if kind == FenceKind::Acquire {
+            return;
+        }
+        let Some(snap) = self.snapshot(t) else { return };
+        if kind == FenceKind::Sc {
+            if let Some(c) = self.sc_cta.get_mut(cta) {
+                c.join(&snap);
+            }
+            if w {
+                self.sc_wide.join(&snap);
+            }
+        }
+        let ts = &mut self.threads[g];
+        if w {
+            ts.rel_wide = Some(snap.clone());
+        }
+        ts.rel_any = Some(snap);
+    }
+
+    /// What a strong write by `t` with `sem`/`scope` publishes: its own release (when
+    /// `sem` releases) and the release fences before it. Call it when the write happens,
+    /// before stamping the write with [`Hb::epoch`]: a release raises the epoch.
+    pub fn write_message(&mut self, t: ThreadRef, sem: Sem, scope: Scope) -> Option<Message> {
+        let own = if releases(sem) {
+            self.snapshot(t)
+        } else {
+            None
+        };
+        let ts = self.threads.get(t.global as usize)?;
+        let local = own.clone().or_else(|| ts.rel_any.clone());
+        let wide_part = match &own {
+            Some(o) if wide(scope) => Some(o.clone()),
+            _ => ts.rel_wide.clone(),
+        };
+        let local = local?;
+        Some(Message {
+            wide: wide_part,
+            local: vec![(t.cta, local)],
+            spill: None,
+        })
+    }
+
+    /// A strong read by `t` with `sem`/`scope` of a write that carries `msg`; the caller
+    /// has checked that the read observes that write (they are morally strong, or the
+    /// chain of RMWs leading to it is).
+    pub fn read(&mut self, t: ThreadRef, sem: Sem, scope: Scope, msg: Option<&Message>) {
+        let g = t.global as usize;
+        let acq = acquires(sem);
+        if let Some(m) = msg {
+            let Some(ts) = self.threads.get_mut(g) else {
+                return;
+            };
+            for (part, k) in m.parts() {
+                match part {
+                    _ if acq && part.reaches(t.cta, scope) => ts.know.join(k),
+                    // A `.gpu` publication waits for a `.gpu`/`.sys` fence: a strong read
+                    // followed by a fence is an acquire pattern of the fence's scope.
+                    Part::Wide => slot(&mut ts.pending_wide).join(k),
+                    // CTA-local ones of this CTA are taken by any acquire fence.
+                    Part::Cta(c) if c == t.cta => slot(&mut ts.pending_local).join(k),
+                    Part::Spill => slot(&mut ts.pending_local).join(k),
+                    Part::Cta(_) => {}
+                }
+            }
+        }
+        if acq {
+            // Over-approximation: an acquire read also completes the acquire patterns of
+            // earlier strong reads (PTX: of the same location).
+            self.acquire_pending(g, wide(scope));
+        }
+    }
+
+    fn barrier_key(b: &Barrier) -> BarrierKey {
+        match b.kind {
+            BarrierKind::Warp => (1, b.thread.warp, 0),
+            BarrierKind::Sync | BarrierKind::Arrive => (0, b.thread.cta, b.id),
+        }
+    }
+
+    /// A thread arrives at a barrier: it publishes what it knows to the barrier instance.
+    pub fn arrive(&mut self, b: &Barrier) {
+        let Some(snap) = self.snapshot(b.thread) else {
+            return;
+        };
+        self.barriers
+            .entry(Self::barrier_key(b))
+            .or_default()
+            .join(&snap);
+    }
+
+    /// A barrier completed: every released (waiting) thread learns what every arrival
+    /// published.
+    pub fn release(&mut self, b: &Barrier, threads: &[ThreadRef]) {
+        let Some(acc) = self.barriers.remove(&Self::barrier_key(b)) else {
+            return;
+        };
+        for t in threads {
+            if let Some(ts) = self.threads.get_mut(t.global as usize) {
+                ts.know.join(&acc);
+            }
+        }
+    }
+
+    /// Approximate heap bytes of the synchronization state.
+    pub fn heap_bytes(&self) -> usize {
+        self.threads.capacity() * std::mem::size_of::<ThreadSync>()
+            + self
+                .threads
+                .iter()
+                .map(|t| t.know.obs.heap_bytes())
+                .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(cta: u32, tid: u32, tpc: u32) -> ThreadRef {
+        ThreadRef {
+            cta,
+            tid,
+            global: cta * tpc + tid,
+            lane: tid % 32,
+            warp: (cta * tpc + tid) / 32,
+        }
+    }
+
+    /// Message passing: writer `w` releases with `rel` (fence or op, given scope), reader
+    /// `r` reads with `sem`/`scope` and then optionally fences. Returns whether the write
+    /// of `data` (stamped before the release) happens before the reader's next access.
+    #[allow(clippy::too_many_arguments)]
+    fn mp(
+        w: ThreadRef,
+        rel_fence: Option<Scope>,
+        rel_sem: Sem,
+        rel_scope: Scope,
+        r: ThreadRef,
+        read_sem: Sem,
+        read_scope: Scope,
+        acq_fence: Option<(FenceKind, Scope)>,
+    ) -> bool {
+        let mut hb = Hb::new();
+        hb.begin(4, 2, 2);
+        let data_epoch = hb.epoch(w.global);
+        if let Some(s) = rel_fence {
+            hb.fence(w, FenceKind::Sc, s);
+        }
+        let msg = hb.write_message(w, rel_sem, rel_scope);
+        hb.read(r, read_sem, read_scope, msg.as_ref());
+        if let Some((k, s)) = acq_fence {
+            hb.fence(r, k, s);
+        }
+        hb.knows(r.global, w.global, data_epoch)
+    }
+
+    #[test]
+    fn message_passing_patterns_and_scopes() {
+        use Scope::*;
+        use Sem::*;
+        let (w, same, other) = (t(0, 0, 2), t(0, 1, 2), t(1, 0, 2));
+        // st.release / ld.acquire at gpu scope: synchronizes across CTAs.
+        assert!(mp(w, None, Release, Gpu, other, Acquire, Gpu, None));
+        // Relaxed write without a fence: nothing published.
+        assert!(!mp(w, None, Relaxed, Gpu, other, Acquire, Gpu, None));
+        // Fence + relaxed write; relaxed read + fence.
+        assert!(mp(
+            w,
+            Some(Gpu),
+            Relaxed,
+            Gpu,
+            other,
+            Relaxed,
+            Gpu,
+            Some((FenceKind::AcqRel, Gpu))
+        ));
+        // ... without the reader's fence: no synchronization.
+        assert!(!mp(w, Some(Gpu), Relaxed, Gpu, other, Relaxed, Gpu, None));
+        // Writer fence of CTA scope: only the same CTA synchronizes.
+        assert!(!mp(
+            w,
+            Some(Cta),
+            Relaxed,
+            Gpu,
+            other,
+            Relaxed,
+            Gpu,
+            Some((FenceKind::Sc, Gpu))
+        ));
+        assert!(mp(
+            w,
+            Some(Cta),
+            Relaxed,
+            Gpu,
+            same,
+            Relaxed,
+            Gpu,
+            Some((FenceKind::Sc, Cta))
+        ));
+        // Reader fence of CTA scope cannot acquire another CTA's release ...
+        assert!(!mp(
+            w,
+            Some(Gpu),
+            Relaxed,
+            Gpu,
+            other,
+            Relaxed,
+            Gpu,
+            Some((FenceKind::Sc, Cta))
+        ));
+        // ... but an acquire op of CTA scope in the same CTA can.
+        assert!(mp(w, None, Release, Gpu, same, Acquire, Cta, None));
+    }
+
+    #[test]
+    fn pending_survives_a_narrow_fence_until_a_wide_one() {
+        let mut hb = Hb::new();
+        hb.begin(4, 2, 2);
+        let (w, r) = (t(0, 0, 2), t(1, 0, 2));
+        let e = hb.epoch(w.global);
+        hb.fence(w, FenceKind::Sc, Scope::Gpu);
+        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
+        hb.read(r, Sem::Relaxed, Scope::Gpu, m.as_ref());
+        hb.fence(r, FenceKind::Sc, Scope::Cta);
+        assert!(!hb.knows(r.global, w.global, e));
+        hb.fence(r, FenceKind::Sc, Scope::Gpu);
+        assert!(hb.knows(r.global, w.global, e));
+    }
+
+    #[test]
+    fn cta_publication_survives_another_ctas_rmw() {
+        // CTA 0: data; fence.cta; atomicExch(flag). CTA 1's atomicAdd(flag, 0) continues
+        // the release sequence; thread 1 of CTA 0 reads it and fences: synchronized.
+        let mut hb = Hb::new();
+        hb.begin(4, 2, 2);
+        let (w, r, x) = (t(0, 0, 2), t(0, 1, 2), t(1, 0, 2));
+        let e = hb.epoch(w.global);
+        hb.fence(w, FenceKind::Sc, Scope::Cta);
+        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu).unwrap();
+        let mut chained = hb
+            .write_message(x, Sem::Relaxed, Scope::Gpu)
+            .unwrap_or_default();
+        chained.merge(&m);
+        hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chained));
+        hb.fence(r, FenceKind::Sc, Scope::Cta);
+        assert!(hb.knows(r.global, w.global, e));
+        // The other CTA's thread does not synchronize with the `.cta` release.
+        let y = t(1, 1, 2);
+        hb.read(y, Sem::Acquire, Scope::Gpu, Some(&chained));
+        assert!(!hb.knows(y.global, w.global, e));
+    }
+
+    #[test]
+    fn fence_sc_order_and_barriers() {
+        let mut hb = Hb::new();
+        hb.begin(4, 2, 2);
+        let (a, b, c) = (t(0, 0, 2), t(1, 0, 2), t(1, 1, 2));
+        let e = hb.epoch(a.global);
+        hb.fence(a, FenceKind::Sc, Scope::Gpu);
+        hb.fence(b, FenceKind::Sc, Scope::Gpu);
+        assert!(hb.knows(b.global, a.global, e));
+        // A `.cta` fence.sc of another CTA is not morally strong with a's.
+        let mut hb2 = Hb::new();
+        hb2.begin(4, 2, 2);
+        hb2.fence(a, FenceKind::Sc, Scope::Gpu);
+        hb2.fence(c, FenceKind::Sc, Scope::Cta);
+        assert!(!hb2.knows(c.global, a.global, e));
+        // Barrier: b's earlier access is known to c after both pass bar.sync.
+        let eb = hb.epoch(b.global);
+        for th in [b, c] {
+            hb.arrive(&Barrier {
+                thread: th,
+                kind: BarrierKind::Sync,
+                id: 0,
+                site: 0,
+            });
+        }
+        hb.release(
+            &Barrier {
+                thread: c,
+                kind: BarrierKind::Sync,
+                id: 0,
+                site: 0,
+            },
+            &[b, c],
+        );
+        assert!(hb.knows(c.global, b.global, eb));
+    }
+}

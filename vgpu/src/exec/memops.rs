@@ -1,0 +1,469 @@
+//! Memory instructions: resolving an address to a place, alignment and bounds checks,
+//! `ld`/`st`/`atom` through the hooks for global and shared memory, and the private
+//! spaces (local, `.const`, `.param`) that never reach the hooks.
+
+use super::*;
+
+/// A resolved memory place for one lane.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Place {
+    Mem(Location),
+    Local(u64),
+    Const(u64),
+    Param(u64),
+    Invalid(u64, &'static str),
+}
+
+/// Reads `n` bytes at a generic address from global, const or the lane's local memory.
+pub(super) fn read_generic(mem: &Memory, lane: &Lane, addr: u64, n: usize) -> Option<u64> {
+    let mut b = [0u8; 8];
+    let n = n.min(8);
+    match window_of(addr)? {
+        (Window::Global, a) => b[..n].copy_from_slice(mem.global.slice(a, n as u32).ok()?),
+        (Window::Const, _) => b[..n].copy_from_slice(mem.constant.slice(addr, n as u32).ok()?),
+        (Window::Local, a) => b[..n].copy_from_slice(lane.local.get(a as usize..a as usize + n)?),
+        _ => return None,
+    }
+    Some(u64::from_le_bytes(b))
+}
+
+pub(super) fn sign_extend(v: u64, bytes: u32) -> u64 {
+    let sh = 64 - bytes * 8;
+    if sh == 0 {
+        v
+    } else {
+        (((v << sh) as i64) >> sh) as u64
+    }
+}
+
+/// The read-modify-write function of an atomic, as PTX ISA §9.7.13.4 defines each op.
+pub(super) fn rmw(op: AtomOp, size: u32, b: u64, c: u64) -> impl FnMut(u64) -> u64 {
+    let m = mask_bits(size * 8);
+    move |old: u64| -> u64 {
+        let r = match op {
+            AtomOp::And => old & b,
+            AtomOp::Or => old | b,
+            AtomOp::Xor => old ^ b,
+            AtomOp::Exch => b,
+            AtomOp::Cas => {
+                if old & m == b & m {
+                    c
+                } else {
+                    old
+                }
+            }
+            AtomOp::AddInt => old.wrapping_add(b),
+            AtomOp::AddF32 => {
+                // atom.add.f32 rounds to nearest even and flushes subnormal inputs and
+                // results to sign-preserving zero (PTX ISA, atom).
+                let ftz = |x: f32| {
+                    if x.is_subnormal() {
+                        0.0f32.copysign(x)
+                    } else {
+                        x
+                    }
+                };
+                let r = ftz(ftz(f32::from_bits(old as u32)) + ftz(f32::from_bits(b as u32)));
+                r.to_bits() as u64
+            }
+            AtomOp::AddF64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+            AtomOp::AddF16 => add_f16(old as u16, b as u16) as u64,
+            AtomOp::AddBf16 => add_bf16(old as u16, b as u16) as u64,
+            AtomOp::AddF16x2 => {
+                let lo = add_f16(old as u16, b as u16) as u64;
+                let hi = add_f16((old >> 16) as u16, (b >> 16) as u16) as u64;
+                lo | hi << 16
+            }
+            AtomOp::AddBf16x2 => {
+                let lo = add_bf16(old as u16, b as u16) as u64;
+                let hi = add_bf16((old >> 16) as u16, (b >> 16) as u16) as u64;
+                lo | hi << 16
+            }
+            AtomOp::Inc => {
+                if (old & m) >= (b & m) {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            AtomOp::Dec => {
+                if old & m == 0 || (old & m) > (b & m) {
+                    b
+                } else {
+                    old - 1
+                }
+            }
+            AtomOp::MinS => {
+                if (sign_extend(old, size) as i64) < (sign_extend(b, size) as i64) {
+                    old
+                } else {
+                    b
+                }
+            }
+            AtomOp::MaxS => {
+                if (sign_extend(old, size) as i64) > (sign_extend(b, size) as i64) {
+                    old
+                } else {
+                    b
+                }
+            }
+            AtomOp::MinU => (old & m).min(b & m),
+            AtomOp::MaxU => (old & m).max(b & m),
+            AtomOp::MinF | AtomOp::MaxF => {
+                let min = op == AtomOp::MinF;
+                if size == 4 {
+                    let (x, y) = (f32::from_bits(old as u32), f32::from_bits(b as u32));
+                    (if min { x.min(y) } else { x.max(y) }).to_bits() as u64
+                } else {
+                    let (x, y) = (f64::from_bits(old), f64::from_bits(b));
+                    (if min { x.min(y) } else { x.max(y) }).to_bits()
+                }
+            }
+        };
+        r & m
+    }
+}
+
+pub(super) fn add_f16(a: u16, b: u16) -> u16 {
+    // Sums of two halves are exact in f64, so one rounding to f16 is correct.
+    let s = half::f16::from_bits(a).to_f64() + half::f16::from_bits(b).to_f64();
+    half::f16::from_f64(s).to_bits()
+}
+
+pub(super) fn add_bf16(a: u16, b: u16) -> u16 {
+    let s = half::bf16::from_bits(a).to_f64() + half::bf16::from_bits(b).to_f64();
+    half::bf16::from_f64(s).to_bits()
+}
+
+impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
+    /// Resolves an address for one lane into a concrete place.
+    pub(super) fn place(&self, w: u32, lane: usize, space: MemSpace, a: Addr) -> Place {
+        let l = &self.warps[w as usize].lanes[lane];
+        let raw = match a.base {
+            AddrBase::Reg(_) | AddrBase::Abs(_) => {
+                let b = match a.base {
+                    AddrBase::Reg(r) => self.src(w, lane, Src::Reg(r)),
+                    AddrBase::Abs(v) => v,
+                    AddrBase::Frame(_) => 0,
+                };
+                b.wrapping_add(a.offset as u64)
+            }
+            AddrBase::Frame(o) => {
+                return Place::Local((l.local_base as u64 + o as u64).wrapping_add(a.offset as u64))
+            }
+        };
+        let cta = self.warps[w as usize].cta;
+        match space {
+            MemSpace::Global => Place::Mem(Location::Global(raw)),
+            MemSpace::Shared => {
+                if raw >= WINDOW_SIZE {
+                    Place::Invalid(raw, "shared")
+                } else {
+                    Place::Mem(Location::Shared {
+                        cta,
+                        offset: raw as u32,
+                    })
+                }
+            }
+            MemSpace::Local | MemSpace::FrameParam => Place::Local(raw),
+            MemSpace::Const => Place::Const(raw),
+            MemSpace::KernelParam => Place::Param(raw),
+            MemSpace::Generic => match window_of(raw) {
+                Some((Window::Global, a)) => Place::Mem(Location::Global(a)),
+                Some((Window::Shared, off)) => Place::Mem(Location::Shared {
+                    cta,
+                    offset: off as u32,
+                }),
+                Some((Window::Local, off)) => Place::Local(off),
+                Some((Window::Const, _)) => Place::Const(raw),
+                Some((Window::Param, off)) => Place::Param(off),
+                None => Place::Invalid(raw, "generic"),
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn access(
+        &self,
+        w: u32,
+        l: usize,
+        loc: Location,
+        size: u32,
+        kind: AccessKind,
+        sem: Sem,
+        scope: Scope,
+        site: SiteId,
+    ) -> Access {
+        Access {
+            thread: self.thread_ref(w, l),
+            loc,
+            size,
+            kind,
+            sem,
+            scope,
+            site,
+            launch: self.launch,
+        }
+    }
+
+    pub(super) fn check_align(
+        &self,
+        w: u32,
+        l: usize,
+        pc: u32,
+        p: Place,
+        align: u32,
+    ) -> Result<(), LaunchOutcome> {
+        let a = match p {
+            Place::Mem(loc) => loc.addr(),
+            Place::Local(a) | Place::Const(a) | Place::Param(a) => a,
+            Place::Invalid(a, space) => {
+                return Err(self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::InvalidAddress,
+                    format!("{space} address {a:#x} is in no state space"),
+                ))
+            }
+        };
+        if align > 1 && a % align as u64 != 0 {
+            return Err(self.fault(
+                w,
+                l,
+                pc,
+                FaultKind::Misaligned,
+                format!("address {a:#x} is not aligned to {align} bytes"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn private_read(
+        &self,
+        w: u32,
+        l: usize,
+        p: Place,
+        size: u32,
+    ) -> Result<u64, MemError> {
+        let mut b = [0u8; 8];
+        let n = size as usize;
+        let oob = |space: &'static str, addr: u64, len: u64| MemError {
+            kind: FaultKind::OutOfBounds,
+            space,
+            addr,
+            size,
+            nearest: Some((format!("{space} memory"), 0, len)),
+        };
+        match p {
+            Place::Local(a) => {
+                let local = &self.warps[w as usize].lanes[l].local;
+                let s = local
+                    .get(a as usize..a as usize + n)
+                    .ok_or_else(|| oob("local", a, local.len() as u64))?;
+                b[..n].copy_from_slice(s);
+            }
+            Place::Param(a) => {
+                let s = self
+                    .params
+                    .get(a as usize..a as usize + n)
+                    .ok_or_else(|| oob("param", a, self.params.len() as u64))?;
+                b[..n].copy_from_slice(s);
+            }
+            Place::Const(a) => b[..n].copy_from_slice(self.mem.constant.slice(a, size)?),
+            Place::Mem(_) | Place::Invalid(..) => {}
+        }
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// `inst` is an `Op::Ld`.
+    pub(super) fn exec_ld(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        let site = inst.site;
+        let &Op::Ld {
+            space,
+            ref ds,
+            addr,
+            size,
+            signed,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
+        let total = size * ds.len() as u32;
+        for l in lanes(active) {
+            let p = self.place(w, l, space, addr);
+            self.check_align(w, l, pc, p, total.next_power_of_two())?;
+            for (k, d) in ds.iter().enumerate() {
+                let off = k as u64 * size as u64;
+                let v = match p {
+                    Place::Mem(loc) => {
+                        let a = self.access(
+                            w,
+                            l,
+                            loc.offset(off),
+                            size,
+                            AccessKind::Load,
+                            sem,
+                            scope,
+                            site,
+                        );
+                        let mut b = [0u8; 8];
+                        if let Err(e) = self.hooks.load(self.mem, &a, &mut b[..size as usize]) {
+                            return Err(self.mem_fault(w, l, pc, e));
+                        }
+                        Ok(u64::from_le_bytes(b))
+                    }
+                    Place::Local(a) => self.private_read(w, l, Place::Local(a + off), size),
+                    Place::Const(a) => self.private_read(w, l, Place::Const(a + off), size),
+                    Place::Param(a) => self.private_read(w, l, Place::Param(a + off), size),
+                    Place::Invalid(..) => Ok(0),
+                }
+                .map_err(|e| self.mem_fault(w, l, pc, e))?;
+                let v = if signed { sign_extend(v, size) } else { v };
+                if let Some(d) = d {
+                    self.set(w, l, *d, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `inst` is an `Op::St`.
+    pub(super) fn exec_st(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        let site = inst.site;
+        let &Op::St {
+            space,
+            addr,
+            ref vals,
+            size,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
+        let total = size * vals.len() as u32;
+        for l in lanes(active) {
+            let p = self.place(w, l, space, addr);
+            self.check_align(w, l, pc, p, total.next_power_of_two())?;
+            for (k, s) in vals.iter().enumerate() {
+                let off = k as u64 * size as u64;
+                let v = self.src(w, l, *s);
+                let bytes = v.to_le_bytes();
+                let data = &bytes[..size as usize];
+                match p {
+                    Place::Mem(loc) => {
+                        let a = self.access(
+                            w,
+                            l,
+                            loc.offset(off),
+                            size,
+                            AccessKind::Store,
+                            sem,
+                            scope,
+                            site,
+                        );
+                        if let Err(e) = self.hooks.store(self.mem, &a, data) {
+                            return Err(self.mem_fault(w, l, pc, e));
+                        }
+                        self.since_progress = 0;
+                    }
+                    Place::Local(a) => {
+                        let local = &mut self.warps[w as usize].lanes[l].local;
+                        let len = local.len() as u64;
+                        match local.get_mut((a + off) as usize..(a + off) as usize + size as usize)
+                        {
+                            Some(dst) => dst.copy_from_slice(data),
+                            None => {
+                                let e = MemError {
+                                    kind: FaultKind::OutOfBounds,
+                                    space: "local",
+                                    addr: a + off,
+                                    size,
+                                    nearest: Some(("local memory".into(), 0, len)),
+                                };
+                                return Err(self.mem_fault(w, l, pc, e));
+                            }
+                        }
+                    }
+                    Place::Const(a) | Place::Param(a) => {
+                        return Err(self.fault(
+                            w,
+                            l,
+                            pc,
+                            FaultKind::ReadOnly,
+                            format!("store to read-only address {a:#x}"),
+                        ));
+                    }
+                    Place::Invalid(..) => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `inst` is an `Op::Atom`.
+    pub(super) fn exec_atom(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        let site = inst.site;
+        let &Op::Atom {
+            space,
+            op,
+            size,
+            d,
+            addr,
+            b,
+            c,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
+        for l in lanes(active) {
+            let p = self.place(w, l, space, addr);
+            self.check_align(w, l, pc, p, size)?;
+            let Place::Mem(loc) = p else {
+                return Err(self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::InvalidAddress,
+                    "atomic on memory that is neither global nor shared".into(),
+                ));
+            };
+            let bv = self.src(w, l, b);
+            let cv = c.map_or(0, |c| self.src(w, l, c));
+            let a = self.access(w, l, loc, size, AccessKind::Atomic, sem, scope, site);
+            let mut f = rmw(op, size, bv, cv);
+            let old = match self.hooks.atomic(self.mem, &a, &mut f) {
+                Ok(v) => v,
+                Err(e) => return Err(self.mem_fault(w, l, pc, e)),
+            };
+            self.since_progress = 0;
+            if let Some(d) = d {
+                self.set(w, l, d, old);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1108 @@
+//! The interpreter: runs one launch of a decoded [`Program`].
+//!
+//! Threads have independent program counters (sm_70+ independent thread scheduling). A
+//! warp executes one instruction for all its ready lanes that share a program counter
+//! (and call frame) at once: this is the fast path and what hardware does. Lanes that
+//! diverge are scheduled as separate groups and reconverge when their program counters
+//! meet again. The scheduler chooses a warp at every preemption point: before every
+//! global/shared access, atomic, fence, barrier and warp-collective operation.
+//!
+//! Warp-collective operations (`shfl/vote/match/redux.sync`, `bar.warp.sync`) wait until
+//! every non-exited lane of the member mask has reached the same instruction. CTA
+//! barriers count arriving threads; without a thread count they expect every non-exited
+//! thread of the CTA (exited threads no longer count, as on hardware). When no thread can
+//! run and some have not exited, the launch is a deadlock; when the fuel (lane-instruction
+//! budget) runs out, a timeout. Both come with a dump of where every unfinished warp is.
+
+use crate::alu;
+use crate::error::{FaultKind, MemError};
+use crate::hooks::*;
+use crate::memory::*;
+use crate::program::*;
+use crate::sched::Scheduler;
+
+mod asynccopy;
+mod matrix;
+mod memops;
+mod outcome;
+mod sync;
+
+use memops::read_generic;
+pub use outcome::*;
+
+pub const WARP: usize = 32;
+/// Most instructions one warp runs before the scheduler is asked again.
+const MAX_RUN: u32 = 256;
+/// Call depth limit.
+const MAX_DEPTH: usize = 256;
+/// Virtual SM count (for `%smid`, `%nsmid`).
+pub const NUM_SMS: u32 = 80;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Ready,
+    Exited,
+    /// Waiting at CTA barrier `id`.
+    Barrier(u32),
+    /// Waiting at a warp-collective instruction with this member mask.
+    Collective(u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    func: u32,
+    ret_pc: u32,
+    reg_base: u32,
+    local_base: u32,
+    call_pc: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Lane {
+    pc: u32,
+    func: u32,
+    status: Status,
+    reg_base: u32,
+    local_base: u32,
+    frames: Vec<Frame>,
+    local: Vec<u8>,
+    /// `cp.async` copies issued but not yet committed to a group.
+    async_open: Vec<asynccopy::PendingCopy>,
+    /// Committed `cp.async` groups, oldest first.
+    async_groups: std::collections::VecDeque<Vec<asynccopy::PendingCopy>>,
+}
+
+struct Warp {
+    cta: u32,
+    /// Linear thread index (in the CTA) of lane 0.
+    first_tid: u32,
+    lanes: Vec<Lane>,
+    regs: Vec<u64>,
+    ready: u32,
+    exited: u32,
+    /// Lanes that exist.
+    present: u32,
+    /// Pending-wakeup program counter of lanes in `Collective` status.
+    clock: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct BarState {
+    arrived: u32,
+    expected: Option<u32>,
+    popc: u32,
+    all: bool,
+    any: bool,
+}
+
+struct Cta {
+    warps: std::ops::Range<u32>,
+    live: u32,
+    bars: Vec<BarState>,
+}
+
+/// Everything a launch needs besides the program.
+pub struct LaunchSpec<'p> {
+    pub prog: &'p Program,
+    pub func: u32,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dyn_shared: u32,
+    pub params: Vec<u8>,
+    pub fuel: u64,
+    pub launch_index: u32,
+    pub deadline: Option<std::time::Instant>,
+    pub cancel: Option<&'p std::sync::atomic::AtomicBool>,
+}
+
+pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
+    prog: &'p Program,
+    func: u32,
+    mem: &'m mut Memory,
+    hooks: &'m mut H,
+    sched: &'m mut S,
+    grid: Dim3,
+    block: Dim3,
+    tpb: u32,
+    dyn_shared: u32,
+    params: Vec<u8>,
+    warps: Vec<Warp>,
+    ctas: Vec<Cta>,
+    runnable: Vec<u32>,
+    stats: ExecStats,
+    stdout: String,
+    fuel: u64,
+    launch: u32,
+    since_progress: u64,
+    clock: u64,
+    deadline: Option<std::time::Instant>,
+    cancel: Option<&'p std::sync::atomic::AtomicBool>,
+    /// A fault found while completing a collective that another warp's progress
+    /// (a lane exiting) unblocked; reported before the next step.
+    deferred: Option<LaunchOutcome>,
+}
+
+enum StepEnd {
+    Continue,
+    Ended(LaunchOutcome),
+}
+
+#[inline]
+fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(l)
+        }
+    })
+}
+
+#[inline]
+fn row(base: u32, slot: Slot) -> usize {
+    (base as usize + slot as usize) * WARP
+}
+
+fn read_cstr(mem: &Memory, lane: &Lane, addr: u64, max: usize) -> String {
+    let mut out = Vec::new();
+    for i in 0..max as u64 {
+        let b = match window_of(addr + i) {
+            Some((Window::Global, a)) => mem.global.slice(a, 1).map(|s| s[0]).ok(),
+            Some((Window::Const, _)) => mem.constant.slice(addr + i, 1).map(|s| s[0]).ok(),
+            Some((Window::Local, a)) => lane.local.get(a as usize).copied(),
+            _ => None,
+        };
+        match b {
+            Some(0) | None => break,
+            Some(c) => out.push(c),
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
+    pub fn new(
+        spec: LaunchSpec<'p>,
+        mem: &'m mut Memory,
+        hooks: &'m mut H,
+        sched: &'m mut S,
+    ) -> Self {
+        let prog = spec.prog;
+        let func = &prog.funcs[spec.func as usize];
+        let tpb = spec.block.count() as u32;
+        let nctas = spec.grid.count() as u32;
+        let wpc = tpb.div_ceil(WARP as u32);
+        let shared_size = prog.shared_static.div_ceil(16) * 16 + spec.dyn_shared;
+        mem.shared = (0..nctas)
+            .map(|_| vec![0u8; shared_size as usize])
+            .collect();
+        let mut warps = Vec::with_capacity((nctas * wpc) as usize);
+        let mut ctas = Vec::with_capacity(nctas as usize);
+        for c in 0..nctas {
+            let start = warps.len() as u32;
+            for w in 0..wpc {
+                let first = w * WARP as u32;
+                let n = (tpb - first).min(WARP as u32);
+                let present = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+                let lane = Lane {
+                    pc: func.entry,
+                    func: spec.func,
+                    status: Status::Ready,
+                    reg_base: 0,
+                    local_base: 0,
+                    frames: Vec::new(),
+                    local: vec![0u8; func.frame_size as usize],
+                    async_open: Vec::new(),
+                    async_groups: std::collections::VecDeque::new(),
+                };
+                warps.push(Warp {
+                    cta: c,
+                    first_tid: first,
+                    lanes: vec![lane; n as usize],
+                    regs: vec![0u64; func.nregs as usize * WARP],
+                    ready: present,
+                    exited: 0,
+                    present,
+                    clock: 0,
+                });
+            }
+            ctas.push(Cta {
+                warps: start..warps.len() as u32,
+                live: tpb,
+                bars: vec![BarState::default(); 16],
+            });
+        }
+        let runnable = (0..warps.len() as u32).collect();
+        Machine {
+            prog,
+            func: spec.func,
+            mem,
+            hooks,
+            sched,
+            grid: spec.grid,
+            block: spec.block,
+            tpb,
+            dyn_shared: spec.dyn_shared,
+            params: spec.params,
+            warps,
+            ctas,
+            runnable,
+            stats: ExecStats::default(),
+            stdout: String::new(),
+            fuel: spec.fuel,
+            launch: spec.launch_index,
+            since_progress: 0,
+            clock: 0,
+            deadline: spec.deadline,
+            cancel: spec.cancel,
+            deferred: None,
+        }
+    }
+
+    fn thread_ref(&self, w: u32, lane: usize) -> ThreadRef {
+        let warp = &self.warps[w as usize];
+        let tid = warp.first_tid + lane as u32;
+        ThreadRef {
+            cta: warp.cta,
+            tid,
+            global: warp.cta * self.tpb + tid,
+            lane: lane as u32,
+            warp: w,
+        }
+    }
+
+    fn set_runnable(&mut self, w: u32) {
+        let ready = self.warps[w as usize].ready != 0;
+        match self.runnable.binary_search(&w) {
+            Ok(i) if !ready => {
+                self.runnable.remove(i);
+            }
+            Err(i) if ready => self.runnable.insert(i, w),
+            _ => {}
+        }
+    }
+
+    pub fn run(mut self) -> LaunchResult {
+        let nthreads = self.tpb * self.ctas.len() as u32;
+        let info = LaunchInfo {
+            launch: self.launch,
+            kernel: &self.prog.funcs[self.func as usize].name,
+            threads: nthreads,
+            ctas: self.ctas.len() as u32,
+            threads_per_cta: self.tpb,
+        };
+        self.hooks.launch_begin(&info);
+        self.sched.launch_begin(self.warps.len() as u32);
+        let mut last: Option<u32> = None;
+        let mut refills = 0;
+        let outcome = loop {
+            if let Some(o) = self.deferred.take() {
+                break o;
+            }
+            if self.runnable.is_empty() {
+                if self.warps.iter().all(|w| w.exited == w.present) {
+                    break LaunchOutcome::Completed;
+                }
+                if self.hooks.stalled(self.mem) {
+                    continue;
+                }
+                break LaunchOutcome::Deadlock(self.dump());
+            }
+            if self.stats.steps & 1023 == 0 && self.stopped() {
+                break LaunchOutcome::Timeout(self.dump());
+            }
+            if self.stats.lane_instructions >= self.fuel {
+                // Only a state with nothing left to drain is a timeout.
+                if refills < 64 && self.hooks.stalled(self.mem) {
+                    refills += 1;
+                    self.fuel = self.fuel.saturating_add(self.fuel / 16 + 1024);
+                    continue;
+                }
+                break LaunchOutcome::Timeout(self.dump());
+            }
+            if self.since_progress > 256 + 8 * self.runnable.len() as u64 {
+                self.since_progress = 0;
+                self.hooks.stalled(self.mem);
+            }
+            let i = self.sched.pick(&self.runnable, last);
+            let w = self.runnable[i.min(self.runnable.len() - 1)];
+            last = Some(w);
+            self.stats.steps += 1;
+            self.since_progress += 1;
+            match self.step(w) {
+                StepEnd::Continue => {}
+                StepEnd::Ended(o) => break o,
+            }
+        };
+        self.hooks.launch_end(self.mem);
+        LaunchResult {
+            outcome,
+            stdout: self.stdout,
+            stats: self.stats,
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.cancel
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            || self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
+    fn dump(&self) -> HangDump {
+        let mut warps = Vec::new();
+        for (wi, w) in self.warps.iter().enumerate() {
+            if w.exited == w.present {
+                continue;
+            }
+            let mut groups: Vec<(u32, String, SiteInfo)> = Vec::new();
+            for (l, lane) in w.lanes.iter().enumerate() {
+                let what = match lane.status {
+                    Status::Exited => continue,
+                    Status::Ready => "running".to_string(),
+                    Status::Barrier(id) => format!("waiting at barrier {id}"),
+                    Status::Collective(m) => format!("waiting for lanes {m:#010x}"),
+                };
+                let site_id = self.prog.insts.get(lane.pc as usize).map_or(0, |i| i.site);
+                let site = self
+                    .prog
+                    .sites
+                    .get(site_id as usize)
+                    .cloned()
+                    .unwrap_or(SiteInfo {
+                        text: "?".into(),
+                        function: String::new(),
+                        ptx_line: 0,
+                        cuda: None,
+                    });
+                match groups.iter_mut().find(|g| g.1 == what && g.2 == site) {
+                    Some(g) => g.0 |= 1 << l,
+                    None => groups.push((1 << l, what, site)),
+                }
+            }
+            warps.push(WarpDump {
+                warp: wi as u32,
+                cta: w.cta,
+                block_idx: self.grid.split(w.cta),
+                groups,
+            });
+        }
+        HangDump { warps }
+    }
+
+    fn site(&self, pc: u32) -> SiteInfo {
+        let id = self.prog.insts.get(pc as usize).map_or(0, |i| i.site);
+        self.prog
+            .sites
+            .get(id as usize)
+            .cloned()
+            .unwrap_or(SiteInfo {
+                text: "?".into(),
+                function: String::new(),
+                ptx_line: 0,
+                cuda: None,
+            })
+    }
+
+    fn fault(
+        &self,
+        w: u32,
+        lane: usize,
+        pc: u32,
+        kind: FaultKind,
+        message: String,
+    ) -> LaunchOutcome {
+        let t = self.thread_ref(w, lane);
+        LaunchOutcome::Fault(Box::new(Fault {
+            kind,
+            thread: t,
+            block_idx: self.grid.split(t.cta),
+            thread_idx: self.block.split(t.tid),
+            site: self.site(pc),
+            message,
+        }))
+    }
+
+    fn mem_fault(&self, w: u32, lane: usize, pc: u32, e: MemError) -> LaunchOutcome {
+        self.fault(w, lane, pc, e.kind, e.to_string())
+    }
+
+    /// Reads any source operand for one lane.
+    #[inline]
+    fn src(&self, w: u32, lane: usize, s: Src) -> u64 {
+        let warp = &self.warps[w as usize];
+        let l = &warp.lanes[lane];
+        match s {
+            Src::Reg(r) => warp.regs[row(l.reg_base, r) + lane],
+            Src::NotReg(r) => (warp.regs[row(l.reg_base, r) + lane] == 0) as u64,
+            Src::Imm(v) => v,
+            Src::LocalAddr(o) => (l.local_base + o) as u64,
+            Src::Special(sp, d) => self.special(w, lane, sp, d),
+        }
+    }
+
+    fn special(&self, w: u32, lane: usize, sp: fencehound_ptx::Special, d: u8) -> u64 {
+        use fencehound_ptx::Special as S;
+        let warp = &self.warps[w as usize];
+        let tid = warp.first_tid + lane as u32;
+        let lane32 = lane as u32;
+        match sp {
+            S::Tid => self.block.split(tid)[d as usize % 3] as u64,
+            S::Ntid => self.block.get(d) as u64,
+            S::Ctaid => self.grid.split(warp.cta)[d as usize % 3] as u64,
+            S::Nctaid => self.grid.get(d) as u64,
+            S::Laneid => lane32 as u64,
+            S::Warpid => (warp.first_tid / WARP as u32) as u64,
+            S::Nwarpid => 64,
+            S::Smid => (warp.cta % NUM_SMS) as u64,
+            S::Nsmid => NUM_SMS as u64,
+            S::Gridid => self.launch as u64 + 1,
+            S::LanemaskEq => 1u64 << lane32,
+            S::LanemaskLe => ((2u64 << lane32) - 1) & 0xffff_ffff,
+            S::LanemaskLt => (1u64 << lane32) - 1,
+            S::LanemaskGe => (!((1u64 << lane32) - 1)) & 0xffff_ffff,
+            S::LanemaskGt => (!((2u64 << lane32) - 1)) & 0xffff_ffff,
+            // Virtual clocks: deterministic functions of the work done so far.
+            S::Clock => (self.clock + warp.clock) & 0xffff_ffff,
+            S::ClockHi => (self.clock + warp.clock) >> 32,
+            S::Clock64 => self.clock + warp.clock,
+            S::Globaltimer => self.clock * 32,
+            S::GlobaltimerLo => (self.clock * 32) & 0xffff_ffff,
+            S::GlobaltimerHi => (self.clock * 32) >> 32,
+            S::DynamicSmemSize => self.dyn_shared as u64,
+            S::TotalSmemSize | S::AggrSmemSize => {
+                self.mem.shared.first().map_or(0, |s| s.len()) as u64
+            }
+            // Performance counters and environment registers read as 0; the cluster
+            // registers are refused when the module is loaded.
+            _ => 0,
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, w: u32, lane: usize, d: Slot, v: u64) {
+        let warp = &mut self.warps[w as usize];
+        let base = warp.lanes[lane].reg_base;
+        warp.regs[row(base, d) + lane] = v;
+    }
+
+    fn step(&mut self, w: u32) -> StepEnd {
+        // Choose the group: ready lanes sharing (pc, frame).
+        let (mask, pc0) = {
+            let warp = &self.warps[w as usize];
+            let mut groups: Vec<(u32, u32, u32)> = Vec::new(); // (pc, reg_base, mask)
+            for l in lanes(warp.ready) {
+                let lane = &warp.lanes[l];
+                match groups
+                    .iter_mut()
+                    .find(|g| g.0 == lane.pc && g.1 == lane.reg_base)
+                {
+                    Some(g) => g.2 |= 1 << l,
+                    None => groups.push((lane.pc, lane.reg_base, 1 << l)),
+                }
+            }
+            if groups.is_empty() {
+                return StepEnd::Continue;
+            }
+            let k = if groups.len() == 1 {
+                0
+            } else {
+                groups.sort_unstable();
+                let mut masks = [0u32; WARP];
+                for (m, g) in masks.iter_mut().zip(&groups) {
+                    *m = g.2;
+                }
+                let n = groups.len().min(WARP);
+                self.sched.pick_group_of(&masks[..n]).min(groups.len() - 1)
+            };
+            (groups[k].2, groups[k].0)
+        };
+        let mut pc = pc0;
+        let mut run = 0u32;
+        loop {
+            let Some(inst) = self.prog.insts.get(pc as usize) else {
+                let l = mask.trailing_zeros() as usize;
+                return StepEnd::Ended(self.fault(
+                    w,
+                    l,
+                    pc.saturating_sub(1),
+                    FaultKind::InvalidAddress,
+                    "ran past the end of the function".into(),
+                ));
+            };
+            if run > 0 && (inst.op.is_sync_point() || run >= MAX_RUN) {
+                break;
+            }
+            run += 1;
+            let n = mask.count_ones() as u64;
+            self.stats.lane_instructions += n;
+            self.stats.warp_instructions += 1;
+            self.clock += 1;
+            self.warps[w as usize].clock += n;
+            // Guard.
+            let active = match inst.guard {
+                None => mask,
+                Some((p, neg)) => {
+                    let warp = &self.warps[w as usize];
+                    let mut m = 0;
+                    for l in lanes(mask) {
+                        let v = warp.regs[row(warp.lanes[l].reg_base, p) + l] != 0;
+                        if v != neg {
+                            m |= 1 << l;
+                        }
+                    }
+                    m
+                }
+            };
+            let res = if active == 0 {
+                Flow::Next
+            } else {
+                match self.exec(w, active, mask, pc, inst) {
+                    Ok(f) => f,
+                    Err(o) => return StepEnd::Ended(o),
+                }
+            };
+            match res {
+                Flow::Next => pc += 1,
+                Flow::Jump(t) => {
+                    if active == mask {
+                        pc = t;
+                    } else {
+                        let warp = &mut self.warps[w as usize];
+                        for l in lanes(mask) {
+                            warp.lanes[l].pc = if active >> l & 1 == 1 { t } else { pc + 1 };
+                        }
+                        return StepEnd::Continue;
+                    }
+                }
+                Flow::PerLane => {
+                    // exec already set each active lane's pc/status; inactive lanes
+                    // move on.
+                    let warp = &mut self.warps[w as usize];
+                    for l in lanes(mask & !active) {
+                        warp.lanes[l].pc = pc + 1;
+                    }
+                    let ready = warp.ready;
+                    if ready & mask == mask {
+                        // Everyone still ready: continue as one group if still together.
+                        let p = warp.lanes[mask.trailing_zeros() as usize].pc;
+                        let b = warp.lanes[mask.trailing_zeros() as usize].reg_base;
+                        if lanes(mask).all(|l| warp.lanes[l].pc == p && warp.lanes[l].reg_base == b)
+                        {
+                            pc = p;
+                            continue;
+                        }
+                    }
+                    self.set_runnable(w);
+                    return StepEnd::Continue;
+                }
+            }
+        }
+        let warp = &mut self.warps[w as usize];
+        for l in lanes(mask) {
+            warp.lanes[l].pc = pc;
+        }
+        StepEnd::Continue
+    }
+}
+
+/// Control-flow result of one instruction for the active lanes.
+enum Flow {
+    Next,
+    Jump(u32),
+    /// Lanes' pcs/statuses were updated individually.
+    PerLane,
+}
+
+impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
+    fn exec(
+        &mut self,
+        w: u32,
+        active: u32,
+        group: u32,
+        pc: u32,
+        inst: &'p Inst,
+    ) -> Result<Flow, LaunchOutcome> {
+        match &inst.op {
+            Op::Alu(a) => {
+                let warp = &mut self.warps[w as usize];
+                let base = warp.lanes[active.trailing_zeros() as usize].reg_base;
+                alu::exec(a, &mut warp.regs, base as usize, active);
+                Ok(Flow::Next)
+            }
+            Op::Mov { d, a } => {
+                for l in lanes(active) {
+                    let v = self.src(w, l, *a);
+                    self.set(w, l, *d, v);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Movs { pairs } => {
+                let mut vals = [0u64; 8];
+                for l in lanes(active) {
+                    for (k, (_, a)) in pairs.iter().enumerate().take(8) {
+                        vals[k] = self.src(w, l, *a);
+                    }
+                    for (k, (d, _)) in pairs.iter().enumerate().take(8) {
+                        self.set(w, l, *d, vals[k]);
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::Pack { d, parts, bits } => {
+                for l in lanes(active) {
+                    let mut v = 0u64;
+                    for (k, p) in parts.iter().enumerate() {
+                        let part = self.src(w, l, *p) & mask_bits(*bits);
+                        v |= part << (k as u32 * bits);
+                    }
+                    self.set(w, l, *d, v);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Unpack { ds, a, bits } => {
+                for l in lanes(active) {
+                    let v = self.src(w, l, *a);
+                    for (k, d) in ds.iter().enumerate() {
+                        if let Some(d) = d {
+                            self.set(w, l, *d, (v >> (k as u32 * bits)) & mask_bits(*bits));
+                        }
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::Ld { .. } => {
+                self.exec_ld(w, active, pc, inst)?;
+                Ok(Flow::Next)
+            }
+            Op::St { .. } => {
+                self.exec_st(w, active, pc, inst)?;
+                Ok(Flow::Next)
+            }
+            Op::Atom { .. } => {
+                self.exec_atom(w, active, pc, inst)?;
+                Ok(Flow::Next)
+            }
+            Op::Cvta {
+                to_generic,
+                space,
+                d,
+                a,
+                bits,
+            } => {
+                for l in lanes(active) {
+                    let v = self.src(w, l, *a);
+                    let win = match space {
+                        MemSpace::Shared => SHARED_WINDOW,
+                        MemSpace::Local => LOCAL_WINDOW,
+                        MemSpace::Const => 0,
+                        MemSpace::KernelParam => PARAM_WINDOW,
+                        _ => 0,
+                    };
+                    let r = if *to_generic {
+                        v.wrapping_add(win)
+                    } else if *space == MemSpace::Const || win == 0 {
+                        v
+                    } else {
+                        v.wrapping_sub(win)
+                    };
+                    self.set(w, l, *d, r & mask_bits(*bits));
+                }
+                Ok(Flow::Next)
+            }
+            Op::Isspacep { space, d, a } => {
+                for l in lanes(active) {
+                    let v = self.src(w, l, *a);
+                    let want = match space {
+                        MemSpace::Global => Window::Global,
+                        MemSpace::Shared => Window::Shared,
+                        MemSpace::Local => Window::Local,
+                        MemSpace::Const => Window::Const,
+                        _ => Window::Param,
+                    };
+                    let r = window_of(v).is_some_and(|(wn, _)| wn == want);
+                    self.set(w, l, *d, r as u64);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Bra { target } => Ok(Flow::Jump(*target)),
+            Op::Brx { index, targets } => {
+                let warp_lanes: Vec<usize> = lanes(active).collect();
+                for l in warp_lanes {
+                    let i = self.src(w, l, *index) as usize;
+                    let Some(t) = targets.get(i) else {
+                        return Err(self.fault(
+                            w,
+                            l,
+                            pc,
+                            FaultKind::Undefined,
+                            format!("brx.idx index {i} out of range"),
+                        ));
+                    };
+                    self.warps[w as usize].lanes[l].pc = *t;
+                }
+                Ok(Flow::PerLane)
+            }
+            Op::Call {
+                callee,
+                args,
+                rets: _,
+            } => {
+                let mut frame_args = Vec::new();
+                let mut reg_args = Vec::new();
+                for l in lanes(active) {
+                    frame_args.clear();
+                    reg_args.clear();
+                    for a in args {
+                        match *a {
+                            CallArg::Frame { from, to, bytes } => {
+                                frame_args.push((from, to, bytes))
+                            }
+                            CallArg::Reg { value, to } => {
+                                reg_args.push((self.src(w, l, value), to))
+                            }
+                        }
+                    }
+                    self.enter_call(w, l, pc, *callee, &frame_args, &reg_args)?;
+                }
+                Ok(Flow::PerLane)
+            }
+            Op::CallIndirect { target, args, rets } => {
+                for l in lanes(active) {
+                    let v = self.src(w, l, *target);
+                    let idx = v.wrapping_sub(FUNC_WINDOW) / 16;
+                    let f = (v >= FUNC_WINDOW && (v - FUNC_WINDOW).is_multiple_of(16))
+                        .then(|| self.prog.funcs.get(idx as usize))
+                        .flatten()
+                        .filter(|f| !f.is_kernel);
+                    let Some(f) = f else {
+                        return Err(self.fault(
+                            w,
+                            l,
+                            pc,
+                            FaultKind::Undefined,
+                            format!("indirect call to {v:#x}, which is not a device function"),
+                        ));
+                    };
+                    let reg_params = f
+                        .params
+                        .iter()
+                        .chain(&f.rets)
+                        .any(|p| matches!(p, ParamLoc::Reg(_)));
+                    if reg_params {
+                        let msg = format!(
+                            "indirect call to `{}`, which has `.reg` parameters (not supported)",
+                            f.name
+                        );
+                        return Err(self.fault(w, l, pc, FaultKind::Undefined, msg));
+                    }
+                    if f.params.len() != args.len() || f.rets.len() != rets.len() {
+                        let msg = format!(
+                            "indirect call passes {} argument(s) and {} return value(s) to `{}`, which takes {} and {}",
+                            args.len(),
+                            rets.len(),
+                            f.name,
+                            f.params.len(),
+                            f.rets.len()
+                        );
+                        return Err(self.fault(w, l, pc, FaultKind::Undefined, msg));
+                    }
+                    let triples: Vec<(u32, u32, u32)> = args
+                        .iter()
+                        .zip(&f.params)
+                        .filter_map(|(from, p)| match p {
+                            ParamLoc::Frame(to, n) => Some((*from, *to, *n)),
+                            ParamLoc::Reg(_) => None,
+                        })
+                        .collect();
+                    self.enter_call(w, l, pc, idx as u32, &triples, &[])?;
+                }
+                Ok(Flow::PerLane)
+            }
+            Op::Ret => {
+                let mut exits = 0u32;
+                for l in lanes(active) {
+                    let warp = &mut self.warps[w as usize];
+                    let lane = &mut warp.lanes[l];
+                    match lane.frames.pop() {
+                        None => exits |= 1 << l,
+                        Some(fr) => {
+                            let indirect: Vec<CallRet>;
+                            let rets: &[CallRet] = match &self.prog.insts[fr.call_pc as usize].op {
+                                Op::Call { rets, .. } => rets,
+                                Op::CallIndirect { rets, .. } => {
+                                    // Callee offsets from the function returning now.
+                                    let f = &self.prog.funcs[lane.func as usize];
+                                    indirect = f
+                                        .rets
+                                        .iter()
+                                        .zip(rets)
+                                        .filter_map(|(p, to)| match p {
+                                            ParamLoc::Frame(from, n) => Some(CallRet::Frame {
+                                                from: *from,
+                                                to: *to,
+                                                bytes: *n,
+                                            }),
+                                            ParamLoc::Reg(_) => None,
+                                        })
+                                        .collect();
+                                    &indirect
+                                }
+                                _ => &[],
+                            };
+                            for r in rets {
+                                match *r {
+                                    CallRet::Frame { from, to, bytes } => {
+                                        let src = (lane.local_base + from) as usize;
+                                        let dst = (fr.local_base + to) as usize;
+                                        lane.local.copy_within(src..src + bytes as usize, dst);
+                                    }
+                                    CallRet::Reg { from, to } => {
+                                        let v = warp.regs[row(lane.reg_base, from) + l];
+                                        warp.regs[row(fr.reg_base, to) + l] = v;
+                                    }
+                                }
+                            }
+                            lane.reg_base = fr.reg_base;
+                            lane.local_base = fr.local_base;
+                            lane.func = fr.func;
+                            lane.pc = fr.ret_pc;
+                        }
+                    }
+                }
+                if exits != 0 {
+                    self.finish_async_copies(w, exits, pc)?;
+                    self.exit_lanes(w, exits);
+                }
+                Ok(Flow::PerLane)
+            }
+            Op::Exit => {
+                self.finish_async_copies(w, active, pc)?;
+                self.exit_lanes(w, active);
+                Ok(Flow::PerLane)
+            }
+            Op::Trap | Op::Brkpt => {
+                let l = active.trailing_zeros() as usize;
+                let msg = if matches!(inst.op, Op::Trap) {
+                    "trap instruction executed"
+                } else {
+                    "brkpt instruction executed"
+                };
+                Err(LaunchOutcome::Trap(Box::new(TrapInfo {
+                    message: msg.into(),
+                    thread: self.thread_ref(w, l),
+                    site: self.site(pc),
+                })))
+            }
+            Op::AssertFail { args } => {
+                let l = active.trailing_zeros() as usize;
+                let lane = &self.warps[w as usize].lanes[l];
+                let rd = |o: u32, n: usize| -> u64 {
+                    let s = (lane.local_base + o) as usize;
+                    let mut b = [0u8; 8];
+                    if let Some(x) = lane.local.get(s..s + n) {
+                        b[..n].copy_from_slice(x);
+                    }
+                    u64::from_le_bytes(b)
+                };
+                let msg = read_cstr(self.mem, lane, rd(args[0], 8), 1024);
+                let file = read_cstr(self.mem, lane, rd(args[1], 8), 1024);
+                let line = rd(args[2], 4);
+                let func = read_cstr(self.mem, lane, rd(args[3], 8), 1024);
+                let t = self.thread_ref(w, l);
+                let b = self.grid.split(t.cta);
+                let th = self.block.split(t.tid);
+                Err(LaunchOutcome::Trap(Box::new(TrapInfo {
+                    message: format!(
+                        "{file}:{line}: {func}: block [{},{},{}], thread [{},{},{}] Assertion `{msg}` failed.",
+                        b[0], b[1], b[2], th[0], th[1], th[2]
+                    ),
+                    thread: t,
+                    site: self.site(pc),
+                })))
+            }
+            Op::Vprintf { args, ret } => {
+                for l in lanes(active) {
+                    let lane = &self.warps[w as usize].lanes[l];
+                    let rd = |o: u32| -> u64 {
+                        let s = (lane.local_base + o) as usize;
+                        let mut b = [0u8; 8];
+                        if let Some(x) = lane.local.get(s..s + 8) {
+                            b.copy_from_slice(x);
+                        }
+                        u64::from_le_bytes(b)
+                    };
+                    let fmt = read_cstr(self.mem, lane, rd(args[0]), 4096);
+                    let text = crate::printf::format(
+                        &fmt,
+                        rd(args[1]),
+                        |addr, n| read_generic(self.mem, lane, addr, n),
+                        |addr| read_cstr(self.mem, lane, addr, 4096),
+                    );
+                    let len = text.len();
+                    self.stdout.push_str(&text);
+                    if let Some(r) = ret {
+                        let lane = &mut self.warps[w as usize].lanes[l];
+                        let s = (lane.local_base + r) as usize;
+                        if let Some(x) = lane.local.get_mut(s..s + 4) {
+                            x.copy_from_slice(&(len as u32).to_le_bytes());
+                        }
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::Fence { kind, scope } => {
+                for l in lanes(active) {
+                    let f = Fence {
+                        thread: self.thread_ref(w, l),
+                        kind: *kind,
+                        scope: *scope,
+                        site: inst.site,
+                    };
+                    self.hooks.fence(self.mem, &f);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Bar {
+                kind,
+                id,
+                count,
+                d,
+                pred,
+            } => self.exec_bar(w, active, pc, inst.site, *kind, *id, *count, *d, *pred),
+            Op::WarpSync { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::Redux { .. }
+            | Op::Ldmatrix { .. }
+            | Op::Mma { .. } => self.exec_collective(w, active, group, pc, inst),
+            Op::CpAsync { .. } => {
+                self.exec_cp_async(w, active, pc, inst)?;
+                Ok(Flow::Next)
+            }
+            Op::CpAsyncCommit => {
+                for l in lanes(active) {
+                    let lane = &mut self.warps[w as usize].lanes[l];
+                    let group = std::mem::take(&mut lane.async_open);
+                    lane.async_groups.push_back(group);
+                }
+                Ok(Flow::Next)
+            }
+            Op::CpAsyncWait { pending, all } => {
+                for l in lanes(active) {
+                    let lane = &mut self.warps[w as usize].lanes[l];
+                    if *all {
+                        let group = std::mem::take(&mut lane.async_open);
+                        lane.async_groups.push_back(group);
+                    }
+                    while self.warps[w as usize].lanes[l].async_groups.len() > *pending as usize {
+                        let group = self.warps[w as usize].lanes[l]
+                            .async_groups
+                            .pop_front()
+                            .unwrap_or_default();
+                        self.complete_copies(w, l, &group)?;
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::Activemask { d } => {
+                for l in lanes(active) {
+                    self.set(w, l, *d, group as u64);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Nanosleep | Op::Nop => Ok(Flow::Next),
+        }
+    }
+
+    /// Pushes a frame for lane `l` calling function `callee`, copying arguments
+    /// (caller frame offset, callee frame offset, bytes).
+    fn enter_call(
+        &mut self,
+        w: u32,
+        l: usize,
+        pc: u32,
+        callee: u32,
+        args: &[(u32, u32, u32)],
+        reg_args: &[(u64, Slot)],
+    ) -> Result<(), LaunchOutcome> {
+        let callee_f = &self.prog.funcs[callee as usize];
+        let warp = &mut self.warps[w as usize];
+        let cur = warp.lanes[l].func;
+        let cur_f = &self.prog.funcs[cur as usize];
+        let lane = &mut warp.lanes[l];
+        if lane.frames.len() >= MAX_DEPTH {
+            return Err(self.fault(
+                w,
+                l,
+                pc,
+                FaultKind::StackOverflow,
+                format!("call depth exceeds {MAX_DEPTH}"),
+            ));
+        }
+        let new_reg = lane.reg_base + cur_f.nregs;
+        let new_local = lane.local_base + cur_f.frame_size;
+        lane.frames.push(Frame {
+            func: cur,
+            ret_pc: pc + 1,
+            reg_base: lane.reg_base,
+            local_base: lane.local_base,
+            call_pc: pc,
+        });
+        let need_local = (new_local + callee_f.frame_size) as usize;
+        if lane.local.len() < need_local {
+            lane.local.resize(need_local, 0);
+        }
+        for (from, to, n) in args {
+            let src = (lane.local_base + from) as usize;
+            let dst = (new_local + to) as usize;
+            lane.local.copy_within(src..src + *n as usize, dst);
+        }
+        lane.reg_base = new_reg;
+        lane.local_base = new_local;
+        lane.func = callee;
+        lane.pc = callee_f.entry;
+        let need_regs = (new_reg + callee_f.nregs) as usize * WARP;
+        if warp.regs.len() < need_regs {
+            warp.regs.resize(need_regs, 0);
+        }
+        for (v, to) in reg_args {
+            warp.regs[row(new_reg, *to) + l] = *v;
+        }
+        Ok(())
+    }
+
+    fn exit_lanes(&mut self, w: u32, m: u32) {
+        let cta = self.warps[w as usize].cta;
+        for l in lanes(m) {
+            let t = self.thread_ref(w, l);
+            self.hooks.thread_exit(self.mem, t);
+            let warp = &mut self.warps[w as usize];
+            warp.lanes[l].status = Status::Exited;
+            warp.ready &= !(1 << l);
+            warp.exited |= 1 << l;
+        }
+        self.since_progress = 0;
+        self.ctas[cta as usize].live -= m.count_ones();
+        self.set_runnable(w);
+        // Exited threads no longer count for CTA-wide barriers, and a collective that
+        // waited for them may now complete.
+        for id in 0..16 {
+            self.try_release(cta, id);
+        }
+        self.try_collectives(w);
+    }
+}
+
+pub(crate) fn mask_bits(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}

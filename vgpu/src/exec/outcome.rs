@@ -1,0 +1,158 @@
+//! What a launch returns: its outcome (completed, fault, trap, deadlock, timeout), the
+//! hang dump of unfinished warps, and execution statistics.
+
+use crate::error::FaultKind;
+use crate::hooks::ThreadRef;
+use crate::program::SiteInfo;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub fn new(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+    pub fn x(x: u32) -> Dim3 {
+        Dim3 { x, y: 1, z: 1 }
+    }
+    pub fn count(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+    pub(super) fn split(self, linear: u32) -> [u32; 3] {
+        let x = linear % self.x;
+        let y = (linear / self.x) % self.y;
+        let z = linear / (self.x * self.y);
+        [x, y, z]
+    }
+    pub(super) fn get(self, d: u8) -> u32 {
+        match d {
+            0 => self.x,
+            1 => self.y,
+            _ => self.z,
+        }
+    }
+}
+
+impl std::fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "({},{},{})", self.x, self.y, self.z)
+    }
+}
+
+/// Where a fault happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub thread: ThreadRef,
+    pub block_idx: [u32; 3],
+    pub thread_idx: [u32; 3],
+    pub site: SiteInfo,
+    pub message: String,
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} by thread ({},{},{}) of block ({},{},{}) at {}: `{}`: {}",
+            self.kind,
+            self.thread_idx[0],
+            self.thread_idx[1],
+            self.thread_idx[2],
+            self.block_idx[0],
+            self.block_idx[1],
+            self.block_idx[2],
+            self.site.location(),
+            self.site.text,
+            self.message
+        )
+    }
+}
+
+/// A trap: `trap`, `brkpt` or a failed `assert`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrapInfo {
+    pub message: String,
+    pub thread: ThreadRef,
+    pub site: SiteInfo,
+}
+
+/// Where unfinished warps are.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HangDump {
+    pub warps: Vec<WarpDump>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarpDump {
+    pub warp: u32,
+    pub cta: u32,
+    pub block_idx: [u32; 3],
+    /// Per distinct position: lanes mask, what they are doing, where.
+    pub groups: Vec<(u32, String, SiteInfo)>,
+}
+
+impl std::fmt::Display for HangDump {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const MAX: usize = 16;
+        for w in self.warps.iter().take(MAX) {
+            writeln!(
+                f,
+                "  warp {} of block ({},{},{}):",
+                w.warp % 1024,
+                w.block_idx[0],
+                w.block_idx[1],
+                w.block_idx[2]
+            )?;
+            for (mask, what, site) in &w.groups {
+                writeln!(
+                    f,
+                    "    lanes {mask:#010x} {what} at {}: `{}`",
+                    site.location(),
+                    site.text
+                )?;
+            }
+        }
+        if self.warps.len() > MAX {
+            writeln!(f, "  ... and {} more warps", self.warps.len() - MAX)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchOutcome {
+    Completed,
+    Fault(Box<Fault>),
+    Trap(Box<TrapInfo>),
+    Deadlock(HangDump),
+    Timeout(HangDump),
+}
+
+impl LaunchOutcome {
+    pub fn is_completed(&self) -> bool {
+        matches!(self, LaunchOutcome::Completed)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecStats {
+    /// Instructions executed, counted per thread.
+    pub lane_instructions: u64,
+    /// Instructions executed, counted per warp group.
+    pub warp_instructions: u64,
+    /// Scheduler decisions.
+    pub steps: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchResult {
+    pub outcome: LaunchOutcome,
+    /// `printf` output, in execution order.
+    pub stdout: String,
+    pub stats: ExecStats,
+}
