@@ -4,10 +4,10 @@
 //! scheduler seed; outputs, every write to memory in order, statistics and the way the
 //! launch ended must be equal.
 
+use fencehound_argspec::{self as bufspec, ArgSpec};
 use fencehound_handlers::rewrite::lockstep::{self, LaunchDesc};
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
 use fencehound_handlers::{BufferConfig, DrainPolicy, Model};
-use fencehound_argspec::{self as bufspec, ArgSpec};
 use fencehound_vgpu::{Device, Dim3};
 use std::path::PathBuf;
 

@@ -525,23 +525,11 @@ fn wrap(
                  setp.ne.b32 %fhp0, %fhr2, 0;\n",
             );
             let _ = writeln!(t, "@%fhp0 bra {top};");
-            match (final_inst, &i.guard) {
-                (None, _) => {
-                    let _ = writeln!(t, "ld.volatile.global.u32 %fhr0, [{MARK}+4];");
-                }
-                (Some(_), None) => {
-                    let _ = writeln!(t, "ld.volatile.global.u32 %fhr0, [{MARK}+8];");
-                }
-                (Some(_), Some(g)) => {
-                    let (on, off) = if g.negated { ("!", "") } else { ("", "!") };
-                    let _ = writeln!(
-                        t,
-                        "@{on}{p} ld.volatile.global.u32 %fhr0, [{MARK}+8];\n\
-                         @{off}{p} ld.volatile.global.u32 %fhr0, [{MARK}+4];",
-                        p = g.pred
-                    );
-                }
-            }
+            // Before a final instruction every lane of the block is "pending": the step
+            // that runs it (guard true or not) belongs to the block, as the step of the
+            // original instruction belonged to it.
+            let mark = if final_inst.is_some() { 8 } else { 4 };
+            let _ = writeln!(t, "ld.volatile.global.u32 %fhr0, [{MARK}+{mark}];");
         }
     }
     if let Some(f) = final_inst {
