@@ -341,19 +341,20 @@ pub struct ExecResult {
     pub races: Vec<fencehound_racecheck::RaceReport>,
 }
 
-struct Raw {
-    outputs: Outputs,
+/// What running an execution produced, before judging (backends fill it).
+pub(crate) struct Raw {
+    pub(crate) outputs: Outputs,
     /// A launch that did not complete.
-    outcome_verdict: Option<Verdict>,
-    stats: BufferStats,
-    lane_instructions: u64,
-    printf: String,
-    trace: Vec<TraceEvent>,
-    sites: Vec<SiteInfo>,
-    races: Vec<fencehound_racecheck::RaceReport>,
+    pub(crate) outcome_verdict: Option<Verdict>,
+    pub(crate) stats: BufferStats,
+    pub(crate) lane_instructions: u64,
+    pub(crate) printf: String,
+    pub(crate) trace: Vec<TraceEvent>,
+    pub(crate) sites: Vec<SiteInfo>,
+    pub(crate) races: Vec<fencehound_racecheck::RaceReport>,
 }
 
-fn outcome_verdict(o: &LaunchOutcome, wall: bool) -> Option<Verdict> {
+pub(crate) fn outcome_verdict(o: &LaunchOutcome, wall: bool) -> Option<Verdict> {
     match o {
         LaunchOutcome::Completed => None,
         LaunchOutcome::Fault(f) => Some(Verdict::Fault {
@@ -500,7 +501,12 @@ fn execute_raw(
 /// Runs one execution and judges it.
 pub fn execute(prep: &Prepared, spec: &ExecSpec, cancel: Option<&AtomicBool>) -> ExecResult {
     let start = Instant::now();
-    let raw = match execute_raw(prep, spec, cancel) {
+    judge_raw(prep, execute_raw(prep, spec, cancel), start)
+}
+
+/// Judges what a backend produced (an `Err` is a run that could not happen: a fault).
+pub(crate) fn judge_raw(prep: &Prepared, raw: Result<Raw, String>, start: Instant) -> ExecResult {
+    let raw = match raw {
         Ok(r) => r,
         Err(message) => {
             return ExecResult {

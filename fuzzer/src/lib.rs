@@ -11,6 +11,7 @@
 //! device-side rewrite of the write buffers) is future work; the selection function in
 //! `fencehound_handlers::select` is specified so that it can make the same choices.
 
+pub mod backend;
 pub mod campaign;
 pub mod execution;
 pub mod report;

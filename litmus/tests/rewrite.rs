@@ -149,27 +149,46 @@ fn every_rewritten_litmus_test_assembles() {
     if suite.is_empty() {
         return;
     }
-    let mut n = 0;
-    for (name, low) in &suite {
-        let rw = rewrite::rewrite(&low.module, &RewriteOptions::default())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        for arch in ["75", "80", "90"] {
-            // The lowering targets sm_80; its instructions exist from sm_70 on.
-            let mut m = rw.module.clone();
-            for item in &mut m.items {
-                if let fencehound_ptx::Item::Target(t) = item {
-                    *t = vec![format!("sm_{arch}")];
-                }
-            }
-            if let Err(e) =
-                fencehound_toolchain::assemble(&fencehound_ptx::print(&m), &format!("sm_{arch}"))
-            {
-                panic!("{name} sm_{arch}: {e}");
-            }
-            n += 1;
-        }
-    }
-    assert!(n >= 98 * 3, "{n} assembled");
+    let jobs: Vec<(&String, &Lowered, &str)> = suite
+        .iter()
+        .flat_map(|(n, l)| ["75", "80", "90"].into_iter().map(move |a| (n, l, a)))
+        .collect();
+    // Two workers: ptxas is single-threaded and dominates.
+    let fails: Vec<String> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..2)
+            .map(|w| {
+                let mine: Vec<_> = jobs.iter().skip(w).step_by(2).copied().collect();
+                sc.spawn(move || {
+                    let mut fails = Vec::new();
+                    for (name, low, arch) in mine {
+                        let rw = match rewrite::rewrite(&low.module, &RewriteOptions::default()) {
+                            Ok(r) => r,
+                            Err(e) => {
+                                fails.push(format!("{name}: {e}"));
+                                continue;
+                            }
+                        };
+                        // The lowering targets sm_80; its instructions exist from sm_70 on.
+                        let mut m = rw.module;
+                        for item in &mut m.items {
+                            if let fencehound_ptx::Item::Target(t) = item {
+                                *t = vec![format!("sm_{arch}")];
+                            }
+                        }
+                        let text = fencehound_ptx::print(&m);
+                        if let Err(e) = fencehound_toolchain::assemble(&text, &format!("sm_{arch}"))
+                        {
+                            fails.push(format!("{name} sm_{arch}: {e}"));
+                        }
+                    }
+                    fails
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    assert!(jobs.len() >= 98 * 3, "{} assembled", jobs.len());
 }
 
 #[test]
