@@ -18,6 +18,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// (campaign, variant, prepared variant, its differential, the `p_w` values to sweep)
+type Variant = (String, String, Arc<Prepared>, Arc<Differential>, Vec<f64>);
+
 struct Cell {
     runs: u64,
     equal: u64,
@@ -62,8 +65,7 @@ fn main() {
     }
     let start = Instant::now();
     // (campaign, variant, prep, differential)
-    let mut variants: Vec<(String, String, Arc<Prepared>, Arc<Differential>, Vec<f64>)> =
-        Vec::new();
+    let mut variants: Vec<Variant> = Vec::new();
     for f in &files {
         let c = match Campaign::load(f) {
             Ok(c) => Arc::new(c),
