@@ -24,6 +24,9 @@ struct Cli {
 enum Command {
     /// Compile a CUDA file to PTX with NVRTC (always with line info).
     Compile(cmd::compile::Args),
+    /// Rewrite PTX (or CUDA) so that the write buffers run inside the kernel (what the GPU
+    /// backend loads).
+    Instrument(cmd::instrument::Args),
     /// Work with PTX files: format, check.
     #[command(subcommand)]
     Ptx(cmd::ptx::PtxCommand),
@@ -69,6 +72,7 @@ fn main() {
     let result = match cli.command {
         Command::Compile(args) => cmd::compile::run(args),
         Command::Ptx(c) => cmd::ptx::run(c),
+        Command::Instrument(args) => cmd::instrument::run(args),
         Command::Demo(args) => cmd::demo::run(args),
         Command::Litmus(args) => cmd::litmus::run(args),
         Command::RunKernel(args) => cmd::run_kernel::run(args),

@@ -1,6 +1,7 @@
 pub mod compile;
 pub mod demo;
 pub mod fuzz;
+pub mod instrument;
 pub mod litmus;
 pub mod minimize;
 pub mod ptx;
