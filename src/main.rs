@@ -50,6 +50,10 @@ enum Command {
     Race(cmd::race::Args),
     /// Show where NVRTC, ptxas and the CCCL headers were found.
     Toolchain(cmd::toolchain::Args),
+    /// The GPU backend's worker process (started by `fuzz --backend gpu`; speaks JSON
+    /// lines on stdin/stdout).
+    #[command(hide = true)]
+    GpuWorker,
 }
 
 fn main() {
@@ -83,6 +87,7 @@ fn main() {
         Command::Race(args) => cmd::race::run(args),
         Command::Run(args) => cmd::fuzz::run(args),
         Command::Replay(args) => cmd::fuzz::replay(args),
+        Command::GpuWorker => Ok(fencehound_fuzzer::backend::gpu::worker_main()),
     };
     let code = match result {
         Ok(code) => code,

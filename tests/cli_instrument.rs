@@ -52,10 +52,7 @@ fn instruments_cuda_and_the_output_assembles() {
         String::from_utf8_lossy(&o.stderr)
     );
     let text = std::fs::read_to_string(&out_ptx).unwrap();
-    assert!(
-        text.contains("__fencehound_store, (fh_arg0"),
-        "{text}"
-    );
+    assert!(text.contains("__fencehound_store, (fh_arg0"), "{text}");
     assert!(text.contains(".loc"), "line info is kept");
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -41,6 +41,20 @@ pub struct Report {
     /// stops at the first one; the CLI exits 2.
     #[serde(default)]
     pub oracle_errors: Vec<ExecRecord>,
+    /// Where the executions ran: `vgpu`, `vgpu-instrumented` or `gpu`
+    /// (see `crate::backend`), and on which device.
+    #[serde(default = "default_backend")]
+    pub backend: String,
+    #[serde(default = "default_device")]
+    pub device: String,
+}
+
+fn default_backend() -> String {
+    "vgpu".into()
+}
+
+fn default_device() -> String {
+    crate::backend::VGPU_DEVICE.into()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -77,6 +91,11 @@ pub struct ExecRecord {
     pub wall_ms: u64,
     #[serde(default)]
     pub printf: String,
+    /// The backend and device that ran it.
+    #[serde(default = "default_backend")]
+    pub backend: String,
+    #[serde(default = "default_device")]
+    pub device: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -6,8 +6,9 @@
 //! few thousand instructions) and leaves a valid report marked `interrupted`; a partial
 //! report is also written every two seconds, so even a SIGKILL leaves one behind.
 
+use crate::backend::Backend;
 use crate::campaign::Campaign;
-use crate::execution::{execute, ExecSpec, Prepared};
+use crate::execution::{ExecSpec, Prepared};
 use crate::report::{CampaignInfo, ExecRecord, Report, VariantInfo, FORMAT};
 use crate::seeds::exec_seed;
 use crate::verdict::Verdict;
@@ -129,20 +130,47 @@ pub fn new_report(campaign: &Campaign, preps: &[Arc<Prepared>], plan: &Plan) -> 
         wall_seconds: 0.0,
         races: Vec::new(),
         oracle_errors: Vec::new(),
+        backend: "vgpu".into(),
+        device: crate::backend::VGPU_DEVICE.into(),
     }
 }
 
-/// Runs the plan. `preps[i]` is the prepared `plan.variants[i]`.
+/// Runs the plan on the vgpu with the native write buffers. `preps[i]` is the prepared
+/// `plan.variants[i]`.
 pub fn run(
     campaign: &Campaign,
     preps: Vec<Arc<Prepared>>,
     plan: &Plan,
     report_path: Option<PathBuf>,
     cancel: Arc<AtomicBool>,
+    on_event: impl FnMut(&Event),
+) -> std::io::Result<Report> {
+    let backend: Arc<dyn Backend> = Arc::new(crate::backend::Vgpu);
+    run_with_backend(
+        campaign,
+        preps,
+        plan,
+        backend,
+        report_path,
+        cancel,
+        on_event,
+    )
+}
+
+/// [`run`] on the given backend (see [`crate::backend`]).
+pub fn run_with_backend(
+    campaign: &Campaign,
+    preps: Vec<Arc<Prepared>>,
+    plan: &Plan,
+    backend: Arc<dyn Backend>,
+    report_path: Option<PathBuf>,
+    cancel: Arc<AtomicBool>,
     mut on_event: impl FnMut(&Event),
 ) -> std::io::Result<Report> {
     let start = Instant::now();
     let mut report = new_report(campaign, &preps, plan);
+    report.backend = backend.name().to_string();
+    report.device = backend.device();
     let jobs = plan.jobs.max(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -156,6 +184,7 @@ pub fn run(
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Job, crate::execution::ExecResult)>();
         let cancel_d = cancel.clone();
         let preps_d = preps.clone();
+        let backend_d = backend.clone();
         tokio::spawn(async move {
             for id in 0..total {
                 if cancel_d.load(Ordering::Relaxed) {
@@ -171,9 +200,10 @@ pub fn run(
                 let cancel_e = cancel_d.clone();
                 let scheduler = plan2.scheduler;
                 let race = plan2.race;
+                let backend = backend_d.clone();
                 tokio::task::spawn_blocking(move || {
                     let spec = ExecSpec { id: job.id, model: job.model, p: job.p, seed: job.seed, scheduler, trace: false, filters: Default::default(), race };
-                    let r = execute(&prep, &spec, Some(&cancel_e));
+                    let r = backend.execute(&prep, &spec, Some(&cancel_e));
                     drop(permit);
                     let _ = tx.send((job, r));
                 });
@@ -218,6 +248,8 @@ pub fn run(
                         lane_instructions: r.lane_instructions,
                         wall_ms: r.wall_ms,
                         printf: r.printf.chars().take(4096).collect(),
+                        backend: report.backend.clone(),
+                        device: report.device.clone(),
                     };
                     if record.verdict.is_failure() {
                         failures += 1;

@@ -106,13 +106,16 @@ pub enum DrainPolicy {
     /// progress one entry drains, chosen at random (seeded); at kernel exit the rest drain
     /// in a random order that keeps each address's order.
     Native,
-    /// What the device-side buffers of [`crate::rewrite`] do, which a thread can decide
-    /// alone (no global view of the launch exists on a GPU): thread exit drains the thread
-    /// to memory (publishing its CTA overlay); every `liveness_period`-th load or atomic of
-    /// a thread first drains it to memory (so a thread that spins cannot hold back the
-    /// stores others wait for); a CTA overlay holds at most `overlay_capacity` entries and
-    /// drains to memory when full; a stall report drains nothing. The differential test
-    /// runs the rewritten PTX against the native handlers under this policy.
+    /// What the device-side buffers of [`crate::rewrite`] do, which threads can decide
+    /// without a global view of the launch (a GPU has none): an exiting thread's entries
+    /// move, still invisible, to its CTA's *orphan queue*; the last thread of the launch
+    /// to exit drains every CTA (overlay, then orphans) to memory; every
+    /// `liveness_period`-th load or atomic of a thread first drains the thread to memory
+    /// and then every CTA (so a spinning thread cannot wait forever for a store that is
+    /// buffered anywhere); a CTA's overlay and its orphan queue hold at most
+    /// `overlay_capacity` entries each and drain to memory when full; a stall report
+    /// drains nothing. The differential test runs the rewritten PTX against the native
+    /// handlers under this policy.
     Device {
         liveness_period: u32,
         overlay_capacity: u32,
@@ -348,6 +351,11 @@ pub struct WriteBuffers {
     tpc: u32,
     threads: Vec<ThreadBuf>,
     overlays: Vec<VecDeque<Entry>>,
+    /// [`DrainPolicy::Device`]: per CTA, the entries of its exited threads (in exit order,
+    /// each thread's in store order); threads that exited in this launch, of `nthreads`.
+    orphans: Vec<VecDeque<Entry>>,
+    exited: u32,
+    nthreads: u32,
     /// Buffered entries (thread buffers and overlays) per 8-byte block.
     /// Only kept when something reads it: the `scoped` model (CTA overlays) and traces
     /// (stale loads). Elsewhere it would be a filter in front of the thread's own queue,
@@ -399,6 +407,9 @@ impl WriteBuffers {
             tpc: 1,
             threads: Vec::new(),
             overlays: Vec::new(),
+            orphans: Vec::new(),
+            exited: 0,
+            nthreads: 0,
             pending: KeyMap::default(),
             track,
             liveness_drains: 0,
@@ -433,6 +444,7 @@ impl WriteBuffers {
             .map(|t| t.q[0].len() + t.q[1].len())
             .sum::<usize>()
             + self.overlays.iter().map(|o| o.len()).sum::<usize>()
+            + self.orphans.iter().map(|o| o.len()).sum::<usize>()
     }
 
     /// Approximate heap bytes held by the buffers (for the memory benchmark).
@@ -640,6 +652,87 @@ impl WriteBuffers {
         if liveness_period > 0 && tb.ticks >= liveness_period {
             tb.ticks = 0;
             self.drain_thread(mem, t, Scope::Sys, DrainReason::Liveness, Some(site));
+            self.drain_ctas(mem, DrainReason::Liveness, Some(site));
+        }
+    }
+
+    /// [`DrainPolicy::Device`]: every CTA's overlay, then its orphan queue, to memory
+    /// (the overlay first: an orphan of an address is newer than that CTA's overlay
+    /// entries for it).
+    fn drain_ctas(&mut self, mem: &mut Memory, reason: DrainReason, at: Option<SiteId>) {
+        for c in 0..self.orphans.len() as u32 {
+            self.drain_overlay(mem, c, reason, at);
+            self.drain_orphans(mem, c, reason, at);
+        }
+    }
+
+    /// The orphan queue of `cta` to memory, as one flush.
+    fn drain_orphans(
+        &mut self,
+        mem: &mut Memory,
+        cta: u32,
+        reason: DrainReason,
+        at: Option<SiteId>,
+    ) {
+        let Some(q) = self.orphans.get_mut(cta as usize) else {
+            return;
+        };
+        if q.is_empty() {
+            return;
+        }
+        let mut entries = std::mem::take(&mut self.scratch);
+        entries.extend(q.drain(..));
+        let mut counts = [0u32; 2];
+        for e in &entries {
+            counts[(e.k >> 63) as usize] += 1;
+        }
+        for e in entries.drain(..) {
+            self.commit_entry(mem, cta, e, reason, at);
+        }
+        self.scratch = entries;
+        self.record_flush(counts, reason);
+    }
+
+    /// [`DrainPolicy::Device`] at thread exit: the thread's entries join its CTA's orphan
+    /// queue; the launch's last thread drains every CTA.
+    fn orphan_thread(&mut self, mem: &mut Memory, t: ThreadRef) {
+        let DrainPolicy::Device {
+            overlay_capacity, ..
+        } = self.cfg.policy
+        else {
+            return;
+        };
+        if let Some(tb) = self.threads.get_mut(t.global as usize) {
+            let mut all = std::mem::take(&mut self.scratch);
+            let [qg, qs] = &mut tb.q;
+            while let (Some(a), Some(b)) = (qg.front(), qs.front()) {
+                let e = if a.seq() < b.seq() {
+                    qg.pop_front()
+                } else {
+                    qs.pop_front()
+                };
+                all.extend(e);
+            }
+            all.extend(qg.drain(..));
+            all.extend(qs.drain(..));
+            self.sync_holder(t.global);
+            for e in all.drain(..) {
+                if self
+                    .orphans
+                    .get(t.cta as usize)
+                    .is_some_and(|q| q.len() >= overlay_capacity as usize)
+                {
+                    self.drain_orphans(mem, t.cta, DrainReason::Full, None);
+                }
+                if let Some(q) = self.orphans.get_mut(t.cta as usize) {
+                    q.push_back(e);
+                }
+            }
+            self.scratch = all;
+        }
+        self.exited += 1;
+        if self.exited == self.nthreads {
+            self.drain_ctas(mem, DrainReason::KernelExit, None);
         }
     }
 
@@ -907,7 +1000,7 @@ impl WriteBuffers {
             t.q[0].clear();
             t.q[1].clear();
         }
-        for o in &mut self.overlays {
+        for o in self.overlays.iter_mut().chain(self.orphans.iter_mut()) {
             o.clear();
         }
         self.holders.clear();
@@ -984,6 +1077,13 @@ impl Hooks for WriteBuffers {
         self.tpc = info.threads_per_cta.max(1);
         self.threads = vec![ThreadBuf::default(); info.threads as usize];
         self.overlays = vec![VecDeque::new(); info.ctas as usize];
+        self.orphans = if self.cfg.policy == DrainPolicy::Native {
+            Vec::new()
+        } else {
+            vec![VecDeque::new(); info.ctas as usize]
+        };
+        self.exited = 0;
+        self.nthreads = info.threads;
         self.liveness_drains = 0;
         self.holders.clear();
         self.holder_pos = vec![u32::MAX; info.threads as usize];
@@ -1259,10 +1359,10 @@ impl Hooks for WriteBuffers {
         // Native: an exited thread's buffered stores stay buffered: nothing obliges them to
         // become visible before kernel exit, and draining them at random moments
         // (liveness, the final drain) is what produces outcomes like 2+2W. Spinning
-        // waiters are served by the liveness rule. A device has no such global view: its
-        // threads drain as they exit.
+        // waiters are served by the liveness rule. A device has no such global view: see
+        // `orphan_thread`.
         if self.buffering() && self.cfg.policy != DrainPolicy::Native {
-            self.drain_thread(mem, t, Scope::Sys, DrainReason::ThreadExit, None);
+            self.orphan_thread(mem, t);
         }
     }
 

@@ -108,6 +108,50 @@ fn differential(
     if std::env::var("FH_DEBUG").is_ok() {
         eprintln!("{} {:?} p={} ends {:?} {:?} native writes {} rewritten {} stats {:?} rstats {:?} lanes {} {}", k.stem, cfg.model, cfg.p_w, n.run.end, r.run.end, n.writes.len(), r.writes.len(), n.run.stats, r.run.stats, n.run.lane_instructions, r.run.lane_instructions);
     }
+    if std::env::var("FH_DECISIONS").is_ok() {
+        eprintln!(
+            "decisions: native {} rewritten {}",
+            n.run.decisions.len(),
+            r.run.decisions.len()
+        );
+        let k = n
+            .run
+            .decisions
+            .iter()
+            .zip(&r.run.decisions)
+            .position(|(a, b)| a != b);
+        if let Some(k) = k {
+            for j in k.saturating_sub(3)..k + 2 {
+                eprintln!(
+                    "decision {j}: native {:?}\n             rewrit {:?}",
+                    n.run.decisions.get(j),
+                    r.run.decisions.get(j)
+                );
+            }
+        }
+    }
+    if std::env::var("FH_WRITES").is_ok() {
+        if let Some(d) = lockstep::compare_writes(&n.writes, &r.writes) {
+            for (i, w) in n.writes.iter().enumerate() {
+                if w.0.loc == fencehound_vgpu::Location::Global(139637976729600) {
+                    eprintln!("native out[0] at #{i}: {w:?}");
+                }
+            }
+            for (i, w) in r.writes.iter().enumerate() {
+                if w.loc == fencehound_vgpu::Location::Global(139637976729600) {
+                    eprintln!("rewritten out[0] at #{i}: {w:?}");
+                }
+            }
+            for i in d.index.saturating_sub(30)..(d.index + 2) {
+                eprintln!(
+                    "#{i}: native {:?}\n      rewrit {:?} by {:?}",
+                    n.writes.get(i),
+                    r.writes.get(i),
+                    r.writers.get(i)
+                );
+            }
+        }
+    }
     let mut problems = Vec::new();
     if !n.run.violations.is_empty() || !r.run.violations.is_empty() {
         problems.push(format!(

@@ -54,6 +54,81 @@ pub struct FuzzArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Where executions run: vgpu (the virtual GPU), gpu (an NVIDIA GPU through the CUDA
+    /// driver, running the instrumented PTX in watchdog'd worker processes), auto (gpu
+    /// when a driver and a device are present, else vgpu).
+    #[arg(long, default_value = "vgpu")]
+    pub backend: String,
+    /// With the vgpu: run the instrumented PTX (`fencehound instrument`, what a GPU runs)
+    /// on plain memory instead of buffering natively.
+    #[arg(long)]
+    pub instrumented: bool,
+}
+
+/// The backend `--backend`/`--instrumented` ask for, and the models it can run (models
+/// without a device-side implementation are dropped when they only came from the
+/// campaign file, refused when asked for).
+fn choose_backend(
+    a: &FuzzArgs,
+    models: Vec<Model>,
+) -> Result<(Arc<dyn fencehound_fuzzer::backend::Backend>, Vec<Model>)> {
+    use fencehound_fuzzer::backend::{gpu, instrumented::Instrumented, BackendChoice, Vgpu};
+    let choice = BackendChoice::parse(&a.backend)
+        .with_context(|| format!("unknown backend `{}` (vgpu, gpu, auto)", a.backend))?;
+    let gpu_device = match choice {
+        BackendChoice::Vgpu => None,
+        BackendChoice::Gpu => Some(gpu::probe().map_err(|why| {
+            anyhow::anyhow!(
+                "--backend gpu: {why}. The virtual GPU runs every campaign without one: --backend vgpu (the default)"
+            )
+        })?),
+        BackendChoice::Auto => match gpu::probe() {
+            Ok(d) => Some(d),
+            Err(why) => {
+                if !a.quiet && !a.json {
+                    eprintln!("--backend auto: {why}; running on the virtual GPU");
+                }
+                None
+            }
+        },
+    };
+    let instrumented = a.instrumented || gpu_device.is_some();
+    if !instrumented {
+        return Ok((Arc::new(Vgpu), models));
+    }
+    if a.race {
+        bail!("--race needs the native vgpu backend (no --instrumented, no GPU)");
+    }
+    let mut kept = Vec::new();
+    for m in models {
+        if fencehound_handlers::rewrite::layout::has_device_model(m) {
+            kept.push(m);
+        } else if a.models.is_empty() {
+            if !a.quiet && !a.json {
+                eprintln!(
+                    "note: the `{}` model has no device-side implementation; it runs on the vgpu only and is skipped here",
+                    m.name()
+                );
+            }
+        } else {
+            bail!(
+                "the `{}` model has no device-side implementation (its loads read older values, which needs per-location store histories on the device): it runs only with the native vgpu backend",
+                m.name()
+            );
+        }
+    }
+    if kept.is_empty() {
+        bail!("no model left to run on the instrumented backend");
+    }
+    let backend: Arc<dyn fencehound_fuzzer::backend::Backend> = match gpu_device {
+        Some(device) => {
+            let exe = std::env::current_exe()
+                .context("cannot find the fencehound executable to start GPU workers")?;
+            Arc::new(gpu::Gpu::new(vec![exe.into(), "gpu-worker".into()], device))
+        }
+        None => Arc::new(Instrumented::new()),
+    };
+    Ok((backend, kept))
 }
 
 fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
@@ -125,7 +200,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     let interactive = !a.quiet && !a.json && std::io::stderr().is_terminal();
     for path in &a.campaigns {
         let (c, preps) = load(path, &a.variants)?;
-        let models = parse_models(&a.models, &c.file.fuzz.models)?;
+        let (backend, models) = choose_backend(&a, parse_models(&a.models, &c.file.fuzz.models)?)?;
         let sched_name = a
             .scheduler
             .clone()
@@ -155,14 +230,16 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
         }
         if !a.json && !a.quiet {
             eprintln!(
-                "fuzzing {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions, {} jobs)",
+                "fuzzing {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions, {} jobs, backend {} on {})",
                 c.name,
                 plan.variants.len(),
                 plan.models.len(),
                 plan.ps.len(),
                 plan.runs,
                 plan.total(),
-                plan.jobs
+                plan.jobs,
+                backend.name(),
+                backend.device()
             );
         }
         let bar = if interactive {
@@ -178,12 +255,20 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
             None
         };
         let cancel = Arc::new(AtomicBool::new(false));
-        let report = runner::run(&c, preps, &plan, Some(report_path.clone()), cancel, |e| {
-            if let Some(b) = &bar {
-                b.set_position(e.done);
-                b.set_message(format!("{} failing", e.failures));
-            }
-        })
+        let report = runner::run_with_backend(
+            &c,
+            preps,
+            &plan,
+            backend,
+            Some(report_path.clone()),
+            cancel,
+            |e| {
+                if let Some(b) = &bar {
+                    b.set_position(e.done);
+                    b.set_message(format!("{} failing", e.failures));
+                }
+            },
+        )
         .with_context(|| format!("running {}", c.name))?;
         if let Some(b) = bar {
             b.finish_and_clear();

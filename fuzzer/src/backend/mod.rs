@@ -13,7 +13,9 @@
 //! that policy agree write for write.
 
 pub mod differential;
+pub mod gpu;
 pub mod instrumented;
+pub mod worker;
 
 use crate::execution::{ExecResult, ExecSpec, Prepared};
 use std::sync::atomic::AtomicBool;

@@ -459,7 +459,7 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
         }
         Opcode::Exit => {
             cx.counts.drains += 1;
-            drain_block(cx, i, m_scope(2) | m_reason(DrainReason::ThreadExit)).map(Some)
+            exit_block(cx, i).map(Some)
         }
         Opcode::Ret if cx.is_kernel => {
             // A kernel's `ret` is its threads' exit; written as `exit` (see
@@ -468,7 +468,7 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
             let mut e = i.clone();
             e.opcode = Opcode::Exit;
             e.mods.retain(|m| *m != Mod::Uni);
-            drain_block(cx, &e, m_scope(2) | m_reason(DrainReason::ThreadExit)).map(Some)
+            exit_block(cx, &e).map(Some)
         }
         Opcode::Cp => Err(cx.unsupported(i, "asynchronous copies are not instrumented")),
         Opcode::Ldmatrix => Err(cx.unsupported(i, "ldmatrix is not instrumented")),
@@ -851,6 +851,12 @@ fn atom_block(
         ));
     }
     wrap(cx, i, &code, None)
+}
+
+/// Thread exit: the thread's entries become its CTA's orphans (see the runtime).
+fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, RewriteError> {
+    let code = call(&format!("{PREFIX}exit"), None, &[]);
+    wrap(cx, i, &code, Some(i))
 }
 
 fn drain_block(

@@ -10,12 +10,12 @@ use crate::buffers::{BufferConfig, DrainPolicy, Model};
 use crate::stats::{BufferStats, DrainReason};
 
 /// Bytes of the control block (`FhCtl`).
-pub const CTL_BYTES: u64 = 64;
+pub const CTL_BYTES: u64 = 72;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
 pub const THREAD_HEADER: u64 = 128;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
 pub const ENTRY_BYTES: u64 = 16;
-/// Bytes of an overlay header (`FhOverlay`: lock, length).
+/// Bytes of a CTA header (`FhCta`: lock, overlay length, orphan length).
 pub const OVERLAY_HEADER: u64 = 16;
 /// Drain-reason counters before the flush-length histograms.
 const REASONS: u64 = 16;
@@ -70,7 +70,7 @@ pub enum LayoutError {
 }
 
 /// What the buffers need to know that [`BufferConfig`] does not say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Sizes {
     /// Most threads of any launch.
     pub threads: u32,
@@ -106,12 +106,19 @@ pub fn thread_bytes(capacity: u32) -> u64 {
     THREAD_HEADER + 2 * capacity as u64 * ENTRY_BYTES
 }
 
+/// Bytes per CTA: header, overlay entries, orphan entries (exited threads' entries).
 pub fn overlay_bytes(overlay_capacity: u32) -> u64 {
-    OVERLAY_HEADER + overlay_capacity as u64 * ENTRY_BYTES
+    OVERLAY_HEADER + 2 * overlay_capacity as u64 * ENTRY_BYTES
 }
 
-fn counter_words(capacity: u32) -> u64 {
-    REASONS + 2 * (capacity as u64 + 1)
+/// Bins of a flush-length histogram: one per length up to the longest flush (a thread's
+/// space holds `capacity` entries, a CTA's orphan queue `overlay_capacity`).
+fn bins(capacity: u32, overlay_capacity: u32) -> u64 {
+    capacity.max(overlay_capacity) as u64 + 1
+}
+
+fn counter_words(capacity: u32, overlay_capacity: u32) -> u64 {
+    REASONS + 2 * bins(capacity, overlay_capacity)
 }
 
 /// Total device memory the buffers of `sizes` take.
@@ -125,7 +132,7 @@ pub fn area_bytes(cfg: &BufferConfig, sizes: Sizes) -> u64 {
     CTL_BYTES
         + sizes.threads as u64 * thread_bytes(cfg.capacity)
         + sizes.ctas as u64 * overlay_bytes(ov)
-        + counter_words(cfg.capacity) * 8
+        + counter_words(cfg.capacity, ov) * 8
 }
 
 /// Allocates (zeroed) the buffers for launches of at most `sizes`.
@@ -170,7 +177,11 @@ pub fn allocate<D: DeviceMemory>(
         sizes.ctas.max(1) as u64 * overlay_bytes(overlay_capacity),
         "fencehound CTA overlays",
     )?;
-    let counters = alloc(dev, counter_words(cfg.capacity) * 8, "fencehound counters")?;
+    let counters = alloc(
+        dev,
+        counter_words(cfg.capacity, overlay_capacity) * 8,
+        "fencehound counters",
+    )?;
     Ok(Area {
         ctl,
         threads,
@@ -212,6 +223,9 @@ pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool)
     b.extend_from_slice(&area.threads.to_le_bytes());
     b.extend_from_slice(&area.overlays.to_le_bytes());
     b.extend_from_slice(&area.counters.to_le_bytes());
+    // Threads exited so far in this launch; padding.
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
@@ -273,9 +287,11 @@ pub fn buffered<D: DeviceMemory>(dev: &D, area: &Area) -> Result<u64, LayoutErro
         n += u32_at(&h, 4) as u64;
     }
     let ostride = overlay_bytes(area.overlay_capacity);
+    let mut c16 = vec![0u8; 16];
     for c in 0..area.sizes.ctas as u64 {
-        dev.read(area.overlays + c * ostride, &mut h).map_err(err)?;
-        n += u32_at(&h, 4) as u64;
+        dev.read(area.overlays + c * ostride, &mut c16)
+            .map_err(err)?;
+        n += u32_at(&c16, 4) as u64 + u32_at(&c16, 8) as u64;
     }
     Ok(n)
 }
@@ -296,7 +312,7 @@ pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, 
         s.overlay_loads += u64_at(&h, 104);
         s.peak_occupancy = s.peak_occupancy.max(u32_at(&h, 112));
     }
-    let words = counter_words(area.capacity) as usize;
+    let words = counter_words(area.capacity, area.overlay_capacity) as usize;
     let mut c = vec![0u8; words * 8];
     dev.read(area.counters, &mut c).map_err(err)?;
     let word = |i: usize| u64_at(&c, i * 8);
@@ -306,7 +322,7 @@ pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, 
             s.drains.insert(*r, n);
         }
     }
-    let bins = area.capacity as usize + 1;
+    let bins = bins(area.capacity, area.overlay_capacity) as usize;
     for n in 1..bins {
         let g = word(REASONS as usize + n);
         if g > 0 {
@@ -332,7 +348,7 @@ mod tests {
     }
 
     #[test]
-    fn control_block_is_64_bytes() {
+    fn control_block_is_72_bytes() {
         let cfg = BufferConfig::new(Model::Scoped, 0.5, 7);
         let area = Area {
             ctl: 0,
@@ -349,7 +365,7 @@ mod tests {
             allocations: Vec::new(),
         };
         let b = control_bytes(&cfg, &area, 2, true);
-        assert_eq!(b.len(), 64);
+        assert_eq!(b.len(), 72);
         assert_eq!(u32_at(&b, 16), 2);
         assert_eq!(
             u32_at(&b, 20),

@@ -89,6 +89,12 @@ pub struct Lockstep {
     /// Memory the runtime owns: writes there are not logged.
     ignore: Vec<(u64, u64)>,
     pub writes: Vec<Write>,
+    /// Every random choice outside blocks: (runnable warps or group masks, choice). Equal
+    /// interleavings make equal lists; the first difference says where they parted.
+    pub decisions: Vec<(Vec<u32>, u32)>,
+    /// The thread that performed each write (the owner of a drained entry, or the
+    /// thread draining another's: liveness, the last exit).
+    pub writers: Vec<u32>,
 }
 
 /// A shared handle (the vgpu takes hooks and scheduler as two `&mut`).
@@ -110,6 +116,8 @@ impl Lockstep {
             violations: Vec::new(),
             ignore,
             writes: Vec::new(),
+            writers: Vec::new(),
+            decisions: Vec::new(),
         }))
     }
 
@@ -198,6 +206,8 @@ impl Scheduler for LockstepScheduler {
         let i = s.rng.below(runnable.len() as u64) as usize;
         s.stepping = runnable.get(i).copied().unwrap_or(0);
         s.step_busy = 0;
+        let d = (runnable.to_vec(), s.stepping);
+        s.decisions.push(d);
         i
     }
 
@@ -229,7 +239,12 @@ impl Scheduler for LockstepScheduler {
         let mut order: Vec<usize> = (0..masks.len()).collect();
         order.sort_by_key(|i| masks[*i].trailing_zeros());
         let k = s.rng.below(masks.len() as u64) as usize;
-        order.get(k).copied().unwrap_or(0)
+        let i = order.get(k).copied().unwrap_or(0);
+        let mut sorted: Vec<u32> = masks.to_vec();
+        sorted.sort_by_key(|m| m.trailing_zeros());
+        let d = (sorted, masks.get(i).copied().unwrap_or(0) | 1 << 31);
+        s.decisions.push(d);
+        i
     }
 
     fn pick_group(&mut self, n: usize) -> usize {
@@ -263,6 +278,7 @@ impl Hooks for LockstepHooks {
                 size: a.size,
                 value: u64::from_le_bytes(v),
             });
+            s.writers.push(a.thread.global);
         }
         Ok(())
     }
@@ -278,6 +294,7 @@ impl Hooks for LockstepHooks {
                 size: a.size,
                 value: new & mask(a.size),
             });
+            s.writers.push(a.thread.global);
         }
         Ok(old)
     }
@@ -547,6 +564,8 @@ impl End {
 #[derive(Debug, Clone)]
 pub struct Run {
     pub end: End,
+    /// The scheduler's random choices, in order.
+    pub decisions: Vec<(Vec<u32>, u32)>,
     /// Index of the launch that did not complete.
     pub failed_launch: Option<usize>,
     pub stats: BufferStats,
@@ -568,6 +587,8 @@ pub struct NativeRun {
 pub struct RewrittenRun {
     pub run: Run,
     pub writes: Vec<Write>,
+    /// Which thread performed each write.
+    pub writers: Vec<u32>,
     /// Entries left in the device buffers after the last launch (0 when all completed).
     pub left_buffered: u64,
 }
@@ -634,9 +655,11 @@ pub fn run_native(
         |_, _, _| Ok(()),
     )?;
     let violations = shared.borrow().violations.clone();
+    let decisions = std::mem::take(&mut shared.borrow_mut().decisions);
     Ok(NativeRun {
         run: Run {
             end,
+            decisions,
             failed_launch,
             stats: log.wb.stats().clone(),
             stdout,
@@ -704,6 +727,7 @@ pub fn run_rewritten(
     Ok(RewrittenRun {
         run: Run {
             end,
+            decisions: s.decisions.clone(),
             failed_launch,
             stats,
             stdout,
@@ -711,6 +735,7 @@ pub fn run_rewritten(
             violations: s.violations.clone(),
         },
         writes: s.writes.clone(),
+        writers: s.writers.clone(),
         left_buffered,
     })
 }

@@ -9,13 +9,14 @@
 // Memory (all global, allocated and initialised by the host, see layout.rs):
 //   __fencehound_ctl  -> FhCtl (seed, launch, flags, sizes, pointers)
 //   thread area       -> one FhThread header + 2*capacity FhEntry per thread
-//   overlay area      -> one FhOverlay header + ov_capacity FhEntry per CTA (scoped)
-//   counters          -> drains per reason [16], flush-length histogram [2][capacity+1]
+//   CTA area          -> per CTA one FhCta header, ov_capacity FhEntry of overlay (scoped)
+//                        and ov_capacity FhEntry of orphans (entries of exited threads)
+//   counters          -> drains per reason [16], flush-length histograms [2][bins]
 //
 // Each thread owns its buffer (one queue in store order for both spaces, with per-space
-// counts, which is the native pair of queues merged by sequence number). The CTA overlay
-// is shared by the CTA's threads and guarded by a lock held for the whole of a call that
-// touches it. Compiled by NVRTC (-rdc, compute_75, no line info) into runtime.ptx, which
+// counts, which is the native pair of queues merged by sequence number). A CTA's overlay
+// and orphan queue are shared and guarded by the CTA's lock, held for the whole of a
+// call that touches them; a thread holds at most one CTA lock at a time. Compiled by NVRTC (-rdc, compute_75, no line info) into runtime.ptx, which
 // is committed; `cargo run -p fencehound-handlers --example gen_runtime` regenerates it.
 
 typedef unsigned long long u64;
@@ -47,6 +48,7 @@ typedef unsigned short u16;
 #define R_WAW 5u
 #define R_PARTIAL 6u
 #define R_FULL 7u
+#define R_KERNEL_EXIT 9u
 #define R_LIVENESS 11u
 
 // Entry key: generic address (bits 0-55), size-1 (56-58), space (59: 0 global, 1 shared),
@@ -69,6 +71,8 @@ struct FhCtl {
     u64 threads;
     u64 overlays;
     u64 counters;
+    u32 exited;  // threads of this launch that have exited
+    u32 pad;
 };
 
 struct FhEntry {
@@ -97,10 +101,12 @@ struct FhThread {
     u32 pad[3];
 };
 
-struct FhOverlay {
+// 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
+struct FhCta {
     u32 lock;
-    u32 len;
-    u64 pad;
+    u32 ov_len;
+    u32 orph_len;
+    u32 pad;
 };
 
 extern "C" {
@@ -122,13 +128,18 @@ struct Fh {
     const FhCtl *c;
     FhThread *t;
     FhEntry *q;
-    FhOverlay *o;
+    FhCta *o;  // own CTA
     bool scoped;
-    bool locked;
+    bool locked;  // own CTA's lock held
 };
 
 static __device__ __forceinline__ u32 fh_cta() {
     return blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y;
+}
+
+static __device__ __forceinline__ FhCta *fh_cta_area(const FhCtl *c, u32 cta) {
+    u64 stride = 16ull + 2ull * (u64)c->ov_capacity * sizeof(FhEntry);
+    return (FhCta *)(c->overlays + (u64)cta * stride);
 }
 
 // The thread's buffer, initialised on its first use in a launch. Returns false when the
@@ -157,35 +168,43 @@ static __device__ bool fh_begin(Fh &f) {
     f.t = t;
     f.q = (FhEntry *)((char *)t + HEADER);
     f.scoped = (c->flags & FH_SCOPED) != 0;
-    f.o = 0;
-    if (f.scoped) {
-        u64 ostride = 16ull + (u64)c->ov_capacity * sizeof(FhEntry);
-        f.o = (FhOverlay *)(c->overlays + (u64)cta * ostride);
-    }
+    f.o = fh_cta_area(c, cta);
     f.locked = false;
     return true;
 }
 
-// The CTA overlay is touched only under its lock (scoped model), held until fh_end.
+static __device__ __forceinline__ void fh_cta_lock(FhCta *c) {
+    while (atomicCAS(&c->lock, 0u, 1u) != 0u) {
+    }
+    __threadfence();
+}
+
+static __device__ __forceinline__ void fh_cta_unlock(FhCta *c) {
+    __threadfence();
+    atomicExch(&c->lock, 0u);
+}
+
+// The own CTA's overlay is touched only under its lock (scoped model), held until fh_end.
 static __device__ __forceinline__ void fh_lock(Fh &f) {
     if (f.scoped && !f.locked) {
-        while (atomicCAS(&f.o->lock, 0u, 1u) != 0u) {
-        }
-        __threadfence();
+        fh_cta_lock(f.o);
         f.locked = true;
     }
 }
 
 static __device__ __forceinline__ void fh_end(Fh &f) {
     if (f.locked) {
-        __threadfence();
-        atomicExch(&f.o->lock, 0u);
+        fh_cta_unlock(f.o);
         f.locked = false;
     }
 }
 
-static __device__ __forceinline__ FhEntry *fh_ov_entries(Fh &f) {
-    return (FhEntry *)((char *)f.o + 16);
+static __device__ __forceinline__ FhEntry *fh_ov_entries(const Fh &f, FhCta *c) {
+    return (FhEntry *)((char *)c + 16);
+}
+
+static __device__ __forceinline__ FhEntry *fh_orphan_entries(const Fh &f, FhCta *c) {
+    return (FhEntry *)((char *)c + 16) + f.c->ov_capacity;
 }
 
 // 0 global, 1 shared, -1 anything else (local, const, param: the native hooks never see
@@ -266,6 +285,12 @@ static __device__ __noinline__ void fh_write_entry(u64 key, u64 v) {
     }
 }
 
+// Flush-length histograms have one bin per length up to the longest possible flush: a
+// thread's space (capacity) or a CTA's orphan queue (ov_capacity).
+static __device__ __forceinline__ u32 fh_bins(const FhCtl *c) {
+    return (c->capacity > c->ov_capacity ? c->capacity : c->ov_capacity) + 1;
+}
+
 static __device__ __noinline__ void fh_record(Fh &f, u32 n0, u32 n1, u32 reason) {
     u64 *k = (u64 *)f.c->counters;
     if (n0) {
@@ -273,27 +298,32 @@ static __device__ __noinline__ void fh_record(Fh &f, u32 n0, u32 n1, u32 reason)
         atomicAdd(&k[reason], (u64)n0);
     }
     if (n1) {
-        atomicAdd(&k[16 + (f.c->capacity + 1) + n1], 1ull);
+        atomicAdd(&k[16 + fh_bins(f.c) + n1], 1ull);
         atomicAdd(&k[reason], (u64)n1);
     }
 }
 
-// WriteBuffers::drain_overlay: the whole overlay to memory, oldest first.
-static __device__ __noinline__ void fh_drain_overlay(Fh &f) {
-    if (!f.scoped) return;
-    fh_lock(f);
-    FhEntry *e = fh_ov_entries(f);
-    u32 n = f.o->len;
+// WriteBuffers::drain_overlay: CTA c's whole overlay to memory, oldest first (its lock
+// held).
+static __device__ __noinline__ void fh_drain_overlay_c(Fh &f, FhCta *c) {
+    FhEntry *e = fh_ov_entries(f, c);
+    u32 n = c->ov_len;
     for (u32 i = 0; i < n; i++) fh_write_entry(e[i].key, e[i].value);
-    f.o->len = 0;
+    c->ov_len = 0;
 }
 
-// WriteBuffers::drain_overlay_addr: overlay entries overlapping [a, a+size) to memory.
-static __device__ __noinline__ void fh_drain_overlay_addr(Fh &f, u64 a, u32 size) {
-    if (!f.scoped || fh_space(a) != 0) return;
+static __device__ void fh_drain_overlay(Fh &f) {
+    if (!f.scoped) return;
     fh_lock(f);
-    FhEntry *e = fh_ov_entries(f);
-    u32 n = f.o->len, j = 0;
+    fh_drain_overlay_c(f, f.o);
+}
+
+// WriteBuffers::drain_overlay_addr: CTA c's overlay entries overlapping [a, a+size) to
+// memory (its lock held).
+static __device__ __noinline__ void fh_drain_overlay_addr_c(Fh &f, FhCta *c, u64 a, u32 size) {
+    if (!f.scoped || fh_space(a) != 0) return;
+    FhEntry *e = fh_ov_entries(f, c);
+    u32 n = c->ov_len, j = 0;
     for (u32 i = 0; i < n; i++) {
         if (fh_overlaps(e[i].key, a, size)) {
             fh_write_entry(e[i].key, e[i].value);
@@ -301,21 +331,32 @@ static __device__ __noinline__ void fh_drain_overlay_addr(Fh &f, u64 a, u32 size
             e[j++] = e[i];
         }
     }
-    f.o->len = j;
+    c->ov_len = j;
 }
 
-// WriteBuffers::commit_entry.
-static __device__ void fh_commit(Fh &f, FhEntry e) {
-    fh_drain_overlay_addr(f, K_ADDR(e.key), K_SIZE(e.key));
+static __device__ void fh_drain_overlay_addr(Fh &f, u64 a, u32 size) {
+    if (!f.scoped || fh_space(a) != 0) return;
+    fh_lock(f);
+    fh_drain_overlay_addr_c(f, f.o, a, size);
+}
+
+// WriteBuffers::commit_entry for an entry of CTA c (its lock held when scoped).
+static __device__ void fh_commit_c(Fh &f, FhCta *c, FhEntry e) {
+    fh_drain_overlay_addr_c(f, c, K_ADDR(e.key), K_SIZE(e.key));
     fh_write_entry(e.key, e.value);
+}
+
+static __device__ void fh_commit(Fh &f, FhEntry e) {
+    if (f.scoped) fh_lock(f);
+    fh_commit_c(f, f.o, e);
 }
 
 // WriteBuffers::overlay_room then a push (DrainPolicy::Device's bound).
 static __device__ void fh_overlay_push(Fh &f, FhEntry e) {
     fh_lock(f);
-    if (f.o->len >= f.c->ov_capacity) fh_drain_overlay(f);
-    fh_ov_entries(f)[f.o->len] = e;
-    f.o->len += 1;
+    if (f.o->ov_len >= f.c->ov_capacity) fh_drain_overlay_c(f, f.o);
+    fh_ov_entries(f, f.o)[f.o->ov_len] = e;
+    f.o->ov_len += 1;
 }
 
 // WriteBuffers::place: shared entries, and everything outside `scoped` CTA drains, go to
@@ -402,12 +443,45 @@ static __device__ __noinline__ int fh_lookup(const FhEntry *q, u32 n, u64 a, u32
     return any ? LOOK_PARTIAL : LOOK_NONE;
 }
 
+// WriteBuffers::drain_orphans: CTA c's orphan queue to memory as one flush (its lock held).
+static __device__ __noinline__ void fh_drain_orphans_c(Fh &f, FhCta *c, u32 reason) {
+    u32 n = c->orph_len;
+    if (n == 0) return;
+    FhEntry *e = fh_orphan_entries(f, c);
+    u32 c0 = 0, c1 = 0;
+    for (u32 i = 0; i < n; i++) {
+        if (K_SPACE(e[i].key))
+            c1++;
+        else
+            c0++;
+        fh_commit_c(f, c, e[i]);
+    }
+    c->orph_len = 0;
+    fh_record(f, c0, c1, reason);
+}
+
+// WriteBuffers::drain_ctas: every CTA's overlay, then its orphans, to memory. Takes each
+// CTA's lock in turn, so the caller must hold none.
+static __device__ __noinline__ void fh_drain_ctas(Fh &f, u32 reason) {
+    u32 nctas = gridDim.x * gridDim.y * gridDim.z;
+    for (u32 k = 0; k < nctas; k++) {
+        FhCta *c = fh_cta_area(f.c, k);
+        if ((*(volatile u32 *)&c->ov_len | *(volatile u32 *)&c->orph_len) == 0) continue;
+        fh_cta_lock(c);
+        fh_drain_overlay_c(f, c);
+        fh_drain_orphans_c(f, c, reason);
+        fh_cta_unlock(c);
+    }
+}
+
 // DrainPolicy::Device's liveness rule (WriteBuffers::liveness_tick).
 static __device__ void fh_tick(Fh &f) {
     f.t->ticks += 1;
     if (f.c->liveness > 0 && f.t->ticks >= f.c->liveness) {
         f.t->ticks = 0;
         fh_drain_thread(f, SCOPE_SYS, R_LIVENESS);
+        fh_end(f);
+        fh_drain_ctas(f, R_LIVENESS);
     }
 }
 
@@ -493,7 +567,7 @@ extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
     if (r == LOOK_PARTIAL) fh_drain_addr(f, s, g, size, f.scoped, R_PARTIAL);
     if (f.scoped && s == 0) {
         fh_lock(f);
-        int o = fh_lookup(fh_ov_entries(f), f.o->len, g, size, &v);
+        int o = fh_lookup(fh_ov_entries(f, f.o), f.o->ov_len, g, size, &v);
         if (o == LOOK_FOUND) {
             t->overlay_loads += 1;
             t->scratch = v;
@@ -524,7 +598,7 @@ extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
         fh_drain_addr(f, s, g, size, true, R_ATOMIC);
         u64 visible = fh_read(g, size);
         u64 v;
-        int o = fh_lookup(fh_ov_entries(f), f.o->len, g, size, &v);
+        int o = fh_lookup(fh_ov_entries(f, f.o), f.o->ov_len, g, size, &v);
         if (o == LOOK_FOUND) {
             visible = v;
         } else if (o == LOOK_PARTIAL) {
@@ -566,8 +640,35 @@ extern "C" __device__ __noinline__ void __fencehound_atom_done(u32 meta) {
     fh_end(f);
 }
 
-// A fence, barrier or thread exit: everything of the thread drains to the level the
-// scope requires (WriteBuffers::drain_thread).
+// Thread exit (WriteBuffers::orphan_thread): the thread's entries join its CTA's orphan
+// queue; the launch's last thread to exit drains every CTA.
+extern "C" __device__ __noinline__ void __fencehound_exit() {
+    Fh f;
+    if (!fh_begin(f)) return;
+    FhThread *t = f.t;
+    if (t->len > 0) {
+        fh_cta_lock(f.o);
+        FhEntry *orph = fh_orphan_entries(f, f.o);
+        for (u32 i = 0; i < t->len; i++) {
+            if (f.o->orph_len >= f.c->ov_capacity) fh_drain_orphans_c(f, f.o, R_FULL);
+            orph[f.o->orph_len] = f.q[i];
+            f.o->orph_len += 1;
+        }
+        t->len = 0;
+        t->len_s[0] = 0;
+        t->len_s[1] = 0;
+        fh_cta_unlock(f.o);
+    }
+    u32 total = gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+    u32 before = atomicAdd((u32 *)&f.c->exited, 1u);
+    if (before + 1 == total) {
+        __threadfence();
+        fh_drain_ctas(f, R_KERNEL_EXIT);
+    }
+}
+
+// A fence or barrier: everything of the thread drains to the level the scope requires
+// (WriteBuffers::drain_thread).
 extern "C" __device__ __noinline__ void __fencehound_drain(u32 meta) {
     Fh f;
     if (!fh_begin(f)) return;
