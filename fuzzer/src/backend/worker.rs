@@ -28,7 +28,7 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One launch, as the worker needs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,7 +241,7 @@ impl Supervisor {
             device: String::new(),
             loaded: HashSet::new(),
         };
-        match Self::receive(&mut r, Instant::now() + self.start_timeout)? {
+        match Self::receive(&mut r, self.start_timeout)? {
             Response::Hello { device } => {
                 r.device = device;
                 Ok(r)
@@ -253,13 +253,12 @@ impl Supervisor {
         }
     }
 
-    fn receive(r: &mut Running, deadline: Instant) -> Result<Response, WorkerError> {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match r.lines.recv_timeout(wait) {
+    fn receive(r: &mut Running, timeout: Duration) -> Result<Response, WorkerError> {
+        match r.lines.recv_timeout(timeout) {
             Ok(line) => serde_json::from_str(&line).map_err(|e| {
                 WorkerError::Failed(format!("unreadable answer `{}`: {e}", truncate(&line)))
             }),
-            Err(RecvTimeoutError::Timeout) => Err(WorkerError::Timeout(wait)),
+            Err(RecvTimeoutError::Timeout) => Err(WorkerError::Timeout(timeout)),
             Err(RecvTimeoutError::Disconnected) => {
                 let status = r.child.wait().map(|s| s.to_string()).unwrap_or_default();
                 Err(WorkerError::Failed(format!("the worker exited ({status})")))
@@ -307,7 +306,7 @@ impl Supervisor {
         let r = self.ensure()?;
         if !r.loaded.contains(&load.variant) {
             Self::send(r, &Request::Load(load.clone()))?;
-            match Self::receive(r, Instant::now() + start_timeout)? {
+            match Self::receive(r, start_timeout)? {
                 Response::Loaded { variant } if variant == load.variant => {
                     r.loaded.insert(variant);
                 }
@@ -327,7 +326,7 @@ impl Supervisor {
                 config: config.clone(),
             },
         )?;
-        match Self::receive(r, Instant::now() + timeout)? {
+        match Self::receive(r, timeout)? {
             Response::Done(d) if d.exec == exec => Ok(*d),
             Response::Error { message } => Err(WorkerError::Failed(message)),
             other => Err(WorkerError::Failed(format!("expected done, got {other:?}"))),
