@@ -541,6 +541,15 @@ pub enum End {
 }
 
 impl End {
+    /// Whether the writes and statistics of two runs that both ended like this must be
+    /// equal. Not after a fault: a native store validates its address before draining
+    /// anything, a rewritten unbuffered store drains first and then faults (probing every
+    /// store would cost an extra load per store on a GPU), so the drains just before the
+    /// faulting store may differ; the fault itself (kind, thread, CUDA line) must not.
+    pub fn compares_writes(&self) -> bool {
+        !matches!(self, End::Fault { .. })
+    }
+
     fn of(o: &fencehound_vgpu::LaunchOutcome) -> End {
         use fencehound_vgpu::LaunchOutcome as O;
         match o {

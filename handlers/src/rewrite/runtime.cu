@@ -407,6 +407,14 @@ static __device__ __noinline__ void fh_drain_addr(Fh &f, int s, u64 a, u32 size,
         fh_record(f, 0, out, reason);
 }
 
+// Whether the own CTA overlay may hold entries for a global access. Read without the lock:
+// 0 means no entry this thread could be obliged to see (its own CTA-scope publications and
+// those it synchronised with are ordered before this read), so skipping is allowed; a
+// nonzero value is re-checked under the lock.
+static __device__ __forceinline__ bool fh_overlay_nonempty(const Fh &f, int s) {
+    return f.scoped && s == 0 && *(volatile u32 *)&f.o->ov_len != 0;
+}
+
 #define LOOK_NONE 0
 #define LOOK_FOUND 1
 #define LOOK_PARTIAL 2
@@ -500,10 +508,8 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 
     if (s < 0) return 0;
     u32 size = M_SIZE(meta);
     value &= fh_mask(size);
-    // Validate the address now, so a bad store faults at its own instruction.
-    (void)fh_read(g, size);
     if (M_RELEASE(meta)) fh_drain_thread(f, M_SCOPE(meta), R_RELEASE);
-    fh_drain_addr(f, s, g, size, f.scoped, R_WAW);
+    if (f.t->len_s[s] != 0) fh_drain_addr(f, s, g, size, f.scoped, R_WAW);
     FhThread *t = f.t;
     u64 n = t->stores;
     t->stores = n + 1;
@@ -511,6 +517,9 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 
     bool eligible = ((s == 1) ? (f.c->flags & FH_SHARED) : (f.c->flags & FH_GLOBAL)) != 0 &&
                     !M_INELIGIBLE(meta);
     if (eligible && (fh_mix(t->prefix ^ n) >> 11) < f.c->threshold) {
+        // Validate the address now, so a bad store faults at its own instruction rather
+        // than when it drains (an unbuffered store faults by itself).
+        (void)fh_read(g, size);
         if (t->len_s[s] >= f.c->capacity) {
             // Buffer full: this space drains to memory.
             u32 len = t->len, j = 0, out = 0;
@@ -541,7 +550,7 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 
         fh_end(f);
         return 1;
     }
-    fh_drain_overlay_addr(f, g, size);
+    if (fh_overlay_nonempty(f, s)) fh_drain_overlay_addr(f, g, size);
     fh_end(f);
     return 0;
 }
@@ -557,7 +566,7 @@ extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
     fh_tick(f);
     FhThread *t = f.t;
     u64 v;
-    int r = fh_lookup(f.q, t->len, g, size, &v);
+    int r = t->len == 0 ? LOOK_NONE : fh_lookup(f.q, t->len, g, size, &v);
     if (r == LOOK_FOUND) {
         t->forwarded += 1;
         t->scratch = v;
@@ -565,7 +574,7 @@ extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
         return (u64)&t->scratch;
     }
     if (r == LOOK_PARTIAL) fh_drain_addr(f, s, g, size, f.scoped, R_PARTIAL);
-    if (f.scoped && s == 0) {
+    if (fh_overlay_nonempty(f, s)) {
         fh_lock(f);
         int o = fh_lookup(fh_ov_entries(f, f.o), f.o->ov_len, g, size, &v);
         if (o == LOOK_FOUND) {
@@ -613,8 +622,8 @@ extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
         return (u64)&t->scratch;
     }
     if (M_RELEASE(meta)) fh_drain_thread(f, M_SCOPE(meta), R_RELEASE);
-    fh_drain_addr(f, s, g, size, false, R_ATOMIC);
-    fh_drain_overlay_addr(f, g, size);
+    if (t->len_s[s] != 0) fh_drain_addr(f, s, g, size, false, R_ATOMIC);
+    if (fh_overlay_nonempty(f, s)) fh_drain_overlay_addr(f, g, size);
     fh_end(f);
     return g;
 }
