@@ -9,10 +9,8 @@
 // blocks take the lock: a `golden` oracle with tolerance 0 works.
 //
 // Fences (each is a macro so that a campaign variant can remove it):
-//   LOCK_FENCE    after the lock is acquired (acquire side): the relaxed atomicCAS plus
-//                 this fence form PTX's acquire pattern. Without it the critical section
-//                 may read a stale `*c`; store-buffering models never delay loads and
-//                 cannot show that, the `weak` model does.
+//   LOCK_FENCE    after the lock is taken: with the relaxed CAS, PTX's acquire pattern;
+//                 without it *c may be read stale (only the `weak` model shows that)
 //   UNLOCK_FENCE  before the lock is released: publishes `*c` before the next holder
 //                 reads it. Without it, the next block reads a stale `*c` (lost update).
 #ifndef LOCK_FENCE

@@ -1,5 +1,7 @@
 //! Cost of the write buffers: slowdown of `bugaroo` at `p_w = 1` versus `sc`, and the
-//! buffers' memory for a 65,536-thread launch at capacity 256 (issue 4, Benchmark).
+//! buffers' memory for a 65,536-thread launch at capacity 256 (issue 4, Benchmark); the
+//! same for the `weak` model at `p = 1` (every load that may read stale does): slowdown
+//! versus `sc` and history memory for 65,536 threads (issue 11, Benchmark).
 //!
 //! `cargo run --release -p fencehound-handlers --example bench` prints two tables
 //! (`-- --quick` for smaller launches; results go in BENCHMARKS.md with date and machine).
@@ -305,9 +307,9 @@ fn main() {
     ];
     println!("Slowdown (fastest of {runs} launches; p_w = 1, capacity 256, round-robin)");
     println!();
-    println!("| workload | lane instr | stores buffered | NoHooks s | sc s | bugaroo s | bugaroo / sc | bugaroo / NoHooks |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    let (mut tp, mut ts, mut tb) = (0.0, 0.0, 0.0);
+    println!("| workload | lane instr | stores buffered | NoHooks s | sc s | bugaroo s | bugaroo / sc | bugaroo / NoHooks | weak s | weak / sc |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let (mut tp, mut ts, mut tb, mut tw) = (0.0, 0.0, 0.0, 0.0);
     for w in &timing {
         if filter
             .as_ref()
@@ -318,11 +320,13 @@ fn main() {
         let (p, lanes, _, _) = best_of(w, &Config::Plain, runs);
         let (s, _, _, _) = best_of(w, &Config::Buffers(Model::Sc), runs);
         let (b, _, buffered, _) = best_of(w, &Config::Buffers(Model::Bugaroo), runs);
+        let (wk, _, _, _) = best_of(w, &Config::Buffers(Model::Weak), runs);
         tp += p;
         ts += s;
         tb += b;
+        tw += wk;
         println!(
-            "| {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.2}× | {:.2}× |",
+            "| {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.2}× | {:.2}× | {:.4} | {:.2}× |",
             w.name,
             lanes,
             buffered,
@@ -330,13 +334,16 @@ fn main() {
             s,
             b,
             b / s,
-            b / p
+            b / p,
+            wk,
+            wk / s
         );
     }
     println!(
-        "| **total** | | | {tp:.4} | {ts:.4} | {tb:.4} | {:.2}× | {:.2}× |",
+        "| **total** | | | {tp:.4} | {ts:.4} | {tb:.4} | {:.2}× | {:.2}× | {tw:.4} | {:.2}× |",
         tb / ts,
-        tb / tp
+        tb / tp,
+        tw / ts
     );
     if filter.is_some() {
         return;
@@ -361,6 +368,32 @@ fn main() {
             256,
         ),
     ];
+    println!();
+    println!("Weak-model history memory, 65,536 threads (256 × 256), p = 1");
+    println!();
+    println!("| kernel | stores | stale reads | histories (8-byte blocks) | peak entries | peak heap (MiB) | B/thread | weak s | NoHooks s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for w in &memory {
+        let (p, _, _, _) = best_of(w, &Config::Plain, 1);
+        let mut pr = prepare(w);
+        let mut wb = WriteBuffers::new(BufferConfig::new(Model::Weak, 1.0, 7));
+        let (t, _) = pr.launch(&mut wb);
+        let st = wb.stats();
+        let ws = st.weak.clone().unwrap_or_default();
+        let heap = wb.peak_heap_bytes();
+        println!(
+            "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.3} | {:.3} |",
+            w.name,
+            st.global.stores_seen + st.shared.stores_seen,
+            ws.stale_reads,
+            ws.histories_peak,
+            ws.entries_peak,
+            mib(heap),
+            heap as f64 / 65_536.0,
+            t,
+            p
+        );
+    }
     println!();
     println!("Buffer memory, 65,536 threads (256 × 256), capacity 256, bugaroo p_w = 1");
     println!();

@@ -91,12 +91,33 @@ use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
     Access, Barrier, Fence, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
 };
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
+
+/// One multiply per page number (std's SipHash is needlessly slow on this path).
+#[derive(Default)]
+struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0 ^ i)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+}
 
 /// Stores kept per 8-byte block besides the oldest surviving one (the bound on each
 /// location's history). Older stores are forgotten: no load can read them any more.
-pub const HISTORY: usize = 8;
+pub const HISTORY: usize = 4;
 /// Entries in a block's list at most: [`HISTORY`] stores plus initial values.
 const LIST_CAP: usize = HISTORY + 2;
 const _: () = assert!(LIST_CAP <= 16, "coherence masks are u16");
@@ -180,13 +201,13 @@ pub struct WeakMemory {
     active: bool,
     hb: Hb,
     /// Global memory: page number → index into `pages`.
-    page_index: HashMap<u64, u32>,
+    page_index: HashMap<u64, u32, BuildHasherDefault<PageHasher>>,
     pages: Vec<[u32; PAGE_BLOCKS]>,
     last_page: (u64, u32),
     /// Shared memory: per CTA, one slot per 8-byte block (allocated on first store).
     shared: Vec<Vec<u32>>,
     /// Block lists; index 0 is unused (slot value 0 means "no history").
-    lists: Vec<Vec<Entry>>,
+    lists: Vec<VecDeque<Entry>>,
     seq: u64,
     live_entries: u64,
     /// Loads per thread (the counter of the choice hash).
@@ -213,11 +234,11 @@ impl WeakMemory {
             launch: 0,
             active: false,
             hb: Hb::new(),
-            page_index: HashMap::new(),
+            page_index: HashMap::default(),
             pages: Vec::new(),
             last_page: (u64::MAX, 0),
             shared: Vec::new(),
-            lists: vec![Vec::new()],
+            lists: vec![VecDeque::new()],
             seq: 0,
             live_entries: 0,
             loads: Vec::new(),
@@ -286,7 +307,7 @@ impl WeakMemory {
                     if !create {
                         return None;
                     }
-                    self.lists.push(Vec::with_capacity(2));
+                    self.lists.push(VecDeque::with_capacity(2));
                     *s = self.lists.len() as u32 - 1;
                 }
                 Some(*s as usize)
@@ -312,7 +333,7 @@ impl WeakMemory {
                     if !create {
                         return None;
                     }
-                    self.lists.push(Vec::with_capacity(2));
+                    self.lists.push(VecDeque::with_capacity(2));
                     v[blk] = self.lists.len() as u32 - 1;
                 }
                 Some(v[blk] as usize)
@@ -345,6 +366,17 @@ impl WeakMemory {
             return None;
         }
         let newest = 15 - exact.leading_zeros() as usize;
+        let others = exact & !(1 << newest);
+        // Fast path: the thread knows the newest store and every other one precedes it.
+        if others == 0
+            || (list[newest].co & others == others && Self::known(&self.hb, g, key, &list[newest]))
+        {
+            return Some(Choice {
+                exact,
+                newest,
+                allowed: 1 << newest,
+            });
+        }
         // Causality: nothing coherence-before a store the thread knows.
         let mut forbidden = 0u16;
         for (p, e) in list.iter().enumerate() {
@@ -433,10 +465,10 @@ impl WeakMemory {
             }
         }
         e.co = co;
-        list.push(e);
+        list.push_back(e);
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            list.remove(0);
+            list.pop_front();
             self.live_entries -= 1;
             for x in list.iter_mut() {
                 x.co >>= 1;
@@ -519,7 +551,7 @@ impl WeakMemory {
         }
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            list.remove(0);
+            list.pop_front();
             self.live_entries -= 1;
             for x in list.iter_mut() {
                 x.co >>= 1;
@@ -529,9 +561,11 @@ impl WeakMemory {
         self.stats.reordered_stores += 1;
     }
 
-    /// Entries the new write of thread `t` (strong with `scope` when `strong_w`) must
-    /// follow: those it knows, those morally strong with it, and every overlapping entry
-    /// of another size (mixed sizes are read as the newest bytes anyway).
+    /// Entries a new write of thread `t` (strong with scope `sw`) follows in coherence
+    /// order: `(preds, required)`. `required` are those it must follow wherever it goes —
+    /// the ones `t` knows, and every overlapping entry of another size (mixed sizes are
+    /// read as the newest bytes anyway); `preds` adds the ones it is morally strong with
+    /// (ordered before it when it goes last).
     fn write_preds(
         &self,
         li: usize,
@@ -540,19 +574,21 @@ impl WeakMemory {
         off: u8,
         size: u8,
         sw: Option<Scope>,
-    ) -> u16 {
-        let mut preds = 0u16;
+    ) -> (u16, u16) {
+        let (mut preds, mut required) = (0u16, 0u16);
         for (p, e) in self.lists[li].iter().enumerate() {
             if !e.overlaps(off, size) {
                 continue;
             }
             let exact = e.off == off && e.size == size;
-            let ms = sw.is_some_and(|s| e.strong() && scopes_meet(e.cta, e.scope(), t.cta, s));
-            if !exact || ms || Self::known(&self.hb, t.global, key, e) {
+            if !exact || Self::known(&self.hb, t.global, key, e) {
+                required |= 1 << p;
+                preds |= 1 << p;
+            } else if sw.is_some_and(|s| e.strong() && scopes_meet(e.cta, e.scope(), t.cta, s)) {
                 preds |= 1 << p;
             }
         }
-        preds
+        (preds, required)
     }
 
     /// Ensures the block has an initial-value entry for (off, size): the bytes memory
@@ -734,12 +770,11 @@ impl WeakMemory {
         if let Some(li) = self.slot(mem, a.loc, true) {
             self.ensure_init(mem, li, a.loc, off, size)?;
             let sw = s.then_some(a.scope);
-            let preds = self.write_preds(li, t, key, off, size, sw);
+            let (preds, required) = self.write_preds(li, t, key, off, size, sw);
             // Coherence order need not follow execution order: the store may go before
             // later stores its thread does not know (same coin as stale reads).
             let mut q = None;
             if self.active && self.space_enabled(a.loc) && !self.fresh {
-                let required = self.write_preds(li, t, key, off, size, None);
                 let points = self.insertion_points(li, required, off, size);
                 if points != 0 {
                     q = self
@@ -848,7 +883,7 @@ impl WeakMemory {
         }
         self.sync_read(a, li, pos, key);
         let epoch = self.hb.epoch(g);
-        let mut preds = self.write_preds(li, t, key, off, size, Some(a.scope));
+        let (mut preds, _) = self.write_preds(li, t, key, off, size, Some(a.scope));
         if let Some(p) = pos {
             preds |= 1 << p;
         }
@@ -923,6 +958,6 @@ mod tests {
 
     #[test]
     fn entry_is_small() {
-        assert!(std::mem::size_of::<Entry>() <= 56);
+        assert!(std::mem::size_of::<Entry>() <= 48);
     }
 }

@@ -176,6 +176,11 @@ impl VClock {
         !self.compare(other).1
     }
 
+    /// The chunks, by CTA (for folding a clock into another structure without copying).
+    pub fn chunks(&self) -> impl Iterator<Item = (u32, &Arc<Vec<Epoch>>)> + '_ {
+        self.chunks.iter().map(|(c, r)| (*c, r))
+    }
+
     /// Identity of the chunk list, for "already folded in" checks.
     pub fn chunk_ptrs(&self) -> impl Iterator<Item = (u32, *const Vec<Epoch>)> + '_ {
         self.chunks.iter().map(|(c, r)| (*c, Arc::as_ptr(r)))

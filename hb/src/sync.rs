@@ -34,15 +34,28 @@
 //!
 //! # Representation
 //!
-//! A thread's [`Knowledge`] is a vector clock over epochs ([`crate::clock`]) plus its
-//! observations. A thread's epoch grows each time it publishes its knowledge (a release, a
-//! release fence, a barrier arrival), so accesses after the publication are not covered by
-//! it. A strong write carries a [`Message`]: what its release pattern(s) publish, split by
-//! who may acquire it — `wide` (patterns whose first operation has scope ≥ `.gpu`: any
+//! A thread's [`Knowledge`] is what happens before its next operation: a vector clock
+//! over epochs ([`crate::clock`]) plus a few single entries kept beside it (so publishing
+//! one thread's new epoch does not copy its CTA's chunk), its observations, and how much
+//! of the fence-SC order it has seen. A thread's epoch grows each time it publishes its
+//! knowledge (a release, a release fence, a barrier arrival), so accesses after the
+//! publication are not covered by it.
+//!
+//! A strong write carries a [`Message`]: what its release pattern(s) publish, split by who
+//! may acquire it — `wide` (patterns whose first operation has scope ≥ `.gpu`: any
 //! acquirer whose own scope is ≥ `.gpu`) and `local` per releasing CTA (every pattern begun
 //! in that CTA: acquirers of that CTA whatever their scope). A CTA-scope publication is
 //! kept per CTA for as long as the release sequence continues, whoever extends it, so one
 //! CTA's `.cta` release survives another CTA's atomic on the same flag.
+//!
+//! **Fence-SC order without joins.** A `.gpu`/`.sys` `fence.sc` must make its thread know
+//! everything every earlier such fence knew. Joining one ever-growing clock at every fence
+//! costs O(threads) per fence. Instead the engine keeps, per writer, the fence number from
+//! which the fence-SC order knows each of its epochs ([`ScOrder`]); a thread only records
+//! the number of the last SC fence it has seen (`sc_seen`, carried by every publication),
+//! and "does `T` know `w`'s epoch `e`" also asks whether the SC order knew it by fence
+//! `sc_seen`. A fence folds only the clock chunks that changed since the last fence into
+//! the order, so it costs O(threads per CTA).
 //!
 //! # Over-approximations (each adds synchronization, so it only removes behaviours)
 //!
@@ -62,6 +75,9 @@ use std::sync::Arc;
 
 /// Releasing CTAs kept apart in one [`Message`]; more are joined into its `spill`.
 pub const LOCAL_CAP: usize = 8;
+
+/// Single entries a [`Knowledge`] keeps beside its clock before folding them in.
+const EXTRA: usize = 4;
 
 /// Whether a scope reaches threads of other CTAs (`.gpu`, `.sys`). `.cluster` counts as
 /// the CTA: the vgpu launches no multi-CTA clusters.
@@ -94,88 +110,102 @@ pub fn scopes_meet(a: u32, sa: Scope, b: u32, sb: Scope) -> bool {
     a == b || (wide(sa) && wide(sb))
 }
 
-/// What a thread knows: the writes that happen before its next operation (a vector clock
-/// over epochs) and the stores it has observed ([`Obs`]).
+/// What a thread knows: the accesses that happen before its next operation, and the
+/// stores it has observed ([`Obs`]).
 #[derive(Debug, Clone, Default)]
 pub struct Knowledge {
-    pub clock: VClock,
+    clock: VClock,
+    /// (cta, tid, epoch) entries beside the clock, sorted by (cta, tid).
+    extra: [(u32, u32, Epoch); EXTRA],
+    extras: u8,
     pub obs: Obs,
+    /// The fence-SC order is known up to (and including) this SC fence number.
+    sc_seen: u32,
 }
 
 impl Knowledge {
-    pub fn join(&mut self, o: &Knowledge) {
+    /// The epoch of thread (`cta`, `tid`) this knowledge covers (without the SC order).
+    #[inline]
+    pub fn get(&self, cta: u32, tid: u32) -> Epoch {
+        let mut e = self.clock.get(cta, tid);
+        for &(c, t, x) in &self.extra[..self.extras as usize] {
+            if c == cta && t == tid {
+                e = e.max(x);
+            }
+        }
+        e
+    }
+
+    pub fn sc_seen(&self) -> u32 {
+        self.sc_seen
+    }
+
+    pub fn clock(&self) -> &VClock {
+        &self.clock
+    }
+
+    /// Extra entries (cta, tid, epoch) kept beside the clock.
+    pub fn extras(&self) -> &[(u32, u32, Epoch)] {
+        &self.extra[..self.extras as usize]
+    }
+
+    /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes clock chunks.
+    pub fn raise(&mut self, cta: u32, tid: u32, tpb: u32, e: Epoch) {
+        if self.clock.get(cta, tid) >= e {
+            return;
+        }
+        let n = self.extras as usize;
+        for x in &mut self.extra[..n] {
+            if x.0 == cta && x.1 == tid {
+                x.2 = x.2.max(e);
+                return;
+            }
+        }
+        if n == EXTRA {
+            self.fold(tpb);
+            self.clock.raise(cta, tid, tpb, e);
+            return;
+        }
+        self.extra[n] = (cta, tid, e);
+        self.extras += 1;
+    }
+
+    /// Moves the extra entries into the clock.
+    fn fold(&mut self, tpb: u32) {
+        for &(c, t, e) in &self.extra[..self.extras as usize] {
+            self.clock.raise(c, t, tpb, e);
+        }
+        self.extras = 0;
+    }
+
+    /// `self := self ⊔ o`.
+    pub fn join(&mut self, o: &Knowledge, tpb: u32) {
         self.clock.join(&o.clock);
+        for &(c, t, e) in o.extras() {
+            self.raise(c, t, tpb, e);
+        }
         self.obs.join(&o.obs);
+        self.sc_seen = self.sc_seen.max(o.sc_seen);
+    }
+
+    /// Whether `self` already covers everything in `o` (cheap, may say false).
+    fn covers(&self, o: &Knowledge) -> bool {
+        o.sc_seen <= self.sc_seen
+            && (o.obs.is_empty() || o.obs == self.obs)
+            && o.extras().iter().all(|&(c, t, e)| self.get(c, t) >= e)
+            && self.clock.dominates(&o.clock)
     }
 }
 
-fn join_arc(dst: &mut Option<Arc<Knowledge>>, src: &Arc<Knowledge>) {
+fn join_arc(dst: &mut Option<Arc<Knowledge>>, src: &Arc<Knowledge>, tpb: u32) {
     match dst {
         None => *dst = Some(src.clone()),
         Some(d) if Arc::ptr_eq(d, src) => {}
         Some(d) => {
-            let covered = d.clock.dominates(&src.clock) && (src.obs.is_empty() || d.obs == src.obs);
-            if !covered {
-                Arc::make_mut(d).join(src);
+            if !d.covers(src) {
+                Arc::make_mut(d).join(src, tpb);
             }
         }
-    }
-}
-
-/// What a strong write publishes to the acquire patterns that observe it.
-#[derive(Debug, Clone, Default)]
-pub struct Message {
-    /// Release patterns whose first operation has scope ≥ `.gpu`.
-    wide: Option<Arc<Knowledge>>,
-    /// Per releasing CTA (sorted), every release pattern begun by its threads.
-    local: Vec<(u32, Arc<Knowledge>)>,
-    /// Local publications of CTAs beyond [`LOCAL_CAP`], joined.
-    spill: Option<Arc<Knowledge>>,
-}
-
-impl Message {
-    pub fn is_empty(&self) -> bool {
-        self.wide.is_none() && self.local.is_empty() && self.spill.is_none()
-    }
-
-    fn add_local(&mut self, cta: u32, k: &Arc<Knowledge>) {
-        match self.local.binary_search_by_key(&cta, |(c, _)| *c) {
-            Ok(i) => {
-                let mut d = Some(self.local[i].1.clone());
-                join_arc(&mut d, k);
-                if let Some(d) = d {
-                    self.local[i].1 = d;
-                }
-            }
-            Err(i) if self.local.len() < LOCAL_CAP => self.local.insert(i, (cta, k.clone())),
-            Err(_) => join_arc(&mut self.spill, k),
-        }
-    }
-
-    /// `self := self ⊔ other` (a release sequence continued by an RMW).
-    pub fn merge(&mut self, other: &Message) {
-        if let Some(w) = &other.wide {
-            join_arc(&mut self.wide, w);
-        }
-        for (c, k) in &other.local {
-            self.add_local(*c, k);
-        }
-        if let Some(s) = &other.spill {
-            join_arc(&mut self.spill, s);
-        }
-    }
-
-    /// Every publication of the message with who may take it.
-    pub fn parts(&self) -> impl Iterator<Item = (Part, &Knowledge)> {
-        self.wide
-            .iter()
-            .map(|k| (Part::Wide, &**k))
-            .chain(self.local.iter().map(|(c, k)| (Part::Cta(*c), &**k)))
-            .chain(self.spill.iter().map(|k| (Part::Spill, &**k)))
-    }
-
-    pub fn heap_bytes(&self) -> usize {
-        self.local.capacity() * 16 + 64
     }
 }
 
@@ -203,6 +233,67 @@ impl Part {
     }
 }
 
+/// What a strong write publishes to the acquire patterns that observe it.
+#[derive(Debug, Clone, Default)]
+pub struct Message {
+    /// Release patterns whose first operation has scope ≥ `.gpu`.
+    wide: Option<Arc<Knowledge>>,
+    /// Per releasing CTA (sorted), every release pattern begun by its threads.
+    local: Vec<(u32, Arc<Knowledge>)>,
+    /// Local publications of CTAs beyond [`LOCAL_CAP`], joined.
+    spill: Option<Arc<Knowledge>>,
+    tpb: u32,
+}
+
+impl Message {
+    pub fn is_empty(&self) -> bool {
+        self.wide.is_none() && self.local.is_empty() && self.spill.is_none()
+    }
+
+    fn add_local(&mut self, cta: u32, k: &Arc<Knowledge>) {
+        let tpb = self.tpb;
+        match self.local.binary_search_by_key(&cta, |(c, _)| *c) {
+            Ok(i) => {
+                let mut d = Some(self.local[i].1.clone());
+                join_arc(&mut d, k, tpb);
+                if let Some(d) = d {
+                    self.local[i].1 = d;
+                }
+            }
+            Err(i) if self.local.len() < LOCAL_CAP => self.local.insert(i, (cta, k.clone())),
+            Err(_) => join_arc(&mut self.spill, k, tpb),
+        }
+    }
+
+    /// `self := self ⊔ other` (a release sequence continued by an RMW).
+    pub fn merge(&mut self, other: &Message) {
+        self.tpb = self.tpb.max(other.tpb);
+        let tpb = self.tpb;
+        if let Some(w) = &other.wide {
+            join_arc(&mut self.wide, w, tpb);
+        }
+        for (c, k) in &other.local {
+            self.add_local(*c, k);
+        }
+        if let Some(s) = &other.spill {
+            join_arc(&mut self.spill, s, tpb);
+        }
+    }
+
+    /// Every publication of the message with who may take it.
+    pub fn parts(&self) -> impl Iterator<Item = (Part, &Knowledge)> {
+        self.wide
+            .iter()
+            .map(|k| (Part::Wide, &**k))
+            .chain(self.local.iter().map(|(c, k)| (Part::Cta(*c), &**k)))
+            .chain(self.spill.iter().map(|k| (Part::Spill, &**k)))
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        self.local.capacity() * 16 + 64
+    }
+}
+
 /// Per-thread synchronization state.
 #[derive(Debug, Clone, Default)]
 struct ThreadSync {
@@ -214,8 +305,77 @@ struct ThreadSync {
     rel_wide: Option<Arc<Knowledge>>,
     /// Publications observed by strong reads, waiting for an acquire fence: those a
     /// CTA-scope fence takes, and those only a `.gpu`/`.sys` fence takes.
-    pending_local: Option<Knowledge>,
-    pending_wide: Option<Knowledge>,
+    pending_local: Option<Box<Knowledge>>,
+    pending_wide: Option<Box<Knowledge>>,
+}
+
+/// The fence-SC order of `.gpu`/`.sys` fences, kept per writer (see the module docs).
+#[derive(Debug, Default)]
+struct ScOrder {
+    /// SC fences so far (they are numbered from 1).
+    n: u32,
+    /// Per writer (global id): the highest epoch the order knows.
+    known: Vec<Epoch>,
+    /// Per writer: (epoch, fence number from which the order knows it), increasing.
+    first: Vec<Vec<(Epoch, u32)>>,
+    /// Per CTA: the clock chunk folded last (kept alive so identity is meaningful).
+    folded: HashMap<u32, Arc<Vec<Epoch>>>,
+    obs: Obs,
+}
+
+impl ScOrder {
+    fn reset(&mut self, threads: usize) {
+        self.n = 0;
+        self.known.clear();
+        self.known.resize(threads, 0);
+        for f in &mut self.first {
+            f.clear();
+        }
+        self.first.resize_with(threads, Vec::new);
+        self.folded.clear();
+        self.obs = Obs::default();
+    }
+
+    fn note(&mut self, g: usize, e: Epoch, k: u32) {
+        if let Some(x) = self.known.get_mut(g) {
+            if e > *x {
+                *x = e;
+                self.first[g].push((e, k));
+            }
+        }
+    }
+
+    /// Folds `know` into the order as fence number `k`.
+    fn fold(&mut self, know: &Knowledge, tpb: u32, k: u32) {
+        for (cta, chunk) in know.clock.chunks() {
+            if self.folded.get(&cta).is_some_and(|f| Arc::ptr_eq(f, chunk)) {
+                continue;
+            }
+            for (tid, &e) in chunk.iter().enumerate() {
+                if e > 0 {
+                    self.note((cta * tpb) as usize + tid, e, k);
+                }
+            }
+            self.folded.insert(cta, chunk.clone());
+        }
+        for &(c, t, e) in know.extras() {
+            self.note((c * tpb + t) as usize, e, k);
+        }
+        self.obs.join(&know.obs);
+    }
+
+    /// Whether the order knew writer `g`'s epoch `e` by fence number `seen`.
+    #[inline]
+    fn knows(&self, g: u32, e: Epoch, seen: u32) -> bool {
+        if seen == 0 {
+            return false;
+        }
+        let Some(f) = self.first.get(g as usize) else {
+            return false;
+        };
+        let i = f.partition_point(|(x, _)| *x < e);
+        f.get(i).is_some_and(|(_, k)| *k <= seen)
+    }
 }
 
 /// Identifies a barrier instance being assembled: (kind, CTA or warp, barrier id).
@@ -226,13 +386,17 @@ type BarrierKey = (u8, u32, u32);
 pub struct Hb {
     tpc: u32,
     threads: Vec<ThreadSync>,
-    sc_wide: Knowledge,
+    sc: ScOrder,
+    /// Per CTA: what its `.cta` fence.sc published.
     sc_cta: Vec<Knowledge>,
+    /// Per CTA: the number of its last `.gpu`/`.sys` fence.sc (a `.cta` fence.sc of the
+    /// CTA is morally strong with it, and through it knows the order up to there).
+    sc_last_gpu: Vec<u32>,
     barriers: HashMap<BarrierKey, Knowledge>,
 }
 
-fn slot(s: &mut Option<Knowledge>) -> &mut Knowledge {
-    s.get_or_insert_with(Knowledge::default)
+fn slot(s: &mut Option<Box<Knowledge>>) -> &mut Knowledge {
+    s.get_or_insert_with(Box::default)
 }
 
 impl Hb {
@@ -252,8 +416,9 @@ impl Hb {
                 ..ThreadSync::default()
             },
         );
-        self.sc_wide = Knowledge::default();
+        self.sc.reset(0);
         self.sc_cta = vec![Knowledge::default(); ctas as usize];
+        self.sc_last_gpu = vec![0; ctas as usize];
         self.barriers.clear();
     }
 
@@ -272,6 +437,14 @@ impl Hb {
         self.threads.get(g as usize).map(|t| &t.know)
     }
 
+    /// Whether `k` covers the access of thread `writer` at `epoch`, directly or through
+    /// the fence-SC order.
+    #[inline]
+    pub fn covers(&self, k: &Knowledge, writer: u32, epoch: Epoch) -> bool {
+        k.get(writer / self.tpc, writer % self.tpc) >= epoch
+            || self.sc.knows(writer, epoch, k.sc_seen)
+    }
+
     /// Whether the access of thread `writer` at `epoch` happens before the next operation
     /// of thread `g` (program order included).
     #[inline]
@@ -280,7 +453,7 @@ impl Hb {
             || self
                 .threads
                 .get(g as usize)
-                .is_some_and(|t| t.know.clock.get(writer / self.tpc, writer % self.tpc) >= epoch)
+                .is_some_and(|t| self.covers(&t.know, writer, epoch))
     }
 
     /// The observations of thread `g`.
@@ -301,21 +474,22 @@ impl Hb {
     fn snapshot(&mut self, t: ThreadRef) -> Option<Arc<Knowledge>> {
         let tpc = self.tpc;
         let ts = self.threads.get_mut(t.global as usize)?;
-        ts.know.clock.raise(t.cta, t.tid, tpc, ts.epoch);
+        ts.know.raise(t.cta, t.tid, tpc, ts.epoch);
         ts.epoch += 1;
         Some(Arc::new(ts.know.clone()))
     }
 
     fn acquire_pending(&mut self, g: usize, wide_scope: bool) {
+        let tpc = self.tpc;
         let Some(ts) = self.threads.get_mut(g) else {
             return;
         };
         if let Some(k) = ts.pending_local.take() {
-            ts.know.join(&k);
+            ts.know.join(&k, tpc);
         }
         if wide_scope {
             if let Some(k) = ts.pending_wide.take() {
-                ts.know.join(&k);
+                ts.know.join(&k, tpc);
             }
         }
     }
@@ -324,30 +498,52 @@ impl Hb {
     pub fn fence(&mut self, t: ThreadRef, kind: FenceKind, scope: Scope) {
         let g = t.global as usize;
         let cta = t.cta as usize;
+        let tpc = self.tpc;
         let w = wide(scope);
         if matches!(kind, FenceKind::Sc | FenceKind::AcqRel | FenceKind::Acquire) {
             self.acquire_pending(g, w);
         }
         if kind == FenceKind::Sc {
+            if self.sc.known.is_empty() {
+                self.sc.reset(self.threads.len());
+            }
             if let Some(ts) = self.threads.get_mut(g) {
+                // Earlier `.cta` fence.sc of this CTA are morally strong with this one
+                // whatever its scope; `.gpu` ones are read lazily through the order: all
+                // of them for a `.gpu` fence, those of this CTA for a `.cta` one.
                 if let Some(c) = self.sc_cta.get(cta) {
-                    ts.know.join(c);
+                    ts.know.join(c, tpc);
                 }
+                let upto = if w {
+                    self.sc.n
+                } else {
+                    self.sc_last_gpu.get(cta).copied().unwrap_or(0)
+                };
+                ts.know.sc_seen = ts.know.sc_seen.max(upto);
                 if w {
-                    ts.know.join(&self.sc_wide);
+                    ts.know.obs.join(&self.sc.obs);
                 }
             }
         }
         if kind == FenceKind::Acquire {
             return;
         }
-        let Some(snap) = self.snapshot(t) else { return };
+        let Some(mut snap) = self.snapshot(t) else {
+            return;
+        };
         if kind == FenceKind::Sc {
-            if let Some(c) = self.sc_cta.get_mut(cta) {
-                c.join(&snap);
-            }
             if w {
-                self.sc_wide.join(&snap);
+                let k = self.sc.n + 1;
+                self.sc.fold(&snap, tpc, k);
+                self.sc.n = k;
+                if let Some(l) = self.sc_last_gpu.get_mut(cta) {
+                    *l = k;
+                }
+                let ts = &mut self.threads[g];
+                ts.know.sc_seen = k;
+                Arc::make_mut(&mut snap).sc_seen = k;
+            } else if let Some(c) = self.sc_cta.get_mut(cta) {
+                c.join(&snap, tpc);
             }
         }
         let ts = &mut self.threads[g];
@@ -377,6 +573,7 @@ impl Hb {
             wide: wide_part,
             local: vec![(t.cta, local)],
             spill: None,
+            tpb: self.tpc,
         })
     }
 
@@ -385,6 +582,7 @@ impl Hb {
     /// chain of RMWs leading to it is).
     pub fn read(&mut self, t: ThreadRef, sem: Sem, scope: Scope, msg: Option<&Message>) {
         let g = t.global as usize;
+        let tpc = self.tpc;
         let acq = acquires(sem);
         if let Some(m) = msg {
             let Some(ts) = self.threads.get_mut(g) else {
@@ -392,13 +590,13 @@ impl Hb {
             };
             for (part, k) in m.parts() {
                 match part {
-                    _ if acq && part.reaches(t.cta, scope) => ts.know.join(k),
+                    _ if acq && part.reaches(t.cta, scope) => ts.know.join(k, tpc),
                     // A `.gpu` publication waits for a `.gpu`/`.sys` fence: a strong read
                     // followed by a fence is an acquire pattern of the fence's scope.
-                    Part::Wide => slot(&mut ts.pending_wide).join(k),
+                    Part::Wide => slot(&mut ts.pending_wide).join(k, tpc),
                     // CTA-local ones of this CTA are taken by any acquire fence.
-                    Part::Cta(c) if c == t.cta => slot(&mut ts.pending_local).join(k),
-                    Part::Spill => slot(&mut ts.pending_local).join(k),
+                    Part::Cta(c) if c == t.cta => slot(&mut ts.pending_local).join(k, tpc),
+                    Part::Spill => slot(&mut ts.pending_local).join(k, tpc),
                     Part::Cta(_) => {}
                 }
             }
@@ -419,24 +617,27 @@ impl Hb {
 
     /// A thread arrives at a barrier: it publishes what it knows to the barrier instance.
     pub fn arrive(&mut self, b: &Barrier) {
-        let Some(snap) = self.snapshot(b.thread) else {
+        let t = b.thread;
+        let tpc = self.tpc;
+        let Some(ts) = self.threads.get_mut(t.global as usize) else {
             return;
         };
-        self.barriers
-            .entry(Self::barrier_key(b))
-            .or_default()
-            .join(&snap);
+        let acc = self.barriers.entry(Self::barrier_key(b)).or_default();
+        acc.join(&ts.know, tpc);
+        acc.raise(t.cta, t.tid, tpc, ts.epoch);
+        ts.epoch += 1;
     }
 
     /// A barrier completed: every released (waiting) thread learns what every arrival
-    /// published.
+    /// published. (A waiting thread did nothing since it arrived, so what it knows is in
+    /// the barrier's knowledge already.)
     pub fn release(&mut self, b: &Barrier, threads: &[ThreadRef]) {
         let Some(acc) = self.barriers.remove(&Self::barrier_key(b)) else {
             return;
         };
         for t in threads {
             if let Some(ts) = self.threads.get_mut(t.global as usize) {
-                ts.know.join(&acc);
+                ts.know = acc.clone();
             }
         }
     }
@@ -448,6 +649,13 @@ impl Hb {
                 .threads
                 .iter()
                 .map(|t| t.know.obs.heap_bytes())
+                .sum::<usize>()
+            + self.sc.known.capacity() * 4
+            + self
+                .sc
+                .first
+                .iter()
+                .map(|f| 24 + f.capacity() * 8)
                 .sum::<usize>()
     }
 }
@@ -484,7 +692,7 @@ mod tests {
         hb.begin(4, 2, 2);
         let data_epoch = hb.epoch(w.global);
         if let Some(s) = rel_fence {
-            hb.fence(w, FenceKind::Sc, s);
+            hb.fence(w, FenceKind::AcqRel, s);
         }
         let msg = hb.write_message(w, rel_sem, rel_scope);
         hb.read(r, read_sem, read_scope, msg.as_ref());
@@ -525,7 +733,7 @@ mod tests {
             other,
             Relaxed,
             Gpu,
-            Some((FenceKind::Sc, Gpu))
+            Some((FenceKind::AcqRel, Gpu))
         ));
         assert!(mp(
             w,
@@ -535,7 +743,7 @@ mod tests {
             same,
             Relaxed,
             Gpu,
-            Some((FenceKind::Sc, Cta))
+            Some((FenceKind::AcqRel, Cta))
         ));
         // Reader fence of CTA scope cannot acquire another CTA's release ...
         assert!(!mp(
@@ -546,7 +754,7 @@ mod tests {
             other,
             Relaxed,
             Gpu,
-            Some((FenceKind::Sc, Cta))
+            Some((FenceKind::AcqRel, Cta))
         ));
         // ... but an acquire op of CTA scope in the same CTA can.
         assert!(mp(w, None, Release, Gpu, same, Acquire, Cta, None));
@@ -558,12 +766,12 @@ mod tests {
         hb.begin(4, 2, 2);
         let (w, r) = (t(0, 0, 2), t(1, 0, 2));
         let e = hb.epoch(w.global);
-        hb.fence(w, FenceKind::Sc, Scope::Gpu);
+        hb.fence(w, FenceKind::AcqRel, Scope::Gpu);
         let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
         hb.read(r, Sem::Relaxed, Scope::Gpu, m.as_ref());
-        hb.fence(r, FenceKind::Sc, Scope::Cta);
+        hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(!hb.knows(r.global, w.global, e));
-        hb.fence(r, FenceKind::Sc, Scope::Gpu);
+        hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
         assert!(hb.knows(r.global, w.global, e));
     }
 
@@ -575,14 +783,14 @@ mod tests {
         hb.begin(4, 2, 2);
         let (w, r, x) = (t(0, 0, 2), t(0, 1, 2), t(1, 0, 2));
         let e = hb.epoch(w.global);
-        hb.fence(w, FenceKind::Sc, Scope::Cta);
+        hb.fence(w, FenceKind::AcqRel, Scope::Cta);
         let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu).unwrap();
         let mut chained = hb
             .write_message(x, Sem::Relaxed, Scope::Gpu)
             .unwrap_or_default();
         chained.merge(&m);
         hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chained));
-        hb.fence(r, FenceKind::Sc, Scope::Cta);
+        hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(hb.knows(r.global, w.global, e));
         // The other CTA's thread does not synchronize with the `.cta` release.
         let y = t(1, 1, 2);
@@ -591,39 +799,64 @@ mod tests {
     }
 
     #[test]
-    fn fence_sc_order_and_barriers() {
+    fn fence_sc_order_is_transitive_and_scoped() {
+        let mut hb = Hb::new();
+        hb.begin(6, 3, 2);
+        let (a, b, c, d) = (t(0, 0, 2), t(1, 0, 2), t(2, 0, 2), t(2, 1, 2));
+        let ea = hb.epoch(a.global);
+        hb.fence(a, FenceKind::Sc, Scope::Gpu);
+        // A later gpu fence.sc knows a's earlier accesses, through the order.
+        hb.fence(b, FenceKind::Sc, Scope::Gpu);
+        assert!(hb.knows(b.global, a.global, ea));
+        // A `.cta` fence.sc of another CTA is not morally strong with a's.
+        hb.fence(d, FenceKind::Sc, Scope::Cta);
+        assert!(!hb.knows(d.global, a.global, ea));
+        // Transitivity: b releases to c with st.release / ld.acquire; c knows a's access.
+        let eb = hb.epoch(b.global);
+        let m = hb.write_message(b, Sem::Release, Scope::Gpu);
+        hb.read(c, Sem::Acquire, Scope::Gpu, m.as_ref());
+        assert!(hb.knows(c.global, b.global, eb));
+        assert!(hb.knows(c.global, a.global, ea));
+        // Accesses after a's fence are not known.
+        assert!(!hb.knows(b.global, a.global, hb.epoch(a.global)));
+        // A gpu fence.sc then a cta fence.sc of the same CTA: morally strong.
         let mut hb = Hb::new();
         hb.begin(4, 2, 2);
-        let (a, b, c) = (t(0, 0, 2), t(1, 0, 2), t(1, 1, 2));
-        let e = hb.epoch(a.global);
+        let (x, y) = (t(1, 0, 2), t(1, 1, 2));
         hb.fence(a, FenceKind::Sc, Scope::Gpu);
-        hb.fence(b, FenceKind::Sc, Scope::Gpu);
-        assert!(hb.knows(b.global, a.global, e));
-        // A `.cta` fence.sc of another CTA is not morally strong with a's.
-        let mut hb2 = Hb::new();
-        hb2.begin(4, 2, 2);
-        hb2.fence(a, FenceKind::Sc, Scope::Gpu);
-        hb2.fence(c, FenceKind::Sc, Scope::Cta);
-        assert!(!hb2.knows(c.global, a.global, e));
-        // Barrier: b's earlier access is known to c after both pass bar.sync.
+        hb.fence(x, FenceKind::Sc, Scope::Gpu);
+        hb.fence(y, FenceKind::Sc, Scope::Cta);
+        assert!(hb.knows(y.global, a.global, ea));
+    }
+
+    #[test]
+    fn barriers_publish_every_arrival() {
+        let mut hb = Hb::new();
+        hb.begin(4, 2, 2);
+        let (b, c) = (t(1, 0, 2), t(1, 1, 2));
         let eb = hb.epoch(b.global);
-        for th in [b, c] {
-            hb.arrive(&Barrier {
-                thread: th,
-                kind: BarrierKind::Sync,
-                id: 0,
-                site: 0,
-            });
-        }
-        hb.release(
-            &Barrier {
-                thread: c,
-                kind: BarrierKind::Sync,
-                id: 0,
-                site: 0,
-            },
-            &[b, c],
-        );
+        let ev = |th| Barrier {
+            thread: th,
+            kind: BarrierKind::Sync,
+            id: 0,
+            site: 0,
+        };
+        hb.arrive(&ev(b));
+        hb.arrive(&ev(c));
+        hb.release(&ev(c), &[b, c]);
         assert!(hb.knows(c.global, b.global, eb));
+        assert!(!hb.knows(c.global, b.global, hb.epoch(b.global)));
+    }
+
+    #[test]
+    fn many_extra_entries_fold_into_the_clock() {
+        let mut k = Knowledge::default();
+        for i in 0..10 {
+            k.raise(0, i, 16, i + 1);
+        }
+        for i in 0..10 {
+            assert_eq!(k.get(0, i), i + 1);
+        }
+        assert_eq!(k.get(1, 0), 0);
     }
 }
