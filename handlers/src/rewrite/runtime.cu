@@ -142,11 +142,12 @@ static __device__ __forceinline__ FhCta *fh_cta_area(const FhCtl *c, u32 cta) {
     return (FhCta *)(c->overlays + (u64)cta * stride);
 }
 
-// The thread's buffer, initialised on its first use in a launch. Returns false when the
-// launch does not buffer (model sc, or a kernel outside the filter).
-static __device__ bool fh_begin(Fh &f) {
+// The thread's header, initialised on its first use in a launch; null when the launch
+// does not buffer (model sc, or a kernel outside the filter).
+static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
     const FhCtl *c = (const FhCtl *)__fencehound_ctl;
-    if (c == 0 || !(c->flags & FH_ACTIVE)) return false;
+    *cp = c;
+    if (c == 0 || !(c->flags & FH_ACTIVE)) return 0;
     u32 tpc = blockDim.x * blockDim.y * blockDim.z;
     u32 tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
     u32 cta = fh_cta();
@@ -164,13 +165,28 @@ static __device__ bool fh_begin(Fh &f) {
         t->atom_pending = 0;
         t->prefix = fh_mix(fh_mix(fh_mix(c->seed) ^ (u64)c->launch) ^ (u64)g);
     }
+    return t;
+}
+
+// The thread's buffer and its CTA's, for the full (slow) paths.
+static __device__ bool fh_begin(Fh &f) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return false;
     f.c = c;
     f.t = t;
     f.q = (FhEntry *)((char *)t + HEADER);
     f.scoped = (c->flags & FH_SCOPED) != 0;
-    f.o = fh_cta_area(c, cta);
+    f.o = fh_cta_area(c, fh_cta());
     f.locked = false;
     return true;
+}
+
+// Whether the own CTA overlay may hold entries relevant to an access of space s (the
+// fast paths' test; see fh_overlay_nonempty).
+static __device__ __forceinline__ bool fh_fast_overlay(const FhCtl *c, int s) {
+    return (c->flags & FH_SCOPED) && s == 0 &&
+           *(volatile u32 *)&fh_cta_area(c, fh_cta())->ov_len != 0;
 }
 
 static __device__ __forceinline__ void fh_cta_lock(FhCta *c) {
@@ -501,7 +517,7 @@ static __device__ __forceinline__ u64 fh_key(u64 g, u32 size, int s, u32 sem, u3
 // A store of `value` (its low `size` bytes) to generic address g (WriteBuffers::store).
 // Returns 1 when the store was buffered (the caller must not perform it), 0 when the
 // caller performs it now.
-extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 meta) {
+static __device__ __noinline__ u32 fh_store_slow(u64 g, u64 value, u32 meta) {
     Fh f;
     if (!fh_begin(f)) return 0;
     int s = fh_space(g);
@@ -557,7 +573,7 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 
 
 // A load of `size` bytes at g (WriteBuffers::load). Returns the generic address the
 // caller loads from: g, or the thread's scratch word holding the forwarded value.
-extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
+static __device__ __noinline__ u64 fh_load_slow(u64 g, u32 meta) {
     Fh f;
     if (!fh_begin(f)) return g;
     int s = fh_space(g);
@@ -593,7 +609,7 @@ extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
 // caller's atomic acts on: g, or, for a .cta atomic on global memory under `scoped`
 // (WriteBuffers::cta_atomic), the scratch word holding the CTA-visible value; then the
 // overlay stays locked until __fencehound_atom_done.
-extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
+static __device__ __noinline__ u64 fh_atom_slow(u64 g, u32 meta) {
     Fh f;
     if (!fh_begin(f)) return g;
     int s = fh_space(g);
@@ -678,9 +694,77 @@ extern "C" __device__ __noinline__ void __fencehound_exit() {
 
 // A fence or barrier: everything of the thread drains to the level the scope requires
 // (WriteBuffers::drain_thread).
-extern "C" __device__ __noinline__ void __fencehound_drain(u32 meta) {
+static __device__ __noinline__ void fh_drain_slow(u32 meta) {
     Fh f;
     if (!fh_begin(f)) return;
     fh_drain_thread(f, M_SCOPE(meta), M_REASON(meta));
     fh_end(f);
+}
+
+// The entry points: a fast path that only reads the thread's state and decides that
+// nothing but counters change, else the full path above (which starts over: the fast path
+// wrote nothing).
+
+extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 meta) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return 0;
+    int s = fh_space(g);
+    if (s < 0) return 0;
+    if (!M_RELEASE(meta) && t->len_s[s] == 0) {
+        u64 n = t->stores;
+        bool eligible = ((s == 1) ? (c->flags & FH_SHARED) : (c->flags & FH_GLOBAL)) != 0 &&
+                        !M_INELIGIBLE(meta);
+        bool selected = eligible && (fh_mix(t->prefix ^ n) >> 11) < c->threshold;
+        if (!selected && !fh_fast_overlay(c, s)) {
+            t->stores = n + 1;
+            t->seen[s] += 1;
+            return 0;
+        }
+    }
+    return fh_store_slow(g, value, meta);
+}
+
+extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return g;
+    int s = fh_space(g);
+    if (s < 0) return g;
+    u32 ticks = t->ticks + 1;
+    bool live = c->liveness > 0 && ticks >= c->liveness;
+    if (!live && t->len == 0 && !fh_fast_overlay(c, s)) {
+        t->ticks = ticks;
+        return g;
+    }
+    return fh_load_slow(g, meta);
+}
+
+extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return g;
+    int s = fh_space(g);
+    if (s < 0) return g;
+    u32 ticks = t->ticks + 1;
+    bool live = c->liveness > 0 && ticks >= c->liveness;
+    bool cta_overlay = (c->flags & FH_SCOPED) && M_CTA_ATOM(meta) && s == 0;
+    if (!live && !cta_overlay && !M_RELEASE(meta) && t->len_s[s] == 0 &&
+        !fh_fast_overlay(c, s)) {
+        t->ticks = ticks;
+        return g;
+    }
+    return fh_atom_slow(g, meta);
+}
+
+extern "C" __device__ __noinline__ void __fencehound_drain(u32 meta) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return;
+    // A drain to memory under `scoped` publishes the CTA overlay even when the thread
+    // holds nothing (WriteBuffers::drain_thread).
+    bool overlay = (c->flags & FH_SCOPED) && M_SCOPE(meta) != SCOPE_CTA &&
+                   *(volatile u32 *)&fh_cta_area(c, fh_cta())->ov_len != 0;
+    if (t->len == 0 && !overlay) return;
+    fh_drain_slow(meta);
 }
