@@ -2,8 +2,8 @@
 //! flavour) and run on plain memory, gives the same final state, memory writes in order and
 //! statistics as the lowered test under the native handlers with the device policy, for
 //! the same seeds; and the device flavour of every lowered test assembles with ptxas for
-//! sm_75, sm_80 and sm_90. The 100-seed sweep is the `differential` example of the fuzzer
-//! crate (results in fuzzer/DIFFERENTIAL.md); here a few seeds per test keep CI fast.
+//! sm_75, sm_80 and sm_90. The 100-seed sweep is this crate's `rewrite_differential`
+//! example (results in fuzzer/DIFFERENTIAL.md); here a few seeds per test keep CI fast.
 
 use fencehound_handlers::rewrite::lockstep::{self, LaunchDesc, Plan};
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};

@@ -6,7 +6,7 @@
 //! divergence; exit status 1 if any.
 //!
 //! ```sh
-//! cargo run --release -p fencehound-litmus --example differential -- [DIR] [--seeds N]
+//! cargo run --release -p fencehound-litmus --example rewrite_differential -- [DIR] [--seeds N]
 //! ```
 
 use fencehound_handlers::rewrite::lockstep::{self, LaunchDesc, Plan};
