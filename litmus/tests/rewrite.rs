@@ -197,3 +197,43 @@ fn every_rewritten_litmus_test_assembles() {
 fn layout_defaults_are_the_ones_documented() {
     assert_eq!(layout::DEFAULT_LIVENESS_PERIOD, 1024);
 }
+
+/// The device policy (what the GPU rewrite implements: orphan queues at thread exit, a
+/// liveness counter, bounded CTA queues) produces no outcome PTX forbids, like the native
+/// policy (litmus/tests/suite.rs), and still produces weak outcomes.
+#[test]
+fn device_policy_is_sound_on_the_suite() {
+    let Some(dir) = suite_dir() else { return };
+    let files = expand(&[dir.join("ptx")]).unwrap();
+    let exp = fencehound_litmus::Expectations::load(&dir.join("expected-ptx-v7.5.csv")).unwrap();
+    let cfg = fencehound_litmus::RunConfig {
+        runs: 200,
+        policy: DrainPolicy::Device {
+            liveness_period: 64,
+            overlay_capacity: 64,
+        },
+        ..fencehound_litmus::RunConfig::default()
+    };
+    let r = fencehound_litmus::run_suite(
+        &files,
+        &[Model::Bugaroo, Model::Scoped],
+        &cfg,
+        Some(&exp),
+        |_| {},
+    );
+    let summary = fencehound_litmus::suite::render_summary(&r.summary);
+    eprintln!("{summary}");
+    assert!(r.summary.errors.is_empty(), "{:?}", r.summary.errors);
+    assert_eq!(r.summary.unsound(), 0, "{summary}");
+    let power = |m: &str| {
+        r.summary
+            .models
+            .iter()
+            .find(|x| x.model == m)
+            .map_or(0, |x| x.weak_targets_reached.len())
+    };
+    assert!(
+        power("bugaroo") >= 3 && power("scoped") >= power("bugaroo"),
+        "{summary}"
+    );
+}
