@@ -47,7 +47,7 @@ fn main() {
         .unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/litmus/ptx")
         });
-    let files = match expand(&[dir.clone()]) {
+    let files = match expand(std::slice::from_ref(&dir)) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("differential: {}: {e}", dir.display());
