@@ -50,6 +50,19 @@ fn instrumented_vgpu_runs_the_rewritten_ptx_and_finds_the_bug() {
     assert_eq!(r["backend"], "vgpu-instrumented");
     assert_eq!(r["device"], "virtual GPU (CPU)");
     assert_eq!(r["failures"][0]["backend"], "vgpu-instrumented");
+    // A failure replays bit for bit on the same backend.
+    let id = r["failures"][0]["id"].to_string();
+    let o = fencehound(
+        dir.path(),
+        &[
+            "replay",
+            "fencehound-out/cbe_dot.report.json",
+            "--exec",
+            &id,
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("reproduced: identical outputs"), "{stdout}");
     let mut args = vec!["fuzz", cbe, "--instrumented", "--variant", "two_fences"];
     args.extend(common);
     let o = fencehound(dir.path(), &args);

@@ -488,7 +488,21 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         filters: Default::default(),
         race: false,
     };
-    let res = fencehound_fuzzer::execute(&prep, &spec, None);
+    // Instrumented executions replay on the instrumented vgpu backend (bit for bit); a
+    // GPU's replay there too: same seed, same selected stores, the vgpu's interleaving.
+    let instrumented = r.backend != "vgpu";
+    if r.backend == "gpu" && !a.json {
+        eprintln!("note: execution {} ran on {}; replaying it on the virtual GPU with the instrumented PTX (same seed and selected stores; the interleaving is the vgpu's)", a.exec, r.device);
+    }
+    let res = if instrumented && !a.trace {
+        use fencehound_fuzzer::backend::Backend;
+        fencehound_fuzzer::backend::instrumented::Instrumented::new().execute(&prep, &spec, None)
+    } else {
+        if instrumented && !a.json {
+            eprintln!("note: the instrumented backends keep no trace; --trace replays with the native write buffers, whose interleaving and drain policy differ");
+        }
+        fencehound_fuzzer::execute(&prep, &spec, None)
+    };
     let recorded = r.failures.iter().find(|f| f.id == a.exec);
     if !a.json {
         println!(
