@@ -254,6 +254,14 @@ pub(super) fn rewrite_module(
                     let fvars = vars.with_function(&body);
                     let mut regs = Regs::default();
                     Regs::collect(&body, &mut regs);
+                    // `.reg` parameters of a `.func` are registers too.
+                    let sig: Vec<Statement> = f
+                        .params
+                        .iter()
+                        .chain(&f.rets)
+                        .map(|v| Statement::Var(v.clone()))
+                        .collect();
+                    Regs::collect(&sig, &mut regs);
                     let mut cx = Ctx {
                         opts,
                         function: &f.name,
