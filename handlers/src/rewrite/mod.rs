@@ -48,17 +48,26 @@
 //! The native handlers have rules a thread on a GPU cannot follow, because they need a
 //! view of the whole launch: an exited thread's entries stay buffered until the vgpu sees
 //! that nothing can progress (then one random entry drains) or the kernel ends (random
-//! order). The device policy replaces them by rules each thread applies alone, and the
-//! differential test compares against the native handlers running that policy:
-//! - thread exit drains the thread to memory (and publishes its CTA overlay): a device
-//!   has no moment after all threads ended; draining earlier is always allowed;
-//! - liveness: every `liveness_period`-th load or atomic of a thread first drains it to
-//!   memory. A thread spinning on a flag executes loads, so the stores another thread
-//!   waits for (held by a thread that spins, or has reached a barrier, which drains, or
-//!   has exited, which drains) always reach memory; only a state with nothing buffered can
-//!   hang. A store may become visible at any time, so the rule is sound;
-//! - a CTA overlay has a bound (device memory is allocated up front); a full overlay
-//!   drains to memory, which is a GPU-scope publication earlier than required: sound.
+//! order). The device policy ([`crate::DrainPolicy::Device`]) replaces them by rules
+//! threads can apply themselves, and the differential test compares against the native
+//! handlers running that policy (so the two are equal by construction of the test, and
+//! the policy's soundness is checked on its own: `litmus/tests/rewrite.rs` runs the
+//! litmus suite under it, 0 unsound):
+//! - thread exit: the thread's entries move, still invisible, to its CTA's *orphan queue*;
+//!   the launch's last thread to exit (a counter in the control block) drains every CTA.
+//!   Draining at exit instead would be simpler, but an underfenced critical section just
+//!   before a thread's exit (cbe_dot's lock) would then never show its lost update: the
+//!   first version did that and found no bug in cbe_dot. Keeping an exited thread's
+//!   stores invisible for a while is what the native handlers do, and allowed;
+//! - liveness: every `liveness_period`-th load or atomic of a thread first drains it, then
+//!   every CTA's overlay and orphans, to memory. A thread spinning on a flag executes
+//!   loads, so the store it waits for — held by a thread that spins (its own liveness),
+//!   waits at a barrier (barriers drain, to the CTA's overlay at least), or has exited (an
+//!   orphan) — reaches memory; only a state with nothing buffered can hang. A store may
+//!   become visible at any time, so the rule is sound;
+//! - CTA overlays and orphan queues have a bound (device memory is allocated up front);
+//!   a full one drains to memory, a publication earlier than required: sound;
+//! - a launch that does not complete loses what is still buffered, as on a device.
 //!
 //! # Soundness on hardware
 //!
