@@ -15,7 +15,7 @@
 //! Equal interleavings make every write to user memory happen in the same order in both
 //! runs: [`NativeLog`] reconstructs the native one from the handlers' trace (direct
 //! stores, drained entries, atomics), [`LockstepHooks`] records the rewritten kernel's
-//! (ignoring the runtime's own memory). [`compare`] names the first difference.
+//! (ignoring the runtime's own memory). [`compare_writes`] names the first difference.
 
 use crate::buffers::{Level, Model, TraceEvent, WriteBuffers};
 use crate::stats::BufferStats;

@@ -22,7 +22,7 @@
 //! every state space; addresses in local, const or param memory are left alone, as the
 //! native hooks never see them. Which model (`bugaroo`, `scoped`), `p_w`, seed and launch
 //! index apply is read at run time from the control block the host fills
-//! ([`layout::Control`]); a launch the host marks inactive behaves like the original.
+//! ([`layout::control_bytes`]); a launch the host marks inactive behaves like the original.
 //!
 //! # Two flavours
 //!
