@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Makes NVRTC, ptxas and the libcu++/CUB headers available to fencehound.
+# Makes NVRTC, ptxas, the libcu++/CUB headers and a working nvcc (cicc from nvvm, the crt
+# headers, the CUDA runtime headers and libcudart to link against; the host's gcc/g++ does
+# the host side) available to fencehound.
 #
 # If a CUDA toolkit is already installed (CUDA_HOME / CUDA_PATH, or nvcc on PATH with
 # libnvrtc beside it) it is used and nothing is installed. Otherwise the pinned NVIDIA
@@ -12,10 +14,16 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$(pwd)"
 
 # Pinned versions. nvidia-cuda-cccl has no 13.5.37 release; 13.3.5.0.6 is the matching one.
+# nvcc needs the other three: nvidia-nvvm (cicc), nvidia-cuda-crt (crt/host_runtime.h and
+# friends), nvidia-cuda-runtime (cuda_runtime.h and the real libcudart.so.13, which programs
+# link against; `fencehound exec` puts fencehound's own libcudart.so.13 in its place).
 wheels=(
   "nvidia-cuda-nvrtc==13.5.37"
   "nvidia-cuda-nvcc==13.5.37"
   "nvidia-cuda-cccl==13.3.5.0.6"
+  "nvidia-nvvm==13.5.37"
+  "nvidia-cuda-runtime==13.5.37"
+  "nvidia-cuda-crt==13.5.37"
 )
 target="$root/.tools/cuda"
 stamp="$target/.fencehound-stamp"
@@ -51,8 +59,11 @@ if command -v flock >/dev/null; then
   flock 9
 fi
 
+cu13="$target/nvidia/cu13"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" \
-      && -e "$target/nvidia/cu13/lib/libnvrtc.so.13" && -x "$target/nvidia/cu13/bin/ptxas" ]]; then
+      && -e "$cu13/lib/libnvrtc.so.13" && -x "$cu13/bin/ptxas" && -x "$cu13/bin/nvcc" \
+      && -x "$cu13/nvvm/bin/cicc" && -e "$cu13/include/crt/host_runtime.h" \
+      && -e "$cu13/lib/libcudart.so" ]]; then
   echo "setup-cuda: CUDA wheels already in .tools/cuda ($want)"
   exit 0
 fi
@@ -76,6 +87,8 @@ if ! python3 -m pip install --quiet --disable-pip-version-check --no-deps --no-i
   exit 1
 fi
 rm -f "$log"
+# `nvcc -cudart shared` links with -lcudart; the wheel ships only the versioned file.
+ln -sf libcudart.so.13 "$tmp/nvidia/cu13/lib/libcudart.so"
 echo "$want" >"$tmp/.fencehound-stamp"
 rm -rf "$target"
 mv -T "$tmp" "$target"

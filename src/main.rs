@@ -42,14 +42,24 @@ enum Command {
     Run(cmd::fuzz::RunArgs),
     /// Re-run one execution of a report bit for bit.
     Replay(cmd::fuzz::ReplayArgs),
+    /// Merge the reports of `fuzz --shard I/N` runs into the report of the whole run.
+    Merge(cmd::merge::Args),
+    /// Compare two reports: new and fixed failures, rate changes, new races (exit 1 if worse).
+    Diff(cmd::diff::Args),
+    /// Render a report as one self-contained HTML page with plots.
+    Report(cmd::report::Args),
     /// Find the missing fences of a failing variant (store sites, fence lines, patch).
     Minimize(cmd::minimize::MinimizeArgs),
     /// Check each existing fence: necessary, likely redundant, or narrower scope suffices.
     Audit(cmd::minimize::AuditArgs),
     /// Shadow-memory race check over seeded executions, with race-directed exposure.
     Race(cmd::race::Args),
-    /// Show where NVRTC, ptxas and the CCCL headers were found.
+    /// Show where NVRTC, ptxas, nvcc and the CCCL headers were found.
     Toolchain(cmd::toolchain::Args),
+    /// Run an unmodified CUDA program (built with `fencehound nvcc`) on the virtual GPU.
+    Exec(cmd::exec::Args),
+    /// Run nvcc (with `-cudart shared -lineinfo` unless given) to build a program for `exec`.
+    Nvcc(cmd::nvcc::Args),
     /// The GPU backend's worker process (started by `fuzz --backend gpu`; speaks JSON
     /// lines on stdin/stdout).
     #[command(hide = true)]
@@ -81,12 +91,17 @@ fn main() {
         Command::Litmus(args) => cmd::litmus::run(args),
         Command::RunKernel(args) => cmd::run_kernel::run(args),
         Command::Toolchain(args) => cmd::toolchain::run(args),
+        Command::Nvcc(args) => cmd::nvcc::run(args),
+        Command::Exec(args) => cmd::exec::run(args),
         Command::Fuzz(args) => cmd::fuzz::fuzz(args),
         Command::Minimize(args) => cmd::minimize::minimize(args),
         Command::Audit(args) => cmd::minimize::audit(args),
         Command::Race(args) => cmd::race::run(args),
         Command::Run(args) => cmd::fuzz::run(args),
         Command::Replay(args) => cmd::fuzz::replay(args),
+        Command::Merge(args) => cmd::merge::run(args),
+        Command::Diff(args) => cmd::diff::run(args),
+        Command::Report(args) => cmd::report::run(args),
         Command::GpuWorker => Ok(fencehound_fuzzer::backend::gpu::worker_main()),
     };
     let code = match result {

@@ -20,6 +20,19 @@
 //! block = [128]
 //! dynamic_shared = 0
 //! args = ["a", "b", "c", "mutex", "n:u32=2048"]   # buffer names or scalars
+//! # A kernel may be named as written in C++ (`reduce<128, true>`, `ns::k`): NVRTC
+//! # instantiates it (a name expression), no `extern "C"` needed. A struct passed by value:
+//! # `NAME:{TYPE VALUE, ...}` (fields laid out with C alignment, zero-padded to the
+//! # kernel's parameter size), e.g. "f:{f64 2.0, i32 7, i8 1, f32 0, f32 0, f32 0.5}".
+//!
+//! # __device__ variables of the module, read back for oracles like buffers (and usable
+//! # as kernel arguments: their address). INIT as for buffers; `keep` keeps the
+//! # variable's own initializer.
+//! globals = ["total:i32[1] zero", "table:u32[4] keep"]
+//!
+//! # nvrtc_options may use $NVRTC_BUNDLED_HEADERS (NVRTC's own CUDA headers, e.g. for
+//! # <cooperative_groups.h>) and $CCCL_INCLUDE; a relative -I is relative to this file:
+//! # nvrtc_options = ["--use-bundled-headers=$NVRTC_BUNDLED_HEADERS", "-Iinclude"]
 //!
 //! [[oracle]]                        # see fencehound-oracle for every kind
 //! type = "golden"
@@ -39,6 +52,39 @@
 //! [variants.fenced]
 //! defines = { LOCK_FENCE = "1" }
 //! expect = "pass"                   # pass | fail | {bugaroo = "pass", scoped = "fail"}
+//! ```
+//!
+//! # Programs
+//!
+//! A campaign may run a whole CUDA program instead of kernels: `build` and `run` replace
+//! `buffers` and `[[launch]]`, and the oracles judge the program's process (see
+//! `fencehound_oracle::process`). Every execution is one run of the program under
+//! fencehound's `libcudart.so.13`, in a fresh working directory, with the model, `p_w` and
+//! seed passed through the environment (`crate::program`).
+//!
+//! ```toml
+//! name = "dot_program"
+//! source = "dot_lock.cu"            # the .cu holding the kernels (minimize patches it)
+//! # A shell command (or an argv array), run in the campaign's directory, once per variant.
+//! # {exe}: where the program must be written; {defines}: the variant's -D options;
+//! # {fencehound}: this fencehound binary; {dir}: the campaign's directory.
+//! build = "{fencehound} nvcc -o {exe} {defines} dot_lock.cu"
+//! run = ["{exe}", "2048"]           # argv of every execution ({exe}, {dir} expanded)
+//!
+//! [[oracle]]
+//! type = "exit"                     # exit status 0
+//! [[oracle]]
+//! type = "stdout"
+//! regex = "(?m)^PASS"               # or exact = "...", or golden = true (the sc run's)
+//!
+//! [budget]
+//! fuel = 50_000_000                 # per launch
+//! wall_ms = 10_000                  # per launch
+//! timeout_ms = 60_000               # the whole process (default: 10 × wall_ms)
+//!
+//! [variants.no_fence]
+//! defines = { UNLOCK_FENCE = "" }
+//! expect = "fail"
 //! ```
 
 use fencehound_argspec::{self as argspec, ArgSpec, BufferSpec};
@@ -116,6 +162,9 @@ pub struct Budget {
     pub fuel: u64,
     #[serde(default = "default_wall")]
     pub wall_ms: u64,
+    /// Programs: the whole process's limit (default 10 × `wall_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
 }
 
 fn default_fuel() -> u64 {
@@ -130,6 +179,7 @@ impl Default for Budget {
         Budget {
             fuel: default_fuel(),
             wall_ms: default_wall(),
+            timeout_ms: None,
         }
     }
 }
@@ -190,6 +240,9 @@ pub struct CampaignFile {
     pub seed: u64,
     #[serde(default)]
     pub buffers: Vec<String>,
+    /// `__device__` variables bound like buffers (`NAME:TYPE[LEN] INIT`, INIT may be `keep`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub globals: Vec<String>,
     #[serde(default)]
     pub launch: Vec<Launch>,
     #[serde(default)]
@@ -201,6 +254,29 @@ pub struct CampaignFile {
     #[serde(default)]
     /// In file order (the order reports list them in).
     pub variants: indexmap::IndexMap<String, Variant>,
+    /// Programs: how to build the program (a shell command or an argv array).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildCommand>,
+    /// Programs: the argv of every execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<Vec<String>>,
+}
+
+/// A program's build step: a shell command (`sh -c`) or an argv.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BuildCommand {
+    Shell(String),
+    Argv(Vec<String>),
+}
+
+/// A program campaign's build and run, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramSpec {
+    pub build: Option<BuildCommand>,
+    pub run: Vec<String>,
+    /// Limit of one run of the program, in milliseconds.
+    pub timeout_ms: u64,
 }
 
 /// The line of `text` a validation error is about: the first line holding the first
@@ -244,7 +320,7 @@ fn oracle_buffers(o: &OracleSpec) -> Vec<String> {
             }
             v
         }
-        OracleSpec::Command { .. } => Vec::new(),
+        _ => Vec::new(),
     }
 }
 
@@ -263,6 +339,45 @@ pub struct ResolvedLaunch {
 pub enum LaunchArg {
     Buffer(usize),
     Scalar(argspec::ScalarSpec),
+    /// A struct by value, laid out (zero-padded to the parameter's size at launch).
+    Bytes(Vec<u8>),
+}
+
+/// Parses `NAME:{TYPE VALUE, ...}`: a struct passed by value. Each field is placed at the
+/// next multiple of its size (C's natural alignment for these scalar types).
+pub fn parse_struct_arg(s: &str) -> Option<Result<Vec<u8>, String>> {
+    let (_, rest) = s.split_once(':')?;
+    let body = rest.trim().strip_prefix('{')?.strip_suffix('}')?;
+    let mut out: Vec<u8> = Vec::new();
+    for field in body.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+        let Some((ty_text, value)) = field.split_once(char::is_whitespace) else {
+            return Some(Err(format!(
+                "field `{field}`: expected `TYPE VALUE`, e.g. `f32 1.5`"
+            )));
+        };
+        let Some(ty) = argspec::ElemType::parse(ty_text) else {
+            return Some(Err(format!("field `{field}`: unknown type `{ty_text}`")));
+        };
+        let lit = match argspec::parse_literal(value.trim(), ty) {
+            Ok(l) => l,
+            Err(e) => return Some(Err(format!("field `{field}`: {e}"))),
+        };
+        let size = ty.size();
+        out.resize(out.len().div_ceil(size) * size, 0);
+        let bits = argspec::literal_bits(lit, ty);
+        out.extend_from_slice(&bits.to_le_bytes()[..size]);
+    }
+    if out.is_empty() {
+        return Some(Err("a struct argument needs at least one field".into()));
+    }
+    Some(Ok(out))
+}
+
+/// Whether a launch names its kernel as a C++ expression rather than a PTX entry name.
+pub fn is_name_expression(kernel: &str) -> bool {
+    !kernel
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
 /// A validated campaign.
@@ -278,6 +393,11 @@ pub struct Campaign {
     pub launches: Vec<ResolvedLaunch>,
     /// Variant names in file order (BTreeMap order); `default` when none are given.
     pub variants: Vec<(String, Variant)>,
+    /// Set for program campaigns (`build`/`run` instead of buffers and launches).
+    pub program: Option<ProgramSpec>,
+    /// Buffers (by index into `buffers`) bound to `__device__` variables, and whether the
+    /// variable keeps its own initializer.
+    pub globals: Vec<(usize, bool)>,
 }
 
 fn dim(v: &[u32], path: &Path, key: &str, text: &str) -> Result<Dim3, CampaignError> {
@@ -362,12 +482,78 @@ impl Campaign {
                 Err(e) => return Err(invalid(key, e.to_string())),
             }
         }
-        if file.launch.is_empty() {
-            return Err(invalid(
-                "launch".into(),
-                "at least one [[launch]] is required".into(),
-            ));
+        let mut globals = Vec::new();
+        for (i, g) in file.globals.iter().enumerate() {
+            let key = format!("globals[{i}]");
+            let (text, keep) = match g.trim().strip_suffix(" keep") {
+                Some(t) => (t, true),
+                None => (g.as_str(), false),
+            };
+            match argspec::parse_arg(text) {
+                Ok(ArgSpec::Buffer(spec)) => {
+                    if buffers.iter().any(|x| x.name == spec.name) {
+                        return Err(invalid(key, format!("`{}` is declared twice", spec.name)));
+                    }
+                    globals.push((buffers.len(), keep));
+                    buffers.push(spec);
+                }
+                Ok(ArgSpec::Scalar(_)) | Err(_) => {
+                    return Err(invalid(
+                        key,
+                        format!("`{g}`: expected `NAME:TYPE[LEN] INIT` (INIT may be `keep`) naming a __device__ variable"),
+                    ))
+                }
+            }
         }
+        let program = if file.run.is_some() || file.build.is_some() {
+            let Some(run) = file.run.clone().filter(|r| !r.is_empty()) else {
+                return Err(invalid(
+                    "run".into(),
+                    "a program campaign needs `run`, the program's argv (e.g. [\"{exe}\"])".into(),
+                ));
+            };
+            if !file.launch.is_empty() || !file.buffers.is_empty() {
+                return Err(invalid(
+                    if file.launch.is_empty() { "buffers" } else { "launch" }.into(),
+                    "a program campaign (`build`/`run`) has no buffers or [[launch]]: the program allocates and launches itself".into(),
+                ));
+            }
+            if let Some(i) = file.oracle.iter().position(|o| !o.is_process()) {
+                return Err(invalid(
+                    format!("oracle[{i}]"),
+                    format!("`{}` judges kernel buffers; a program's oracles are exit, stdout, stderr and file", file.oracle[i].describe()),
+                ));
+            }
+            if matches!(&file.build, Some(BuildCommand::Argv(a)) if a.is_empty()) {
+                return Err(invalid(
+                    "build".into(),
+                    "an empty argv builds nothing".into(),
+                ));
+            }
+            Some(ProgramSpec {
+                build: file.build.clone(),
+                run,
+                timeout_ms: file
+                    .budget
+                    .timeout_ms
+                    .unwrap_or(file.budget.wall_ms.saturating_mul(10)),
+            })
+        } else {
+            if file.launch.is_empty() {
+                return Err(invalid(
+                    "launch".into(),
+                    "at least one [[launch]] is required (or `build`/`run` for a whole program)"
+                        .into(),
+                ));
+            }
+            if let Some(i) = file.oracle.iter().position(|o| o.is_process()) {
+                return Err(invalid(
+                    format!("oracle[{i}]"),
+                    format!("`{}` judges a program's process; add `build` and `run`, or use golden, expect, invariant or command", file.oracle[i].describe()),
+                ));
+            }
+            None
+        };
         let mut launches = Vec::new();
         for (i, l) in file.launch.iter().enumerate() {
             let key = |k: &str| format!("launch[{i}].{k}");
@@ -375,6 +561,15 @@ impl Campaign {
             for (j, a) in l.args.iter().enumerate() {
                 if let Some(k) = buffers.iter().position(|b| b.name == *a) {
                     args.push(LaunchArg::Buffer(k));
+                    continue;
+                }
+                if let Some(r) = parse_struct_arg(a) {
+                    match r {
+                        Ok(bytes) => args.push(LaunchArg::Bytes(bytes)),
+                        Err(e) => {
+                            return Err(invalid(key(&format!("args[{j}]")), format!("`{a}`: {e}")))
+                        }
+                    }
                     continue;
                 }
                 match argspec::parse_arg(a) {
@@ -412,9 +607,10 @@ impl Campaign {
             }
         }
         if file.oracle.is_empty() {
+            let example = if program.is_some() { "exit" } else { "golden" };
             return Err(invalid(
                 "oracle".into(),
-                "at least one [[oracle]] is required (e.g. type = \"golden\")".into(),
+                format!("at least one [[oracle]] is required (e.g. type = \"{example}\")"),
             ));
         }
         for m in &file.fuzz.models {
@@ -478,7 +674,13 @@ impl Campaign {
             buffers,
             launches,
             variants,
+            program,
+            globals,
         })
+    }
+
+    pub fn is_program(&self) -> bool {
+        self.program.is_some()
     }
 
     pub fn variant(&self, name: &str) -> Option<&Variant> {

@@ -5,8 +5,10 @@ use crate::campaign::{Campaign, LaunchArg};
 use crate::verdict::Verdict;
 use fencehound_handlers::{BufferConfig, BufferStats, Model, TraceEvent, WriteBuffers};
 use fencehound_oracle::{Buffer, Context, Judgement, Outputs};
+use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
-    Arg, Device, LaunchOptions, LaunchOutcome, ModuleId, SchedulerKind, SiteInfo, Stop,
+    Access, Arg, Barrier, Device, Fence, Hooks, LaunchInfo, LaunchOptions, LaunchOutcome, MemError,
+    Memory, ModuleId, SchedulerKind, SiteInfo, Stop, ThreadRef,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -61,12 +63,90 @@ pub struct Prepared {
     pub inputs: Outputs,
     /// Outputs of the `sc` reference run (for `golden` oracles and reports).
     pub golden: Outputs,
-    /// A device with the module loaded and the buffers initialised: every execution
-    /// starts from a clone of it (decoding and initialising once per variant).
-    template: Device,
-    template_module: ModuleId,
-    /// Device addresses of the campaign's buffers, in declaration order.
-    buffer_ptrs: Vec<u64>,
+    backend: Backend,
+}
+
+/// How a prepared variant runs.
+#[derive(Debug)]
+enum Backend {
+    Kernels {
+        /// A device with the module loaded and the buffers initialised: every execution
+        /// starts from a clone of it (decoding and initialising once per variant).
+        template: Device,
+        template_module: ModuleId,
+        /// Device addresses of the campaign's buffers, in declaration order.
+        buffer_ptrs: Vec<u64>,
+        /// The PTX entry name of each launch's kernel (launches may name C++ kernels as
+        /// written, e.g. `reduce<128, true>`).
+        kernel_names: Vec<String>,
+    },
+    /// A whole program, one process per execution.
+    Program(Box<crate::program::ProgramBackend>),
+}
+
+impl Prepared {
+    /// A prepared program variant (see [`crate::program::prepare_program`]).
+    pub(crate) fn for_program(
+        campaign: Arc<Campaign>,
+        variant: &str,
+        ptx: String,
+        module: fencehound_ptx::Module,
+        backend: crate::program::ProgramBackend,
+    ) -> Prepared {
+        Prepared {
+            ptx_sha256: sha256_hex(ptx.as_bytes()),
+            campaign,
+            variant: variant.to_string(),
+            ptx,
+            module,
+            inputs: Outputs {
+                buffers: Vec::new(),
+            },
+            golden: Outputs {
+                buffers: Vec::new(),
+            },
+            backend: Backend::Program(Box::new(backend)),
+        }
+    }
+
+    /// The PTX entry name of launch `i` of a kernel campaign (`None` for a program, or
+    /// past the last launch).
+    pub fn launch_kernel(&self, i: usize) -> Option<&str> {
+        match &self.backend {
+            Backend::Kernels { kernel_names, .. } => kernel_names.get(i).map(String::as_str),
+            Backend::Program(_) => None,
+        }
+    }
+
+    /// Whether this variant is a whole program (it runs only on the vgpu).
+    pub fn is_program(&self) -> bool {
+        matches!(self.backend, Backend::Program(_))
+    }
+
+    /// The kernels this variant launches (PTX names): the campaign's launches, or for a
+    /// program those its reference run launched.
+    pub fn kernels(&self) -> Vec<String> {
+        match &self.backend {
+            Backend::Program(p) => p.kernels.clone(),
+            Backend::Kernels { kernel_names, .. } => {
+                let mut out: Vec<String> = Vec::new();
+                for k in kernel_names {
+                    if !out.contains(k) {
+                        out.push(k.clone());
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// The `sc` reference run of a program variant (`None` for kernel campaigns).
+    pub fn program_golden(&self) -> Option<&fencehound_oracle::process::ProcessOutputs> {
+        match &self.backend {
+            Backend::Program(p) => Some(&p.golden),
+            Backend::Kernels { .. } => None,
+        }
+    }
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -92,8 +172,12 @@ fn oracle_type(t: fencehound_argspec::ElemType) -> fencehound_oracle::ElemType {
     }
 }
 
-/// Compiles (or reads) the variant's PTX and runs the reference.
+/// Compiles (or reads) the variant's PTX and runs the reference. For a program campaign:
+/// builds the program and runs it once under `sc`.
 pub fn prepare(campaign: Arc<Campaign>, variant: &str) -> Result<Prepared, PrepareError> {
+    if campaign.is_program() {
+        return crate::program::prepare_program(campaign, variant, None);
+    }
     let cname = campaign.path.display().to_string();
     let v = campaign
         .variant(variant)
@@ -120,18 +204,155 @@ pub fn prepare(campaign: Arc<Campaign>, variant: &str) -> Result<Prepared, Prepa
             .map(|(k, v)| (k.clone(), Some(v.clone())))
             .collect();
         req.include_dirs = vec![campaign.dir.clone()];
-        req.extra_options = campaign.file.nvrtc_options.clone();
+        req.extra_options = nvrtc_options(&campaign).map_err(|message| PrepareError::Input {
+            campaign: cname.clone(),
+            message,
+        })?;
+        req.name_expressions = campaign
+            .launches
+            .iter()
+            .map(|l| l.kernel.clone())
+            .filter(|k| crate::campaign::is_name_expression(k))
+            .collect();
+        req.name_expressions.dedup();
         if let Some(a) = &campaign.file.arch {
             req.arch = a.clone();
         }
         fencehound_toolchain::compile(&req)
             .map_err(|e| PrepareError::Compile {
                 campaign: cname.clone(),
-                message: format!("variant `{variant}`: {e}"),
+                message: format!("variant `{variant}`: {e}{}", header_hint(&e.to_string())),
             })?
             .ptx
     };
     prepare_with_ptx(campaign, variant, ptx)
+}
+
+/// The campaign's `nvrtc_options`: `$NVRTC_BUNDLED_HEADERS`/`$CCCL_INCLUDE` expanded, a
+/// relative `-I` made relative to the campaign file.
+fn nvrtc_options(c: &Campaign) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for o in &c.file.nvrtc_options {
+        let o = fencehound_toolchain::expand_placeholders(o)
+            .map_err(|e| format!("nvrtc_options: {e}"))?;
+        let rel = |p: &str| {
+            let path = std::path::Path::new(p);
+            if path.is_relative() {
+                let joined = c.dir.join(path);
+                std::path::absolute(&joined)
+                    .unwrap_or(joined)
+                    .display()
+                    .to_string()
+            } else {
+                p.to_string()
+            }
+        };
+        out.push(if let Some(p) = o.strip_prefix("--include-path=") {
+            format!("--include-path={}", rel(p))
+        } else if let Some(p) = o.strip_prefix("-I").filter(|p| !p.is_empty()) {
+            format!("-I{}", rel(p))
+        } else {
+            o
+        });
+    }
+    Ok(out)
+}
+
+/// What to do when NVRTC cannot find a CUDA header it only has in its bundled copy.
+fn header_hint(message: &str) -> &'static str {
+    let missing = |h: &str| message.contains(h) && message.contains("cannot open source file");
+    if [
+        "cooperative_groups.h",
+        "cuda_fp16.h",
+        "cuda_bf16.h",
+        "cuda_runtime.h",
+        "cuda/",
+    ]
+    .iter()
+    .any(|h| missing(h))
+    {
+        "\nhint: NVRTC finds the CUDA headers only in its bundled copy: add \
+         nvrtc_options = [\"--use-bundled-headers=$NVRTC_BUNDLED_HEADERS\"] to the campaign"
+    } else {
+        ""
+    }
+}
+
+/// The PTX entry name of each launch: an entry of that name, else the lowered name NVRTC
+/// recorded for the expression (a comment in the PTX), else the entry whose demangled name
+/// is the expression (spaces ignored).
+fn resolve_kernels(c: &Campaign, ptx: &str, entries: &[&str]) -> Result<Vec<String>, String> {
+    let lowered = fencehound_toolchain::lowered_names(ptx);
+    let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let opts = cpp_demangle::DemangleOptions::default()
+        .no_params()
+        .no_return_type();
+    let demangled: Vec<(String, &str)> = entries
+        .iter()
+        .filter_map(|e| {
+            let d = cpp_demangle::Symbol::new(*e).ok()?.demangle(&opts).ok()?;
+            Some((squash(&d), *e))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, l) in c.launches.iter().enumerate() {
+        let k = &l.kernel;
+        let found = if entries.contains(&k.as_str()) {
+            Some(k.clone())
+        } else if let Some((_, m)) = lowered.iter().find(|(e, _)| e == k) {
+            Some(m.clone())
+        } else {
+            let want = squash(k);
+            demangled
+                .iter()
+                .find(|(d, _)| *d == want)
+                .map(|(_, e)| e.to_string())
+        };
+        match found.filter(|f| entries.contains(&f.as_str())) {
+            Some(f) => out.push(f),
+            None => {
+                let shown: Vec<String> = entries
+                    .iter()
+                    .map(|e| match demangled.iter().find(|(_, x)| x == e) {
+                        Some((d, _)) if d != e => format!("{e} ({d})"),
+                        _ => e.to_string(),
+                    })
+                    .collect();
+                return Err(format!(
+                    "launch[{i}].kernel: no kernel named `{k}` in {} (kernels: {}; name C++ kernels as written, e.g. `reduce<128, true>`, or declare them `extern \"C\"`)",
+                    c.source.display(),
+                    shown.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Address and size of the module variable `name`: its PTX name, or the C++ variable
+/// whose mangled PTX name demangles to `name` (`ns::total`).
+fn device_variable(dev: &Device, m: ModuleId, name: &str) -> Result<(u64, u64), String> {
+    if let Ok(x) = dev.global_by_name(m, name) {
+        return Ok(x);
+    }
+    let prog = dev.program(m).ok_or("module not loaded")?;
+    let opts = cpp_demangle::DemangleOptions::default();
+    for (g, addr, size, _) in &prog.globals {
+        let d = cpp_demangle::Symbol::new(g.as_str())
+            .ok()
+            .and_then(|s| s.demangle(&opts).ok());
+        if d.as_deref() == Some(name) {
+            return Ok((*addr, *size));
+        }
+    }
+    Err(format!(
+        "no __device__ variable `{name}` in the module (variables: {})",
+        prog.globals
+            .iter()
+            .map(|g| g.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// Like [`prepare`], with the PTX given (replay uses the PTX recorded in the report).
@@ -140,6 +361,9 @@ pub fn prepare_with_ptx(
     variant: &str,
     ptx: String,
 ) -> Result<Prepared, PrepareError> {
+    if campaign.is_program() {
+        return crate::program::prepare_program(campaign, variant, Some(ptx));
+    }
     let cname = campaign.path.display().to_string();
     let module =
         fencehound_ptx::parse(&campaign.source.display().to_string(), &ptx).map_err(|e| {
@@ -163,19 +387,11 @@ pub fn prepare_with_ptx(
             _ => None,
         })
         .collect();
-    for (i, l) in campaign.launches.iter().enumerate() {
-        if !kernels.contains(&l.kernel.as_str()) {
-            return Err(PrepareError::Input {
-                campaign: cname,
-                message: format!(
-                    "launch[{i}].kernel: no kernel named `{}` in {} (kernels: {}; C++ kernels need `extern \"C\"`)",
-                    l.kernel,
-                    campaign.source.display(),
-                    kernels.join(", ")
-                ),
-            });
-        }
-    }
+    let kernel_names =
+        resolve_kernels(&campaign, &ptx, &kernels).map_err(|message| PrepareError::Input {
+            campaign: cname.clone(),
+            message,
+        })?;
     let mut inputs = Outputs {
         buffers: Vec::new(),
     };
@@ -199,14 +415,47 @@ pub fn prepare_with_ptx(
             message: e.to_string(),
         })?;
     let mut buffer_ptrs = Vec::new();
-    for (b, init) in campaign.buffers.iter().zip(&inputs.buffers) {
+    for (i, (b, init)) in campaign
+        .buffers
+        .iter()
+        .zip(inputs.buffers.iter_mut())
+        .enumerate()
+    {
         let buffer_err = |e: fencehound_vgpu::DeviceError| PrepareError::Input {
             campaign: cname.clone(),
             message: format!("buffer `{}`: {e}", b.name),
         };
-        let p = template
-            .alloc_named(init.data.len() as u64, b.name.clone())
-            .map_err(buffer_err)?;
+        let global = campaign.globals.iter().find(|(g, _)| *g == i);
+        let p =
+            match global {
+                None => template
+                    .alloc_named(init.data.len() as u64, b.name.clone())
+                    .map_err(buffer_err)?,
+                Some((_, keep)) => {
+                    let (addr, size) = device_variable(&template, template_module, &b.name)
+                        .map_err(|message| PrepareError::Input {
+                            campaign: cname.clone(),
+                            message: format!("globals: {message}"),
+                        })?;
+                    if size != init.data.len() as u64 {
+                        return Err(PrepareError::Input {
+                            campaign: cname.clone(),
+                            message: format!(
+                            "globals: `{}` is {size} bytes in the module, the campaign declares {}",
+                            b.name,
+                            init.data.len()
+                        ),
+                        });
+                    }
+                    if *keep {
+                        // The variable's initializer is the input.
+                        template
+                            .copy_from(addr, &mut init.data)
+                            .map_err(buffer_err)?;
+                    }
+                    addr
+                }
+            };
         template.copy_to(p, &init.data).map_err(buffer_err)?;
         buffer_ptrs.push(p);
     }
@@ -220,9 +469,12 @@ pub fn prepare_with_ptx(
             buffers: Vec::new(),
         },
         inputs,
-        template,
-        template_module,
-        buffer_ptrs,
+        backend: Backend::Kernels {
+            template,
+            template_module,
+            buffer_ptrs,
+            kernel_names,
+        },
     };
     // The reference: no buffering, round-robin scheduling.
     let spec = ExecSpec {
@@ -235,7 +487,7 @@ pub fn prepare_with_ptx(
         filters: Filters::default(),
         race: false,
     };
-    let r = execute_raw(&prep, &spec, None).map_err(|message| PrepareError::Load {
+    let r = execute_raw(&prep, &spec, None, None).map_err(|message| PrepareError::Load {
         campaign: cname.clone(),
         variant: variant.to_string(),
         message,
@@ -339,6 +591,30 @@ pub struct ExecResult {
     pub sites: Vec<SiteInfo>,
     /// Races found by the race check (empty unless requested).
     pub races: Vec<fencehound_racecheck::RaceReport>,
+    /// Programs: the buffering trace as text, per launch (with `trace`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub program_trace: Vec<String>,
+}
+
+impl ExecResult {
+    /// An execution that could not run at all.
+    pub(crate) fn failed(verdict: Verdict, start: Instant) -> ExecResult {
+        ExecResult {
+            verdict,
+            output_hash: String::new(),
+            outputs: Outputs {
+                buffers: Vec::new(),
+            },
+            stats: BufferStats::default(),
+            lane_instructions: 0,
+            wall_ms: start.elapsed().as_millis() as u64,
+            printf: String::new(),
+            trace: Vec::new(),
+            sites: Vec::new(),
+            races: Vec::new(),
+            program_trace: Vec::new(),
+        }
+    }
 }
 
 /// What running an execution produced, before judging (backends fill it).
@@ -390,17 +666,44 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
     hooks: &mut H,
 ) -> Result<(u64, String, Option<Verdict>), String> {
     let c = &prep.campaign;
+    let Backend::Kernels { kernel_names, .. } = &prep.backend else {
+        return Err("a program variant has no kernel launches to run".into());
+    };
     let mut sched = spec.scheduler.build(spec.seed);
     let deadline = Instant::now() + Duration::from_millis(c.file.budget.wall_ms);
     let mut lane_instructions = 0;
     let mut printf = String::new();
-    for l in &c.launches {
+    for (l, kernel) in c.launches.iter().zip(kernel_names) {
+        // Parameter sizes, to pad struct arguments to their `.param` size.
+        let sizes: Vec<u32> = dev
+            .program(module)
+            .and_then(|p| p.funcs.iter().find(|f| f.is_kernel && f.name == *kernel))
+            .map(|f| {
+                f.params
+                    .iter()
+                    .map(|p| match p {
+                        fencehound_vgpu::program::ParamLoc::Frame(_, s) => *s,
+                        fencehound_vgpu::program::ParamLoc::Reg(_) => 0,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let args: Vec<Arg> = l
             .args
             .iter()
-            .map(|a| match a {
+            .enumerate()
+            .map(|(j, a)| match a {
                 LaunchArg::Buffer(i) => Arg::Ptr(ptrs[*i]),
                 LaunchArg::Scalar(s) => s.arg(),
+                LaunchArg::Bytes(b) => {
+                    let mut b = b.clone();
+                    if let Some(&n) = sizes.get(j) {
+                        if b.len() < n as usize {
+                            b.resize(n as usize, 0);
+                        }
+                    }
+                    Arg::Bytes(b)
+                }
             })
             .collect();
         let opts = LaunchOptions {
@@ -413,7 +716,7 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
         let r = dev
             .launch_with_stop(
                 module,
-                &l.kernel,
+                kernel,
                 l.grid,
                 l.block,
                 l.dynamic_shared,
@@ -439,15 +742,109 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
     Ok((lane_instructions, printf, None))
 }
 
+/// Sees every global/shared access, fence, barrier and launch of an execution before the
+/// write buffers do. The minimizer uses it for coverage (which fence copies ran) and for
+/// which loads read what other threads write; it cannot change the execution.
+pub trait Observer {
+    fn launch_begin(&mut self, _info: &LaunchInfo<'_>) {}
+    fn access(&mut self, _a: &Access) {}
+    fn fence(&mut self, _f: &Fence) {}
+    fn barrier(&mut self, _b: &Barrier) {}
+}
+
+/// Hooks that show every event to an [`Observer`], then hand it to `inner`.
+struct Observed<'o, H> {
+    inner: H,
+    obs: &'o mut dyn Observer,
+}
+
+impl<H: Hooks> Hooks for Observed<'_, H> {
+    fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+        self.obs.launch_begin(info);
+        self.inner.launch_begin(info)
+    }
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        self.obs.access(a);
+        self.inner.load(mem, a, buf)
+    }
+    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        self.obs.access(a);
+        self.inner.store(mem, a, data)
+    }
+    fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        self.obs.access(a);
+        self.inner.atomic(mem, a, rmw)
+    }
+    fn fence(&mut self, mem: &mut Memory, f: &Fence) {
+        self.obs.fence(f);
+        self.inner.fence(mem, f)
+    }
+    fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
+        self.obs.barrier(b);
+        self.inner.barrier_arrive(mem, b)
+    }
+    fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
+        self.inner.barrier_release(mem, b, threads)
+    }
+    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+        self.inner.thread_exit(mem, t)
+    }
+    fn stalled(&mut self, mem: &mut Memory) -> bool {
+        self.inner.stalled(mem)
+    }
+    fn launch_end(&mut self, mem: &mut Memory) {
+        self.inner.launch_end(mem)
+    }
+}
+
+/// What [`run_launches`] returns: lane instructions, printf output, a launch's verdict.
+type Launched = (u64, String, Option<Verdict>);
+
+/// Runs the launches under `hooks`, shown to `obs` first when there is one.
+#[allow(clippy::too_many_arguments)]
+fn run_observed<H: Hooks>(
+    dev: &mut Device,
+    module: ModuleId,
+    prep: &Prepared,
+    spec: &ExecSpec,
+    cancel: Option<&AtomicBool>,
+    ptrs: &[u64],
+    hooks: H,
+    obs: Option<&mut dyn Observer>,
+) -> Result<(Launched, H), String> {
+    match obs {
+        Some(obs) => {
+            let mut h = Observed { inner: hooks, obs };
+            let r = run_launches(dev, module, prep, spec, cancel, ptrs, &mut h)?;
+            Ok((r, h.inner))
+        }
+        None => {
+            let mut h = hooks;
+            let r = run_launches(dev, module, prep, spec, cancel, ptrs, &mut h)?;
+            Ok((r, h))
+        }
+    }
+}
+
 fn execute_raw(
     prep: &Prepared,
     spec: &ExecSpec,
     cancel: Option<&AtomicBool>,
+    obs: Option<&mut dyn Observer>,
 ) -> Result<Raw, String> {
     let c = &prep.campaign;
-    let mut dev = prep.template.clone();
-    let module = prep.template_module;
-    let ptrs = &prep.buffer_ptrs;
+    let Backend::Kernels {
+        template,
+        template_module,
+        buffer_ptrs,
+        ..
+    } = &prep.backend
+    else {
+        return Err("a program variant has no kernel launches to run".into());
+    };
+    let mut dev = template.clone();
+    let module = *template_module;
+    let ptrs = buffer_ptrs;
     let mut cfg = BufferConfig::new(spec.model, spec.p, spec.seed);
     cfg.trace = spec.trace;
     cfg.buffer_global = spec.filters.global;
@@ -456,14 +853,13 @@ fn execute_raw(
     cfg.sites = spec.filters.sites.clone();
     // The race checker wraps the buffers only when asked: building it analyses the module.
     let (launched, races, mut wb) = if spec.race {
-        let mut rc =
-            fencehound_racecheck::RaceCheck::for_module(WriteBuffers::new(cfg), &dev, module);
-        let launched = run_launches(&mut dev, module, prep, spec, cancel, ptrs, &mut rc)?;
+        let rc = fencehound_racecheck::RaceCheck::for_module(WriteBuffers::new(cfg), &dev, module);
+        let (launched, rc) = run_observed(&mut dev, module, prep, spec, cancel, ptrs, rc, obs)?;
         let races = rc.races().reports(&dev, module);
         (launched, races, rc.into_inner())
     } else {
-        let mut wb = WriteBuffers::new(cfg);
-        let launched = run_launches(&mut dev, module, prep, spec, cancel, ptrs, &mut wb)?;
+        let wb = WriteBuffers::new(cfg);
+        let (launched, wb) = run_observed(&mut dev, module, prep, spec, cancel, ptrs, wb, obs)?;
         (launched, Vec::new(), wb)
     };
     let (lane_instructions, printf, verdict) = launched;
@@ -500,30 +896,37 @@ fn execute_raw(
 
 /// Runs one execution and judges it.
 pub fn execute(prep: &Prepared, spec: &ExecSpec, cancel: Option<&AtomicBool>) -> ExecResult {
+    execute_inner(prep, spec, cancel, None)
+}
+
+/// Like [`execute`], showing every memory access, fence and barrier to `obs`.
+pub fn execute_observed(
+    prep: &Prepared,
+    spec: &ExecSpec,
+    cancel: Option<&AtomicBool>,
+    obs: &mut dyn Observer,
+) -> ExecResult {
+    execute_inner(prep, spec, cancel, Some(obs))
+}
+
+fn execute_inner(
+    prep: &Prepared,
+    spec: &ExecSpec,
+    cancel: Option<&AtomicBool>,
+    obs: Option<&mut dyn Observer>,
+) -> ExecResult {
     let start = Instant::now();
-    judge_raw(prep, execute_raw(prep, spec, cancel), start)
+    if let Backend::Program(b) = &prep.backend {
+        return crate::program::execute_program(prep, b, spec, cancel);
+    }
+    judge_raw(prep, execute_raw(prep, spec, cancel, obs), start)
 }
 
 /// Judges what a backend produced (an `Err` is a run that could not happen: a fault).
 pub(crate) fn judge_raw(prep: &Prepared, raw: Result<Raw, String>, start: Instant) -> ExecResult {
     let raw = match raw {
         Ok(r) => r,
-        Err(message) => {
-            return ExecResult {
-                verdict: Verdict::Fault { message },
-                output_hash: String::new(),
-                outputs: Outputs {
-                    buffers: Vec::new(),
-                },
-                stats: BufferStats::default(),
-                lane_instructions: 0,
-                wall_ms: start.elapsed().as_millis() as u64,
-                printf: String::new(),
-                trace: Vec::new(),
-                sites: Vec::new(),
-                races: Vec::new(),
-            }
-        }
+        Err(message) => return ExecResult::failed(Verdict::Fault { message }, start),
     };
     let mut h = Sha256::new();
     for b in &raw.outputs.buffers {
@@ -564,5 +967,6 @@ pub(crate) fn judge_raw(prep: &Prepared, raw: Result<Raw, String>, start: Instan
         trace: raw.trace,
         sites: raw.sites,
         races: raw.races,
+        program_trace: Vec::new(),
     }
 }

@@ -14,7 +14,10 @@
 
 pub mod backend;
 pub mod campaign;
+pub mod diff;
 pub mod execution;
+pub mod lock;
+pub mod program;
 pub mod report;
 pub mod runner;
 pub mod seeds;
@@ -22,8 +25,9 @@ pub mod verdict;
 
 pub use campaign::{Campaign, CampaignError, Expect};
 pub use execution::{
-    execute, prepare, prepare_with_ptx, ExecResult, ExecSpec, Filters, PrepareError, Prepared,
+    execute, execute_observed, prepare, prepare_with_ptx, ExecResult, ExecSpec, Filters, Observer,
+    PrepareError, Prepared,
 };
-pub use report::{Cell, ExecRecord, Report};
-pub use runner::{Event, Job, Plan};
+pub use report::{Cell, ExecRecord, Report, Shard, Signature};
+pub use runner::{Event, Job, Plan, RunOptions};
 pub use verdict::Verdict;

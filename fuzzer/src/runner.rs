@@ -1,20 +1,28 @@
 //! Running a campaign: every (variant, model, `p_w`, run) is one execution with its own id
 //! and seed. Executions run in parallel — tokio orchestrates, each execution runs on a
 //! blocking worker, as many at once as `jobs` — and are collected in completion order;
-//! the report only depends on the set of results, so it is the same for any `jobs`.
+//! the report only depends on the *set* of finished executions (see `report.rs`), so it
+//! is the same for any `jobs`, any split into shards, and any number of interruptions
+//! and resumptions.
+//!
 //! Ctrl-C or SIGTERM stops dispatching, cancels running executions (they end within a
 //! few thousand instructions) and leaves a valid report marked `interrupted`; a partial
-//! report is also written every two seconds, so even a SIGKILL leaves one behind.
+//! report is also written every two seconds, so even a SIGKILL leaves one behind. Such a
+//! report records exactly which executions it counts (`done`): `RunOptions::resume`
+//! continues with the others.
 
 use crate::backend::Backend;
 use crate::campaign::Campaign;
-use crate::execution::{ExecSpec, Prepared};
-use crate::report::{CampaignInfo, ExecRecord, Report, VariantInfo, FORMAT};
+use crate::execution::{sha256_hex, ExecSpec, Prepared};
+use crate::report::{
+    CampaignInfo, ExecRecord, Report, Shard, SourceHash, VariantInfo, DEFAULT_KEEP_FAILURES,
+    DEFAULT_KEEP_SIGNATURES,
+};
 use crate::seeds::exec_seed;
 use crate::verdict::Verdict;
-use fencehound_handlers::{BufferStats, Model};
+use fencehound_handlers::Model;
 use fencehound_vgpu::SchedulerKind;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -73,18 +81,164 @@ impl Plan {
     }
 }
 
+/// What a run does besides its plan.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Run only this shard's executions.
+    pub shard: Option<Shard>,
+    /// Failures kept in full per cell.
+    pub keep_failures: u32,
+    /// Distinct failure signatures kept per cell.
+    pub keep_signatures: u32,
+    /// Where the report is written (at the end and every `checkpoint`).
+    pub report_path: Option<PathBuf>,
+    /// Continue this report: its done executions are not run again. Its plan, shard and
+    /// `keep_failures` must be the ones given (the caller checks the inputs' hashes).
+    pub resume: Option<Report>,
+    pub checkpoint: Duration,
+    /// Where executions run (default: the vgpu with native write buffers).
+    pub backend: BackendHandle,
+}
+
+/// A backend shared by a run's executions (see [`crate::backend`]).
+#[derive(Clone)]
+pub struct BackendHandle(pub Arc<dyn Backend>);
+
+impl std::fmt::Debug for BackendHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} on {}", self.0.name(), self.0.device())
+    }
+}
+
+impl Default for BackendHandle {
+    fn default() -> Self {
+        BackendHandle(Arc::new(crate::backend::Vgpu))
+    }
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            shard: None,
+            keep_failures: DEFAULT_KEEP_FAILURES,
+            keep_signatures: DEFAULT_KEEP_SIGNATURES,
+            report_path: None,
+            resume: None,
+            checkpoint: Duration::from_secs(2),
+            backend: BackendHandle::default(),
+        }
+    }
+}
+
 /// Progress as executions finish.
 pub struct Event<'a> {
     pub record: &'a ExecRecord,
+    /// Done so far in this report (resumed executions included).
     pub done: u64,
+    /// Planned in this report (this shard's share).
     pub total: u64,
     pub failures: u64,
 }
 
-pub fn new_report(campaign: &Campaign, preps: &[Arc<Prepared>], plan: &Plan) -> Report {
+/// Files besides the campaign file whose contents decide the results: the kernel
+/// source, buffers initialised from files, expected values read from files.
+pub fn source_files(campaign: &Campaign) -> Vec<PathBuf> {
+    let mut v = vec![campaign.source.clone()];
+    for b in &campaign.buffers {
+        if let fencehound_argspec::Init::File(p) = &b.init {
+            v.push(p.clone());
+        }
+    }
+    for o in &campaign.file.oracle {
+        if let fencehound_oracle::OracleSpec::Expect { file: Some(f), .. } = o {
+            v.push(campaign.dir.join(f));
+        }
+    }
+    v.dedup();
+    v
+}
+
+/// The campaign's identity: its text and the hashes of everything it reads.
+pub fn campaign_info(campaign: &Campaign) -> CampaignInfo {
     let source = std::fs::read(&campaign.source).unwrap_or_default();
     let mut both = campaign.text.as_bytes().to_vec();
     both.extend_from_slice(&source);
+    let sources = source_files(campaign)
+        .iter()
+        .map(|p| SourceHash {
+            // Absolute, so that SARIF and HTML made elsewhere still find the file.
+            path: std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.clone())
+                .display()
+                .to_string(),
+            sha256: std::fs::read(p)
+                .map(|b| sha256_hex(&b))
+                .unwrap_or_else(|e| format!("unreadable: {e}")),
+        })
+        .collect();
+    CampaignInfo {
+        name: campaign.name.clone(),
+        path: campaign.path.display().to_string(),
+        abs_path: std::fs::canonicalize(&campaign.path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        sha256: sha256_hex(&both),
+        campaign_sha256: sha256_hex(campaign.text.as_bytes()),
+        sources,
+        text: campaign.text.clone(),
+    }
+}
+
+/// What changed in the campaign or its sources since `recorded` was taken; empty when
+/// nothing did.
+pub fn changes_since(recorded: &CampaignInfo, campaign: &Campaign) -> Vec<String> {
+    let now = campaign_info(campaign);
+    let mut out = Vec::new();
+    if now.campaign_sha256 != recorded.campaign_sha256 {
+        out.push(format!(
+            "the campaign file {} (sha256 {} then, {} now)",
+            campaign.path.display(),
+            short(&recorded.campaign_sha256),
+            short(&now.campaign_sha256)
+        ));
+    }
+    for s in &now.sources {
+        let name = |p: &str| {
+            Path::new(p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.to_string())
+        };
+        match recorded
+            .sources
+            .iter()
+            .find(|r| r.path == s.path || name(&r.path) == name(&s.path))
+        {
+            Some(r) if r.sha256 == s.sha256 => {}
+            Some(r) => out.push(format!(
+                "{} (sha256 {} then, {} now)",
+                s.path,
+                short(&r.sha256),
+                short(&s.sha256)
+            )),
+            None => out.push(format!("{} (not read by the recorded run)", s.path)),
+        }
+    }
+    if out.is_empty() && now.sha256 != recorded.sha256 {
+        out.push(format!(
+            "the campaign or its source (combined sha256 {} then, {} now)",
+            short(&recorded.sha256),
+            short(&now.sha256)
+        ));
+    }
+    out
+}
+
+fn short(h: &str) -> &str {
+    &h[..h.len().min(12)]
+}
+
+pub fn new_report(campaign: &Campaign, preps: &[Arc<Prepared>], plan: &Plan) -> Report {
     let variants = preps
         .iter()
         .map(|p| {
@@ -106,37 +260,22 @@ pub fn new_report(campaign: &Campaign, preps: &[Arc<Prepared>], plan: &Plan) -> 
             }
         })
         .collect();
-    Report {
-        format: FORMAT,
-        tool: format!("fencehound {}", env!("CARGO_PKG_VERSION")),
-        campaign: CampaignInfo {
-            name: campaign.name.clone(),
-            path: campaign.path.display().to_string(),
-            sha256: crate::execution::sha256_hex(&both),
-            text: campaign.text.clone(),
-        },
-        master_seed: plan.master_seed,
-        scheduler: plan.scheduler_name.clone(),
-        models: plan.models.iter().map(|m| m.name().to_string()).collect(),
-        p: plan.ps.clone(),
-        runs: plan.runs,
+    let mut r = Report::new(
+        campaign_info(campaign),
         variants,
-        failures: Vec::new(),
-        summary: Vec::new(),
-        stats: Default::default(),
-        executions_planned: plan.total(),
-        executions_done: 0,
-        interrupted: false,
-        wall_seconds: 0.0,
-        races: Vec::new(),
-        oracle_errors: Vec::new(),
-        backend: "vgpu".into(),
-        device: crate::backend::VGPU_DEVICE.into(),
-    }
+        plan.master_seed,
+        plan.scheduler_name.clone(),
+        plan.models.iter().map(|m| m.name().to_string()).collect(),
+        plan.ps.clone(),
+        plan.runs,
+        plan.total(),
+    );
+    r.race = plan.race;
+    r.stop_at_first = plan.stop_at_first;
+    r
 }
 
-/// Runs the plan on the vgpu with the native write buffers. `preps[i]` is the prepared
-/// `plan.variants[i]`.
+/// Runs the plan. `preps[i]` is the prepared `plan.variants[i]`.
 pub fn run(
     campaign: &Campaign,
     preps: Vec<Arc<Prepared>>,
@@ -145,48 +284,83 @@ pub fn run(
     cancel: Arc<AtomicBool>,
     on_event: impl FnMut(&Event),
 ) -> std::io::Result<Report> {
-    let backend: Arc<dyn Backend> = Arc::new(crate::backend::Vgpu);
-    run_with_backend(
-        campaign,
-        preps,
-        plan,
-        backend,
+    let opts = RunOptions {
         report_path,
-        cancel,
-        on_event,
-    )
+        ..RunOptions::default()
+    };
+    run_with(campaign, preps, plan, opts, cancel, on_event)
 }
 
-/// [`run`] on the given backend (see [`crate::backend`]).
-pub fn run_with_backend(
+/// Runs the plan with options (a shard, a report to resume, how many failures to keep).
+pub fn run_with(
     campaign: &Campaign,
     preps: Vec<Arc<Prepared>>,
     plan: &Plan,
-    backend: Arc<dyn Backend>,
-    report_path: Option<PathBuf>,
+    opts: RunOptions,
     cancel: Arc<AtomicBool>,
     mut on_event: impl FnMut(&Event),
 ) -> std::io::Result<Report> {
     let start = Instant::now();
-    let mut report = new_report(campaign, &preps, plan);
-    report.backend = backend.name().to_string();
-    report.device = backend.device();
+    let shard = opts.shard.unwrap_or(Shard::WHOLE);
+    let total = plan.total();
+    let planned = shard.len(total);
+    let mut report = match opts.resume {
+        Some(r) => {
+            if r.backend != opts.backend.0.name() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "the report to resume ran on the {} backend, not {}",
+                        r.backend,
+                        opts.backend.0.name()
+                    ),
+                ));
+            }
+            if r.shard_or_whole() != shard
+                || r.plan_total() != total
+                || r.keep_failures != opts.keep_failures
+                || r.keep_signatures != opts.keep_signatures
+            {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "the report to resume was written for another plan, shard, --keep-failures or --keep-signatures",
+                ));
+            }
+            r
+        }
+        None => {
+            let mut r = new_report(campaign, &preps, plan);
+            r.backend = opts.backend.0.name().to_string();
+            r.device = opts.backend.0.device();
+            r.shard = opts.shard;
+            r.keep_failures = opts.keep_failures;
+            r.keep_signatures = opts.keep_signatures;
+            r.executions_planned = planned;
+            r
+        }
+    };
+    // A resumed run tries the executions the oracle could not judge again.
+    report.oracle_errors.clear();
+    report.interrupted = false;
+    let wall_before = report.wall_seconds;
+    let report_path = opts.report_path;
+    let done_before = report.done.clone();
     let jobs = plan.jobs.max(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .max_blocking_threads(jobs)
         .enable_all()
         .build()?;
-    let total = plan.total();
     let plan2 = plan.clone();
     let result = rt.block_on(async {
         let sem = Arc::new(tokio::sync::Semaphore::new(jobs));
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Job, crate::execution::ExecResult)>();
         let cancel_d = cancel.clone();
         let preps_d = preps.clone();
-        let backend_d = backend.clone();
+        let backend_d = opts.backend.0.clone();
         tokio::spawn(async move {
-            for id in 0..total {
+            // In id order, skipping what a resumed report already counts.
+            for pos in (0..planned).filter(|p| !done_before.contains(*p)) {
                 if cancel_d.load(Ordering::Relaxed) {
                     break;
                 }
@@ -194,7 +368,7 @@ pub fn run_with_backend(
                 if cancel_d.load(Ordering::Relaxed) {
                     break;
                 }
-                let job = plan2.job(id);
+                let job = plan2.job(shard.id(pos));
                 let prep = preps_d[job.variant].clone();
                 let tx = tx.clone();
                 let cancel_e = cancel_d.clone();
@@ -229,9 +403,8 @@ pub fn run_with_backend(
             }
             cancel_s.store(true, Ordering::Relaxed);
         });
-        let mut tick = tokio::time::interval(Duration::from_secs(2));
+        let mut tick = tokio::time::interval(opts.checkpoint);
         tick.tick().await;
-        let mut failures = 0u64;
         loop {
             tokio::select! {
                 msg = rx.recv() => {
@@ -243,36 +416,36 @@ pub fn run_with_backend(
                         p: job.p,
                         seed: job.seed,
                         scheduler: plan.scheduler_name.clone(),
-                        verdict: r.verdict.clone(),
-                        output_hash: r.output_hash.clone(),
+                        verdict: r.verdict,
+                        output_hash: r.output_hash,
                         lane_instructions: r.lane_instructions,
                         wall_ms: r.wall_ms,
                         printf: r.printf.chars().take(4096).collect(),
                         backend: report.backend.clone(),
                         device: report.device.clone(),
                     };
-                    if record.verdict.is_failure() {
-                        failures += 1;
-                        if plan.stop_at_first {
-                            cancel.store(true, Ordering::Relaxed);
-                        }
-                    }
-                    if let Verdict::OracleError { .. } = record.verdict {
+                    match record.verdict {
+                        Verdict::Interrupted => continue,
                         // Every further execution would need the same broken judge.
+                        Verdict::OracleError { .. } => {
+                            cancel.store(true, Ordering::Relaxed);
+                            report.add(record, job.run, &r.stats);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    if record.verdict.is_failure() && plan.stop_at_first {
                         cancel.store(true, Ordering::Relaxed);
                     }
-                    let stats: BufferStats = r.stats.clone();
-                    let interrupted = matches!(record.verdict, Verdict::Interrupted | Verdict::OracleError { .. });
-                    report.add_races(&r.races);
-                    report.add(record.clone(), &stats);
-                    if !interrupted {
-                        on_event(&Event { record: &record, done: report.executions_done, total, failures });
-                    }
+                    report.add_races(&record.variant, job.id, &r.races);
+                    report.add(record.clone(), job.run, &r.stats);
+                    on_event(&Event { record: &record, done: report.executions_done, total: planned, failures: report.failure_count() });
                 }
                 _ = tick.tick() => {
                     if let Some(p) = &report_path {
-                        report.wall_seconds = start.elapsed().as_secs_f64();
+                        report.wall_seconds = wall_before + start.elapsed().as_secs_f64();
                         report.interrupted = true;
+                        report.finish();
                         let _ = report.write(p);
                         report.interrupted = false;
                     }
@@ -284,37 +457,15 @@ pub fn run_with_backend(
     rt.shutdown_background();
     result?;
     // Incomplete runs: `--stop-at-first` stops on purpose once something failed; anything
-    // else that ends early was cancelled (Ctrl-C, SIGTERM).
-    let incomplete = report.executions_done < total;
-    report.interrupted = incomplete
+    // else that ends early was cancelled (Ctrl-C, SIGTERM, an oracle error).
+    report.interrupted = !report.complete()
         && if plan.stop_at_first {
             !report.failed()
         } else {
             cancel.load(Ordering::Relaxed)
         };
-    report.failures.sort_by_key(|f| f.id);
-    report.oracle_errors.sort_by_key(|f| f.id);
-    report.summary.sort_by(|a, b| {
-        (
-            plan.variants.iter().position(|v| *v == a.variant),
-            &a.model,
-            a.p.to_bits(),
-        )
-            .cmp(&(
-                plan.variants.iter().position(|v| *v == b.variant),
-                &b.model,
-                b.p.to_bits(),
-            ))
-    });
-    for c in report.summary.iter_mut() {
-        let exp = report
-            .variants
-            .iter()
-            .find(|v| v.name == c.variant)
-            .and_then(|v| v.expect.get(&c.model).cloned());
-        c.expect = exp;
-    }
-    report.wall_seconds = start.elapsed().as_secs_f64();
+    report.finish();
+    report.wall_seconds = wall_before + start.elapsed().as_secs_f64();
     if let Some(p) = &report_path {
         report.write(p)?;
     }

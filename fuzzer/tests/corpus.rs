@@ -136,11 +136,17 @@ fn check(path: &Path, runs: u32, jobs: usize) -> Vec<String> {
     for m in report.expectation_mismatches() {
         problems.push(format!("{name}: {m}"));
     }
-    for f in &report.failures {
-        if matches!(f.verdict, Verdict::Timeout { wall: true, .. }) {
+    // Signatures cover every failure (only the first few per cell are stored in full).
+    let wall = Verdict::Timeout {
+        dump: String::new(),
+        wall: true,
+    }
+    .summary();
+    for s in &report.signatures {
+        if s.detail == wall {
             problems.push(format!(
                 "{name}: execution {} (variant {} model {} p_w={}) hit the wall-clock limit: raise [budget] wall_ms or shrink the campaign",
-                f.id, f.variant, f.model, f.p
+                s.first_id, s.variant, s.model, s.p
             ));
         }
     }

@@ -310,7 +310,7 @@ struct ThreadSync {
 }
 
 /// The fence-SC order of `.gpu`/`.sys` fences, kept per writer (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct ScOrder {
     /// SC fences so far (they are numbered from 1).
     n: u32,
@@ -381,8 +381,9 @@ impl ScOrder {
 /// Identifies a barrier instance being assembled: (kind, CTA or warp, barrier id).
 type BarrierKey = (u8, u32, u32);
 
-/// Happens-before for one launch.
-#[derive(Debug, Default)]
+/// Happens-before for one launch. `Clone` gives an independent copy (the race check runs
+/// a scope-blind twin from the point where scopes start to matter).
+#[derive(Debug, Default, Clone)]
 pub struct Hb {
     tpc: u32,
     threads: Vec<ThreadSync>,
@@ -456,6 +457,21 @@ impl Hb {
                 .is_some_and(|t| self.covers(&t.know, writer, epoch))
     }
 
+    /// Whether thread `g` executed a release-capable fence in this launch (its later strong
+    /// writes complete release patterns).
+    pub fn has_release_fence(&self, g: u32) -> bool {
+        self.threads
+            .get(g as usize)
+            .is_some_and(|t| t.rel_any.is_some())
+    }
+
+    /// Whether thread `g` executed a release-capable fence of scope ≥ `.gpu`.
+    pub fn has_wide_release_fence(&self, g: u32) -> bool {
+        self.threads
+            .get(g as usize)
+            .is_some_and(|t| t.rel_wide.is_some())
+    }
+
     /// The observations of thread `g`.
     #[inline]
     pub fn obs(&self, g: u32) -> Option<&Obs> {
@@ -526,6 +542,11 @@ impl Hb {
             }
         }
         if kind == FenceKind::Acquire {
+            // Accesses after an acquire fence get a new epoch too, so that "was this read
+            // followed by an acquire" can be told from epochs (the race check's rule).
+            if let Some(ts) = self.threads.get_mut(g) {
+                ts.epoch += 1;
+            }
             return;
         }
         let Some(mut snap) = self.snapshot(t) else {

@@ -1,13 +1,14 @@
 //! Executions and wall time per search: fencehound's minimizer (bisect space/kernel/stores,
-//! delta-debug fences after the implicated stores) versus the fence-everything-then-reduce
-//! baseline of Sorensen & Donaldson (PLDI'16), on the campaign corpus.
+//! delta-debug fences after the implicated stores, try cheaper fixes, place the patch in
+//! the source and verify it by compiling and fuzzing it) versus the
+//! fence-everything-then-reduce baseline of Sorensen & Donaldson (PLDI'16), on the
+//! campaign corpus.
 //!
 //! `cargo run --release -p fencehound-minimizer --example compare [-- jobs]`
 
 use fencehound_fuzzer::Campaign;
 use fencehound_handlers::Model;
 use fencehound_minimizer::{baseline_fence_all, minimize, Options};
-use fencehound_vgpu::SchedulerKind;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -27,18 +28,12 @@ fn main() {
         ("ct_octree", "no_push_fence"),
     ];
     let opts = Options {
-        model: Model::Bugaroo,
-        ps: vec![0.5, 1.0],
-        batch: 20,
-        confirm: 50,
-        audit_runs: 50,
-        master_seed: 1,
-        scheduler: SchedulerKind::Random,
         jobs,
-        cache: None,
+        audit_runs: 50,
+        ..Options::new(Model::Bugaroo)
     };
-    println!("| campaign / variant | fencehound: fences (CUDA lines) | executions | seconds | baseline: candidates → fences | executions | seconds |");
-    println!("|---|---|---:|---:|---|---:|---:|");
+    println!("| campaign / variant | fencehound: fences (CUDA lines) | executions (search + verification) | compiles | seconds | patch | baseline: candidates → fences | executions | seconds |");
+    println!("|---|---|---:|---:|---:|---|---|---:|---:|");
     for (c, v) in cases {
         let camp = Arc::new(Campaign::load(&dir.join(format!("{c}.toml"))).expect("campaign"));
         let ours = minimize(camp.clone(), v, opts.clone()).expect("minimize");
@@ -49,6 +44,12 @@ fn main() {
             .collect();
         lines.sort();
         lines.dedup();
+        let verify = ours.verification.as_ref().map_or(0, |v| v.runs);
+        let patch = match &ours.verification {
+            Some(v) if v.verified => format!("verified ({} runs)", v.runs),
+            Some(_) => "NOT verified".into(),
+            None => "none".into(),
+        };
         let base = baseline_fence_all(camp, v, opts.clone()).expect("baseline");
         let mut blines: Vec<u32> = base
             .fences
@@ -58,11 +59,13 @@ fn main() {
         blines.sort();
         blines.dedup();
         println!(
-            "| {c} / {v} | {} PTX ({:?}){} | {} | {:.1} | {} → {} PTX ({:?}){} | {} | {:.1} |",
+            "| {c} / {v} | {} PTX ({:?}){} | {} ({} + {verify}) | {} | {:.1} | {patch} | {} → {} PTX ({:?}){} | {} | {:.1} |",
             ours.fences.len(),
             lines,
             if ours.confirmed { "" } else { " unconfirmed" },
             ours.executions,
+            ours.executions.saturating_sub(verify),
+            ours.compiles,
             ours.wall_seconds,
             base.candidates,
             base.fences.len(),

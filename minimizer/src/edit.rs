@@ -163,3 +163,180 @@ pub fn fences(m: &Module) -> Vec<(InstRef, Instruction)> {
 pub fn is_cta_fence(i: &Instruction) -> bool {
     i.has(Mod::Cta)
 }
+
+/// `bar.warp.sync -1;` — `__syncwarp()` with the full mask.
+fn warp_sync_inst(like: &Instruction) -> Instruction {
+    Instruction {
+        pos: Default::default(),
+        loc: like.loc.clone(),
+        guard: None,
+        opcode: Opcode::Bar,
+        mods: vec![Mod::Warp, Mod::Sync],
+        operands: vec![fencehound_ptx::Operand::Int(-1)],
+    }
+}
+
+/// Inserts `bar.warp.sync -1` right after the instruction.
+pub fn insert_warp_sync_after(m: &mut Module, at: &InstRef) -> bool {
+    with_function(m, &at.function, &mut |body, i| match &body[i] {
+        Statement::Inst(inst) if inst.pos.line == at.ptx_line => {
+            let w = warp_sync_inst(inst);
+            body.insert(i + 1, Statement::Inst(w));
+            true
+        }
+        _ => false,
+    })
+}
+
+/// Widens the fence at `at` to device scope (`membar.cta` → `membar.gl`, `fence.X.cta` →
+/// `fence.X.gpu`).
+pub fn widen_fence(m: &mut Module, at: &InstRef) -> bool {
+    with_function(m, &at.function, &mut |body, i| match &mut body[i] {
+        Statement::Inst(inst) if inst.pos.line == at.ptx_line && is_fence(inst) => {
+            let device = if inst.opcode == Opcode::Membar {
+                Mod::Gl
+            } else {
+                Mod::Gpu
+            };
+            for md in inst.mods.iter_mut() {
+                if *md == Mod::Cta {
+                    *md = device;
+                }
+            }
+            true
+        }
+        _ => false,
+    })
+}
+
+const SEMS: [Mod; 7] = [
+    Mod::Weak,
+    Mod::Relaxed,
+    Mod::Volatile,
+    Mod::Acquire,
+    Mod::Release,
+    Mod::AcqRel,
+    Mod::Sc,
+];
+const SCOPES: [Mod; 4] = [Mod::Cta, Mod::Cluster, Mod::Gpu, Mod::Sys];
+
+/// Gives the access at `at` the semantics `sem` at device scope (`st.release.gpu`,
+/// `ld.acquire.gpu`, `atom.release.gpu`). False if it is not an access that can carry
+/// them (`ld.global.nc`, a local access, a store given acquire).
+pub fn strengthen_access(m: &mut Module, at: &InstRef, sem: Mod) -> bool {
+    with_function(m, &at.function, &mut |body, i| match &mut body[i] {
+        Statement::Inst(inst) if inst.pos.line == at.ptx_line => {
+            let ok = match (inst.opcode, sem) {
+                (Opcode::St, Mod::Release) => true,
+                (Opcode::Ld, Mod::Acquire) => !inst.has(Mod::Nc),
+                (Opcode::Atom, Mod::Release | Mod::Acquire | Mod::AcqRel) => true,
+                _ => false,
+            };
+            if !ok
+                || inst.has(Mod::Local)
+                || inst.has(Mod::Param)
+                || inst.has(Mod::Const)
+                || inst
+                    .mods
+                    .iter()
+                    .any(|m| m.class() == fencehound_ptx::ModClass::Vector)
+            {
+                return false;
+            }
+            inst.mods
+                .retain(|m| !SEMS.contains(m) && !SCOPES.contains(m));
+            inst.mods.insert(0, Mod::Gpu);
+            inst.mods.insert(0, sem);
+            true
+        }
+        _ => false,
+    })
+}
+
+/// One PTX-level change the minimizer tries.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(tag = "edit", rename_all = "kebab-case")]
+pub enum PtxEdit {
+    InsertFence {
+        after: InstRef,
+        scope: FenceScope,
+    },
+    InsertWarpSync {
+        after: InstRef,
+    },
+    RemoveFence {
+        at: InstRef,
+    },
+    WidenFence {
+        at: InstRef,
+    },
+    NarrowFence {
+        at: InstRef,
+    },
+    /// The store or atomic at `at` becomes a device-scope release.
+    Release {
+        at: InstRef,
+    },
+    /// The load or atomic at `at` becomes a device-scope acquire.
+    Acquire {
+        at: InstRef,
+    },
+}
+
+impl PtxEdit {
+    /// Applies the edit; false when its instruction was not found or cannot take it.
+    pub fn apply(&self, m: &mut Module) -> bool {
+        match self {
+            PtxEdit::InsertFence { after, scope } => insert_fence_after(m, after, *scope),
+            PtxEdit::InsertWarpSync { after } => insert_warp_sync_after(m, after),
+            PtxEdit::RemoveFence { at } => remove_fence(m, at),
+            PtxEdit::WidenFence { at } => widen_fence(m, at),
+            PtxEdit::NarrowFence { at } => narrow_fence(m, at),
+            PtxEdit::Release { at } => strengthen_access(m, at, Mod::Release),
+            PtxEdit::Acquire { at } => strengthen_access(m, at, Mod::Acquire),
+        }
+    }
+
+    /// The instruction the edit is anchored at.
+    pub fn anchor(&self) -> &InstRef {
+        match self {
+            PtxEdit::InsertFence { after, .. } | PtxEdit::InsertWarpSync { after } => after,
+            PtxEdit::RemoveFence { at }
+            | PtxEdit::WidenFence { at }
+            | PtxEdit::NarrowFence { at }
+            | PtxEdit::Release { at }
+            | PtxEdit::Acquire { at } => at,
+        }
+    }
+
+    /// The edit as a PTX-level sentence.
+    pub fn describe(&self) -> String {
+        let w = |r: &InstRef| format!("PTX line {} of `{}`", r.ptx_line, r.function);
+        match self {
+            PtxEdit::InsertFence { after, scope } => {
+                format!("insert `{}` after {}", scope.ptx(), w(after))
+            }
+            PtxEdit::InsertWarpSync { after } => {
+                format!("insert `bar.warp.sync -1;` after {}", w(after))
+            }
+            PtxEdit::RemoveFence { at } => format!("remove the fence at {}", w(at)),
+            PtxEdit::WidenFence { at } => format!("widen the fence at {} to device scope", w(at)),
+            PtxEdit::NarrowFence { at } => format!("narrow the fence at {} to CTA scope", w(at)),
+            PtxEdit::Release { at } => format!("make the access at {} `.release.gpu`", w(at)),
+            PtxEdit::Acquire { at } => format!("make the access at {} `.acquire.gpu`", w(at)),
+        }
+    }
+}
+
+/// The module with every edit applied; None if one of them could not be.
+pub fn apply_all(m: &Module, edits: &[PtxEdit]) -> Option<Module> {
+    let mut out = m.clone();
+    for e in edits {
+        if !e.apply(&mut out) {
+            return None;
+        }
+    }
+    Some(out)
+}

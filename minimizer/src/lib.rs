@@ -1,20 +1,31 @@
 //! The minimizer: from a failing variant to the fences that fix it, and from a passing one
-//! to the fences it does not need.
+//! to the fences it does not need — in both cases ending with a source patch that was
+//! compiled and fuzzed before it is shown as a fix.
 //!
-//! `minimize` (Bugaroo's bisection, generalised):
+//! `minimize` (Bugaroo's bisection, generalised; [`minimize`](crate::minimize::minimize)):
 //! 1. which space — buffer only global stores, then only shared stores (same seeds);
 //! 2. which kernel — buffer one kernel's launches at a time;
 //! 3. which stores — delta debugging over static store sites for a smallest set whose
 //!    buffering still fails;
 //! 4. where the fence goes — a candidate device-scope fence after every store of the
-//!    implicated space; delta debugging finds a smallest set that makes every tried seed
-//!    pass; confirmed on a fresh batch and repeated until nothing fails, so several
-//!    missing fences are all found (Bugaroo finds one at a time); then each fence is
-//!    narrowed to block scope when that passes under the `scoped` model.
+//!    implicated space (and, under a model that delays loads, after every load and atomic
+//!    of it: reader-side fences); delta debugging finds a smallest set that makes every
+//!    tried seed pass; confirmed on a fresh batch and repeated until nothing fails;
+//! 5. the cheapest fix per fence — `__syncwarp()` (warp-synchronous code), a block-scope
+//!    fence, a release store / acquire load where the code uses libcu++, widening an
+//!    existing `__threadfence_block()`, a new `__threadfence()` — ranked by cost, each
+//!    tried, the cheapest that passes kept, with the reason;
+//! 6. the source patch — statement-exact, in the user's own files ([`source`]);
+//! 7. verification — the patched source is compiled and fuzzed on fresh seeds under every
+//!    model of the run: "patch verified: 0 failures in N runs" or "patch NOT verified".
 //!
-//! `audit`: each existing fence removed in turn — necessary (with a failing seed) or
-//! likely redundant (0 failures in N runs: failure probability < 3/N at 95%, the rule of
-//! three) — and each device-scope fence narrowed to block scope under `scoped`.
+//! `audit` ([`audit`](crate::audit::audit)): fences grouped by source statement (the PTX
+//! copies of an unrolled loop or inlined helper together); each group removed — necessary
+//! (with a failing seed), not exercised (a copy no execution reached), cannot be judged
+//! under a store-buffering model (acquire-side, or never drained anything), or likely
+//! redundant; the likely redundant ones are then removed together greedily, so two fences
+//! that are each redundant given the other are not both removed; the removal patch is
+//! verified like `minimize`'s.
 //!
 //! `baseline_fence_all` is the PLDI'16 approach (Sorensen & Donaldson): a fence after every
 //! memory access, then reduce — implemented for comparison.
@@ -22,21 +33,60 @@
 //! Every check runs executions through `fencehound_fuzzer::execute`; results are cached by
 //! (PTX hash, filters, model, p, seed), so re-running with more runs resumes.
 
+pub mod audit;
+pub mod cxx;
 pub mod ddmin;
 pub mod edit;
+pub mod minimize;
+pub mod observe;
+pub mod ptxinfo;
+pub mod source;
 
-use edit::{FenceScope, InstRef};
-use fencehound_fuzzer::{
-    execute, prepare, prepare_with_ptx, Campaign, ExecSpec, Filters, Prepared,
+pub use audit::{audit, AuditReport, FenceAudit, FenceVerdict};
+pub use minimize::{
+    baseline_fence_all, minimize, BaselineReport, FenceSide, FenceSuggestion, FixKind, FixOption,
+    MinimizeReport,
 };
+
+use edit::InstRef;
+use fencehound_fuzzer::{execute, prepare_with_ptx, Campaign, ExecSpec, Filters, Prepared};
 use fencehound_handlers::Model;
-use fencehound_vgpu::{AccessKind, AccessSpace, Device, SchedulerKind, SiteOp};
+use fencehound_vgpu::{Device, SchedulerKind};
+use ptxinfo::{Frame, PtxInst};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+
+/// The model `minimize` and `audit` use unless told otherwise: the strongest one
+/// available. `weak` lets loads read stale values wherever PTX allows, so it judges both
+/// sides of a fence; `scoped` (store buffering with CTA overlays) only the writer's side.
+pub const DEFAULT_MODEL: Model = Model::Weak;
+
+/// Whether a model lets loads read older values than memory holds. Store-buffering
+/// models (`bugaroo`, `scoped`) never delay a load, so they cannot observe what a fence
+/// orders after a load (its acquire side).
+pub fn model_delays_loads(m: Model) -> bool {
+    m.delays_loads()
+}
+
+/// Whether a model tells CTA scope from device scope (`scoped` publishes CTA-scope drains
+/// only to the CTA; under `weak` a `.cta` release synchronizes only within the CTA).
+pub fn model_sees_scopes(m: Model) -> bool {
+    matches!(m, Model::Scoped | Model::Weak)
+}
+
+/// How much of the PTX memory model a model can show: a search runs under the strongest
+/// model of the run.
+pub fn model_strength(m: Model) -> u8 {
+    match m {
+        Model::Sc => 0,
+        Model::Bugaroo => 1,
+        Model::Scoped => 2,
+        Model::Weak => 3,
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MinimizeError {
@@ -48,7 +98,11 @@ pub enum MinimizeError {
 
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The model the search runs under.
     pub model: Model,
+    /// Every model of the run: alternatives are judged and the patch verified under each
+    /// (`model` is always included).
+    pub models: Vec<Model>,
     pub ps: Vec<f64>,
     /// Seeds per `p_w` in each check.
     pub batch: u32,
@@ -56,11 +110,43 @@ pub struct Options {
     pub confirm: u32,
     /// Seeds per `p_w` for each fence in `audit`.
     pub audit_runs: u32,
+    /// Fresh seeds per `p_w` and model to verify the patched source.
+    pub verify_runs: u32,
     pub master_seed: u64,
     pub scheduler: SchedulerKind,
     pub jobs: usize,
     /// Cache file (created if missing).
     pub cache: Option<PathBuf>,
+}
+
+impl Options {
+    /// Defaults of the command line for one model.
+    pub fn new(model: Model) -> Options {
+        Options {
+            model,
+            models: vec![model],
+            ps: vec![0.5, 1.0],
+            batch: 20,
+            confirm: 50,
+            audit_runs: 100,
+            verify_runs: 50,
+            master_seed: 1,
+            scheduler: SchedulerKind::Random,
+            jobs: 2,
+            cache: None,
+        }
+    }
+
+    /// The run's models, `model` first, without repeats.
+    pub fn run_models(&self) -> Vec<Model> {
+        let mut v = vec![self.model];
+        for m in &self.models {
+            if !v.contains(m) {
+                v.push(*m);
+            }
+        }
+        v
+    }
 }
 
 /// A failing execution found by a check.
@@ -84,99 +170,78 @@ pub struct SourceLoc {
 pub struct Site {
     pub at: InstRef,
     pub ptx: String,
+    /// The innermost CUDA location (inside a library header when the code is inlined
+    /// from one).
     pub cuda: Option<SourceLoc>,
-    /// The CUDA source line's text.
+    /// The CUDA source line's text at `cuda`.
     pub statement: Option<String>,
+    /// The whole inline stack, innermost first.
+    #[serde(default)]
+    pub stack: Vec<Frame>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FenceSuggestion {
-    /// Insert after this instruction.
-    pub after: Site,
-    pub scope: FenceScope,
-    /// `__threadfence();` or `__threadfence_block();`
-    pub insertion: String,
-    pub ptx_insertion: String,
-    /// Under `scoped`, the block-scope version failed with this execution.
-    pub block_scope_fails: Option<Failing>,
+impl Site {
+    /// `k.cu:42` or `PTX line 120 of `k``.
+    pub fn location(&self) -> String {
+        match &self.cuda {
+            Some(c) => format!("{}:{}", ptxinfo::short(&c.file), c.line),
+            None => format!("PTX line {} of `{}`", self.at.ptx_line, self.at.function),
+        }
+    }
+
+    /// `k.cu:42 `statement`` (the location alone when the text is unknown).
+    pub fn describe(&self) -> String {
+        match (&self.cuda, &self.statement) {
+            (Some(_), Some(st)) => format!("{} `{}`", self.location(), st),
+            _ => self.location(),
+        }
+    }
+
+    /// The inline path outward from the innermost frame: `h.cuh:3 ← k.cu:40`.
+    pub fn inline_path(&self) -> String {
+        self.stack
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join(" ← ")
+    }
 }
 
+/// The result of compiling and fuzzing a patched source.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct MinimizeReport {
-    pub campaign: String,
-    pub variant: String,
-    pub model: String,
-    /// The failure that started the search (None: nothing failed, nothing to do).
-    pub failure: Option<Failing>,
-    pub global_alone: Option<Failing>,
-    pub shared_alone: Option<Failing>,
-    pub spaces: Vec<String>,
-    pub kernels: Vec<String>,
-    /// A smallest set of store sites whose buffering still fails.
-    pub stores: Vec<Site>,
-    pub fences: Vec<FenceSuggestion>,
-    /// The final set passed the fresh confirmation batch.
-    pub confirmed: bool,
-    pub remaining_failure: Option<Failing>,
-    /// Unified diff of the CUDA source.
-    pub diff: String,
-    pub ptx_change: String,
-    pub executions: u64,
-    /// Executions answered from the cache instead of run.
-    #[serde(default)]
-    pub cached: u64,
-    pub wall_seconds: f64,
+pub struct Verification {
+    pub verified: bool,
+    /// Executions run (seeds × p_w × models) until the first failure or the end.
+    pub runs: u64,
+    pub models: Vec<String>,
+    pub failing: Option<Failing>,
+    /// The patch did not compile or could not be prepared.
+    pub error: Option<String>,
+    /// The compiled patch makes exactly the PTX change that was searched and checked
+    /// (same memory operations and fences in the same order).
+    pub exact: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "verdict", rename_all = "kebab-case")]
-pub enum FenceVerdict {
-    Necessary {
-        failing: Failing,
-    },
-    LikelyRedundant {
-        runs: u64,
-        failure_probability_below: f64,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FenceAudit {
-    pub fence: Site,
-    pub scope: FenceScope,
-    pub verdict: FenceVerdict,
-    /// For device-scope fences: does block scope suffice under `scoped`?
-    pub block_scope: Option<FenceVerdict>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AuditReport {
-    pub campaign: String,
-    pub variant: String,
-    pub model: String,
-    /// The variant as is fails (audit results are then less meaningful).
-    pub base_failure: Option<Failing>,
-    pub fences: Vec<FenceAudit>,
-    /// Unified diff removing the likely redundant fences.
-    pub diff: String,
-    pub executions: u64,
-    /// Executions answered from the cache instead of run.
-    #[serde(default)]
-    pub cached: u64,
-    pub wall_seconds: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BaselineReport {
-    pub campaign: String,
-    pub variant: String,
-    pub candidates: usize,
-    pub fences: Vec<FenceSuggestion>,
-    pub confirmed: bool,
-    pub executions: u64,
-    #[serde(default)]
-    pub cached: u64,
-    pub wall_seconds: f64,
+impl Verification {
+    /// "patch verified: 0 failures in N runs (models)" or "patch NOT verified: …".
+    pub fn summary(&self) -> String {
+        let models = self.models.join(", ");
+        if self.verified {
+            format!(
+                "patch verified: 0 failures in {} runs of the patched source ({models})",
+                self.runs
+            )
+        } else if let Some(e) = &self.error {
+            format!("patch NOT verified: {e}")
+        } else if let Some(f) = &self.failing {
+            format!(
+                "patch NOT verified: the patched source still fails (seed {}, p_w={}, {}: {})",
+                f.seed, f.p, f.model, f.verdict
+            )
+        } else {
+            "patch NOT verified".into()
+        }
+    }
 }
 
 /// (order, p, seed, failure summary, oracle error) of one check execution.
@@ -184,14 +249,18 @@ type CheckResult = (usize, f64, u64, Option<String>, Option<String>);
 
 /// Seeds of checks come from their own ChaCha stream range, apart from `fuzz` ids.
 const CHECK_STREAM: u64 = 1 << 40;
+/// Seeds of patch verification: far from any check's seeds, so they are fresh.
+pub(crate) const VERIFY_FROM: u64 = 1 << 30;
+/// Seeds of observation runs (coverage, drains, communication).
+pub(crate) const OBSERVE_FROM: u64 = 1 << 29;
 
-struct Checker {
+pub(crate) struct Checker {
     campaign: Arc<Campaign>,
     variant: String,
-    opts: Options,
-    executions: u64,
+    pub(crate) opts: Options,
+    pub(crate) executions: u64,
     /// Executions answered from the cache.
-    cached: u64,
+    pub(crate) cached: u64,
     /// An oracle that could not judge: the search's results are void.
     oracle_error: Option<String>,
     cache: HashMap<String, Option<String>>,
@@ -199,7 +268,7 @@ struct Checker {
 }
 
 impl Checker {
-    fn new(campaign: Arc<Campaign>, variant: &str, opts: Options) -> Checker {
+    pub(crate) fn new(campaign: Arc<Campaign>, variant: &str, opts: Options) -> Checker {
         let cache = opts
             .cache
             .as_ref()
@@ -228,8 +297,16 @@ impl Checker {
         )
     }
 
+    pub(crate) fn campaign(&self) -> &Campaign {
+        &self.campaign
+    }
+
+    pub(crate) fn seed(&self, i: u64) -> u64 {
+        fencehound_fuzzer::seeds::exec_seed(self.opts.master_seed, CHECK_STREAM + i)
+    }
+
     /// Fails the search if an oracle could not judge some execution.
-    fn check_oracle(&self) -> Result<(), MinimizeError> {
+    pub(crate) fn check_oracle(&self) -> Result<(), MinimizeError> {
         match &self.oracle_error {
             Some(m) => Err(MinimizeError::Other(format!(
                 "the oracle could not judge an execution, so the search was stopped: {m}"
@@ -238,7 +315,11 @@ impl Checker {
         }
     }
 
-    fn save_cache(&self) {
+    pub(crate) fn note_oracle_error(&mut self, m: String) {
+        self.oracle_error.get_or_insert(m);
+    }
+
+    pub(crate) fn save_cache(&self) {
         if let Some(p) = &self.opts.cache {
             if let Ok(text) = serde_json::to_string(&self.cache) {
                 let tmp = p.with_extension("tmp");
@@ -249,8 +330,32 @@ impl Checker {
         }
     }
 
-    fn prep(&mut self, module: &fencehound_ptx::Module) -> Result<Arc<Prepared>, MinimizeError> {
+    /// Records the verdict of an execution run outside [`Self::first_failure`].
+    pub(crate) fn remember(
+        &mut self,
+        prep: &Prepared,
+        model: Model,
+        p: f64,
+        seed: u64,
+        failure: Option<String>,
+    ) {
+        let key = self.key(prep, &Filters::default(), model, p, seed);
+        self.cache.insert(key, failure);
+    }
+
+    pub(crate) fn add(&mut self, prep: Arc<Prepared>) {
+        self.preps.insert(prep.ptx_sha256.clone(), prep);
+    }
+
+    pub(crate) fn prep(
+        &mut self,
+        module: &fencehound_ptx::Module,
+    ) -> Result<Arc<Prepared>, MinimizeError> {
         let ptx = fencehound_ptx::print(module);
+        self.prep_ptx(ptx)
+    }
+
+    pub(crate) fn prep_ptx(&mut self, ptx: String) -> Result<Arc<Prepared>, MinimizeError> {
         let key = fencehound_fuzzer::execution::sha256_hex(ptx.as_bytes());
         if let Some(p) = self.preps.get(&key) {
             return Ok(p.clone());
@@ -260,8 +365,21 @@ impl Checker {
         Ok(p)
     }
 
+    /// The first failure over every model in `models` (seeds `from..from+n` per p each).
+    pub(crate) fn first_failure_any(
+        &mut self,
+        prep: &Arc<Prepared>,
+        models: &[Model],
+        from: u64,
+        n: u32,
+    ) -> Option<Failing> {
+        models
+            .iter()
+            .find_map(|m| self.first_failure(prep, &Filters::default(), *m, from, n))
+    }
+
     /// Runs seeds `from..from+n` for every p; returns the first failure in (p, seed) order.
-    fn first_failure(
+    pub(crate) fn first_failure(
         &mut self,
         prep: &Arc<Prepared>,
         filters: &Filters,
@@ -272,10 +390,9 @@ impl Checker {
         let mut todo: Vec<(usize, f64, u64)> = Vec::new();
         let mut order = 0;
         let mut known: BTreeMap<usize, Option<String>> = BTreeMap::new();
-        for &p in &self.opts.ps {
+        for &p in &self.opts.ps.clone() {
             for i in from..from + n as u64 {
-                let seed =
-                    fencehound_fuzzer::seeds::exec_seed(self.opts.master_seed, CHECK_STREAM + i);
+                let seed = self.seed(i);
                 let key = self.key(prep, filters, model, p, seed);
                 match self.cache.get(&key) {
                     Some(v) => {
@@ -338,9 +455,7 @@ impl Checker {
             let mut failed = false;
             for (ord, p, seed, v, oracle_error) in results {
                 match oracle_error {
-                    Some(m) => {
-                        self.oracle_error.get_or_insert(m);
-                    }
+                    Some(m) => self.note_oracle_error(m),
                     None => {
                         let key = self.key(prep, filters, model, p, seed);
                         self.cache.insert(key, v.clone());
@@ -357,26 +472,97 @@ impl Checker {
         let p = self.opts.ps[ord / n as usize];
         let i = from + (ord % n as usize) as u64;
         Some(Failing {
-            seed: fencehound_fuzzer::seeds::exec_seed(self.opts.master_seed, CHECK_STREAM + i),
+            seed: self.seed(i),
             p,
             model: model.name().into(),
             verdict: v.clone().unwrap_or_default(),
         })
     }
+
+    /// Compiles the patched files, then fuzzes them on fresh seeds under every model.
+    pub(crate) fn verify(
+        &mut self,
+        compiler: &mut source::Compiler,
+        patch: &source::Patch,
+        models: &[Model],
+        exact: impl Fn(&source::Compiled) -> bool,
+    ) -> Verification {
+        let mut v = Verification {
+            models: models.iter().map(|m| m.name().to_string()).collect(),
+            ..Default::default()
+        };
+        let files: BTreeMap<PathBuf, String> = patch
+            .files
+            .iter()
+            .map(|f| (f.absolute.clone(), f.new.clone()))
+            .collect();
+        let compiled = match compiler.compile(&files) {
+            Ok(c) => c,
+            Err(e) => {
+                v.error = Some(format!("the patched source does not compile: {e}"));
+                return v;
+            }
+        };
+        v.exact = exact(&compiled);
+        let prep = match self.prep_ptx(compiled.ptx.clone()) {
+            Ok(p) => p,
+            Err(e) => {
+                v.error = Some(format!("the patched source cannot be run: {e}"));
+                return v;
+            }
+        };
+        let n = self.opts.verify_runs.max(1);
+        let before = self.executions + self.cached;
+        v.failing = self.first_failure_any(&prep, models, VERIFY_FROM, n);
+        v.runs = self.executions + self.cached - before;
+        v.verified = v.failing.is_none();
+        v
+    }
 }
 
 /// Static information about the module's instructions.
-struct Sites {
-    infos: Vec<fencehound_vgpu::SiteInfo>,
-    /// (site, space) of every store.
-    stores: Vec<(u32, AccessSpace)>,
-    /// Every global/shared/generic access (for the fence-everything baseline).
-    accesses: Vec<u32>,
+pub(crate) struct Sites {
+    pub(crate) infos: Vec<fencehound_vgpu::SiteInfo>,
+    /// Every instruction with its kind and inline stack, in site-id order.
+    pub(crate) insts: Vec<PtxInst>,
+    /// Site id of each instruction.
+    pub(crate) ids: HashMap<InstRef, u32>,
 }
 
 impl Sites {
+    pub(crate) fn new(module: &fencehound_ptx::Module) -> Result<Sites, MinimizeError> {
+        let mut dev = Device::new();
+        let id = dev
+            .load_module(module)
+            .map_err(|e| MinimizeError::Other(e.to_string()))?;
+        let prog = dev
+            .program(id)
+            .ok_or_else(|| MinimizeError::Other("module did not load".into()))?;
+        let infos = prog.sites.clone();
+        let mut ids = HashMap::new();
+        for (k, i) in infos.iter().enumerate() {
+            ids.entry(InstRef {
+                function: i.function.clone(),
+                ptx_line: i.ptx_line,
+            })
+            .or_insert(k as u32);
+        }
+        let mut insts = ptxinfo::instructions(module);
+        insts.retain(|i| ids.contains_key(&i.at));
+        insts.sort_by_key(|i| ids[&i.at]);
+        Ok(Sites { infos, insts, ids })
+    }
+
+    pub(crate) fn id(&self, at: &InstRef) -> Option<u32> {
+        self.ids.get(at).copied()
+    }
+
+    pub(crate) fn inst(&self, at: &InstRef) -> Option<&PtxInst> {
+        self.insts.iter().find(|i| &i.at == at)
+    }
+
     /// The (site, place) of each site id, for fence candidates.
-    fn refs(&self, ids: &[u32]) -> Vec<(u32, InstRef)> {
+    pub(crate) fn refs(&self, ids: &[u32]) -> Vec<(u32, InstRef)> {
         ids.iter()
             .filter_map(|id| {
                 let i = self.infos.get(*id as usize)?;
@@ -390,558 +576,28 @@ impl Sites {
             })
             .collect()
     }
-}
 
-fn sites(module: &fencehound_ptx::Module) -> Result<Sites, MinimizeError> {
-    let mut dev = Device::new();
-    let id = dev
-        .load_module(module)
-        .map_err(|e| MinimizeError::Other(e.to_string()))?;
-    let prog = dev
-        .program(id)
-        .ok_or_else(|| MinimizeError::Other("module did not load".into()))?;
-    let mut stores = Vec::new();
-    let mut accesses = Vec::new();
-    for (site, op) in prog.site_ops() {
-        if let SiteOp::Access {
-            kind,
-            space: space @ (AccessSpace::Global | AccessSpace::Shared | AccessSpace::Generic),
-            ..
-        } = op
-        {
-            if kind == AccessKind::Store {
-                stores.push((site, space));
-            }
-            accesses.push(site);
-        }
-    }
-    Ok(Sites {
-        infos: prog.sites.clone(),
-        stores,
-        accesses,
-    })
-}
-
-fn source_lines(campaign: &Campaign) -> Option<Vec<String>> {
-    if campaign.source.extension().and_then(|e| e.to_str()) != Some("cu") {
-        return None;
-    }
-    std::fs::read_to_string(&campaign.source)
-        .ok()
-        .map(|t| t.lines().map(String::from).collect())
-}
-
-fn site(
-    campaign: &Campaign,
-    lines: &Option<Vec<String>>,
-    info: &fencehound_vgpu::SiteInfo,
-) -> Site {
-    let src_name = campaign
-        .source
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned());
-    let cuda = info
-        .cuda
-        .as_ref()
-        .filter(|c| c.line > 0)
-        .map(|c| SourceLoc {
-            file: c.file.clone(),
-            line: c.line,
-            col: c.col,
+    /// A report's view of an instruction.
+    pub(crate) fn site(&self, at: &InstRef) -> Site {
+        let info = self.id(at).and_then(|id| self.infos.get(id as usize));
+        let stack = self.inst(at).map(|i| i.stack.clone()).unwrap_or_default();
+        let cuda = stack.first().map(|f| SourceLoc {
+            file: f.file.clone(),
+            line: f.line,
+            col: f.col,
         });
-    let statement = cuda.as_ref().and_then(|c| {
-        let same = Path::new(&c.file)
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            == src_name;
-        if !same {
-            return None;
-        }
-        lines
-            .as_ref()?
-            .get(c.line as usize - 1)
-            .map(|l| l.trim().to_string())
-    });
-    Site {
-        at: InstRef {
-            function: info.function.clone(),
-            ptx_line: info.ptx_line,
-        },
-        ptx: info.text.clone(),
-        cuda,
-        statement,
-    }
-}
-
-/// The unified diff of inserting fences after the given CUDA lines.
-pub fn insertion_diff(campaign: &Campaign, fences: &[FenceSuggestion]) -> String {
-    let Some(lines) = source_lines(campaign) else {
-        return String::new();
-    };
-    let mut after: BTreeMap<u32, &'static str> = BTreeMap::new();
-    for f in fences {
-        if let (Some(c), Some(_)) = (&f.after.cuda, &f.after.statement) {
-            let e = after.entry(c.line).or_insert(f.scope.cuda());
-            if f.scope == FenceScope::Device {
-                *e = FenceScope::Device.cuda();
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        out.push(l.clone());
-        if let Some(ins) = after.get(&(i as u32 + 1)) {
-            let indent: String = l.chars().take_while(|c| c.is_whitespace()).collect();
-            out.push(format!("{indent}{ins}"));
-        }
-    }
-    unified(campaign, &lines, &out)
-}
-
-fn unified(campaign: &Campaign, old: &[String], new: &[String]) -> String {
-    let a = old.join("\n") + "\n";
-    let b = new.join("\n") + "\n";
-    if a == b {
-        return String::new();
-    }
-    let name = campaign.source.display().to_string();
-    similar::TextDiff::from_lines(&a, &b)
-        .unified_diff()
-        .context_radius(2)
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string()
-}
-
-/// Applies the suggestions' insertions to the source text (for "apply and fuzz again").
-pub fn apply_insertions(source: &str, fences: &[FenceSuggestion]) -> String {
-    let mut after: BTreeMap<u32, &'static str> = BTreeMap::new();
-    for f in fences {
-        if let Some(c) = &f.after.cuda {
-            after.insert(c.line, f.scope.cuda());
-        }
-    }
-    let mut out = String::new();
-    for (i, l) in source.lines().enumerate() {
-        out.push_str(l);
-        out.push('\n');
-        if let Some(ins) = after.get(&(i as u32 + 1)) {
-            let indent: String = l.chars().take_while(|c| c.is_whitespace()).collect();
-            out.push_str(&format!("{indent}{ins}\n"));
-        }
-    }
-    out
-}
-
-fn all_filters() -> Filters {
-    Filters::default()
-}
-
-/// Finds the missing fences of a failing variant.
-pub fn minimize(
-    campaign: Arc<Campaign>,
-    variant: &str,
-    opts: Options,
-) -> Result<MinimizeReport, MinimizeError> {
-    let start = Instant::now();
-    let base = Arc::new(prepare(campaign.clone(), variant)?);
-    let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
-    ck.preps.insert(base.ptx_sha256.clone(), base.clone());
-    let model = opts.model;
-    let b = opts.batch;
-    let mut report = MinimizeReport {
-        campaign: campaign.name.clone(),
-        variant: variant.into(),
-        model: model.name().into(),
-        ..Default::default()
-    };
-    report.failure = ck.first_failure(&base, &all_filters(), model, 0, b);
-    if report.failure.is_none() {
-        report.executions = ck.executions;
-        report.cached = ck.cached;
-        report.wall_seconds = start.elapsed().as_secs_f64();
-        ck.save_cache();
-        ck.check_oracle()?;
-        return Ok(report);
-    }
-    // 1. Which space.
-    let only = |g: bool, s: bool| Filters {
-        global: g,
-        shared: s,
-        ..Filters::default()
-    };
-    report.global_alone = ck.first_failure(&base, &only(true, false), model, 0, b);
-    report.shared_alone = ck.first_failure(&base, &only(false, true), model, 0, b);
-    let (g, s) = match (&report.global_alone, &report.shared_alone) {
-        (Some(_), None) => (true, false),
-        (None, Some(_)) => (false, true),
-        _ => (true, true),
-    };
-    if g {
-        report.spaces.push("global".into());
-    }
-    if s {
-        report.spaces.push("shared".into());
-    }
-    let mut filters = only(g, s);
-    // 2. Which kernel.
-    let kernels: BTreeSet<String> = campaign.launches.iter().map(|l| l.kernel.clone()).collect();
-    if kernels.len() > 1 {
-        let mut implicated = Vec::new();
-        for k in &kernels {
-            let f = Filters {
-                kernels: Some([k.clone()].into()),
-                ..filters.clone()
-            };
-            if ck.first_failure(&base, &f, model, 0, b).is_some() {
-                implicated.push(k.clone());
-            }
-        }
-        if implicated.len() == 1 {
-            filters.kernels = Some(implicated.iter().cloned().collect());
-        }
-        report.kernels = if implicated.is_empty() {
-            kernels.iter().cloned().collect()
-        } else {
-            implicated
-        };
-    } else {
-        report.kernels = kernels.iter().cloned().collect();
-    }
-    // 3. Which stores.
-    let st = sites(&base.module)?;
-    let lines = source_lines(&campaign);
-    let in_space = |sp: AccessSpace| match sp {
-        AccessSpace::Global => g,
-        AccessSpace::Shared => s,
-        _ => true,
-    };
-    let candidates: Vec<u32> = st
-        .stores
-        .iter()
-        .filter(|(_, sp)| in_space(*sp))
-        .map(|(id, _)| *id)
-        .collect();
-    let minimal = {
-        let fref = filters.clone();
-        ddmin::ddmin(candidates.clone(), &mut |set: &[u32]| {
-            let f = Filters {
-                sites: Some(set.iter().copied().collect()),
-                ..fref.clone()
-            };
-            ck.first_failure(&base, &f, model, 0, b).is_some()
-        })
-    };
-    report.stores = minimal
-        .iter()
-        .filter_map(|id| st.infos.get(*id as usize))
-        .map(|i| site(&campaign, &lines, i))
-        .collect();
-    // 4. Where the fence goes: after each store of the implicated space.
-    let cand_refs: Vec<(u32, InstRef)> = st.refs(&candidates);
-    let found = search_fences(&mut ck, &base, &cand_refs, model)?;
-    report.confirmed = found.confirmed;
-    report.remaining_failure = found.remaining_failure;
-    let fixed = found.fences;
-    // Narrow each to block scope where that passes under `scoped`.
-    let mut suggestions = Vec::new();
-    for (k, (id, at)) in fixed.iter().enumerate() {
-        let mut m = base.module.clone();
-        for (j, (_, other)) in fixed.iter().enumerate() {
-            let scope = if j == k {
-                FenceScope::Block
-            } else {
-                FenceScope::Device
-            };
-            edit::insert_fence_after(&mut m, other, scope);
-        }
-        let prep = ck.prep(&m)?;
-        let fail = ck.first_failure(&prep, &all_filters(), Model::Scoped, 0, b);
-        let scope = if fail.is_none() {
-            FenceScope::Block
-        } else {
-            FenceScope::Device
-        };
-        let info = &st.infos[*id as usize];
-        let _ = at;
-        suggestions.push(FenceSuggestion {
-            after: site(&campaign, &lines, info),
-            scope,
-            insertion: scope.cuda().into(),
-            ptx_insertion: scope.ptx().into(),
-            block_scope_fails: fail,
+        let statement = cuda.as_ref().and_then(|c| {
+            let text = std::fs::read_to_string(&c.file).ok()?;
+            text.lines()
+                .nth(c.line.checked_sub(1)? as usize)
+                .map(|l| l.trim().to_string())
         });
-    }
-    report.ptx_change = suggestions
-        .iter()
-        .map(|f| {
-            format!(
-                "insert `{}` after PTX line {} of `{}`: `{}`",
-                f.ptx_insertion, f.after.at.ptx_line, f.after.at.function, f.after.ptx
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    report.diff = insertion_diff(&campaign, &suggestions);
-    report.fences = suggestions;
-    report.executions = ck.executions;
-    report.cached = ck.cached;
-    report.wall_seconds = start.elapsed().as_secs_f64();
-    ck.save_cache();
-    ck.check_oracle()?;
-    Ok(report)
-}
-
-/// Delta-debugs a smallest set of fence insertions (device scope) that makes every tried
-/// seed pass, then confirms it on fresh seeds. Checks are statistical: a set can pass a
-/// batch by luck (e.g. a fence that only narrows the window). When confirmation finds a
-/// failure, the search starts over with the confirming seeds added to the batch, so the
-/// next set must also survive them; repeated until a set survives a fresh batch.
-fn search_fences(
-    ck: &mut Checker,
-    base: &Arc<Prepared>,
-    cands: &[(u32, InstRef)],
-    model: Model,
-) -> Result<FenceSearch, MinimizeError> {
-    let mut remaining_failure = None;
-    let mut window = ck.opts.batch;
-    let mut confirm_from = ck.opts.batch as u64;
-    let debug = std::env::var_os("FENCEHOUND_DEBUG_MIN").is_some();
-    let build = |set: &[(u32, InstRef)]| {
-        let mut m = base.module.clone();
-        for (_, at) in set {
-            edit::insert_fence_after(&mut m, at, FenceScope::Device);
-        }
-        m
-    };
-    let mut best: Vec<(u32, InstRef)> = cands.to_vec();
-    for _round in 0..6 {
-        // Whether every seed of the window passes with fences after `set`. A module that
-        // cannot be prepared counts as failing; the error is returned after the search.
-        let mut err: Option<MinimizeError> = None;
-        let mut passes = |set: &[(u32, InstRef)], ck: &mut Checker| -> bool {
-            let r = match ck.prep(&build(set)) {
-                Ok(p) => ck
-                    .first_failure(&p, &all_filters(), model, 0, window)
-                    .is_none(),
-                Err(e) => {
-                    err.get_or_insert(e);
-                    false
-                }
-            };
-            if debug {
-                let lines: Vec<u32> = set.iter().map(|(_, at)| at.ptx_line).collect();
-                eprintln!(
-                    "ddmin: fences after PTX lines {lines:?} over {window} seeds/p -> {}",
-                    if r { "pass" } else { "fail" }
-                );
-            }
-            r
-        };
-        let all_pass = passes(cands, ck);
-        if !all_pass {
-            // Even a fence after every candidate does not fix it (or a module failed).
-            if let Some(e) = err {
-                return Err(e);
-            }
-            let p = ck.prep(&build(cands))?;
-            return Ok(FenceSearch {
-                fences: cands.to_vec(),
-                confirmed: false,
-                remaining_failure: ck.first_failure(&p, &all_filters(), model, 0, window),
-            });
-        }
-        let mut chosen = ddmin::ddmin(cands.to_vec(), &mut |set| passes(set, ck));
-        chosen.sort();
-        // Prefer the earlier of two adjacent placements: a fence after the store that
-        // precedes a publishing store closes the window for good, while a fence after the
-        // publishing store only narrows it — and may pass a batch by luck.
-        for k in 0..chosen.len() {
-            let Some(pos) = cands.iter().position(|c| *c == chosen[k]) else {
-                continue;
-            };
-            if pos == 0
-                || cands[pos - 1].1.function != chosen[k].1.function
-                || chosen.contains(&cands[pos - 1])
-            {
-                continue;
-            }
-            let mut alt = chosen.clone();
-            alt[k] = cands[pos - 1].clone();
-            if passes(&alt, ck) {
-                chosen = alt;
-            }
-        }
-        // Moves can make another fence unnecessary: reduce once more.
-        chosen.sort();
-        let mut chosen = ddmin::ddmin(chosen, &mut |set| passes(set, ck));
-        if let Some(e) = err {
-            return Err(e);
-        }
-        chosen.sort();
-        best = chosen.clone();
-        let p = ck.prep(&build(&chosen))?;
-        match ck.first_failure(&p, &all_filters(), model, confirm_from, ck.opts.confirm) {
-            None => {
-                return Ok(FenceSearch {
-                    fences: chosen,
-                    confirmed: true,
-                    remaining_failure: None,
-                })
-            }
-            Some(f) => {
-                remaining_failure = Some(f);
-                window = (confirm_from + ck.opts.confirm as u64) as u32;
-                confirm_from += ck.opts.confirm as u64;
-            }
+        Site {
+            at: at.clone(),
+            ptx: info.map(|i| i.text.clone()).unwrap_or_default(),
+            cuda,
+            statement,
+            stack,
         }
     }
-    Ok(FenceSearch {
-        fences: best,
-        confirmed: false,
-        remaining_failure,
-    })
-}
-
-/// What [`search_fences`] found.
-struct FenceSearch {
-    fences: Vec<(u32, InstRef)>,
-    /// The set survived a fresh batch of seeds.
-    confirmed: bool,
-    /// The last failure seen with the set (None when confirmed).
-    remaining_failure: Option<Failing>,
-}
-
-/// Audits the existing fences of a variant.
-pub fn audit(
-    campaign: Arc<Campaign>,
-    variant: &str,
-    opts: Options,
-) -> Result<AuditReport, MinimizeError> {
-    let start = Instant::now();
-    let base = Arc::new(prepare(campaign.clone(), variant)?);
-    let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
-    let model = opts.model;
-    let n = opts.audit_runs;
-    let base_failure = ck.first_failure(&base, &all_filters(), model, 0, n);
-    let st = sites(&base.module)?;
-    let lines = source_lines(&campaign);
-    let mut audits = Vec::new();
-    let runs_total = n as u64 * opts.ps.len() as u64;
-    for (at, inst) in edit::fences(&base.module) {
-        let info = st
-            .infos
-            .iter()
-            .find(|i| i.function == at.function && i.ptx_line == at.ptx_line);
-        let Some(info) = info else { continue };
-        let mut m = base.module.clone();
-        edit::remove_fence(&mut m, &at);
-        let p = ck.prep(&m)?;
-        let verdict = match ck.first_failure(&p, &all_filters(), model, 0, n) {
-            Some(f) => FenceVerdict::Necessary { failing: f },
-            None => FenceVerdict::LikelyRedundant {
-                runs: runs_total,
-                failure_probability_below: 3.0 / runs_total.max(1) as f64,
-            },
-        };
-        let scope = if edit::is_cta_fence(&inst) {
-            FenceScope::Block
-        } else {
-            FenceScope::Device
-        };
-        let block_scope =
-            if scope == FenceScope::Device && matches!(verdict, FenceVerdict::Necessary { .. }) {
-                let mut m = base.module.clone();
-                edit::narrow_fence(&mut m, &at);
-                let p = ck.prep(&m)?;
-                Some(
-                    match ck.first_failure(&p, &all_filters(), Model::Scoped, 0, n) {
-                        Some(f) => FenceVerdict::Necessary { failing: f },
-                        None => FenceVerdict::LikelyRedundant {
-                            runs: runs_total,
-                            failure_probability_below: 3.0 / runs_total.max(1) as f64,
-                        },
-                    },
-                )
-            } else {
-                None
-            };
-        audits.push(FenceAudit {
-            fence: site(&campaign, &lines, info),
-            scope,
-            verdict,
-            block_scope,
-        });
-    }
-    // Diff: remove likely-redundant fences whose source line is a lone statement.
-    let mut diff = String::new();
-    if let Some(src) = source_lines(&campaign) {
-        let drop: BTreeSet<u32> = audits
-            .iter()
-            .filter(|a| matches!(a.verdict, FenceVerdict::LikelyRedundant { .. }))
-            .filter_map(|a| {
-                let c = a.fence.cuda.as_ref()?;
-                let s = a.fence.statement.as_ref()?;
-                (s.ends_with(';') && s.matches(';').count() == 1).then_some(c.line)
-            })
-            .collect();
-        let new: Vec<String> = src
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !drop.contains(&(*i as u32 + 1)))
-            .map(|(_, l)| l.clone())
-            .collect();
-        diff = unified(&campaign, &src, &new);
-    }
-    ck.save_cache();
-    ck.check_oracle()?;
-    Ok(AuditReport {
-        campaign: campaign.name.clone(),
-        variant: variant.into(),
-        model: model.name().into(),
-        base_failure,
-        fences: audits,
-        diff,
-        executions: ck.executions,
-        cached: ck.cached,
-        wall_seconds: start.elapsed().as_secs_f64(),
-    })
-}
-
-/// The PLDI'16 baseline: a device fence after every global/shared access of every
-/// function, reduced by delta debugging to a set that makes every tried seed pass.
-pub fn baseline_fence_all(
-    campaign: Arc<Campaign>,
-    variant: &str,
-    opts: Options,
-) -> Result<BaselineReport, MinimizeError> {
-    let start = Instant::now();
-    let base = Arc::new(prepare(campaign.clone(), variant)?);
-    let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
-    let st = sites(&base.module)?;
-    let lines = source_lines(&campaign);
-    let cands: Vec<(u32, InstRef)> = st.refs(&st.accesses);
-    let found = search_fences(&mut ck, &base, &cands, opts.model)?;
-    let fences = found
-        .fences
-        .iter()
-        .map(|(id, _)| FenceSuggestion {
-            after: site(&campaign, &lines, &st.infos[*id as usize]),
-            scope: FenceScope::Device,
-            insertion: FenceScope::Device.cuda().into(),
-            ptx_insertion: FenceScope::Device.ptx().into(),
-            block_scope_fails: None,
-        })
-        .collect();
-    ck.save_cache();
-    ck.check_oracle()?;
-    Ok(BaselineReport {
-        campaign: campaign.name.clone(),
-        variant: variant.into(),
-        candidates: cands.len(),
-        fences,
-        confirmed: found.confirmed,
-        executions: ck.executions,
-        cached: ck.cached,
-        wall_seconds: start.elapsed().as_secs_f64(),
-    })
 }

@@ -113,6 +113,7 @@ mod error;
 pub mod expect;
 mod invariant;
 pub mod npy;
+pub mod process;
 mod spec;
 mod types;
 
@@ -123,7 +124,7 @@ use serde::Serialize;
 pub use compare::Tolerance;
 pub use error::{BufferSet, OracleError};
 pub use npy::{read_npy, NpyArray, NpyError, NpyFile};
-pub use spec::{Invariant, OracleSpec, DEFAULT_COMMAND_TIMEOUT_MS};
+pub use spec::{Invariant, OracleSpec, TextCheck, DEFAULT_COMMAND_TIMEOUT_MS};
 pub use types::{Buffer, Elem, ElemType, Outputs, Value};
 
 /// What an oracle gets to look at.
@@ -368,6 +369,14 @@ fn judge_one(spec: &OracleSpec, cx: &Context<'_>) -> Result<Option<Failure>, Ora
             timeout_ms.unwrap_or(DEFAULT_COMMAND_TIMEOUT_MS),
             cx,
         ),
+        // Program oracles judge a process, not buffers: see [`process::judge`].
+        OracleSpec::Exit { .. }
+        | OracleSpec::Stdout { .. }
+        | OracleSpec::Stderr { .. }
+        | OracleSpec::File { .. } => Err(OracleError::InvalidSpec {
+            oracle,
+            reason: "judges a program's process; kernel campaigns have buffers instead".into(),
+        }),
     }
 }
 

@@ -42,6 +42,40 @@ pub enum OracleSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_ms: Option<u64>,
     },
+    /// Program campaigns: the program's exit status (see [`crate::process`]).
+    Exit {
+        #[serde(default)]
+        status: i32,
+    },
+    /// Program campaigns: the program's standard output.
+    Stdout {
+        #[serde(flatten)]
+        text: TextCheck,
+    },
+    /// Program campaigns: the program's standard error.
+    Stderr {
+        #[serde(flatten)]
+        text: TextCheck,
+    },
+    /// Program campaigns: a file the program writes, relative to its working directory.
+    File {
+        path: PathBuf,
+        #[serde(flatten)]
+        text: TextCheck,
+    },
+}
+
+/// How a program's output text is checked: exactly one of `exact` (the whole text),
+/// `regex` (matches somewhere; `(?m)^PASS$` for a line) or `golden = true` (equal to the
+/// `sc` reference run's).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TextCheck {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regex: Option<String>,
+    #[serde(default)]
+    pub golden: bool,
 }
 
 /// An invariant over one output buffer, the `check` of an `invariant` oracle; tagged by
@@ -112,7 +146,23 @@ impl OracleSpec {
                 Some(program) => format!("command({program})"),
                 None => "command()".to_string(),
             },
+            OracleSpec::Exit { .. } => "exit".to_string(),
+            OracleSpec::Stdout { .. } => "stdout".to_string(),
+            OracleSpec::Stderr { .. } => "stderr".to_string(),
+            OracleSpec::File { path, .. } => format!("file({})", path.display()),
         }
+    }
+
+    /// Whether this oracle judges a program's process (exit status, output, files) rather
+    /// than a kernel's buffers.
+    pub fn is_process(&self) -> bool {
+        matches!(
+            self,
+            OracleSpec::Exit { .. }
+                | OracleSpec::Stdout { .. }
+                | OracleSpec::Stderr { .. }
+                | OracleSpec::File { .. }
+        )
     }
 
     /// Checks what serde cannot: exactly one of `values`/`file`, exactly one of
@@ -169,6 +219,21 @@ impl OracleSpec {
                 }
                 if *timeout_ms == Some(0) {
                     return invalid("`timeout_ms` must be > 0");
+                }
+            }
+            OracleSpec::Exit { .. } => {}
+            OracleSpec::Stdout { text }
+            | OracleSpec::Stderr { text }
+            | OracleSpec::File { text, .. } => {
+                let given =
+                    text.exact.is_some() as u8 + text.regex.is_some() as u8 + text.golden as u8;
+                if given != 1 {
+                    return invalid("give exactly one of `exact`, `regex` and `golden = true`");
+                }
+                if let Some(r) = &text.regex {
+                    if let Err(e) = regex::Regex::new(r) {
+                        return invalid(&format!("`regex` does not compile: {e}"));
+                    }
                 }
             }
         }

@@ -1,112 +1,93 @@
 //! The race check: a [`Hooks`] wrapper that sees every global/shared access, fence and
 //! barrier each thread executes (in program order, whatever the inner hooks do with the
-//! values), maintains happens-before with vector clocks, and reports pairs of conflicting
-//! accesses that it does not order.
+//! values), keeps PTX happens-before, and reports pairs of conflicting accesses that it
+//! does not order.
 //!
 //! # The model
 //!
-//! This follows the PTX memory model (PTX ISA §8, "Memory Consistency Model") the way
-//! miri's `data_race.rs` follows C++20: a detector in the style of FastTrack (Flanagan &
-//! Freund, PLDI 2009) where each thread has a vector clock ([`crate::clock::VClock`]) and
-//! each byte remembers its last write and its reads since ([`crate::shadow`]). Two accesses
-//! to a byte *conflict* if at least one writes; they *race* if they conflict, neither
-//! happens before the other, and they are not both morally strong.
+//! Happens-before is the shared engine [`fencehound_hb::Hb`] — the same rules the `weak`
+//! memory model uses to decide which stores a load may still read, so the two never
+//! disagree on what synchronizes: scoped release/acquire patterns (a fence before a
+//! strong write; a strong read before a fence; release/acquire operations), release
+//! sequences through other threads' RMWs (one CTA-scope publication kept per CTA),
+//! fence-SC order, barriers (named, counted, arrive), `bar.warp.sync`, kernel boundaries.
+//! No leniency: a relaxed read-modify-write does not acquire, and a release fence orders
+//! what precedes it, not everything its thread does afterwards.
 //!
-//! Happens-before is built from:
+//! Shadow memory works as in FastTrack (Flanagan & Freund, PLDI 2009): each byte
+//! remembers its last write and its reads since ([`crate::shadow`]); an access is checked
+//! against them with the thread's knowledge. Two accesses to a byte *conflict* if at least
+//! one writes. A conflicting pair that happens-before does not order is reported as one of
+//! these classes ([`RaceClass`]):
 //!
-//! * **Program order** of each thread.
-//! * **Barriers**: `bar.sync`/`barrier.sync`/`bar.red` and named barriers with thread
-//!   counts, per CTA: every arrival (including `bar.arrive`, which does not wait) happens
-//!   before every thread the barrier releases. `bar.warp.sync` does the same among the
-//!   lanes of its member mask. Barriers order shared *and* global memory among their
-//!   participants.
-//! * **Kernel boundaries**: a launch starts with empty shadow memory.
-//! * **Release/acquire patterns** (§8.8): a release operation (`st.release`, `atom.release`
-//!   or `.acq_rel`), or a release fence (`fence.sc`, `fence.acq_rel`, `fence.release`,
-//!   `membar`) followed by a strong write, *publishes* the thread's clock on the location.
-//!   An acquire operation that reads that value takes the published clock at once; a
-//!   relaxed or volatile read takes it when the thread later executes an acquire fence.
-//!   Atomic read-modify-writes continue release sequences: they add to what the location
-//!   publishes rather than replace it, so `__threadfence(); atomicAdd(&count, 1)` by many
-//!   CTAs publishes all of them to whoever reads the final count.
-//! * **Fence-SC order**: morally strong `fence.sc` (and `membar`) are totally ordered
-//!   and synchronize in that order (§8.8, "Fence-SC order"); we take the order in which
-//!   the vgpu executed them.
+//! * **Data races** — the pair is not morally strong (at least one access is weak, or
+//!   their scopes do not include each other): `intra-warp`, `intra-block`, `inter-block`
+//!   by where the two threads are; `insufficient-scope` when the pair (or the
+//!   synchronization between them) fails only because of a `.cta` scope across CTAs;
+//!   `lock-misuse` when locks are involved but do not order the critical sections.
+//! * **`lock-acquire`** ("lock acquired without acquire ordering") — the later access's
+//!   thread took a lock with a relaxed RMW (`atomicCAS`) and executed no acquire fence of
+//!   sufficient scope after it, and the earlier access was made under the same lock: the
+//!   critical section may read the previous holder's data stale. The report names the
+//!   CAS after which `__threadfence()` goes.
+//! * **`unordered`** ("unordered, stale read possible") — both accesses are strong
+//!   (`volatile` is `.relaxed.sys`) and morally strong, so PTX calls it no data race, yet
+//!   nothing orders them and neither is synchronization: the write is not part of a
+//!   release pattern (no release semantics, no release fence before it in its thread) and
+//!   the read is not part of an acquire pattern (no acquire semantics, no acquire fence
+//!   after it in its thread before the launch ends). That is the volatile warp-reduction
+//!   without `__syncwarp()` and the flag written and polled without any fence. A poll
+//!   whose thread fences afterwards, or a flag written after a fence, is synchronization
+//!   and is not reported (its data accesses are checked on their own). Write-write pairs
+//!   of strong stores and pairs involving atomics are not reported (coherence orders them;
+//!   atomics are made to race).
 //!
-//! **Scopes.** Synchronization counts only between threads that are both inside the scope
-//! of each operation involved: a `.cta` release, acquire, fence or atomic orders nothing
-//! for a thread of another CTA, and two strong accesses of different CTAs where either is
-//! `.cta`-scoped are not morally strong, so they race. To *name* such bugs, each thread
-//! also keeps a scope-blind clock (only when it differs from the real one): what it would
-//! know if every scope were `.gpu`. A cross-CTA race that the blind clock orders, or
-//! strong accesses that race only because of a `.cta` scope, is reported as
-//! [`RaceClass::InsufficientScope`] rather than [`RaceClass::InterBlock`].
-//!
-//! **Strong accesses.** Atomics and `.relaxed`/`.acquire`/`.release` loads and stores are
-//! morally strong with each other at sufficient scope, so never race with each other.
-//! Volatile (`ld.volatile`, `st.volatile`, i.e. `volatile T*` in CUDA) is `relaxed.sys` in
-//! the PTX model, but in CUDA code it mostly carries *data* in the pre-Volta idiom that
-//! assumed lockstep warps or cache-bypassing reads, so: a volatile load is strong, and a
-//! volatile store is strong only when it can be a release pattern, i.e. when its thread
-//! has executed a release fence earlier in the launch. A volatile store with no fence
-//! before it cannot publish anything; when such a store conflicts with unordered accesses
-//! we report it (the volatile warp reduction without `__syncwarp()`, the flag written
-//! without `__threadfence()`).
-//!
-//! **Deliberate leniency.** A relaxed read-modify-write acquires what it reads, as if it
-//! were followed by an acquire fence at its scope. CUDA's own "threadfence reduction"
-//! (one `__threadfence()` before `atomicInc`, none after it) relies on this, and no
-//! hardware breaks it; the strict model would report it. And a weak load that races with
-//! atomics is not reported if the same thread's next atomic on that address is a CAS (the
-//! CAS loop of the CUDA programming guide: the CAS validates the value read); such races
-//! are held until the end of the launch and dropped when the CAS comes.
+//! Each unordered pair is reported once (the key does not depend on which access came
+//! first). A weak load that races with atomics is held back and dropped if the same thread's
+//! next atomic on that address is a CAS (the CAS loop of the CUDA programming guide
+//! validates the value it read).
 //!
 //! **Locks.** When the checker knows which sites are `atom.cas`/`atom.exch`
-//! ([`RaceCheck::for_module`]), a CAS or exchange that turns a location from 0 to
-//! non-zero takes a lock, and a store or exchange of 0 to it by the holder releases it.
-//! Accesses remember the set of locks held (interned, 16 bits). At the end of the launch a
-//! race where either access held a location that some holder did release to 0 (so it
-//! really was a lock, not a counter that happened to start at 0) becomes
-//! [`RaceClass::LockMisuse`], naming the problem ([`LockProblem`]).
+//! ([`RaceCheck::for_module`]), a CAS or exchange that turns a location from 0 to non-zero
+//! takes a lock, and a store or exchange of 0 to it by the holder releases it. Accesses
+//! remember the set of locks held (interned, 16 bits). At the end of the launch a race
+//! where either access held a location that some holder did release to 0 (so it really was
+//! a lock) becomes `lock-misuse` (or `lock-acquire`), unless its cause is a `.cta` scope
+//! across CTAs (`atomicCAS_block` shared by CTAs), which stays `insufficient-scope`.
 //!
-//! # Clocks that scale
-//!
-//! Threads have epochs and chunked, shared vector clocks ([`crate::clock`]); shadow cells
-//! hold epochs, not clocks. After `__syncthreads()` every thread of a CTA shares one
-//! clock; locations, barrier accumulators and fences hold clocks only while they matter.
-//! Memory is ~72 bytes per thread plus one chunk (4 bytes × threads per CTA) per distinct
-//! clock, and 32 bytes of shadow per touched byte of memory.
+//! **Scope-blind twin.** To name insufficient-scope races the checker also runs a second
+//! happens-before engine in which every scope is `.sys` — from the first event where a
+//! `.cta`/`.cluster` scope could matter (before that the two are identical). A cross-CTA
+//! race that the twin orders is `insufficient-scope`.
 //!
 //! # What it cannot see
 //!
-//! * Races the executed interleaving does not exhibit: happens-before is exact for the
-//!   execution, but `fence.sc` ordering and which release a read observed come from the
-//!   schedule, so other schedules (seeds) can order things differently.
-//! * Reads are matched to writes by value: a strong read synchronizes with the latest
-//!   strong write to the location only if it read that write's value (under write
-//!   buffers it may have read an older one). An older release it actually read (ABA
-//!   values, or a write superseded by a later one) is not used.
-//! * Only the last write per byte is kept (FastTrack): if several strong writes (atomics)
-//!   are concurrent, a later weak access is checked against the last of them only.
+//! * Races the executed interleaving does not exhibit: fence-SC order and which write a
+//!   read observed come from the schedule.
+//! * Reads are matched to writes by value: a strong read synchronizes with the newest of
+//!   the last few strong writes to the location that wrote the value it read.
+//! * Only the last write per byte is kept (FastTrack).
 //! * Shuffles, votes and `match`/`redux` do not synchronize memory (PTX gives them no
-//!   ordering); `bar.sync` does not act as a fence for later relaxed accesses.
-//! * Local, `.const` and `.param` memory, and accesses through other hooks' own state (the
-//!   checker sees what threads execute, not when buffered stores drain).
-//! * CAS loops: we do not check that the validated value feeds *only* the CAS.
-//! * The lock heuristic knows locks only by their CAS/exchange and 0/non-0 values; a
-//!   ticket lock or a lock not released to 0 is not recognized (its races are classified
-//!   by thread relation instead).
+//!   ordering).
+//! * Local, `.const` and `.param` memory.
+//! * The lock heuristic knows locks only by their CAS/exchange and 0/non-0 values.
+//! * The `unordered` class is deliberately narrow (see above): an optimistic reader that
+//!   fences (a seqlock) is not reported even when a fence is missing elsewhere; the
+//!   `weak` memory model finds those by execution.
 
-use crate::clock::{Epoch, VClock};
+use crate::clock::Epoch;
 use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAccess, RawRace};
-use crate::shadow::{meta, Cell, ReadSets, Rec, Region, PAGE};
+use crate::shadow::{flags, meta, Cell, ReadSets, Rec, Region, PAGE};
+use fencehound_hb::sync::{acquires, releases, scopes_meet};
+use fencehound_hb::{Hb, Message};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
-    Access, AccessKind, Barrier, BarrierKind, Device, Fence, FenceKind, Hooks, LaunchInfo,
-    Location, MemError, Memory, ModuleId, Scope, Sem, ThreadRef,
+    Access, AccessKind, Barrier, Device, Fence, FenceKind, Hooks, LaunchInfo, Location, MemError,
+    Memory, ModuleId, Scope, Sem, ThreadRef,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 /// Multiplicative hashing for u64 keys (addresses); std's SipHash is needlessly slow here.
 #[derive(Default)]
@@ -141,101 +122,65 @@ fn loc_key(loc: Location) -> u64 {
     }
 }
 
-#[inline]
-fn wide(s: Scope) -> bool {
-    s >= Scope::Gpu
-}
+/// Strong writes remembered per location, for matching reads to them by value.
+const SYNC_WRITES: usize = 4;
 
-/// Per-thread synchronization state.
-#[derive(Debug, Clone, Default)]
-struct ThreadState {
-    epoch: Epoch,
-    clock: VClock,
-    /// What the thread would know if every scope were `.gpu`; `None` = same as `clock`.
-    blind: Option<VClock>,
-    /// Snapshots at the last release fence of any scope, and of scope ≥ `.gpu`.
-    rel_fence: [Option<VClock>; 2],
-    /// Published clocks read by relaxed/volatile reads, waiting for an acquire fence:
-    /// from writers of this CTA, from writers of other CTAs.
-    pending: [Option<VClock>; 2],
-    pending_blind: Option<VClock>,
-    /// Executed a release fence in this launch (volatile stores become strong).
-    fenced: bool,
-    /// Interned lock set.
-    locks: u16,
-}
-
-impl ThreadState {
-    fn join(&mut self, c: &VClock) {
-        self.clock.join(c);
-        if let Some(b) = &mut self.blind {
-            b.join(c);
-        }
-    }
-
-    fn join_blind(&mut self, c: &VClock) {
-        if self.blind.is_none() {
-            if self.clock.dominates(c) {
-                return;
-            }
-            self.blind = Some(self.clock.clone());
-        }
-        if let Some(b) = &mut self.blind {
-            b.join(c);
-        }
-    }
-}
-
-/// What a location publishes to whoever reads its current value.
-#[derive(Debug, Clone, Default)]
-struct LocSync {
+/// A strong (or, to break value matches, weak) write a later read may observe.
+#[derive(Debug, Clone)]
+struct SyncWrite {
     value: u64,
     size: u32,
-    /// The CTA of the last writer (whose `.cta`-scoped releases `narrow` holds).
+    writer: u32,
     cta: u32,
-    narrow: Option<VClock>,
-    wide: Option<VClock>,
+    scope: Scope,
+    strong: bool,
+    site: u32,
+    /// What it publishes (real and scope-blind).
+    msg: Option<Arc<Message>>,
+    blind: Option<Arc<Message>>,
+    /// The writer's program-order number of the write, and its epoch.
+    number: u32,
+    epoch: Epoch,
 }
 
-fn join_opt(dst: &mut Option<VClock>, src: &Option<VClock>) {
-    if let Some(s) = src {
-        match dst {
-            Some(d) => d.join(s),
-            None => *dst = Some(s.clone()),
-        }
-    }
+/// A morally strong, unordered pair, decided at the end of the launch.
+#[derive(Debug)]
+struct StrongCandidate {
+    key: RaceKey,
+    raw: RawRace,
+    /// The write: (thread, site, epoch), and whether it could complete a release pattern.
+    write: (u32, u32, Epoch),
+    write_release: bool,
+    /// The read: (thread, epoch).
+    read: (u32, Epoch),
 }
 
-/// A barrier instance being assembled from arrivals.
-#[derive(Debug, Default)]
-struct BarrierAcc {
-    clock: VClock,
-    /// Clocks already folded in (kept alive so that their chunk pointers stay unique).
-    folded: Vec<VClock>,
-    blind_parts: Vec<VClock>,
+/// Racecheck-specific per-thread state (happens-before itself is in [`Hb`]).
+#[derive(Debug, Clone, Default)]
+struct ThreadState {
+    /// Interned lock set.
+    locks: u16,
+    /// Locks taken by an RMW that did not acquire: (lock, CAS site, a CTA-scope acquire
+    /// fence followed it). A `.gpu` acquire fence removes the entry.
+    unsynced: Vec<(u64, u32, bool)>,
+    /// The epoch of the thread's last acquire (fence or acquire operation); 0 = none.
+    last_acquire: Epoch,
+    /// Strong writes (and RMWs) so far: their program-order number.
+    writes: u32,
+    /// The thread's recent strong writes: (location, site, epoch, number).
+    recent: VecDeque<(u64, u32, Epoch, u32)>,
+    /// Per writer, the latest of its strong writes this thread has read through a morally
+    /// strong read: (writer, number, site, epoch).
+    observed: Vec<(u32, u32, u32, Epoch)>,
 }
 
-const MAX_FOLDED: usize = 64;
+/// Recent strong writes kept per thread (to find a write's program-order number).
+const RECENT_WRITES: usize = 64;
+/// Writers whose latest observed write a thread remembers.
+const OBSERVED_WRITERS: usize = 16;
 
 const SITE_CAS: u8 = 1;
 const SITE_EXCH: u8 = 2;
-
-impl BarrierAcc {
-    fn fold(&mut self, c: &VClock) {
-        for (cta, ptr) in c.chunk_ptrs() {
-            let seen = self
-                .folded
-                .iter()
-                .any(|f| f.chunk_ptrs().any(|(k, p)| k == cta && p == ptr));
-            if !seen {
-                self.clock.join_one(c, cta);
-            }
-        }
-        if self.folded.len() < MAX_FOLDED {
-            self.folded.push(c.clone());
-        }
-    }
-}
 
 /// Interned lock sets (sorted location keys); set 0 is the empty set.
 #[derive(Debug)]
@@ -244,6 +189,11 @@ struct LockTable {
     index: HashMap<Vec<u64>, u16>,
     /// Locations a holder released to 0: real locks.
     confirmed: std::collections::HashSet<u64>,
+    /// (lock, thread) whose last release of the lock was a device-scope release pattern.
+    good_release: std::collections::HashSet<(u64, u32)>,
+    /// Per lock: the CTA that took it with a `.cta`-scope RMW, and whether threads of
+    /// more than one CTA did (then its RMWs exclude nothing across CTAs).
+    cta_taken: HashMap<u64, (u32, bool)>,
 }
 
 impl Default for LockTable {
@@ -254,6 +204,8 @@ impl Default for LockTable {
             sets: vec![Vec::new()],
             index,
             confirmed: Default::default(),
+            good_release: Default::default(),
+            cta_taken: HashMap::new(),
         }
     }
 }
@@ -287,7 +239,7 @@ pub struct ShadowStats {
     pub shadow_bytes: u64,
     /// Entries of read-shared sets at the end of the launch.
     pub read_set_entries: u64,
-    /// Locations publishing a clock at the end of the launch.
+    /// Locations remembering strong writes at the end of the launch.
     pub sync_locations: u64,
 }
 
@@ -295,6 +247,7 @@ pub struct ShadowStats {
 struct LaunchMeta {
     kernel: String,
     tpb: u32,
+    ctas: u32,
 }
 
 /// The shadow region of `loc` (created on first use).
@@ -342,24 +295,31 @@ fn region<'a>(
     }
 }
 
+/// How a conflicting earlier access relates to the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Relation {
+    Ordered,
+    /// Not morally strong and unordered: a data race.
+    DataRace,
+    /// Both strong and morally strong, but unordered.
+    StrongUnordered,
+}
+
 /// The race check, wrapping the hooks `H` that decide what memory does (e.g. `NoHooks`
-/// for `sc`, `WriteBuffers` for buffered models). Every hook is delegated to `H`; the
-/// checker only observes.
+/// for `sc`, `WriteBuffers` for the buffer and weak models). Every hook is delegated to
+/// `H`; the checker only observes.
 pub struct RaceCheck<H> {
     inner: H,
     launch: LaunchMeta,
+    hb: Hb,
+    /// The scope-blind twin (see the module docs); `None` while identical to `hb`.
+    blind: Option<Hb>,
     threads: Vec<ThreadState>,
     global: Vec<Region>,
     last_region: usize,
     shared: Vec<Region>,
     read_sets: ReadSets,
-    sync: FastMap<u64, LocSync>,
-    barriers: FastMap<(u8, u32, u32), BarrierAcc>,
-    sc_gpu: VClock,
-    sc_cta: Vec<VClock>,
-    /// Join of every fence.sc (any scope); kept only once a `.cta` fence.sc was seen.
-    sc_blind: VClock,
-    sc_blind_live: bool,
+    sync: FastMap<u64, VecDeque<SyncWrite>>,
     /// Per site: [`SITE_CAS`] / [`SITE_EXCH`] (known with [`RaceCheck::for_module`]).
     site_flags: Vec<u8>,
     /// Races between a weak load and an atomic, held back until we know whether the
@@ -367,6 +327,9 @@ pub struct RaceCheck<H> {
     deferred: FastMap<(u32, u64), Vec<(RaceKey, RawRace)>>,
     /// Races whose accesses held locks, classified at the end of the launch.
     lock_pending: Vec<(RaceKey, RawRace)>,
+    /// `unordered` candidates: kept if the read (thread, epoch) is never followed by an
+    /// acquire in its thread.
+    strong_pending: Vec<StrongCandidate>,
     lock_table: LockTable,
     races: RaceSet,
     stats: ShadowStats,
@@ -378,20 +341,18 @@ impl<H: Hooks> RaceCheck<H> {
         RaceCheck {
             inner,
             launch: LaunchMeta::default(),
+            hb: Hb::new(),
+            blind: None,
             threads: Vec::new(),
             global: Vec::new(),
             last_region: 0,
             shared: Vec::new(),
             read_sets: ReadSets::default(),
             sync: FastMap::default(),
-            barriers: FastMap::default(),
-            sc_gpu: VClock::default(),
-            sc_cta: Vec::new(),
-            sc_blind: VClock::default(),
-            sc_blind_live: false,
             site_flags: Vec::new(),
             deferred: FastMap::default(),
             lock_pending: Vec::new(),
+            strong_pending: Vec::new(),
             lock_table: LockTable::default(),
             races: RaceSet::default(),
             stats: ShadowStats::default(),
@@ -461,35 +422,35 @@ impl<H: Hooks> RaceCheck<H> {
         self.launch = LaunchMeta {
             kernel: info.kernel.to_string(),
             tpb: info.threads_per_cta.max(1),
+            ctas: info.ctas,
         };
-        let empty = VClock::default();
+        self.hb.begin(info.threads, info.ctas, info.threads_per_cta);
+        self.blind = None;
         self.threads.clear();
-        self.threads.resize(
-            info.threads as usize,
-            ThreadState {
-                epoch: 1,
-                clock: empty.clone(),
-                ..ThreadState::default()
-            },
-        );
+        self.threads
+            .resize(info.threads as usize, ThreadState::default());
         self.global.clear();
         self.last_region = 0;
         self.shared.clear();
         self.read_sets.clear();
         self.sync.clear();
-        self.barriers.clear();
         self.deferred.clear();
         self.lock_pending.clear();
-        self.sc_gpu = empty.clone();
-        self.sc_cta = vec![empty.clone(); info.ctas as usize];
-        self.sc_blind = empty;
-        self.sc_blind_live = false;
+        self.strong_pending.clear();
         self.lock_table = LockTable::default();
         self.races.executions += 1;
         self.stats = ShadowStats::default();
     }
 
-    fn rec(&self, a: &Access, strong: bool) -> Rec {
+    /// Starts the scope-blind twin when a `.cta`/`.cluster` scope could make it differ.
+    #[inline]
+    fn scoped_event(&mut self, scope: Scope) {
+        if scope < Scope::Gpu && self.blind.is_none() && self.launch.ctas > 1 {
+            self.blind = Some(self.hb.clone());
+        }
+    }
+
+    fn rec(&self, a: &Access, strong: bool, fl: u8) -> Rec {
         let kind = match a.kind {
             AccessKind::Load => meta::LOAD,
             AccessKind::Store => meta::STORE,
@@ -511,30 +472,32 @@ impl<H: Hooks> RaceCheck<H> {
             Scope::Sys => 3,
         };
         let g = a.thread.global;
-        let t = self.threads.get(g as usize);
         Rec {
             g,
-            epoch: t.map_or(1, |t| t.epoch),
+            epoch: self.hb.epoch(g),
             site: a.site,
-            locks: t.map_or(0, |t| t.locks),
+            locks: self.threads.get(g as usize).map_or(0, |t| t.locks),
             meta: kind
                 | sem << meta::SEM_SHIFT
                 | scope << meta::SCOPE_SHIFT
                 | if strong { meta::STRONG } else { 0 },
+            flags: fl,
         }
     }
 
     /// Checks and records one access in shadow memory.
-    fn check(&mut self, mem: &Memory, a: &Access, strong: bool) {
+    fn check(&mut self, mem: &Memory, a: &Access, strong: bool, fl: u8) {
         self.stats.accesses += 1;
         let me = a.thread.global;
         if me as usize >= self.threads.len() {
             return;
         }
-        let cur = self.rec(a, strong);
+        let cur = self.rec(a, strong, fl);
         let writes = a.kind != AccessKind::Load;
         let size = a.size as usize;
         let tpb = self.launch.tpb;
+        let my_cta = me / tpb;
+        let my_scope = a.scope;
         // Split borrows: the region is in `self.global`/`self.shared`, the rest is read.
         let Some((region, addr)) = region(
             &mut self.global,
@@ -548,27 +511,34 @@ impl<H: Hooks> RaceCheck<H> {
         let Some(cells) = region.cells(addr, size) else {
             return;
         };
-        let ts = &self.threads[me as usize];
+        let hb = &self.hb;
         let read_sets = &mut self.read_sets;
-        let mut found: [(u32, u32, Conflict); 4] = [(0, 0, Conflict::Raw); 4];
+        let mut found: [(u32, u32); 4] = [(0, 0); 4];
         let mut nfound = 0usize;
-        let mut seen = |p: &Rec, c: Conflict, out: &mut Vec<(Rec, Conflict)>| {
-            let k = (p.site, p.g, c);
-            if found[..nfound].contains(&k) {
-                return;
+        let mut seen =
+            |p: &Rec, c: Conflict, r: Relation, out: &mut Vec<(Rec, Conflict, Relation)>| {
+                let k = (p.site, p.g);
+                if found[..nfound].contains(&k) {
+                    return;
+                }
+                if nfound < found.len() {
+                    found[nfound] = k;
+                    nfound += 1;
+                }
+                out.push((*p, c, r));
+            };
+        let mut races: Vec<(Rec, Conflict, Relation)> = Vec::new();
+        let ordered = |p: &Rec| -> bool { p.g == me || hb.knows(me, p.g, p.epoch) };
+        let relation = |p: &Rec| -> Relation {
+            if ordered(p) {
+                return Relation::Ordered;
             }
-            if nfound < found.len() {
-                found[nfound] = k;
-                nfound += 1;
+            let p_scope = if p.wide() { Scope::Gpu } else { Scope::Cta };
+            if p.strong() && strong && scopes_meet(p.g / tpb, p_scope, my_cta, my_scope) {
+                Relation::StrongUnordered
+            } else {
+                Relation::DataRace
             }
-            out.push((*p, c));
-        };
-        let mut races: Vec<(Rec, Conflict)> = Vec::new();
-        let ordered =
-            |p: &Rec| -> bool { p.g == me || ts.clock.get(p.g / tpb, p.g % tpb) >= p.epoch };
-        let conflicts = |p: &Rec| -> bool {
-            !ordered(p)
-                && !(p.strong() && strong && (p.g / tpb == me / tpb || (p.wide() && cur.wide())))
         };
         let mut memo: Option<(Cell, Cell)> = None;
         for cell in cells.iter_mut() {
@@ -580,24 +550,32 @@ impl<H: Hooks> RaceCheck<H> {
             }
             let before = *cell;
             // Against the last write.
-            if !cell.w.is_empty() && conflicts(&cell.w) {
-                seen(
-                    &cell.w,
-                    if writes { Conflict::Waw } else { Conflict::Raw },
-                    &mut races,
-                );
+            if !cell.w.is_empty() {
+                let r = relation(&cell.w);
+                if r != Relation::Ordered {
+                    seen(
+                        &cell.w,
+                        if writes { Conflict::Waw } else { Conflict::Raw },
+                        r,
+                        &mut races,
+                    );
+                }
             }
             if writes {
                 // Against the reads since.
                 if cell.r.kind() == meta::READ_SET {
-                    for r in read_sets.get(cell.r.epoch) {
-                        if conflicts(r) {
-                            seen(r, Conflict::War, &mut races);
+                    for rd in read_sets.get(cell.r.epoch) {
+                        let r = relation(rd);
+                        if r != Relation::Ordered {
+                            seen(rd, Conflict::War, r, &mut races);
                         }
                     }
                     read_sets.release(cell.r.epoch);
-                } else if !cell.r.is_empty() && conflicts(&cell.r) {
-                    seen(&cell.r, Conflict::War, &mut races);
+                } else if !cell.r.is_empty() {
+                    let r = relation(&cell.r);
+                    if r != Relation::Ordered {
+                        seen(&cell.r, Conflict::War, r, &mut races);
+                    }
                 }
                 cell.w = cur;
                 cell.r = Rec::default();
@@ -635,7 +613,11 @@ impl<H: Hooks> RaceCheck<H> {
                 Some((before, *cell))
             };
         }
-        for (p, c) in races {
+        for (p, c, rel) in races {
+            if rel == Relation::StrongUnordered {
+                self.strong_candidate(mem, a, &p, &cur, c);
+                continue;
+            }
             let weak_load = |r: &Rec| r.kind() == meta::LOAD && !r.strong();
             let loader = match c {
                 Conflict::Raw if p.kind() == meta::ATOMIC && weak_load(&cur) => Some(cur.g),
@@ -655,6 +637,82 @@ impl<H: Hooks> RaceCheck<H> {
         }
     }
 
+    /// A morally strong, unordered pair: an `unordered` race unless one side is
+    /// synchronization (see the module docs). The read side's "followed by an acquire" is
+    /// decided at the end of the launch.
+    fn strong_candidate(&mut self, mem: &Memory, a: &Access, p: &Rec, cur: &Rec, c: Conflict) {
+        let (w, r) = match c {
+            Conflict::Raw => (p, cur),
+            Conflict::War => (cur, p),
+            Conflict::Waw => return,
+        };
+        if w.kind() == meta::ATOMIC || r.kind() == meta::ATOMIC || r.flags & flags::ACQUIRE != 0 {
+            return;
+        }
+        let (mut key, mut raw) = self.race(mem, a, p, cur, c);
+        key.class = RaceClass::Unordered;
+        raw.class = RaceClass::Unordered;
+        // Message passing that failed: before this read, its thread read a later strong
+        // write of the writer (the signal), yet this read is not ordered after the write.
+        if c == Conflict::Raw {
+            let number = self.threads.get(w.g as usize).and_then(|t| {
+                t.recent
+                    .iter()
+                    .rev()
+                    .find(|x| x.0 == loc_key(a.loc) && x.1 == w.site && x.2 == w.epoch)
+                    .map(|x| x.3)
+            });
+            // Only a later write of the same epoch counts: a release fence between the two
+            // would have raised the writer's epoch. (When a fence separates them the
+            // reader's acquire may be what is missing — or the later write is just newer
+            // data, as in a seqlock's torn snapshot, which its reader discards: a race
+            // check cannot tell the two apart, the `weak` model finds the former.)
+            let signal = self.threads.get(r.g as usize).and_then(|t| {
+                t.observed
+                    .iter()
+                    .find(|o| o.0 == w.g && o.3 == w.epoch && number.is_some_and(|n| o.1 > n))
+                    .copied()
+            });
+            if let Some((_, _, site, _)) = signal {
+                raw.signal = Some((site, false));
+                self.commit(key, raw);
+                return;
+            }
+        }
+        let write = (w.g, w.site, w.epoch);
+        let read = (r.g, r.epoch);
+        if let Some(x) = self
+            .strong_pending
+            .iter_mut()
+            .find(|x| x.key == key && x.read.0 == read.0 && x.write == write)
+        {
+            // Keep the latest read: if it is followed by an acquire, so are the earlier.
+            x.read.1 = x.read.1.max(read.1);
+            x.raw.occurrences += 1;
+            return;
+        }
+        self.strong_pending.push(StrongCandidate {
+            key,
+            raw,
+            write,
+            write_release: w.flags & flags::RELEASE != 0,
+            read,
+        });
+    }
+
+    /// A strong write (or RMW) of thread `g`: its program-order number, remembered.
+    fn note_strong_write(&mut self, g: u32, loc: u64, site: u32, epoch: Epoch) -> u32 {
+        let Some(ts) = self.threads.get_mut(g as usize) else {
+            return 0;
+        };
+        ts.writes += 1;
+        if ts.recent.len() >= RECENT_WRITES {
+            ts.recent.pop_front();
+        }
+        ts.recent.push_back((loc, site, epoch, ts.writes));
+        ts.writes
+    }
+
     /// Reclassifies a race whose accesses held locks, now that the launch is over.
     fn finalize(&self, mut key: RaceKey, mut raw: RawRace) -> (RaceKey, RawRace) {
         let t = &self.lock_table;
@@ -666,18 +724,43 @@ impl<H: Hooks> RaceCheck<H> {
                 .collect()
         };
         let (lp, lc) = (real(raw.lock_ids.0), real(raw.lock_ids.1));
-        if lp.is_empty() && lc.is_empty() {
+        let shared_lock = lp.iter().any(|l| lc.contains(l));
+        // The previous holder released properly, and this thread took the lock without
+        // acquire ordering (of enough scope): the acquire is what to fix.
+        let acquire_problem = shared_lock
+            && raw.acquire_site.is_some()
+            && t.good_release
+                .contains(&(raw.acquire_lock, raw.first.global));
+        // A lock taken with `.cta` RMWs by threads of several CTAs excludes nothing across
+        // CTAs: the scope is the cause, whatever else.
+        let cta_lock = lp
+            .iter()
+            .chain(&lc)
+            .any(|l| t.cta_taken.get(l).is_some_and(|x| x.1));
+        if cta_lock
+            || (raw.class == RaceClass::InsufficientScope && !acquire_problem)
+            || (lp.is_empty() && lc.is_empty())
+        {
+            if cta_lock {
+                raw.class = RaceClass::InsufficientScope;
+                key.class = RaceClass::InsufficientScope;
+            }
             return (key, raw);
         }
-        raw.lock = Some(if lp.iter().any(|l| lc.contains(l)) {
+        raw.lock = Some(if shared_lock {
             LockProblem::Unordered
         } else if !lp.is_empty() && !lc.is_empty() {
             LockProblem::DifferentLocks
         } else {
             LockProblem::Unprotected
         });
-        raw.class = RaceClass::LockMisuse;
-        key.class = RaceClass::LockMisuse;
+        let class = if acquire_problem {
+            RaceClass::LockAcquire
+        } else {
+            RaceClass::LockMisuse
+        };
+        raw.class = class;
+        key.class = class;
         (key, raw)
     }
 
@@ -685,7 +768,7 @@ impl<H: Hooks> RaceCheck<H> {
         let execution = self.races.executions;
         match self.races.races.get_mut(&key) {
             Some(r) => {
-                r.occurrences += 1;
+                r.occurrences += raw.occurrences.max(1);
                 if r.last_execution != execution {
                     r.last_execution = execution;
                     r.executions += 1;
@@ -698,7 +781,7 @@ impl<H: Hooks> RaceCheck<H> {
     }
 
     fn race(
-        &mut self,
+        &self,
         mem: &Memory,
         a: &Access,
         p: &Rec,
@@ -717,22 +800,25 @@ impl<H: Hooks> RaceCheck<H> {
         } else {
             let scope_only = p.strong() && cur.strong();
             let blind_orders = self
-                .threads
-                .get(cur.g as usize)
-                .is_some_and(|t| t.blind.as_ref().is_some_and(|b| b.get(pc, pt) >= p.epoch));
+                .blind
+                .as_ref()
+                .is_some_and(|b| b.knows(cur.g, p.g, p.epoch));
             if scope_only || blind_orders {
                 RaceClass::InsufficientScope
             } else {
                 RaceClass::InterBlock
             }
         };
-        let key = RaceKey {
-            kernel: self.launch.kernel.clone(),
-            first_site: p.site,
-            second_site: cur.site,
-            class,
-            conflict,
-        };
+        // A lock taken without acquire ordering by the later access's thread, that the
+        // earlier access also held: the CAS after which the fence goes.
+        let acquire = self.threads.get(cur.g as usize).and_then(|t| {
+            let held = self.lock_table.get(p.locks);
+            t.unsynced
+                .iter()
+                .find(|(l, _, cta_ok)| held.contains(l) && !(*cta_ok && pc == cc))
+                .map(|(l, site, _)| (*site, *l))
+        });
+        let key = RaceKey::new(&self.launch.kernel, p.site, cur.site, class);
         let execution = self.races.executions;
         let raw = |r: &Rec| RawAccess {
             cta: r.g / tpb,
@@ -784,6 +870,9 @@ impl<H: Hooks> RaceCheck<H> {
                 addr,
                 allocation,
                 lock: None,
+                acquire_site: acquire.map(|a| a.0),
+                signal: None,
+                acquire_lock: acquire.map_or(0, |a| a.1),
                 lock_ids: (p.locks, cur.locks),
                 occurrences: 1,
                 executions: 1,
@@ -792,158 +881,212 @@ impl<H: Hooks> RaceCheck<H> {
         )
     }
 
-    /// The thread's clock with its own entry, as published by a release.
-    fn snapshot(&mut self, t: ThreadRef) -> Option<VClock> {
-        let tpb = self.launch.tpb;
-        let ts = self.threads.get_mut(t.global as usize)?;
-        let mut c = ts.clock.clone();
-        c.raise(t.cta, t.tid, tpb, ts.epoch);
-        ts.clock = c.clone();
-        Some(c)
-    }
-
-    /// What a strong write by `t` publishes: (any scope, ≥ `.gpu`).
-    fn publication(&mut self, a: &Access) -> (Option<VClock>, Option<VClock>) {
+    /// A strong read of `a.loc` by `a.thread` that observed `value`: synchronizes with
+    /// the newest remembered write of that value if the two are morally strong.
+    fn observe(&mut self, a: &Access, value: u64) {
         let t = a.thread;
-        if matches!(a.sem, Sem::Release | Sem::AcqRel | Sem::Sc) {
-            let snap = self.snapshot(t);
-            if let Some(ts) = self.threads.get_mut(t.global as usize) {
-                ts.epoch += 1;
+        let found = self.sync.get(&loc_key(a.loc)).and_then(|q| {
+            q.iter()
+                .rev()
+                .find(|w| w.value == value && w.size == a.size)
+                .cloned()
+        });
+        let ms = found.as_ref().is_some_and(|w| {
+            w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope))
+        });
+        let blind_ms = found.as_ref().is_some_and(|w| w.strong);
+        let (msg, bmsg) = match &found {
+            Some(w) => (
+                if ms { w.msg.clone() } else { None },
+                if blind_ms { w.blind.clone() } else { None },
+            ),
+            None => (None, None),
+        };
+        self.hb.read(t, a.sem, a.scope, msg.as_deref());
+        if let Some(b) = &mut self.blind {
+            b.read(t, a.sem, Scope::Sys, bmsg.as_deref());
+        }
+        if acquires(a.sem) {
+            self.note_acquire(t, a.scope);
+        }
+        if let (Some(w), true) = (&found, ms) {
+            if w.writer != t.global && w.number > 0 {
+                if let Some(ts) = self.threads.get_mut(t.global as usize) {
+                    let entry = (w.writer, w.number, w.site, w.epoch);
+                    match ts.observed.iter().position(|o| o.0 == w.writer) {
+                        Some(i) if ts.observed[i].1 < w.number => ts.observed[i] = entry,
+                        Some(_) => {}
+                        None if ts.observed.len() < OBSERVED_WRITERS => ts.observed.push(entry),
+                        None => {}
+                    }
+                }
             }
-            let w = if wide(a.scope) { snap.clone() } else { None };
-            (snap, w)
-        } else {
-            let Some(ts) = self.threads.get(t.global as usize) else {
-                return (None, None);
-            };
-            let w = if wide(a.scope) {
-                ts.rel_fence[1].clone()
-            } else {
-                None
-            };
-            (ts.rel_fence[0].clone(), w)
         }
     }
 
-    /// A strong read of `a.loc` by `a.thread` that observed `value`.
-    fn observe(&mut self, a: &Access, value: u64, acquire_now: bool) {
-        let Some(s) = self.sync.get(&loc_key(a.loc)) else {
-            return;
-        };
-        if s.size == a.size && s.value != value {
-            return;
-        }
-        let Some(ts) = self.threads.get_mut(a.thread.global as usize) else {
-            return;
-        };
-        let same = s.cta == a.thread.cta;
-        let none = None;
-        // (reaches the reader for real, reaches it only if every scope were `.gpu`)
-        let (real, blind): ([&Option<VClock>; 2], [&Option<VClock>; 2]) = if same {
-            ([&s.narrow, &s.wide], [&none, &none])
-        } else if wide(a.scope) {
-            ([&s.wide, &none], [&s.narrow, &none])
-        } else {
-            ([&none, &none], [&s.narrow, &s.wide])
-        };
-        let from = usize::from(!same);
-        for c in real.into_iter().flatten() {
-            if acquire_now {
-                ts.join(c);
+    /// The thread executed an acquire (fence or operation) of `scope`.
+    fn note_acquire(&mut self, t: ThreadRef, scope: Scope) {
+        let e = self.hb.epoch(t.global);
+        if let Some(ts) = self.threads.get_mut(t.global as usize) {
+            ts.last_acquire = e;
+            if fencehound_hb::wide(scope) {
+                ts.unsynced.clear();
             } else {
-                join_opt(&mut ts.pending[from], &Some(c.clone()));
+                for u in &mut ts.unsynced {
+                    u.2 = true;
+                }
             }
         }
-        for c in blind.into_iter().flatten() {
-            if acquire_now {
-                ts.join_blind(c);
-            } else {
-                join_opt(&mut ts.pending_blind, &Some(c.clone()));
+    }
+
+    /// Remembers a write for later reads; `msg` as computed by [`Hb::write_message`].
+    #[allow(clippy::too_many_arguments)]
+    fn remember(
+        &mut self,
+        a: &Access,
+        value: u64,
+        strong: bool,
+        msg: Option<Message>,
+        blind: Option<Message>,
+        number: u32,
+        epoch: Epoch,
+    ) {
+        let w = SyncWrite {
+            site: a.site,
+            number,
+            epoch,
+            value,
+            size: a.size,
+            writer: a.thread.global,
+            cta: a.thread.cta,
+            scope: a.scope,
+            strong,
+            msg: msg.filter(|m| !m.is_empty()).map(Arc::new),
+            blind: blind.filter(|m| !m.is_empty()).map(Arc::new),
+        };
+        let q = self.sync.entry(loc_key(a.loc)).or_default();
+        // An RMW that leaves the value as it was (a failed CAS, `atomicAdd(p, 0)`) joins
+        // what it publishes into the write it read instead of taking a slot: spinning
+        // CASes would otherwise push the unlock out of the window.
+        if let Some(last) = q.back_mut() {
+            if a.kind == AccessKind::Atomic
+                && last.value == value
+                && last.size == a.size
+                && last.strong
+            {
+                if let Some(m) = w.msg {
+                    match &mut last.msg {
+                        Some(l) => Arc::make_mut(l).merge(&m),
+                        None => last.msg = Some(m),
+                    }
+                }
+                if let Some(m) = w.blind {
+                    match &mut last.blind {
+                        Some(l) => Arc::make_mut(l).merge(&m),
+                        None => last.blind = Some(m),
+                    }
+                }
+                return;
             }
         }
+        if q.len() >= SYNC_WRITES {
+            q.pop_front();
+        }
+        q.push_back(w);
+    }
+
+    fn messages(&mut self, a: &Access) -> (Option<Message>, Option<Message>) {
+        let m = self.hb.write_message(a.thread, a.sem, a.scope);
+        let b = self
+            .blind
+            .as_mut()
+            .and_then(|b| b.write_message(a.thread, a.sem, Scope::Sys));
+        (m, b)
     }
 
     fn on_load(&mut self, mem: &Memory, a: &Access, buf: &[u8]) {
         let strong = a.sem != Sem::Weak;
-        self.check(mem, a, strong);
-        if strong && !self.sync.is_empty() {
+        if strong {
+            self.scoped_event(a.scope);
+        }
+        let fl = if acquires(a.sem) { flags::ACQUIRE } else { 0 };
+        self.check(mem, a, strong, fl);
+        if strong {
             let mut b = [0u8; 8];
             let n = buf.len().min(8);
             b[..n].copy_from_slice(&buf[..n]);
-            let acquire = matches!(a.sem, Sem::Acquire | Sem::AcqRel | Sem::Sc);
-            self.observe(a, u64::from_le_bytes(b), acquire);
+            self.observe(a, u64::from_le_bytes(b));
         }
     }
 
     fn on_store(&mut self, mem: &Memory, a: &Access, data: &[u8]) {
-        let g = a.thread.global as usize;
-        let strong = match a.sem {
-            Sem::Weak => false,
-            Sem::Volatile => self.threads.get(g).is_some_and(|t| t.fenced),
-            _ => true,
+        let strong = a.sem != Sem::Weak;
+        if strong {
+            self.scoped_event(a.scope);
+        }
+        let g = a.thread.global;
+        let fl = if strong && (releases(a.sem) || self.hb.has_release_fence(g)) {
+            flags::RELEASE
+        } else {
+            0
         };
-        self.check(mem, a, strong);
+        // The message first: a release raises the epoch, and the store is after it.
+        let (msg, bmsg) = if strong {
+            self.messages(a)
+        } else {
+            (None, None)
+        };
+        let epoch = self.hb.epoch(g);
+        self.check(mem, a, strong, fl);
+        let number = if strong {
+            self.note_strong_write(g, loc_key(a.loc), a.site, epoch)
+        } else {
+            0
+        };
         let mut b = [0u8; 8];
         let n = data.len().min(8);
         b[..n].copy_from_slice(&data[..n]);
         let value = u64::from_le_bytes(b);
-        if strong {
-            let (narrow, wide) = self.publication(a);
-            let key = loc_key(a.loc);
-            if narrow.is_none() && wide.is_none() {
-                self.sync.remove(&key);
-            } else {
-                self.sync.insert(
-                    key,
-                    LocSync {
-                        value,
-                        size: a.size,
-                        cta: a.thread.cta,
-                        narrow,
-                        wide,
-                    },
-                );
-            }
-        }
+        self.remember(a, value, strong, msg, bmsg, number, epoch);
         if value == 0 {
             self.unlock(a);
         }
     }
 
     fn on_atomic(&mut self, mem: &Memory, a: &Access, old: u64, new: u64) {
-        self.check(mem, a, true);
-        // Lenient: a read-modify-write acquires what it reads (see the module docs).
-        if !self.sync.is_empty() {
-            self.observe(a, old, true);
-        }
-        let (narrow, wide) = self.publication(a);
-        let key = loc_key(a.loc);
-        let cta = a.thread.cta;
-        match self.sync.get_mut(&key) {
-            Some(s) => {
-                if s.cta != cta {
-                    s.narrow = None;
-                    s.cta = cta;
+        self.scoped_event(a.scope);
+        let fl = if releases(a.sem) || self.hb.has_release_fence(a.thread.global) {
+            flags::RELEASE
+        } else {
+            0
+        } | if acquires(a.sem) { flags::ACQUIRE } else { 0 };
+        // Release part (publishes what precedes the RMW), then the access, then the read
+        // part (observes `old`), and the write continues the release sequence it read.
+        let (mut msg, mut bmsg) = self.messages(a);
+        let t = a.thread;
+        let epoch = self.hb.epoch(t.global);
+        self.check(mem, a, true, fl);
+        let number = self.note_strong_write(t.global, loc_key(a.loc), a.site, epoch);
+        let src = self.sync.get(&loc_key(a.loc)).and_then(|q| {
+            q.iter()
+                .rev()
+                .find(|w| w.value == old && w.size == a.size)
+                .cloned()
+        });
+        if let Some(w) = &src {
+            if w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope)) {
+                if let Some(m) = &w.msg {
+                    msg.get_or_insert_with(Message::default).merge(m);
                 }
-                join_opt(&mut s.narrow, &narrow);
-                join_opt(&mut s.wide, &wide);
-                s.value = new;
-                s.size = a.size;
             }
-            None if narrow.is_some() || wide.is_some() => {
-                self.sync.insert(
-                    key,
-                    LocSync {
-                        value: new,
-                        size: a.size,
-                        cta,
-                        narrow,
-                        wide,
-                    },
-                );
+            if w.strong {
+                if let Some(m) = &w.blind {
+                    bmsg.get_or_insert_with(Message::default).merge(m);
+                }
             }
-            None => {}
         }
+        self.observe(a, old);
+        self.remember(a, new, true, msg, bmsg, number, epoch);
         let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
         if flags & SITE_CAS != 0 {
             // The thread's own earlier weak read of this address fed this CAS: validated.
@@ -970,8 +1113,21 @@ impl<H: Hooks> RaceCheck<H> {
         set.push(k);
         set.sort_unstable();
         let id = self.lock_table.intern(set);
+        if !fencehound_hb::wide(a.scope) {
+            let e = self
+                .lock_table
+                .cta_taken
+                .entry(k)
+                .or_insert((a.thread.cta, false));
+            e.1 |= e.0 != a.thread.cta;
+        }
+        let acquired = acquires(a.sem) && fencehound_hb::wide(a.scope);
         if let Some(ts) = self.threads.get_mut(a.thread.global as usize) {
             ts.locks = id;
+            ts.unsynced.retain(|u| u.0 != k);
+            if !acquired {
+                ts.unsynced.push((k, a.site, acquires(a.sem)));
+            }
         }
     }
 
@@ -989,124 +1145,67 @@ impl<H: Hooks> RaceCheck<H> {
         }
         let set: Vec<u64> = set.iter().copied().filter(|l| *l != k).collect();
         self.lock_table.confirmed.insert(k);
+        let g = a.thread.global;
+        let good =
+            (releases(a.sem) && fencehound_hb::wide(a.scope)) || self.hb.has_wide_release_fence(g);
+        if good {
+            self.lock_table.good_release.insert((k, g));
+        } else {
+            self.lock_table.good_release.remove(&(k, g));
+        }
         let id = self.lock_table.intern(set);
         if let Some(ts) = self.threads.get_mut(a.thread.global as usize) {
             ts.locks = id;
+            ts.unsynced.retain(|u| u.0 != k);
         }
     }
 
     fn on_fence(&mut self, f: &Fence) {
-        let t = f.thread;
-        let g = t.global as usize;
-        let cta = t.cta as usize;
-        let gpu = wide(f.scope);
+        self.scoped_event(f.scope);
         let acquire = matches!(
             f.kind,
             FenceKind::Sc | FenceKind::AcqRel | FenceKind::Acquire
         );
-        let release = matches!(
-            f.kind,
-            FenceKind::Sc | FenceKind::AcqRel | FenceKind::Release
-        );
-        let Some(ts) = self.threads.get_mut(g) else {
-            return;
-        };
         if acquire {
-            if let Some(c) = ts.pending[0].take() {
-                ts.join(&c);
-            }
-            if let Some(c) = ts.pending[1].take() {
-                if gpu {
-                    ts.join(&c);
-                } else {
-                    ts.join_blind(&c);
-                }
-            }
-            if let Some(c) = ts.pending_blind.take() {
-                ts.join_blind(&c);
-            }
+            self.note_acquire(f.thread, f.scope);
         }
-        if f.kind == FenceKind::Sc {
-            if let Some(c) = self.sc_cta.get(cta) {
-                ts.join(c);
-            }
-            if gpu {
-                ts.join(&self.sc_gpu);
-            } else {
-                if !self.sc_blind_live {
-                    // First `.cta` fence.sc: from now on keep the scope-blind SC clock.
-                    self.sc_blind_live = true;
-                    self.sc_blind = self.sc_gpu.clone();
-                    for c in &self.sc_cta {
-                        self.sc_blind.join(c);
-                    }
-                }
-                ts.join_blind(&self.sc_blind);
-            }
-        }
-        if !release {
-            return;
-        }
-        let Some(snap) = self.snapshot(t) else { return };
-        if f.kind == FenceKind::Sc {
-            if let Some(c) = self.sc_cta.get_mut(cta) {
-                c.join(&snap);
-            }
-            if gpu {
-                self.sc_gpu.join(&snap);
-            }
-            if self.sc_blind_live {
-                self.sc_blind.join(&snap);
-            }
-        }
-        let ts = &mut self.threads[g];
-        if gpu {
-            ts.rel_fence[1] = Some(snap.clone());
-        }
-        ts.rel_fence[0] = Some(snap);
-        ts.fenced = true;
-        ts.epoch += 1;
-    }
-
-    fn barrier_key(b: &Barrier) -> (u8, u32, u32) {
-        match b.kind {
-            BarrierKind::Warp => (1, b.thread.warp, 0),
-            BarrierKind::Sync | BarrierKind::Arrive => (0, b.thread.cta, b.id),
+        self.hb.fence(f.thread, f.kind, f.scope);
+        if let Some(b) = &mut self.blind {
+            b.fence(f.thread, f.kind, Scope::Sys);
         }
     }
 
     fn on_arrive(&mut self, b: &Barrier) {
-        let t = b.thread;
-        let tpb = self.launch.tpb;
-        let Some(ts) = self.threads.get_mut(t.global as usize) else {
-            return;
-        };
-        let acc = self.barriers.entry(Self::barrier_key(b)).or_default();
-        acc.fold(&ts.clock);
-        acc.clock.raise(t.cta, t.tid, tpb, ts.epoch);
-        if let Some(bl) = &ts.blind {
-            acc.blind_parts.push(bl.clone());
+        self.hb.arrive(b);
+        if let Some(x) = &mut self.blind {
+            x.arrive(b);
         }
-        ts.epoch += 1;
     }
 
     fn on_release(&mut self, b: &Barrier, threads: &[ThreadRef]) {
-        let Some(acc) = self.barriers.remove(&Self::barrier_key(b)) else {
-            return;
-        };
-        let blind = if acc.blind_parts.is_empty() {
-            None
-        } else {
-            let mut bl = acc.clock.clone();
-            for p in &acc.blind_parts {
-                bl.join(p);
-            }
-            Some(bl)
-        };
-        for t in threads {
-            if let Some(ts) = self.threads.get_mut(t.global as usize) {
-                ts.clock = acc.clock.clone();
-                ts.blind = blind.clone();
+        self.hb.release(b, threads);
+        if let Some(x) = &mut self.blind {
+            x.release(b, threads);
+        }
+    }
+
+    fn end_launch(&mut self) {
+        let mut held: Vec<_> = self.deferred.drain().flat_map(|(_, v)| v).collect();
+        held.append(&mut self.lock_pending);
+        for (key, raw) in held {
+            let (key, raw) = self.finalize(key, raw);
+            self.commit(key, raw);
+        }
+        // Otherwise an `unordered` pair is reported only when neither side is
+        // synchronization at all (no release fence before the write, no acquire after the
+        // read: the volatile warp reduction, the flag written and polled without fences).
+        for c in std::mem::take(&mut self.strong_pending) {
+            let followed = self
+                .threads
+                .get(c.read.0 as usize)
+                .is_some_and(|t| t.last_acquire >= c.read.1);
+            if !c.write_release && !followed {
+                self.commit(c.key, c.raw);
             }
         }
     }
@@ -1168,12 +1267,7 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
     }
 
     fn launch_end(&mut self, mem: &mut Memory) {
-        let mut held: Vec<_> = self.deferred.drain().flat_map(|(_, v)| v).collect();
-        held.append(&mut self.lock_pending);
-        for (key, raw) in held {
-            let (key, raw) = self.finalize(key, raw);
-            self.commit(key, raw);
-        }
+        self.end_launch();
         self.inner.launch_end(mem);
     }
 }

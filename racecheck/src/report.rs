@@ -26,17 +26,27 @@ pub enum RaceClass {
     InsufficientScope,
     /// At least one access holds a lock and the lock does not order the two accesses:
     /// different locks, protected and unprotected accesses mixed, or a lock whose
-    /// acquire/release lack the fences that would order its critical sections.
+    /// release lacks the fence that would order its critical sections.
     LockMisuse,
+    /// Lock acquired without acquire ordering: the later access's thread took the lock the
+    /// earlier one held with a relaxed RMW (`atomicCAS`) and no acquire fence (of enough
+    /// scope) after it, so its critical section may read the previous holder's data stale.
+    LockAcquire,
+    /// Unordered, stale read possible: two strong (e.g. `volatile`) accesses that PTX does
+    /// not call a data race, that nothing orders, and that are not synchronization (the
+    /// write completes no release pattern, the read starts no acquire pattern).
+    Unordered,
 }
 
 impl RaceClass {
-    pub const ALL: [RaceClass; 5] = [
+    pub const ALL: [RaceClass; 7] = [
         RaceClass::IntraWarp,
         RaceClass::IntraBlock,
         RaceClass::InterBlock,
         RaceClass::InsufficientScope,
         RaceClass::LockMisuse,
+        RaceClass::LockAcquire,
+        RaceClass::Unordered,
     ];
 
     pub fn name(self) -> &'static str {
@@ -46,7 +56,15 @@ impl RaceClass {
             RaceClass::InterBlock => "inter-block",
             RaceClass::InsufficientScope => "insufficient-scope",
             RaceClass::LockMisuse => "lock-misuse",
+            RaceClass::LockAcquire => "lock-acquire",
+            RaceClass::Unordered => "unordered",
         }
+    }
+
+    /// Whether PTX calls it a data race (the other classes are ordering bugs between
+    /// accesses that are not data races, or that locks were meant to order).
+    pub fn is_data_race(self) -> bool {
+        !matches!(self, RaceClass::Unordered | RaceClass::LockAcquire)
     }
 
     pub fn parse(s: &str) -> Option<RaceClass> {
@@ -120,6 +138,14 @@ pub struct RawRace {
     /// Allocation name and base (global memory).
     pub allocation: Option<(String, u64)>,
     pub lock: Option<LockProblem>,
+    /// `lock-acquire`: the RMW that took the lock, after which the acquire fence goes,
+    /// and the lock (checker-internal).
+    pub acquire_site: Option<SiteId>,
+    pub(crate) acquire_lock: u64,
+    /// `unordered` message-passing failures: the later write of the first access's thread
+    /// (the signal) that the second access's thread had read, and whether a release fence
+    /// separated it from the first write (then the reader's acquire is missing).
+    pub signal: Option<(SiteId, bool)>,
     /// Interned lock sets of the two accesses (checker-internal).
     pub(crate) lock_ids: (u16, u16),
     pub occurrences: u64,
@@ -128,14 +154,24 @@ pub struct RawRace {
     pub(crate) last_execution: u64,
 }
 
-/// Deduplication key.
+/// Deduplication key: one race per unordered pair of sites (A then B and B then A are
+/// the same race), kernel and class.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RaceKey {
     pub kernel: String,
-    pub first_site: SiteId,
-    pub second_site: SiteId,
+    /// The smaller and the larger of the two sites.
+    pub sites: (SiteId, SiteId),
     pub class: RaceClass,
-    pub conflict: Conflict,
+}
+
+impl RaceKey {
+    pub fn new(kernel: &str, a: SiteId, b: SiteId, class: RaceClass) -> RaceKey {
+        RaceKey {
+            kernel: kernel.to_string(),
+            sites: (a.min(b), a.max(b)),
+            class,
+        }
+    }
 }
 
 /// Races of any number of executions, deduplicated.
@@ -234,6 +270,9 @@ pub struct RaceReport {
     pub allocation: Option<String>,
     pub offset: Option<u64>,
     pub lock: Option<LockProblem>,
+    /// `lock-acquire`: where the acquire fence goes (right after this RMW).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence_after: Option<AccessReport>,
     /// One line on the synchronization that is missing.
     pub missing: String,
     pub occurrences: u64,
@@ -298,7 +337,29 @@ impl RaceReport {
     pub fn resolve(r: &RawRace, dev: &Device, module: ModuleId) -> RaceReport {
         let first = AccessReport::resolve(&r.first, dev, module);
         let second = AccessReport::resolve(&r.second, dev, module);
-        let missing = missing_text(r);
+        let fence_after = r.acquire_site.map(|site| {
+            AccessReport::resolve(
+                &RawAccess {
+                    site,
+                    kind: AccessKind::Atomic,
+                    ..r.second
+                },
+                dev,
+                module,
+            )
+        });
+        let signal = r.signal.map(|(site, _)| {
+            AccessReport::resolve(
+                &RawAccess {
+                    site,
+                    kind: AccessKind::Store,
+                    ..r.first
+                },
+                dev,
+                module,
+            )
+        });
+        let missing = missing_text(r, fence_after.as_ref(), signal.as_ref());
         RaceReport {
             kernel: r.kernel.clone(),
             class: r.class,
@@ -316,10 +377,21 @@ impl RaceReport {
             allocation: r.allocation.as_ref().map(|a| a.0.clone()),
             offset: r.allocation.as_ref().map(|a| r.addr - a.1),
             lock: r.lock,
+            fence_after,
             missing,
             occurrences: r.occurrences,
             executions: r.executions,
         }
+    }
+
+    /// Whether `other` is the same race (kernel, class and the same pair of sites, in
+    /// either order).
+    pub fn same_race(&self, other: &RaceReport) -> bool {
+        let pair = |r: &RaceReport| {
+            let (a, b) = (r.first.site, r.second.site);
+            (a.min(b), a.max(b))
+        };
+        self.kernel == other.kernel && self.class == other.class && pair(self) == pair(other)
     }
 
     /// The CUDA lines (or PTX lines) of both accesses, e.g. `k.cu:12`.
@@ -331,7 +403,11 @@ impl RaceReport {
     }
 }
 
-fn missing_text(r: &RawRace) -> String {
+fn missing_text(
+    r: &RawRace,
+    fence_after: Option<&AccessReport>,
+    signal: Option<&AccessReport>,
+) -> String {
     let (a, b) = (&r.first, &r.second);
     match r.class {
         RaceClass::IntraWarp => format!(
@@ -363,10 +439,58 @@ fn missing_text(r: &RawRace) -> String {
             Some(LockProblem::Unprotected) => {
                 "one access holds a lock and the other none: take the lock for both".into()
             }
-            _ => "both hold the lock, but its acquire/release do not order the critical \
-                  sections: __threadfence() after acquiring and before releasing"
+            _ => "both hold the lock, but its release does not order the critical \
+                  sections: __threadfence() before releasing it (and after acquiring it)"
                 .into(),
         },
+        RaceClass::LockAcquire => format!(
+            "lock acquired without acquire ordering: the lock is taken by a relaxed RMW{} \
+             with no acquire fence after it{}, so the critical section may read the \
+             previous holder's data stale: insert __threadfence() right after it (or use \
+             an acquire RMW)",
+            fence_after.map_or(String::new(), |f| format!(" at {}", f.place())),
+            if a.cta != b.cta {
+                " of device scope (the lock is shared across CTAs)"
+            } else {
+                ""
+            }
+        ),
+        RaceClass::Unordered if r.signal.is_some() => {
+            let at = signal.map_or("a later write".to_string(), |s| {
+                format!("the write at {} (`{}`)", s.place(), s.instruction)
+            });
+            if r.signal.is_some_and(|x| x.1) {
+                format!(
+                    "unordered, stale read possible: thread {} (CTA {}) read {at}, which its \
+                     writer published after a release fence, but no acquire follows that \
+                     read: __threadfence() after reading it (or an acquire load)",
+                    b.tid, b.cta
+                )
+            } else {
+                format!(
+                    "unordered, stale read possible: thread {} (CTA {}) read {at}, which \
+                     thread {} (CTA {}) wrote after this write with no release fence in \
+                     between: __threadfence() between this write and that one",
+                    b.tid, b.cta, a.tid, a.cta
+                )
+            }
+        }
+        RaceClass::Unordered => format!(
+            "unordered, stale read possible: both accesses are strong (e.g. volatile), so \
+             PTX calls it no data race, but nothing orders thread {} (CTA {}) and thread {} \
+             (CTA {}) and neither access is synchronization: {}",
+            a.tid,
+            a.cta,
+            b.tid,
+            b.cta,
+            if a.cta == b.cta && a.tid / 32 == b.tid / 32 {
+                "__syncwarp() between them (independent thread scheduling)"
+            } else if a.cta == b.cta {
+                "__syncthreads() between them, or a release/acquire pair"
+            } else {
+                "__threadfence() before the write and after the read (release/acquire)"
+            }
+        ),
     }
 }
 

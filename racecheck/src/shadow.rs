@@ -38,6 +38,17 @@ pub struct Rec {
     pub site: u32,
     pub locks: u16,
     pub meta: u8,
+    /// [`flags`] bits.
+    pub flags: u8,
+}
+
+/// [`Rec::flags`] bits.
+pub mod flags {
+    /// A strong write that completes a release pattern (a release operation, or a strong
+    /// write after a release fence of its thread): it is synchronization, not data.
+    pub const RELEASE: u8 = 1;
+    /// An acquire read (`ld.acquire`, `atom.acquire`).
+    pub const ACQUIRE: u8 = 2;
 }
 
 impl Rec {

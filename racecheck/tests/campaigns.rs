@@ -150,25 +150,38 @@ const UNDERFENCED: &[(&str, &str, u32, u32, &str)] = &[
     ("cbe_dot", "no_fence", 49, 49, "lock-misuse"),
     ("cbe_dot", "lock_fence_only", 49, 49, "lock-misuse"),
     ("cbe_dot", "block_fence", 49, 49, "lock-misuse"),
+    // Only the fence after the lock (line 25) missing: the lock is taken by a relaxed
+    // atomicCAS with no acquire after it (issue 12, class 3).
+    ("cbe_dot", "unlock_fence", 49, 49, "lock-acquire"),
     // Fence after the partial sum (line 61): its store (60) vs the last block's read (80).
     ("sdk_red", "unfenced", 60, 80, "inter-block"),
     ("sdk_red", "block_fence", 60, 80, "insufficient-scope"),
+    // As the SDK sample: no fence after the last block's ticket, a relaxed atomicInc
+    // acquires nothing.
+    ("sdk_red", "sdk", 60, 80, "inter-block"),
+    // `volatile` values and status words are morally strong, so the missing fences are
+    // message-passing failures, not data races: `unordered`, found because the reader had
+    // read the status word its writer stored after the value with no fence in between.
     // FENCE_1 (line 119): tile 0's inclusive prefix (118) vs the look-back's read (102).
-    ("cub_scan", "no_fence_1", 118, 102, "inter-block"),
+    ("cub_scan", "no_fence_1", 118, 102, "unordered"),
     // FENCE_2 (line 91): a tile's aggregate (90) vs the look-back's read (105).
-    ("cub_scan", "no_fence_2", 90, 105, "inter-block"),
-    ("cub_scan", "no_fences", 118, 102, "inter-block"),
-    ("cub_scan", "no_fences", 90, 105, "inter-block"),
-    ("cub_scan", "no_fences", 122, 102, "inter-block"),
+    ("cub_scan", "no_fence_2", 90, 105, "unordered"),
+    // FENCE_3 (line 123): a tile's inclusive prefix (122) vs the look-back's read (102).
+    ("cub_scan", "no_fences", 118, 102, "unordered"),
+    ("cub_scan", "no_fences", 90, 105, "unordered"),
+    ("cub_scan", "no_fences", 122, 102, "unordered"),
     // PUSH_FENCE (line 41): the pushed item (40) vs the thief's read of it (52).
-    ("ct_octree", "no_push_fence", 40, 52, "inter-block"),
+    ("ct_octree", "no_push_fence", 40, 52, "unordered"),
+    // Producer fence (line 26): the plain item store (25) vs a consumer's read (38); the
+    // consumer's own fence missing (line 35): the same pair, the acquire side.
+    ("mp_queue", "no_producer_fence", 25, 38, "inter-block"),
+    ("mp_queue", "no_consumer_fence", 25, 38, "inter-block"),
 ];
-// Not in the table: `cub_scan no_fence_3` (FENCE_3, line 123, missing). Every access to
-// `inclusive` and `status` is volatile, and that thread executed FENCE_2 (line 91) earlier,
-// so its volatile stores count as strong (a possible release pattern): the stale read of
-// `inclusive[i]` (line 122 → 102) is a message-passing failure between morally strong
-// accesses, which the PTX model does not call a data race. The write buffers expose it
-// (campaigns/README.md); the race check does not report it (racecheck/RESULTS.md).
+// Not in the table: `cub_scan no_fence_3` alone, and the seqlock reader-side variants:
+// there the writer fenced between the value and the signal, and the reader's missing
+// acquire between two morally strong (volatile) accesses is not something a race check
+// can tell from a seqlock's expected torn snapshot; the `weak` model exposes them by
+// execution (campaigns/RESULTS.md).
 
 #[test]
 fn underfenced_variants_report_races_at_the_missing_fence() {

@@ -59,6 +59,11 @@ fn locks() {
 }
 
 #[test]
+fn ptx_exact() {
+    check_file("ptx_exact.cu");
+}
+
+#[test]
 fn at_least_thirty_labelled_kernels() {
     let dir = format!("{}/tests/kernels", env!("CARGO_MANIFEST_DIR"));
     let mut n = 0;

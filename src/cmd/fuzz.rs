@@ -2,7 +2,10 @@
 
 use crate::exit::Exit;
 use anyhow::{bail, Context, Result};
-use fencehound_fuzzer::{runner, Campaign, ExecSpec, Plan, Report, Verdict};
+use fencehound_fuzzer::backend::gpu;
+use fencehound_fuzzer::lock::{LockError, ReportLock};
+use fencehound_fuzzer::runner::BackendHandle;
+use fencehound_fuzzer::{runner, Campaign, ExecSpec, Plan, Report, RunOptions, Shard, Verdict};
 use fencehound_handlers::{Level, Model, TraceEvent};
 use fencehound_vgpu::{Location, SchedulerKind, SiteInfo};
 use std::io::IsTerminal;
@@ -13,8 +16,32 @@ use std::sync::Arc;
 #[derive(clap::Args)]
 pub struct FuzzArgs {
     /// Campaign files (TOML).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "resume")]
     pub campaigns: Vec<PathBuf>,
+    /// Continue the run whose report this is, exactly where it ended (same seeds; the
+    /// campaign and its sources must be unchanged). Plan options come from the report.
+    #[arg(long, value_name = "REPORT", conflicts_with_all = [
+        "campaigns", "variants", "models", "p", "runs", "seed", "scheduler", "stop_at_first",
+        "report", "out_dir", "race", "shard", "keep_failures", "keep_signatures",
+    ])]
+    pub resume: Option<PathBuf>,
+    /// Run one deterministic share of the executions: those whose id ≡ I (mod N). Seeds
+    /// are those of the unsharded run; `fencehound merge` combines the N reports.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+    /// Failures stored in full per variant × model × p_w (the lowest ids); the others
+    /// are counted and grouped into signatures, and replay from their id.
+    #[arg(long, value_name = "K", default_value_t = fencehound_fuzzer::report::DEFAULT_KEEP_FAILURES)]
+    pub keep_failures: u32,
+    /// Distinct failure signatures kept per variant × model × p_w; a cell with more
+    /// keeps a deterministic sample (the same whatever the order, shards or resumption)
+    /// and counts the rest.
+    #[arg(long, value_name = "M", default_value_t = fencehound_fuzzer::report::DEFAULT_KEEP_SIGNATURES)]
+    pub keep_signatures: u32,
+    /// Seconds between rewrites of the partial report while running (what a SIGKILL
+    /// leaves behind to resume from).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_checkpoint)]
+    pub checkpoint_secs: f64,
     /// Only these variants (repeatable; default: all).
     #[arg(long = "variant")]
     pub variants: Vec<String>,
@@ -39,9 +66,13 @@ pub struct FuzzArgs {
     /// Stop at the first failing execution.
     #[arg(long)]
     pub stop_at_first: bool,
-    /// Report path (one campaign only; default: fencehound-out/NAME.report.json).
+    /// Report path (one campaign only; default: OUT_DIR/NAME.report.json, or
+    /// NAME.2.report.json, ... while another live run writes that one).
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Where reports go (default: `fencehound-out/` next to each campaign file).
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
     /// Also run the shadow-memory race check and report races (both accesses, CUDA lines).
     #[arg(long)]
     pub race: bool,
@@ -51,7 +82,14 @@ pub struct FuzzArgs {
     /// Print a JSON summary on standard output instead of text.
     #[arg(long)]
     pub json: bool,
-    /// No progress bar.
+    /// Also write failing variants and races as SARIF 2.1.0 (for code scanning).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
+    /// Also write JUnit XML: one test case per variant × model.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// No progress bar and no messages on standard error (also the case when standard
+    /// error is not a terminal, for the bar).
     #[arg(long, short)]
     pub quiet: bool,
     /// Where executions run: vgpu (the virtual GPU), gpu (an NVIDIA GPU through the CUDA
@@ -68,11 +106,8 @@ pub struct FuzzArgs {
 /// The backend `--backend`/`--instrumented` ask for, and the models it can run (models
 /// without a device-side implementation are dropped when they only came from the
 /// campaign file, refused when asked for).
-fn choose_backend(
-    a: &FuzzArgs,
-    models: Vec<Model>,
-) -> Result<(Arc<dyn fencehound_fuzzer::backend::Backend>, Vec<Model>)> {
-    use fencehound_fuzzer::backend::{gpu, instrumented::Instrumented, BackendChoice, Vgpu};
+fn choose_backend(a: &FuzzArgs, models: Vec<Model>) -> Result<(BackendHandle, Vec<Model>)> {
+    use fencehound_fuzzer::backend::{BackendChoice, Vgpu};
     let choice = BackendChoice::parse(&a.backend)
         .with_context(|| format!("unknown backend `{}` (vgpu, gpu, auto)", a.backend))?;
     let gpu_device = match choice {
@@ -92,9 +127,8 @@ fn choose_backend(
             }
         },
     };
-    let instrumented = a.instrumented || gpu_device.is_some();
-    if !instrumented {
-        return Ok((Arc::new(Vgpu), models));
+    if !a.instrumented && gpu_device.is_none() {
+        return Ok((BackendHandle(Arc::new(Vgpu)), models));
     }
     if a.race {
         bail!("--race needs the native vgpu backend (no --instrumented, no GPU)");
@@ -120,15 +154,45 @@ fn choose_backend(
     if kept.is_empty() {
         bail!("no model left to run on the instrumented backend");
     }
-    let backend: Arc<dyn fencehound_fuzzer::backend::Backend> = match gpu_device {
-        Some(device) => {
+    Ok((
+        backend_named(
+            if gpu_device.is_some() {
+                "gpu"
+            } else {
+                "vgpu-instrumented"
+            },
+            gpu_device,
+        )?,
+        kept,
+    ))
+}
+
+/// The backend called `name` (`vgpu`, `vgpu-instrumented`, `gpu`); `gpu_device` is the
+/// probed GPU for `gpu`.
+fn backend_named(name: &str, gpu_device: Option<String>) -> Result<BackendHandle> {
+    use fencehound_fuzzer::backend::{instrumented::Instrumented, Vgpu};
+    Ok(BackendHandle(match name {
+        "vgpu" => Arc::new(Vgpu),
+        "vgpu-instrumented" => Arc::new(Instrumented::new()),
+        "gpu" => {
+            let device = match gpu_device {
+                Some(d) => d,
+                None => gpu::probe().map_err(|why| anyhow::anyhow!("the gpu backend: {why}"))?,
+            };
             let exe = std::env::current_exe()
                 .context("cannot find the fencehound executable to start GPU workers")?;
             Arc::new(gpu::Gpu::new(vec![exe.into(), "gpu-worker".into()], device))
         }
-        None => Arc::new(Instrumented::new()),
-    };
-    Ok((backend, kept))
+        other => bail!("unknown backend `{other}`"),
+    }))
+}
+
+fn parse_checkpoint(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.05..=86_400.0).contains(&x) => Ok(x),
+        Ok(_) => Err("give between 0.05 and 86400 seconds".into()),
+        Err(_) => Err(format!("`{s}` is not a number of seconds")),
+    }
 }
 
 fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
@@ -149,6 +213,69 @@ fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
 fn parse_sched(s: &str) -> Result<SchedulerKind> {
     SchedulerKind::parse(s)
         .with_context(|| format!("unknown scheduler `{s}` (random, pct[:depth], rr[:quantum])"))
+}
+
+/// The default output directory of a campaign: `fencehound-out/` next to its file, so
+/// a nightly job started from anywhere writes to the same place.
+pub fn default_out_dir(campaign: &Path) -> PathBuf {
+    match campaign.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d.join("fencehound-out"),
+        None => PathBuf::from("fencehound-out"),
+    }
+}
+
+/// Chooses the report path and locks it for this run. An explicit `--report` held by a
+/// live run is an error; the default name steps aside to `NAME.2.report.json`, ... so
+/// that two runs of one campaign at once each keep their own report.
+fn claim_report(
+    explicit: Option<&Path>,
+    out_dir: Option<&Path>,
+    c: &Campaign,
+    shard: Option<Shard>,
+) -> Result<(PathBuf, ReportLock)> {
+    let mkdir = |p: &Path| -> Result<()> {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        Ok(())
+    };
+    if let Some(p) = explicit {
+        mkdir(p)?;
+        return match ReportLock::try_acquire(p) {
+            Ok(l) => Ok((p.to_path_buf(), l)),
+            Err(e @ LockError::Held { .. }) => {
+                bail!("{e}; give another --report, or wait for it to finish")
+            }
+            Err(e) => Err(e.into()),
+        };
+    }
+    let dir = out_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_out_dir(&c.path));
+    let stem = match shard {
+        Some(s) => format!("{}.shard-{}-of-{}", c.name, s.index, s.count),
+        None => c.name.clone(),
+    };
+    for k in 1..=1000u32 {
+        let name = if k == 1 {
+            format!("{stem}.report.json")
+        } else {
+            format!("{stem}.{k}.report.json")
+        };
+        let p = dir.join(name);
+        mkdir(&p)?;
+        match ReportLock::try_acquire(&p) {
+            Ok(l) => return Ok((p, l)),
+            Err(LockError::Held { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    bail!(
+        "{}: 1000 runs of {} are writing reports there at once",
+        dir.display(),
+        c.name
+    )
 }
 
 /// The exit code of a run interrupted before it found a failure.
@@ -181,9 +308,172 @@ pub fn load(
     Ok((c, preps))
 }
 
+/// One campaign run, ready to start.
+struct CampaignRun {
+    campaign: Arc<Campaign>,
+    path: PathBuf,
+    preps: Vec<Arc<fencehound_fuzzer::Prepared>>,
+    plan: Plan,
+    opts: RunOptions,
+    report_path: PathBuf,
+    lock: ReportLock,
+}
+
+/// A fresh run of one campaign.
+fn fresh(a: &FuzzArgs, path: &Path) -> Result<CampaignRun> {
+    let (c, preps) = load(path, &a.variants)?;
+    let (backend, models) = choose_backend(a, parse_models(&a.models, &c.file.fuzz.models)?)?;
+    if backend.0.name() != "vgpu" && preps.iter().any(|p| p.is_program()) {
+        bail!(
+            "{}: a whole-program campaign runs only on the vgpu backend (no --instrumented, no GPU)",
+            path.display()
+        );
+    }
+    let sched_name = a
+        .scheduler
+        .clone()
+        .unwrap_or_else(|| c.file.fuzz.scheduler.clone());
+    let plan = Plan {
+        variants: preps.iter().map(|p| p.variant.clone()).collect(),
+        models,
+        ps: if a.p.is_empty() {
+            c.file.fuzz.p.clone()
+        } else {
+            a.p.clone()
+        },
+        runs: a.runs.unwrap_or(c.file.fuzz.runs),
+        master_seed: a.seed.unwrap_or(c.file.seed),
+        scheduler: parse_sched(&sched_name)?,
+        scheduler_name: sched_name,
+        jobs: jobs(a.jobs),
+        stop_at_first: a.stop_at_first,
+        race: a.race,
+    };
+    let (report_path, lock) = claim_report(a.report.as_deref(), a.out_dir.as_deref(), &c, a.shard)?;
+    Ok(CampaignRun {
+        path: path.to_path_buf(),
+        preps,
+        plan,
+        opts: RunOptions {
+            shard: a.shard,
+            keep_failures: a.keep_failures,
+            keep_signatures: a.keep_signatures,
+            report_path: Some(report_path.clone()),
+            checkpoint: std::time::Duration::from_secs_f64(a.checkpoint_secs),
+            backend,
+            ..RunOptions::default()
+        },
+        report_path,
+        lock,
+        campaign: c,
+    })
+}
+
+/// `--resume REPORT`: the same plan, shard and PTX as the report, on the campaign it
+/// names, provided nothing the results depend on has changed.
+fn resumed(a: &FuzzArgs, report_path: &Path) -> Result<CampaignRun> {
+    let lock = match ReportLock::try_acquire(report_path) {
+        Ok(l) => l,
+        Err(e @ LockError::Held { .. }) => {
+            bail!("cannot resume: {e}; wait for it to finish (or stop it) and resume then")
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let r = Report::read(report_path).map_err(anyhow::Error::msg)?;
+    let here = fencehound_fuzzer::report::tool_version();
+    if r.tool != here {
+        bail!(
+            "cannot resume {}: it was written by {}, this is {here}; executions could differ, start a new run",
+            report_path.display(),
+            r.tool
+        );
+    }
+    let path = [&r.campaign.abs_path, &r.campaign.path]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| !p.as_os_str().is_empty() && p.exists())
+        .with_context(|| {
+            format!(
+                "cannot resume {}: its campaign file {} is gone",
+                report_path.display(),
+                r.campaign.path
+            )
+        })?;
+    let c = Arc::new(Campaign::load(&path)?);
+    let changes = runner::changes_since(&r.campaign, &c);
+    if !changes.is_empty() {
+        bail!(
+            "cannot resume {}: since it was written, these changed:\n  {}\nits executions would not be those of the new files; start a new run (without --resume)",
+            report_path.display(),
+            changes.join("\n  ")
+        );
+    }
+    let mut preps = Vec::new();
+    for v in &r.variants {
+        // The recorded PTX, so that the resumed executions run exactly the same code
+        // (a newer NVRTC could compile the unchanged source differently).
+        let p = fencehound_fuzzer::prepare_with_ptx(c.clone(), &v.name, v.ptx.clone())?;
+        if p.ptx_sha256 != v.ptx_sha256 {
+            bail!(
+                "{}: variant {}: the recorded PTX does not match its hash",
+                report_path.display(),
+                v.name
+            );
+        }
+        preps.push(Arc::new(p));
+    }
+    let models: Vec<Model> = r
+        .models
+        .iter()
+        .map(|m| {
+            Model::parse(m)
+                .with_context(|| format!("{}: unknown model `{m}`", report_path.display()))
+        })
+        .collect::<Result<_>>()?;
+    let plan = Plan {
+        variants: r.variants.iter().map(|v| v.name.clone()).collect(),
+        models,
+        ps: r.p.clone(),
+        runs: r.runs,
+        master_seed: r.master_seed,
+        scheduler: parse_sched(&r.scheduler)?,
+        scheduler_name: r.scheduler.clone(),
+        jobs: jobs(a.jobs),
+        stop_at_first: r.stop_at_first,
+        race: r.race,
+    };
+    if plan.total() != r.plan_total() {
+        bail!("{}: inconsistent plan", report_path.display());
+    }
+    if !a.quiet && r.complete() {
+        eprintln!(
+            "note: {} is already complete ({} executions); nothing to resume",
+            report_path.display(),
+            r.executions_done
+        );
+    }
+    Ok(CampaignRun {
+        path,
+        preps,
+        plan,
+        opts: RunOptions {
+            shard: r.shard,
+            keep_failures: r.keep_failures,
+            keep_signatures: r.keep_signatures,
+            report_path: Some(report_path.to_path_buf()),
+            backend: backend_named(&r.backend, None)?,
+            resume: Some(r),
+            checkpoint: std::time::Duration::from_secs_f64(a.checkpoint_secs),
+        },
+        report_path: report_path.to_path_buf(),
+        lock,
+        campaign: c,
+    })
+}
+
 pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     if a.report.is_some() && a.campaigns.len() > 1 {
-        bail!("--report names one file; with several campaigns, reports go to fencehound-out/NAME.report.json");
+        bail!("--report names one file; with several campaigns, reports go to OUT_DIR/NAME.report.json (--out-dir)");
     }
     if a.runs == Some(0) {
         bail!("--runs 0: nothing to run (give at least 1)");
@@ -197,79 +487,83 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     let mut mismatched = false;
     let mut interrupted = false;
     let mut json_out = Vec::new();
+    let mut published: Vec<(Report, PathBuf)> = Vec::new();
     let interactive = !a.quiet && !a.json && std::io::stderr().is_terminal();
-    for path in &a.campaigns {
-        let (c, preps) = load(path, &a.variants)?;
-        let (backend, models) = choose_backend(&a, parse_models(&a.models, &c.file.fuzz.models)?)?;
-        let sched_name = a
-            .scheduler
-            .clone()
-            .unwrap_or_else(|| c.file.fuzz.scheduler.clone());
-        let plan = Plan {
-            variants: preps.iter().map(|p| p.variant.clone()).collect(),
-            models,
-            ps: if a.p.is_empty() {
-                c.file.fuzz.p.clone()
-            } else {
-                a.p.clone()
-            },
-            runs: a.runs.unwrap_or(c.file.fuzz.runs),
-            master_seed: a.seed.unwrap_or(c.file.seed),
-            scheduler: parse_sched(&sched_name)?,
-            scheduler_name: sched_name,
-            jobs: jobs(a.jobs),
-            stop_at_first: a.stop_at_first,
-            race: a.race,
+    let sources: Vec<(PathBuf, bool)> = match &a.resume {
+        Some(r) => vec![(r.clone(), true)],
+        None => a.campaigns.iter().map(|p| (p.clone(), false)).collect(),
+    };
+    for (source, resume) in &sources {
+        let run = if *resume {
+            resumed(&a, source)?
+        } else {
+            fresh(&a, source)?
         };
-        let report_path = a.report.clone().unwrap_or_else(|| {
-            PathBuf::from("fencehound-out").join(format!("{}.report.json", c.name))
-        });
-        if let Some(dir) = report_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
+        let CampaignRun {
+            campaign: c,
+            path,
+            preps,
+            plan,
+            opts,
+            report_path,
+            lock,
+        } = run;
+        if !a.quiet {
+            if let Some(pid) = lock.stale_pid {
+                eprintln!(
+                    "note: {} was left by a run that is no longer alive (pid {pid}); taking it over",
+                    lock.path().display()
+                );
+            }
         }
+        let shard = opts.shard.unwrap_or(fencehound_fuzzer::Shard::WHOLE);
+        let planned = shard.len(plan.total());
+        let already = opts.resume.as_ref().map_or(0, |r| r.executions_done);
         if !a.json && !a.quiet {
             eprintln!(
-                "fuzzing {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions, {} jobs, backend {} on {})",
+                "{} {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions{}{}, {} jobs, backend {} on {})\nreport: {}",
+                if *resume { "resuming" } else { "fuzzing" },
                 c.name,
                 plan.variants.len(),
                 plan.models.len(),
                 plan.ps.len(),
                 plan.runs,
                 plan.total(),
+                opts.shard
+                    .map(|s| format!("; shard {s}: {planned}"))
+                    .unwrap_or_default(),
+                if *resume { format!("; {already} done before") } else { String::new() },
                 plan.jobs,
-                backend.name(),
-                backend.device()
+                opts.backend.0.name(),
+                opts.backend.0.device(),
+                report_path.display()
             );
         }
         let bar = if interactive {
-            let b = indicatif::ProgressBar::new(plan.total());
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(planned),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
             b.set_style(
                 indicatif::ProgressStyle::with_template(
                     "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
                 )
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
+            b.set_position(already);
             Some(b)
         } else {
             None
         };
         let cancel = Arc::new(AtomicBool::new(false));
-        let report = runner::run_with_backend(
-            &c,
-            preps,
-            &plan,
-            backend,
-            Some(report_path.clone()),
-            cancel,
-            |e| {
-                if let Some(b) = &bar {
-                    b.set_position(e.done);
-                    b.set_message(format!("{} failing", e.failures));
-                }
-            },
-        )
+        let report = runner::run_with(&c, preps, &plan, opts, cancel, |e| {
+            if let Some(b) = &bar {
+                b.set_position(e.done);
+                b.set_message(format!("{} failing", e.failures));
+            }
+        })
         .with_context(|| format!("running {}", c.name))?;
+        drop(lock);
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -296,19 +590,26 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
         if a.json {
             json_out.push(serde_json::json!({
                 "campaign": c.name, "report": report_path, "summary": report.summary,
+                "shard": report.shard.map(|s| s.to_string()),
                 "failures": report.failures.iter().take(20).map(|f| serde_json::json!({
                     "id": f.id, "variant": f.variant, "model": f.model, "p": f.p, "seed": f.seed,
                     "verdict": f.verdict.name(), "message": f.verdict.summary(),
                 })).collect::<Vec<_>>(),
-                "failures_total": report.failures.len(),
+                "failures_total": report.failure_count(),
+                "signatures": report.signatures.len(),
                 "expectation_mismatches": mism, "interrupted": report.interrupted,
                 "races": report.races,
-                "executions": report.executions_done, "wall_seconds": report.wall_seconds,
+                "executions": report.executions_done, "executions_planned": report.executions_planned,
+                "wall_seconds": report.wall_seconds,
             }));
         } else {
             print_report(&report, &report_path, &mism);
         }
+        if a.sarif.is_some() || a.junit.is_some() {
+            published.push((report, report_path));
+        }
     }
+    publish(&published, a.sarif.as_deref(), a.junit.as_deref())?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json_out)?);
     }
@@ -330,6 +631,28 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
     })
 }
 
+/// `--sarif` and `--junit` of `fuzz` and `merge`.
+pub fn publish(
+    reports: &[(Report, PathBuf)],
+    sarif: Option<&Path>,
+    junit: Option<&Path>,
+) -> Result<()> {
+    crate::cmd::write_sarif(sarif, |l| {
+        for (r, p) in reports {
+            l.add_fuzz_report(r, p);
+        }
+    })?;
+    if let Some(path) = junit {
+        let mut j = fencehound_export::junit::JunitReport::default();
+        for (r, p) in reports {
+            j.add_fuzz_report(r, p);
+        }
+        crate::cmd::create_parent(path)?;
+        crate::cmd::write_atomically(path, j.to_xml()?.as_bytes())?;
+    }
+    Ok(())
+}
+
 pub fn print_report(r: &Report, path: &Path, mism: &[String]) {
     println!(
         "\n{}  ({} executions in {:.1}s{})",
@@ -339,6 +662,23 @@ pub fn print_report(r: &Report, path: &Path, mism: &[String]) {
         if r.interrupted { ", INTERRUPTED" } else { "" }
     );
     print!("{}", r.table());
+    if r.failed() {
+        let unsigned: u64 = r.summary.iter().map(|c| c.failures_unsigned).sum();
+        println!(
+            "\n{} failing execution(s), {} distinct failure signature(s){}; the first {} per cell stored in full, every execution replays from its id",
+            r.failure_count(),
+            r.signatures.len(),
+            if unsigned > 0 {
+                format!(
+                    " ({unsigned} more failures in cells with over {} distinct ones: a sample is kept)",
+                    r.keep_signatures
+                )
+            } else {
+                String::new()
+            },
+            r.keep_failures
+        );
+    }
     if !r.failures.is_empty() {
         println!("\nfirst failures:");
         let mut shown = std::collections::BTreeSet::new();
@@ -370,7 +710,7 @@ pub fn print_report(r: &Report, path: &Path, mism: &[String]) {
     if !r.races.is_empty() {
         println!("\nraces ({} distinct):", r.races.len());
         for race in r.races.iter().take(20) {
-            println!("  {race}");
+            println!("  {}", race.race);
         }
     }
     for m in mism {
@@ -503,7 +843,19 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         }
         fencehound_fuzzer::execute(&prep, &spec, None)
     };
-    let recorded = r.failures.iter().find(|f| f.id == a.exec);
+    // Stored in full, or the first execution of a failure signature: its outputs are
+    // known and the replay is checked against them.
+    let recorded = r
+        .failures
+        .iter()
+        .find(|f| f.id == a.exec)
+        .map(|f| f.output_hash.as_str())
+        .or_else(|| {
+            r.signatures
+                .iter()
+                .find(|s| s.first_id == a.exec)
+                .map(|s| s.output_hash.as_str())
+        });
     if !a.json {
         println!(
             "execution {}: variant {} model {} p_w={} seed {} scheduler {}",
@@ -520,7 +872,7 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         &prep,
         a.json,
         TraceMode::of(a.trace, a.trace_all),
-        recorded.map(|f| f.output_hash.as_str()),
+        recorded,
     )
 }
 
@@ -592,6 +944,7 @@ pub fn show_exec(
             _ => {}
         }
         if !r.printf.is_empty() {
+            // A program's printf output is its standard output.
             println!("printf output:\n{}", r.printf);
         }
         let s = &r.stats;
@@ -635,6 +988,10 @@ pub fn show_exec(
                     .max(1);
                 format!("thread {} of block {}", g % tpc, g / tpc)
             };
+            // Programs: the runtime rendered the trace per launch.
+            for line in &r.program_trace {
+                println!("  {line}");
+            }
             for e in shown.into_iter().take(limit) {
                 match e {
                     TraceEvent::Buffered { seq, thread, site, loc, value, .. } => println!("  #{seq:<5} buffered  {:<24} {} <- {value:#x}  at {}", t(*thread), loc_str(loc), site_str(&r.sites, *site)),

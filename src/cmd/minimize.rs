@@ -3,7 +3,9 @@
 use anyhow::{Context, Result};
 use fencehound_fuzzer::Campaign;
 use fencehound_handlers::Model;
-use fencehound_minimizer::{FenceVerdict, Options};
+use fencehound_minimizer::{
+    model_strength, FenceVerdict, Options, Site, Verification, DEFAULT_MODEL,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,9 +15,11 @@ pub struct MinimizeArgs {
     /// The failing variant.
     #[arg(long)]
     pub variant: String,
-    /// bugaroo or scoped.
-    #[arg(long, default_value = "bugaroo")]
-    pub model: String,
+    /// Models of the run (sc, bugaroo, scoped, weak): the search runs under the strongest,
+    /// cheaper fixes are judged and the patch is verified under all. Default: the
+    /// strongest available.
+    #[arg(long, value_delimiter = ',')]
+    pub model: Vec<String>,
     #[arg(long, value_delimiter = ',', default_value = "0.5,1")]
     pub p: Vec<f64>,
     /// Seeds per p_w in each check.
@@ -24,6 +28,9 @@ pub struct MinimizeArgs {
     /// Fresh seeds per p_w to confirm the result.
     #[arg(long, default_value_t = 50)]
     pub confirm: u32,
+    /// Fresh seeds per p_w and model to verify the patched source.
+    #[arg(long, default_value_t = 50)]
+    pub verify_runs: u32,
     #[arg(long, short)]
     pub jobs: Option<usize>,
     /// Run the PLDI'16 baseline instead: a fence after every access, then reduce.
@@ -31,6 +38,9 @@ pub struct MinimizeArgs {
     pub baseline: bool,
     #[arg(long)]
     pub json: bool,
+    /// Also write the missing fences as SARIF 2.1.0 (CUDA lines, the insertion as a fix).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -38,40 +48,66 @@ pub struct AuditArgs {
     pub campaign: PathBuf,
     #[arg(long)]
     pub variant: String,
-    #[arg(long, default_value = "bugaroo")]
-    pub model: String,
+    /// Models of the run (sc, bugaroo, scoped, weak): fences are judged under the strongest,
+    /// the removal patch is verified under all. Default: the strongest available.
+    #[arg(long, value_delimiter = ',')]
+    pub model: Vec<String>,
     #[arg(long, value_delimiter = ',', default_value = "0.5,1")]
     pub p: Vec<f64>,
     /// Seeds per p_w for each fence.
     #[arg(long, default_value_t = 100)]
     pub runs: u32,
+    /// Fresh seeds per p_w and model to verify the removal patch.
+    #[arg(long, default_value_t = 50)]
+    pub verify_runs: u32,
     #[arg(long, short)]
     pub jobs: Option<usize>,
     #[arg(long)]
     pub json: bool,
+    /// Also write likely redundant and too-wide fences as SARIF 2.1.0.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn options(
-    model: &str,
+    models: &[String],
     p: &[f64],
     batch: u32,
     confirm: u32,
     runs: u32,
+    verify_runs: u32,
     jobs: Option<usize>,
     c: &Campaign,
 ) -> Result<Options> {
-    let model = Model::parse(model)
-        .with_context(|| format!("unknown model `{model}` (bugaroo, scoped)"))?;
+    let mut parsed = Vec::new();
+    for m in models {
+        let model = Model::parse(m)
+            .with_context(|| format!("unknown model `{m}` (sc, bugaroo, scoped, weak)"))?;
+        if !parsed.contains(&model) {
+            parsed.push(model);
+        }
+    }
+    if parsed.is_empty() {
+        parsed.push(DEFAULT_MODEL);
+    }
+    let strongest = parsed
+        .iter()
+        .copied()
+        .max_by_key(|m| model_strength(*m))
+        .unwrap_or(DEFAULT_MODEL);
     if p.iter().any(|x| !(0.0..=1.0).contains(x)) {
         anyhow::bail!("--p values must be in [0, 1]");
     }
     std::fs::create_dir_all("fencehound-out").context("cannot create fencehound-out/")?;
     Ok(Options {
-        model,
+        model: strongest,
+        models: parsed,
         ps: p.to_vec(),
         batch: batch.max(1),
         confirm: confirm.max(1),
         audit_runs: runs.max(1),
+        verify_runs: verify_runs.max(1),
         master_seed: c.file.seed,
         scheduler: fencehound_vgpu::SchedulerKind::parse(&c.file.fuzz.scheduler)
             .unwrap_or(fencehound_vgpu::SchedulerKind::Random),
@@ -82,24 +118,69 @@ fn options(
     })
 }
 
-fn where_(s: &fencehound_minimizer::Site) -> String {
+fn where_(s: &Site) -> String {
     match (&s.cuda, &s.statement) {
-        (Some(c), Some(st)) => format!("{}:{} `{}`", short(&c.file), c.line, st),
-        (Some(c), None) => format!("{}:{}", short(&c.file), c.line),
-        _ => format!("PTX line {} of `{}`", s.at.ptx_line, s.at.function),
+        (Some(_), Some(st)) => format!("{} `{}`", s.location(), st),
+        _ => s.location(),
     }
 }
 
-fn short(p: &str) -> String {
-    std::path::Path::new(p)
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| p.to_string())
+/// The library frames when an instruction is inlined from a header: "in cccl/…:123".
+fn inline_note(s: &Site) -> String {
+    if s.stack.len() > 1 {
+        format!(" (inlined: {})", s.inline_path())
+    } else {
+        String::new()
+    }
+}
+
+fn print_patch(
+    patch: &Option<fencehound_minimizer::source::Patch>,
+    v: &Option<Verification>,
+    what: &str,
+) {
+    let Some(v) = v else { return };
+    match patch {
+        Some(p) if !p.diff.is_empty() => {
+            let from = if p.apply_from == "." {
+                "the campaign's folder".to_string()
+            } else {
+                format!("`{}` (relative to the campaign's folder)", p.apply_from)
+            };
+            if v.verified {
+                println!("{what} (apply with `git apply` from {from}):");
+            } else {
+                println!(
+                    "{what} — NOT verified, shown for reference only, do not apply it blindly (`git apply` from {from}):"
+                );
+            }
+            for s in &p.sites {
+                println!("  {s}");
+            }
+            print!("{}", p.diff);
+        }
+        _ => {}
+    }
+    println!("{}", v.summary());
+    if v.verified && !v.exact {
+        println!(
+            "  note: the compiled patch is not exactly the PTX change that was searched; it was verified as compiled"
+        );
+    }
 }
 
 pub fn minimize(a: MinimizeArgs) -> Result<u8> {
     let c = Arc::new(Campaign::load(&a.campaign)?);
-    let opts = options(&a.model, &a.p, a.batch, a.confirm, 0, a.jobs, &c)?;
+    let opts = options(
+        &a.model,
+        &a.p,
+        a.batch,
+        a.confirm,
+        0,
+        a.verify_runs,
+        a.jobs,
+        &c,
+    )?;
     if a.baseline {
         let r = fencehound_minimizer::baseline_fence_all(c, &a.variant, opts)?;
         if a.json {
@@ -113,6 +194,7 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         return Ok(if r.fences.is_empty() { 0 } else { 1 });
     }
     let r = fencehound_minimizer::minimize(c, &a.variant, opts)?;
+    crate::cmd::write_sarif(a.sarif.as_deref(), |l| l.add_minimize(&r))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(if r.failure.is_some() { 1 } else { 0 });
@@ -143,26 +225,40 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         }
     );
     println!("kernel: {}", r.kernels.join(", "));
-    println!("stores whose buffering suffices to fail:");
+    println!("stores whose delay (buffered, or read stale) suffices to fail:");
     for s in &r.stores {
-        println!("  {}  (PTX: `{}`)", where_(s), s.ptx);
+        println!("  {}  (PTX: `{}`){}", where_(s), s.ptx, inline_note(s));
     }
     println!("missing fence(s):");
-    // One line per source location (a device function inlined in several places gives
+    // One entry per source location (a device function inlined in several places gives
     // several PTX sites for one CUDA line).
-    let mut seen: Vec<(String, usize)> = Vec::new();
+    let mut seen: Vec<(String, Vec<String>, usize)> = Vec::new();
     for s in &r.fences {
-        let line = format!("  insert `{}` after {}", s.insertion, where_(&s.after));
-        match seen.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, n)) => *n += 1,
-            None => seen.push((line, 1)),
+        let line = format!("  {}", s.headline());
+        let mut detail = vec![format!("    {}", s.side.describe())];
+        if let Some(src) = &s.source {
+            detail.push(format!("    in your code: {src}"));
+        }
+        if s.after.stack.len() > 1 {
+            detail.push(format!(
+                "    the instruction is inlined: {}",
+                s.after.inline_path()
+            ));
+        }
+        detail.push(format!("    why: {}", s.reason));
+        match seen.iter_mut().find(|(l, _, _)| *l == line) {
+            Some((_, _, n)) => *n += 1,
+            None => seen.push((line, detail, 1)),
         }
     }
-    for (line, n) in seen {
+    for (line, detail, n) in seen {
         if n > 1 {
             println!("{line}  ({n} PTX sites)");
         } else {
             println!("{line}");
+        }
+        for d in detail {
+            println!("{d}");
         }
     }
     if !r.ptx_change.is_empty() {
@@ -171,28 +267,27 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
             r.ptx_change.replace('\n', "\n  ")
         );
     }
-    if !r.diff.is_empty() {
-        println!("patch:\n{}", r.diff);
-    }
     match (&r.remaining_failure, r.confirmed) {
-        (_, true) => println!("confirmed: no failure on a fresh batch"),
+        (_, true) => println!("confirmed: no failure on a fresh batch (PTX level)"),
         (Some(f), false) => println!(
             "NOT confirmed: still fails (seed {}, p_w={}: {})",
             f.seed, f.p, f.verdict
         ),
         (None, false) => println!("not confirmed"),
     }
+    print_patch(&r.patch, &r.verification, "patch");
     println!(
-        "{} executions run, {} answered from the cache, in {:.1}s",
-        r.executions, r.cached, r.wall_seconds
+        "{} executions run, {} answered from the cache, {} compilations, in {:.1}s",
+        r.executions, r.cached, r.compiles, r.wall_seconds
     );
     Ok(1)
 }
 
 pub fn audit(a: AuditArgs) -> Result<u8> {
     let c = Arc::new(Campaign::load(&a.campaign)?);
-    let opts = options(&a.model, &a.p, 1, 1, a.runs, a.jobs, &c)?;
+    let opts = options(&a.model, &a.p, 1, 1, a.runs, a.verify_runs, a.jobs, &c)?;
     let r = fencehound_minimizer::audit(c, &a.variant, opts)?;
+    crate::cmd::write_sarif(a.sarif.as_deref(), |l| l.add_audit(&r))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
@@ -212,21 +307,51 @@ pub fn audit(a: AuditArgs) -> Result<u8> {
         for fa in &r.fences {
             let v = match &fa.verdict {
                 FenceVerdict::Necessary { failing } => format!("NECESSARY (removing it fails: seed {}, p_w={})", failing.seed, failing.p),
-                FenceVerdict::LikelyRedundant { runs, failure_probability_below } => format!("likely redundant (0 failures in {runs} runs without it: p_fail < {failure_probability_below:.3} at 95%)"),
+                FenceVerdict::LikelyRedundant { runs, failure_probability_below, given_that_stay } => {
+                    let mut s = format!("likely redundant (0 failures in {runs} runs without it: p_fail < {failure_probability_below:.3} at 95%)");
+                    if !given_that_stay.is_empty() {
+                        s.push_str(&format!(", given that {} stays", given_that_stay.join(" and ")));
+                    }
+                    s
+                }
+                FenceVerdict::NeededWithOthersRemoved { failing, with } => format!("redundant alone, but not together with {} (removing both fails: seed {}, p_w={}): keep it", with.join(", "), failing.seed, failing.p),
+                FenceVerdict::NotExercised { copies, unreached } => format!("not exercised by this campaign ({unreached} of its {copies} PTX copies never ran): cannot say it is redundant"),
+                FenceVerdict::CannotJudge { reason } => reason.clone(),
             };
-            println!("  {} `{}`: {v}", where_(&fa.fence), fa.fence.ptx);
+            let at = match &fa.source {
+                Some(s) => format!("{}:{} `{}`", s.file, s.line, s.text),
+                None => where_(&fa.fence),
+            };
+            println!("  {at} `{}`: {v}", fa.fence.ptx);
+            if fa.copies.len() > 1 {
+                for c in &fa.copies {
+                    println!(
+                        "      copy at PTX line {}: ran {} times{}",
+                        c.fence.at.ptx_line,
+                        c.reached,
+                        if c.reached == 0 {
+                            " (never: not exercised)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+            let m = fa.block_scope_model.as_deref().unwrap_or("scoped");
             match &fa.block_scope {
-                Some(FenceVerdict::LikelyRedundant { runs, .. }) => println!("      block scope suffices under scoped (0 failures in {runs}): __threadfence_block()"),
-                Some(FenceVerdict::Necessary { failing }) => println!("      device scope needed (block scope fails under scoped: seed {}, p_w={})", failing.seed, failing.p),
-                None => {}
+                Some(FenceVerdict::LikelyRedundant { runs, .. }) => println!("      block scope suffices under {m} (0 failures in {runs}): __threadfence_block()"),
+                Some(FenceVerdict::Necessary { failing }) => println!("      device scope needed (block scope fails under {m}: seed {}, p_w={})", failing.seed, failing.p),
+                _ => {}
             }
         }
-        if !r.diff.is_empty() {
-            println!("patch removing the likely redundant fences:\n{}", r.diff);
-        }
+        print_patch(
+            &r.patch,
+            &r.verification,
+            "patch removing the likely redundant fences",
+        );
         println!(
-            "{} executions run, {} answered from the cache, in {:.1}s",
-            r.executions, r.cached, r.wall_seconds
+            "{} executions run ({} observed), {} answered from the cache, {} compilations, in {:.1}s",
+            r.executions, r.observed_runs, r.cached, r.compiles, r.wall_seconds
         );
     }
     Ok(if r.base_failure.is_some() { 1 } else { 0 })

@@ -27,6 +27,9 @@ pub struct Args {
     pub jobs: Option<usize>,
     #[arg(long)]
     pub json: bool,
+    /// Also write the races as SARIF 2.1.0 (both accesses' CUDA lines).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -64,7 +67,7 @@ pub fn run(a: Args) -> Result<u8> {
             Arc::new(AtomicBool::new(false)),
             |_| {},
         )?;
-        for race in report.races {
+        for race in report.races.into_iter().map(|e| e.race) {
             // Exposure: buffer only the race's store sites, every store, under the model
             // that can show its class.
             let stores: std::collections::BTreeSet<u32> = [&race.first, &race.second]
@@ -119,6 +122,11 @@ pub fn run(a: Args) -> Result<u8> {
             });
         }
     }
+    crate::cmd::write_sarif(a.sarif.as_deref(), |l| {
+        for e in &all {
+            l.add_race(&e.variant, &e.race, Some(&e.status));
+        }
+    })?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else if all.is_empty() {

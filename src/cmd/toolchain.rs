@@ -63,6 +63,48 @@ fn report() -> (String, bool) {
             let _ = writeln!(out, "ptxas   MISSING: {e}");
         }
     }
+    // nvcc is optional: kernel campaigns need only NVRTC; programs (`fencehound nvcc`,
+    // `exec`, program campaigns) need it.
+    let opt = |p: &Option<std::path::PathBuf>| {
+        p.as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "MISSING".into())
+    };
+    let _ = match fencehound_toolchain::find_nvcc() {
+        Ok(tc) => {
+            let version = fencehound_toolchain::nvcc_version(&tc.nvcc.path)
+                .unwrap_or_else(|e| format!("unknown ({e})"));
+            writeln!(
+                out,
+                "nvcc    {version}  {}  ({})\n        cicc {}\n        crt headers {}\n        runtime headers {}\n        link libcudart {}\n        host c++ {}{}",
+                tc.nvcc.path.display(),
+                tc.nvcc.origin,
+                opt(&tc.cicc),
+                opt(&tc.crt_include),
+                opt(&tc.runtime_include),
+                opt(&tc.cudart_link),
+                opt(&tc.host_cxx),
+                if tc.missing().is_empty() {
+                    String::new()
+                } else {
+                    "\n        cannot build programs (optional; scripts/setup-cuda.sh installs the rest)"
+                        .to_string()
+                }
+            )
+        }
+        Err(_) => writeln!(
+            out,
+            "nvcc    not found (optional: programs need it; scripts/setup-cuda.sh installs it)"
+        ),
+    };
+    let _ = match crate::cmd::exec::find_runtime() {
+        Ok(p) => writeln!(
+            out,
+            "cudart  {}  (fencehound's libcudart.so.13)",
+            p.display()
+        ),
+        Err(e) => writeln!(out, "cudart  MISSING: {e}"),
+    };
     let _ = match find_cccl_include() {
         Some(c) => writeln!(out, "cccl    {}  ({})", c.path.display(), c.origin),
         None => writeln!(

@@ -10,6 +10,7 @@
 //! |---|---|
 //! | libnvrtc | `$FENCEHOUND_NVRTC` (the `.so` itself); `$CUDA_HOME`, `$CUDA_PATH` (`lib64/`, `lib/`); each directory of `$LD_LIBRARY_PATH`; `lib64/`, `lib/` beside an `nvcc` on `$PATH`; the project-local install `.tools/cuda/nvidia/cu13/lib/libnvrtc.so.13`; python3's site-packages (`nvidia/cu13/lib`, `nvidia/cuda_nvrtc/lib`) |
 //! | ptxas | `$FENCEHOUND_PTXAS`; `$CUDA_HOME/bin`, `$CUDA_PATH/bin`; `$PATH`; `.tools/cuda/nvidia/cu13/bin/ptxas`; site-packages |
+//! | nvcc | `$FENCEHOUND_NVCC`; `$CUDA_HOME/bin`, `$CUDA_PATH/bin`; `$PATH`; `.tools/cuda/nvidia/cu13/bin/nvcc`; site-packages. With it: `cicc`, the crt and runtime headers and `libcudart.so` under the same root, and the host `g++` (see [`find_nvcc`]) |
 //! | CCCL headers (`<cuda/atomic>`, CUB) | `$FENCEHOUND_CCCL_INCLUDE`; `$CUDA_HOME/include/cccl` or `include`; the same beside an `nvcc` on `$PATH`; `.tools/cuda/nvidia/cu13/include/cccl`; site-packages. Optional: added as the last `-I` when present |
 //!
 //! The project-local `.tools/cuda` is `$FENCEHOUND_TOOLS_DIR` if set, else the first
@@ -40,6 +41,7 @@ mod cache;
 mod discover;
 mod error;
 mod headers;
+mod nvcc;
 mod nvrtc;
 mod ptxas;
 
@@ -52,7 +54,11 @@ pub use headers::{
     bundled_headers_dir, expand_nvrtc_flags, expand_placeholders, BUNDLED_HEADERS_PLACEHOLDER,
     CCCL_INCLUDE_PLACEHOLDER,
 };
+pub use nvcc::{
+    default_nvcc_options, find_nvcc, nvcc_command, nvcc_version, NvccToolchain, NVCC_INSTALL_HINT,
+};
 pub use nvrtc::{
-    compile, compile_with_cache, nvrtc, CompileRequest, Compiled, Nvrtc, DEFAULT_ARCH,
+    compile, compile_with_cache, lowered_names, nvrtc, CompileRequest, Compiled, Nvrtc,
+    DEFAULT_ARCH, LOWERED_NAME_MARK,
 };
 pub use ptxas::{assemble, assemble_with, ptxas_version};

@@ -164,6 +164,23 @@ pub struct CompileRequest {
     /// cache key as written: a relative path in here makes the key depend on the current
     /// directory, so prefer absolute paths.
     pub extra_options: Vec<String>,
+    /// C++ names of kernels to instantiate and look up, as written in the source
+    /// (`reduce<128, true>`, `ns::kernel`): NVRTC name expressions
+    /// (`nvrtcAddNameExpression`); [`Compiled::lowered_names`] gives their PTX names.
+    pub name_expressions: Vec<String>,
+}
+
+/// PTX comment lines recording NVRTC's lowered names, appended to the PTX (so cached and
+/// recorded PTX keep them): `// fencehound-lowered-name: EXPR = MANGLED`.
+pub const LOWERED_NAME_MARK: &str = "// fencehound-lowered-name: ";
+
+/// The `(expression, PTX name)` pairs recorded in a PTX text by [`compile`].
+pub fn lowered_names(ptx: &str) -> Vec<(String, String)> {
+    ptx.lines()
+        .filter_map(|l| l.strip_prefix(LOWERED_NAME_MARK))
+        .filter_map(|l| l.rsplit_once(" = "))
+        .map(|(e, m)| (e.to_string(), m.trim().to_string()))
+        .collect()
 }
 
 impl CompileRequest {
@@ -176,6 +193,7 @@ impl CompileRequest {
             include_dirs: Vec::new(),
             arch: DEFAULT_ARCH.to_string(),
             extra_options: Vec::new(),
+            name_expressions: Vec::new(),
         }
     }
 }
@@ -189,6 +207,8 @@ pub struct Compiled {
     pub nvrtc_version: (i32, i32),
     /// True when the PTX came from the cache rather than from NVRTC.
     pub from_cache: bool,
+    /// Each requested name expression and the PTX entry name it lowers to.
+    pub lowered_names: Vec<(String, String)>,
 }
 
 /// Compiles with the default cache ([`PtxCache::from_env`]).
@@ -214,16 +234,28 @@ pub fn compile_with_cache(
     }
     let cccl = find_cccl_include();
     let options = nvrtc_options(req, cccl.as_ref().map(|c| c.path.as_path()))?;
-    let key = PtxCache::key(&req.source, &req.file_name, &options, nv.version);
+    // Name expressions change the output (they instantiate templates): part of the key.
+    let mut key_options = options.clone();
+    key_options.extend(
+        req.name_expressions
+            .iter()
+            .map(|e| format!("name-expression {e}")),
+    );
+    let key = PtxCache::key(&req.source, &req.file_name, &key_options, nv.version);
     if let Some(hit) = cache.and_then(|c| c.load(&key)) {
         return Ok(Compiled {
+            lowered_names: lowered_names(&hit.ptx),
             ptx: hit.ptx,
             log: hit.log,
             nvrtc_version: nv.version,
             from_cache: true,
         });
     }
-    let (ptx, log) = run_nvrtc(&req.source, &req.file_name, &options)?;
+    let (mut ptx, log, lowered) =
+        run_nvrtc_named(&req.source, &req.file_name, &options, &req.name_expressions)?;
+    for (e, m) in &lowered {
+        ptx.push_str(&format!("{LOWERED_NAME_MARK}{e} = {m}\n"));
+    }
     if let Some(c) = cache {
         // A cache that cannot be written only costs time later.
         let _ = c.store(
@@ -239,6 +271,7 @@ pub fn compile_with_cache(
         log,
         nvrtc_version: nv.version,
         from_cache: false,
+        lowered_names: lowered,
     })
 }
 
@@ -335,6 +368,19 @@ pub(crate) fn run_nvrtc(
     file_name: &str,
     options: &[String],
 ) -> Result<(String, String), ToolchainError> {
+    run_nvrtc_named(source, file_name, options, &[]).map(|(p, l, _)| (p, l))
+}
+
+/// `(name expression, lowered PTX name)` pairs.
+type LoweredNames = Vec<(String, String)>;
+
+/// [`run_nvrtc`] with name expressions; also returns their lowered names.
+fn run_nvrtc_named(
+    source: &str,
+    file_name: &str,
+    options: &[String],
+    name_expressions: &[String],
+) -> Result<(String, String, LoweredNames), ToolchainError> {
     let nul = |what: &str| ToolchainError::InvalidInput {
         what: what.to_string(),
         reason: "contains a NUL byte",
@@ -345,6 +391,21 @@ pub(crate) fn run_nvrtc(
         nvrtc_result::create_program(&source, Some(&name))
             .map_err(|e| nvrtc_error("nvrtcCreateProgram", e, String::new()))?,
     );
+    let exprs: Vec<CString> = name_expressions
+        .iter()
+        .map(|e| CString::new(e.as_str()).map_err(|_| nul("a kernel name")))
+        .collect::<Result<_, _>>()?;
+    for e in &exprs {
+        // SAFETY: a live program and a NUL-terminated expression.
+        let r = unsafe { nvrtc_sys::nvrtcAddNameExpression(program.0, e.as_ptr()) };
+        if r != nvrtc_sys::nvrtcResult::NVRTC_SUCCESS {
+            return Err(nvrtc_error(
+                "nvrtcAddNameExpression",
+                cudarc::nvrtc::result::NvrtcError(r),
+                String::new(),
+            ));
+        }
+    }
     // SAFETY: a live program; `options` were checked for NUL bytes (cudarc unwraps them).
     let compiled = unsafe { nvrtc_result::compile_program(program.0, options) };
     // SAFETY: a live program.
@@ -364,7 +425,24 @@ pub(crate) fn run_nvrtc(
     // SAFETY: a live, successfully compiled program.
     let ptx = unsafe { nvrtc_result::get_ptx(program.0) }
         .map_err(|e| nvrtc_error("nvrtcGetPTX", e, log.clone()))?;
-    Ok((c_text(&ptx), log))
+    let mut lowered = Vec::new();
+    for (text, e) in name_expressions.iter().zip(&exprs) {
+        let mut out: *const c_char = std::ptr::null();
+        // SAFETY: a live, compiled program; the expression was added before compiling.
+        let r = unsafe { nvrtc_sys::nvrtcGetLoweredName(program.0, e.as_ptr(), &mut out) };
+        if r != nvrtc_sys::nvrtcResult::NVRTC_SUCCESS || out.is_null() {
+            return Err(ToolchainError::Compile {
+                file: file_name.to_string(),
+                log: format!("`{text}` names no kernel NVRTC could instantiate\n{log}"),
+            });
+        }
+        // SAFETY: NVRTC returns a NUL-terminated string owned by the live program.
+        let name = unsafe { std::ffi::CStr::from_ptr(out) }
+            .to_string_lossy()
+            .into_owned();
+        lowered.push((text.clone(), name));
+    }
+    Ok((c_text(&ptx), log, lowered))
 }
 
 /// NVRTC's NUL-terminated buffers as text.

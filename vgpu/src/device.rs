@@ -131,6 +131,16 @@ impl Device {
             .ok_or(DeviceError::OutOfMemory(bytes))
     }
 
+    /// Frees the global allocation that starts at `ptr` (from [`Device::alloc`]); later
+    /// accesses to it fault.
+    pub fn free(&mut self, ptr: u64) -> Result<(), DeviceError> {
+        if self.mem.global.free(ptr) {
+            Ok(())
+        } else {
+            Err(DeviceError::BadAddress { addr: ptr, len: 0 })
+        }
+    }
+
     pub fn copy_to(&mut self, ptr: u64, data: &[u8]) -> Result<(), DeviceError> {
         let len = u32::try_from(data.len()).map_err(|_| DeviceError::BadAddress {
             addr: ptr,

@@ -141,6 +141,18 @@ impl Heap {
         Ok(&mut a.data[off..off + len as usize])
     }
 
+    /// Removes the allocation starting at `base`; later accesses to it fault. Its
+    /// addresses are not reused (a dangling pointer must not reach a new allocation).
+    pub fn free(&mut self, base: u64) -> bool {
+        match self.allocs.binary_search_by_key(&base, |a| a.base) {
+            Ok(i) => {
+                self.allocs.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     pub fn allocations(&self) -> &[Allocation] {
         &self.allocs
     }

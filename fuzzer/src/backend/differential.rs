@@ -41,6 +41,9 @@ pub struct Comparison {
 
 impl Differential {
     pub fn new(prep: &Prepared) -> Result<Differential, String> {
+        if prep.is_program() {
+            return Err("whole programs are not compared (they run only on the vgpu)".into());
+        }
         let reference = rewrite::normalize_reference(&prep.module).map_err(|e| e.to_string())?;
         let rewritten = rewrite::rewrite(
             &prep.module,
@@ -83,7 +86,7 @@ impl Differential {
                 .map(|i| {
                     let l = &prep.campaign.launches[i];
                     LaunchDesc {
-                        kernel: l.kernel.clone(),
+                        kernel: super::instrumented::kernel_of(prep, i),
                         grid: l.grid,
                         block: l.block,
                         dynamic_shared: l.dynamic_shared,

@@ -329,6 +329,9 @@ pub fn worker_main() -> u8 {
 
 /// The worker's view of a variant: instrumented PTX, buffers, launches.
 pub fn load_for(prep: &Prepared, variant: u64) -> Result<Load, String> {
+    if prep.is_program() {
+        return Err("whole programs run only on the vgpu backend".into());
+    }
     let rw = rewrite::rewrite(
         &prep.module,
         &RewriteOptions {
@@ -344,17 +347,25 @@ pub fn load_for(prep: &Prepared, variant: u64) -> Result<Load, String> {
         launches: c
             .launches
             .iter()
-            .map(|l| super::worker::LaunchSpec {
-                kernel: l.kernel.clone(),
+            .enumerate()
+            .map(|(i, l)| super::worker::LaunchSpec {
+                kernel: super::instrumented::kernel_of(prep, i),
                 grid: [l.grid.x, l.grid.y, l.grid.z],
                 block: [l.block.x, l.block.y, l.block.z],
                 dynamic_shared: l.dynamic_shared,
+                // Buffers by index (the worker allocates them), scalars and structs as the
+                // bytes the vgpu would pass (structs padded to the parameter's size).
                 args: l
                     .args
                     .iter()
-                    .map(|a| match a {
-                        LaunchArg::Buffer(i) => ArgSpec::Buffer(*i),
-                        LaunchArg::Scalar(s) => ArgSpec::Bytes(hex(&s.arg().bytes())),
+                    .zip(super::instrumented::launch_args(
+                        prep,
+                        &vec![0; c.buffers.len()],
+                        i,
+                    ))
+                    .map(|(a, arg)| match a {
+                        LaunchArg::Buffer(b) => ArgSpec::Buffer(*b),
+                        _ => ArgSpec::Bytes(hex(&arg.bytes())),
                     })
                     .collect(),
             })

@@ -127,15 +127,58 @@ pub(crate) fn alloc_buffers(dev: &mut Device, prep: &Prepared) -> Result<Vec<u64
     Ok(ptrs)
 }
 
+/// The PTX entry name of launch `i` (a campaign may name a C++ kernel as written).
+pub(crate) fn kernel_of(prep: &Prepared, i: usize) -> String {
+    prep.launch_kernel(i)
+        .map(str::to_string)
+        .unwrap_or_else(|| prep.campaign.launches[i].kernel.clone())
+}
+
 pub(crate) fn launch_args(prep: &Prepared, ptrs: &[u64], launch: usize) -> Vec<Arg> {
-    prep.campaign.launches[launch]
-        .args
+    let l = &prep.campaign.launches[launch];
+    let sizes = param_sizes(&prep.module, &kernel_of(prep, launch));
+    l.args
         .iter()
-        .map(|a| match a {
+        .enumerate()
+        .map(|(j, a)| match a {
             LaunchArg::Buffer(i) => Arg::Ptr(ptrs[*i]),
             LaunchArg::Scalar(s) => s.arg(),
+            LaunchArg::Bytes(b) => {
+                // A struct by value, zero-padded to its parameter's size.
+                let mut b = b.clone();
+                if let Some(&n) = sizes.get(j) {
+                    if b.len() < n as usize {
+                        b.resize(n as usize, 0);
+                    }
+                }
+                Arg::Bytes(b)
+            }
         })
         .collect()
+}
+
+/// Bytes of each parameter of `kernel` (element size times array dimensions).
+pub(crate) fn param_sizes(m: &fencehound_ptx::Module, kernel: &str) -> Vec<u64> {
+    let bytes = |t: fencehound_ptx::Mod| {
+        let s = t.as_str();
+        let bits: u64 = s
+            .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .parse()
+            .unwrap_or(8);
+        (bits / 8).max(1)
+    };
+    m.kernels()
+        .find(|f| f.name == kernel)
+        .map(|f| {
+            f.params
+                .iter()
+                .map(|p| {
+                    let n: u64 = p.dims.iter().map(|d| d.unwrap_or(1)).product();
+                    bytes(p.ty) * n.max(1) * p.vector.map_or(1, |v| v as u64)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 pub(crate) fn read_outputs(dev: &Device, prep: &Prepared, ptrs: &[u64]) -> Result<Outputs, String> {
@@ -183,19 +226,20 @@ fn run(
     let mut printf = String::new();
     let mut verdict = None;
     for (i, l) in c.launches.iter().enumerate() {
+        let kernel = kernel_of(prep, i);
         let index = dev.launch_count();
         layout::begin_launch(
             &mut dev,
             &cfg,
             &area,
             index,
-            layout::launch_active(&cfg, &l.kernel),
+            layout::launch_active(&cfg, &kernel),
         )
         .map_err(|e| e.to_string())?;
         let r = dev
             .launch_with_stop(
                 t.module,
-                &l.kernel,
+                &kernel,
                 l.grid,
                 l.block,
                 l.dynamic_shared,
@@ -208,7 +252,7 @@ fn run(
                 &mut NoHooks,
                 &mut sched,
             )
-            .map_err(|e| format!("launch of `{}`: {e}", l.kernel))?;
+            .map_err(|e| format!("launch of `{kernel}`: {e}"))?;
         lane_instructions += r.stats.lane_instructions;
         printf.push_str(&r.stdout);
         if !r.outcome.is_completed() {
@@ -239,6 +283,8 @@ impl Backend for Instrumented {
         let start = Instant::now();
         let raw = if spec.race || spec.trace {
             Err("the instrumented backends have no race check and no trace".to_string())
+        } else if prep.is_program() {
+            Err("whole programs run only on the vgpu backend".to_string())
         } else {
             match &*self.template(prep) {
                 Ok(t) => run(t, prep, spec, cancel),

@@ -199,10 +199,13 @@ pub fn verdict(case: &Case, out: &Outcome) -> Result<(), String> {
     }
     for (class, conflict) in &case.expect {
         if let Some(cf) = conflict {
+            // One report per pair of accesses: a read-write pair is RAW or WAR depending on
+            // which came first in the execution that reported it first.
+            let rw = |c: Conflict| matches!(c, Conflict::Raw | Conflict::War);
             if !out
                 .reports
                 .iter()
-                .any(|r| r.class == *class && r.conflict == *cf)
+                .any(|r| r.class == *class && (r.conflict == *cf || (rw(r.conflict) && rw(*cf))))
             {
                 problems.push(format!("no {class} {cf} race"));
             }

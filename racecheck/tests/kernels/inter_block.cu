@@ -1,13 +1,14 @@
 // Inter-block races: device-scope synchronization between CTAs is missing.
-// case: xb_flag_no_fence; expect: inter-block; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: xb_flag_no_fence; expect: inter-block unordered; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
 // case: xb_flag_fence; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
 // case: xb_grid_barrier_no_fence; expect: inter-block; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_grid_barrier_arrive_fence_only; expect: inter-block; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_grid_barrier_leader_fences; expect: none; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_last_block_no_fence; expect: inter-block; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
-// case: xb_last_block_fence; expect: none; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
+// case: xb_last_block_fence; expect: inter-block; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
+// case: xb_last_block_both_fences; expect: none; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
 // case: xb_release_acquire; expect: none; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
-// case: xb_relaxed_flag; expect: inter-block:RAW; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
+// case: xb_relaxed_flag; expect: inter-block:RAW unordered; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
 // case: xb_atomic_counter; expect: none; grid: 4; block: 32; args: counter:u32[1]
 // case: xb_atomic_vs_plain_read; expect: inter-block; grid: 4; block: 32; args: counter:u32[1], out:u32[4]
 
@@ -74,16 +75,21 @@ extern "C" __global__ void xb_grid_barrier_leader_fences(unsigned *data, unsigne
     out[g] = data[(g + blockDim.x) % n];
 }
 
-#define LAST_BLOCK(FENCE)                                                    \
+/* The last block (the one drawing the last ticket) reads every partial. FENCE publishes
+   the partial before the ticket; ACQUIRE makes the relaxed atomicInc an acquire pattern
+   (PTX: a relaxed RMW alone acquires nothing, so FENCE alone is a race). */
+#define LAST_BLOCK2(FENCE, ACQUIRE)                                          \
     __shared__ bool am_last;                                                 \
     unsigned t = threadIdx.x;                                                \
     if (t == 0) {                                                            \
         partial[blockIdx.x] = blockIdx.x + 1;                                \
         if (FENCE) __threadfence();                                          \
         am_last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;         \
+        if (ACQUIRE && am_last) __threadfence();                             \
     }                                                                        \
     __syncthreads();                                                         \
     if (am_last && t < gridDim.x) out[t] = ((volatile unsigned *)partial)[t];
+#define LAST_BLOCK(FENCE) LAST_BLOCK2(FENCE, 0)
 
 extern "C" __global__ void xb_last_block_no_fence(unsigned *partial, unsigned *ticket, unsigned *out)
 {
@@ -93,6 +99,11 @@ extern "C" __global__ void xb_last_block_no_fence(unsigned *partial, unsigned *t
 extern "C" __global__ void xb_last_block_fence(unsigned *partial, unsigned *ticket, unsigned *out)
 {
     LAST_BLOCK(1)
+}
+
+extern "C" __global__ void xb_last_block_both_fences(unsigned *partial, unsigned *ticket, unsigned *out)
+{
+    LAST_BLOCK2(1, 1)
 }
 
 __device__ void st_release_gpu(unsigned *p, unsigned v)

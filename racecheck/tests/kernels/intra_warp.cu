@@ -1,5 +1,5 @@
 // Intra-warp races under independent thread scheduling: __syncwarp() is missing.
-// case: iw_volatile_reduce; expect: intra-warp; grid: 1; block: 32; args: in:u32[32] iota, out:u32[1]
+// case: iw_volatile_reduce; expect: unordered; grid: 1; block: 32; args: in:u32[32] iota, out:u32[1]
 // case: iw_syncwarp_reduce; expect: none; grid: 1; block: 32; args: in:u32[32] iota, out:u32[1]
 // case: iw_neighbor; expect: intra-warp; grid: 2; block: 64; args: out:u32[128]
 // case: iw_neighbor_syncwarp; expect: none; grid: 2; block: 64; args: out:u32[128]

@@ -1,0 +1,208 @@
+//! `fencehound exec [--model M] [--p P] [--seed S] [--trace] -- ./app ARGS…`: one run of an
+//! unmodified CUDA program whose kernels execute on the virtual GPU under a write-buffer
+//! model (through fencehound's `libcudart.so.13`). The program's own output appears as
+//! usual; fencehound's report follows on stderr.
+
+use anyhow::{bail, Context, Result};
+use fencehound_cudart_protocol::{LaunchOutcome, RuntimeConfig, HANG_EXIT_STATUS};
+use fencehound_fuzzer::program::{self, ProgramRun, RuntimeDir, Streams};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Memory model: sc, bugaroo, scoped, weak.
+    #[arg(long, default_value = "bugaroo")]
+    pub model: String,
+    /// Probability that a store is buffered.
+    #[arg(long, default_value_t = 1.0)]
+    pub p: f64,
+    /// Execution seed: launch i uses (seed, i), so the run replays exactly.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Scheduler: random, pct[:depth], rr[:quantum].
+    #[arg(long, default_value = "random")]
+    pub scheduler: String,
+    /// Show which stores were buffered, when they drained, and stale loads, per launch.
+    #[arg(long)]
+    pub trace: bool,
+    /// Also run the shadow-memory race check.
+    #[arg(long)]
+    pub race: bool,
+    /// Lane instructions per launch before a launch counts as hung.
+    #[arg(long, default_value_t = fencehound_cudart_protocol::DEFAULT_FUEL)]
+    pub fuel: u64,
+    /// Wall-clock milliseconds per launch before it counts as hung.
+    #[arg(long, default_value_t = fencehound_cudart_protocol::DEFAULT_WALL_MS)]
+    pub wall_ms: u64,
+    /// Kill the whole program after this many seconds (host code can hang too).
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Keep the side channel (one JSON record per launch) in this file.
+    #[arg(long)]
+    pub side_channel: Option<PathBuf>,
+    /// The program and its arguments (after `--`).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub argv: Vec<String>,
+}
+
+/// Where fencehound's runtime library is (for `fencehound toolchain`).
+pub fn find_runtime() -> Result<PathBuf> {
+    Ok(program::find_runtime()?)
+}
+
+/// 0: the program exited 0 and no launch failed; 1: a launch faulted, trapped or hung,
+/// or the program failed (non-zero status, signal); 2: the program could not be run.
+pub fn run(a: Args) -> Result<u8> {
+    if !(0.0..=1.0).contains(&a.p) {
+        bail!("--p {}: must be in [0, 1]", a.p);
+    }
+    if fencehound_handlers::Model::parse(&a.model).is_none() {
+        bail!("unknown model `{}` (sc, bugaroo, scoped, weak)", a.model);
+    }
+    if fencehound_vgpu::SchedulerKind::parse(&a.scheduler).is_none() {
+        bail!(
+            "unknown scheduler `{}` (random, pct[:depth], rr[:quantum])",
+            a.scheduler
+        );
+    }
+    let prog = PathBuf::from(&a.argv[0]);
+    program::check_program(&prog)?;
+    let rt = RuntimeDir::new()?;
+    let config = RuntimeConfig {
+        model: a.model.clone(),
+        p: a.p,
+        seed: a.seed,
+        scheduler: a.scheduler.clone(),
+        fuel: a.fuel,
+        wall_ms: a.wall_ms,
+        trace: a.trace,
+        race: a.race,
+        ..RuntimeConfig::default()
+    };
+    let run = ProgramRun {
+        argv: &a.argv,
+        cwd: None,
+        config,
+        streams: Streams::Inherit,
+        timeout: a.timeout.map(Duration::from_secs_f64),
+        env: &[],
+        side_channel: a.side_channel.as_deref(),
+        cancel: None,
+    };
+    let out = program::run_program(&rt, &run).with_context(|| format!("running {}", a.argv[0]))?;
+    Ok(report(&a, &out))
+}
+
+fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
+    let sc = &out.side;
+    eprintln!(
+        "\nfencehound exec: {} under {} (p_w={}, seed {}): {} launch(es) in {:.2}s",
+        a.argv[0],
+        a.model,
+        a.p,
+        a.seed,
+        sc.launches.len(),
+        out.wall.as_secs_f64()
+    );
+    for l in &sc.launches {
+        let s = &l.stats;
+        // Under `weak` the interesting count is loads that read an older value.
+        let weak = s
+            .weak
+            .as_ref()
+            .map(|w| format!("; stale reads {}/{}", w.stale_reads, w.loads + w.rmws))
+            .unwrap_or_default();
+        eprintln!(
+            "  #{:<3} {} grid ({},{},{}) block ({},{},{}): {}{}; stores buffered: global {}/{}, shared {}/{}{weak}",
+            l.index,
+            l.name,
+            l.grid[0],
+            l.grid[1],
+            l.grid[2],
+            l.block[0],
+            l.block[1],
+            l.block[2],
+            outcome_name(l.outcome),
+            if l.cuda_error != "cudaSuccess" {
+                format!(" ({})", l.cuda_error)
+            } else {
+                String::new()
+            },
+            s.global.stores_buffered,
+            s.global.stores_seen,
+            s.shared.stores_buffered,
+            s.shared.stores_seen,
+        );
+        if a.trace {
+            for site in &l.store_sites {
+                eprintln!(
+                    "        buffered {}× at {} `{}`",
+                    site.buffered, site.location, site.ptx
+                );
+            }
+            for t in &l.trace {
+                eprintln!("        {t}");
+            }
+        }
+        for r in &l.races {
+            eprintln!("        race: {r}");
+        }
+    }
+    for name in &sc.unimplemented {
+        eprintln!(
+            "  not implemented by fencehound's runtime (returned cudaErrorNotSupported): {name}"
+        );
+    }
+    for e in &sc.errors {
+        eprintln!("  problem: {e}");
+    }
+    let failed_launch = sc.first_failure();
+    let verdict = if let Some(l) = failed_launch {
+        let first = l.message.lines().next().unwrap_or("");
+        format!(
+            "{} in `{}` (launch #{}): {first}",
+            outcome_name(l.outcome),
+            l.name,
+            l.index
+        )
+    } else if let Some(sig) = out.signal {
+        format!("the program was killed by signal {sig}")
+    } else if out.killed_after_timeout {
+        "the program was killed after --timeout".to_string()
+    } else {
+        match out.status {
+            Some(0) => "pass (exit status 0)".to_string(),
+            Some(HANG_EXIT_STATUS) if out.hung() => "timeout".to_string(),
+            Some(c) => format!("the program exited with status {c}"),
+            None => "the program ended without a status".to_string(),
+        }
+    };
+    if !sc.started {
+        eprintln!(
+            "  note: the program never called the CUDA runtime (no CUDA calls, or it loaded another libcudart: check `ldd {}`)",
+            a.argv[0]
+        );
+    }
+    eprintln!("verdict: {verdict}");
+    let failed = failed_launch.is_some()
+        || out.signal.is_some()
+        || out.killed_after_timeout
+        || out.status != Some(0);
+    if failed {
+        crate::exit::FOUND
+    } else {
+        crate::exit::OK
+    }
+}
+
+fn outcome_name(o: LaunchOutcome) -> &'static str {
+    match o {
+        LaunchOutcome::Completed => "completed",
+        LaunchOutcome::Fault => "FAULT",
+        LaunchOutcome::Trap => "TRAP",
+        LaunchOutcome::Deadlock => "DEADLOCK",
+        LaunchOutcome::Timeout => "TIMEOUT",
+        LaunchOutcome::Refused => "refused",
+    }
+}
