@@ -25,7 +25,7 @@ fn fencehound(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn report(dir: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(dir.join("fencehound-out/cbe_dot.report.json")).unwrap();
+    let text = std::fs::read_to_string(dir.join("cbe_dot.report.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -35,7 +35,17 @@ fn instrumented_vgpu_runs_the_rewritten_ptx_and_finds_the_bug() {
     let cbe = campaigns().join("cbe_dot.toml");
     let cbe = cbe.to_str().unwrap();
     let common = [
-        "--model", "scoped", "--p", "0.5", "--runs", "12", "-q", "--jobs", "2",
+        "--model",
+        "scoped",
+        "--p",
+        "0.5",
+        "--runs",
+        "12",
+        "-q",
+        "--jobs",
+        "2",
+        "--report",
+        "cbe_dot.report.json",
     ];
     let mut args = vec!["fuzz", cbe, "--instrumented", "--variant", "no_fence"];
     args.extend(common);
@@ -54,12 +64,7 @@ fn instrumented_vgpu_runs_the_rewritten_ptx_and_finds_the_bug() {
     let id = r["failures"][0]["id"].to_string();
     let o = fencehound(
         dir.path(),
-        &[
-            "replay",
-            "fencehound-out/cbe_dot.report.json",
-            "--exec",
-            &id,
-        ],
+        &["replay", "cbe_dot.report.json", "--exec", &id],
     );
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("reproduced: identical outputs"), "{stdout}");
@@ -84,6 +89,8 @@ fn instrumented_vgpu_runs_the_rewritten_ptx_and_finds_the_bug() {
             "--runs",
             "1",
             "-q",
+            "--report",
+            "weak.report.json",
         ],
     );
     assert_eq!(o.status.code(), Some(2));
@@ -109,6 +116,8 @@ fn gpu_backend_without_a_driver_says_so_or_runs_on_the_gpu() {
         "--runs",
         "20",
         "-q",
+        "--report",
+        "cbe_dot.report.json",
     ];
     match fencehound_fuzzer::backend::gpu::probe() {
         Err(why) => {
@@ -172,6 +181,8 @@ fn auto_backend_falls_back_to_the_vgpu() {
             "bugaroo",
             "--runs",
             "2",
+            "--report",
+            "cbe_dot.report.json",
         ],
     );
     assert_eq!(o.status.code(), Some(0));
