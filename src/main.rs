@@ -24,6 +24,9 @@ struct Cli {
 enum Command {
     /// Compile a CUDA file to PTX with NVRTC (always with line info).
     Compile(cmd::compile::Args),
+    /// Rewrite PTX (or CUDA) so that the write buffers run inside the kernel (what the GPU
+    /// backend loads).
+    Instrument(cmd::instrument::Args),
     /// Work with PTX files: format, check.
     #[command(subcommand)]
     Ptx(cmd::ptx::PtxCommand),
@@ -57,6 +60,10 @@ enum Command {
     Exec(cmd::exec::Args),
     /// Run nvcc (with `-cudart shared -lineinfo` unless given) to build a program for `exec`.
     Nvcc(cmd::nvcc::Args),
+    /// The GPU backend's worker process (started by `fuzz --backend gpu`; speaks JSON
+    /// lines on stdin/stdout).
+    #[command(hide = true)]
+    GpuWorker,
 }
 
 fn main() {
@@ -79,6 +86,7 @@ fn main() {
     let result = match cli.command {
         Command::Compile(args) => cmd::compile::run(args),
         Command::Ptx(c) => cmd::ptx::run(c),
+        Command::Instrument(args) => cmd::instrument::run(args),
         Command::Demo(args) => cmd::demo::run(args),
         Command::Litmus(args) => cmd::litmus::run(args),
         Command::RunKernel(args) => cmd::run_kernel::run(args),
@@ -94,6 +102,7 @@ fn main() {
         Command::Merge(args) => cmd::merge::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::GpuWorker => Ok(fencehound_fuzzer::backend::gpu::worker_main()),
     };
     let code = match result {
         Ok(code) => code,

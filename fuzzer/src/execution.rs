@@ -109,6 +109,20 @@ impl Prepared {
         }
     }
 
+    /// The PTX entry name of launch `i` of a kernel campaign (`None` for a program, or
+    /// past the last launch).
+    pub fn launch_kernel(&self, i: usize) -> Option<&str> {
+        match &self.backend {
+            Backend::Kernels { kernel_names, .. } => kernel_names.get(i).map(String::as_str),
+            Backend::Program(_) => None,
+        }
+    }
+
+    /// Whether this variant is a whole program (it runs only on the vgpu).
+    pub fn is_program(&self) -> bool {
+        matches!(self.backend, Backend::Program(_))
+    }
+
     /// The kernels this variant launches (PTX names): the campaign's launches, or for a
     /// program those its reference run launched.
     pub fn kernels(&self) -> Vec<String> {
@@ -603,19 +617,20 @@ impl ExecResult {
     }
 }
 
-struct Raw {
-    outputs: Outputs,
+/// What running an execution produced, before judging (backends fill it).
+pub(crate) struct Raw {
+    pub(crate) outputs: Outputs,
     /// A launch that did not complete.
-    outcome_verdict: Option<Verdict>,
-    stats: BufferStats,
-    lane_instructions: u64,
-    printf: String,
-    trace: Vec<TraceEvent>,
-    sites: Vec<SiteInfo>,
-    races: Vec<fencehound_racecheck::RaceReport>,
+    pub(crate) outcome_verdict: Option<Verdict>,
+    pub(crate) stats: BufferStats,
+    pub(crate) lane_instructions: u64,
+    pub(crate) printf: String,
+    pub(crate) trace: Vec<TraceEvent>,
+    pub(crate) sites: Vec<SiteInfo>,
+    pub(crate) races: Vec<fencehound_racecheck::RaceReport>,
 }
 
-fn outcome_verdict(o: &LaunchOutcome, wall: bool) -> Option<Verdict> {
+pub(crate) fn outcome_verdict(o: &LaunchOutcome, wall: bool) -> Option<Verdict> {
     match o {
         LaunchOutcome::Completed => None,
         LaunchOutcome::Fault(f) => Some(Verdict::Fault {
@@ -904,7 +919,12 @@ fn execute_inner(
     if let Backend::Program(b) = &prep.backend {
         return crate::program::execute_program(prep, b, spec, cancel);
     }
-    let raw = match execute_raw(prep, spec, cancel, obs) {
+    judge_raw(prep, execute_raw(prep, spec, cancel, obs), start)
+}
+
+/// Judges what a backend produced (an `Err` is a run that could not happen: a fault).
+pub(crate) fn judge_raw(prep: &Prepared, raw: Result<Raw, String>, start: Instant) -> ExecResult {
+    let raw = match raw {
         Ok(r) => r,
         Err(message) => return ExecResult::failed(Verdict::Fault { message }, start),
     };

@@ -7,10 +7,12 @@
 //!     ─► Report (JSON, atomic, Table IV summary) ─► replay (same PTX, seed, p, model)
 //! ```
 //!
-//! Backends: the vgpu (CPU) is the one implemented. A CUDA backend (cudarc, with the
-//! device-side rewrite of the write buffers) is future work; the selection function in
-//! `fencehound_handlers::select` is specified so that it can make the same choices.
+//! Backends ([`backend`]): the vgpu with native write buffers (the default), the vgpu
+//! running the instrumented PTX (`fencehound_handlers::rewrite`), and NVIDIA GPUs through
+//! the CUDA driver API in watchdog'd worker processes. [`backend::differential`] shows on
+//! the vgpu that the instrumented PTX and the native handlers agree write for write.
 
+pub mod backend;
 pub mod campaign;
 pub mod diff;
 pub mod execution;

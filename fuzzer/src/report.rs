@@ -87,9 +87,23 @@ pub struct Report {
     pub interrupted: bool,
     /// Wall-clock seconds, summed over resumed runs and merged shards.
     pub wall_seconds: f64,
+    /// Where the executions ran: `vgpu`, `vgpu-instrumented` or `gpu`
+    /// (see `crate::backend`), and on which device.
+    #[serde(default = "default_backend")]
+    pub backend: String,
+    #[serde(default = "default_device")]
+    pub device: String,
     /// Internal lookup tables, rebuilt after reading.
     #[serde(skip)]
     index: Index,
+}
+
+fn default_backend() -> String {
+    "vgpu".into()
+}
+
+fn default_device() -> String {
+    crate::backend::VGPU_DEVICE.into()
 }
 
 #[derive(Debug, Clone, Default)]
@@ -157,6 +171,11 @@ pub struct ExecRecord {
     pub wall_ms: u64,
     #[serde(default)]
     pub printf: String,
+    /// The backend and device that ran it.
+    #[serde(default = "default_backend")]
+    pub backend: String,
+    #[serde(default = "default_device")]
+    pub device: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -445,6 +464,8 @@ impl Report {
             done: DoneSet::default(),
             interrupted: false,
             wall_seconds: 0.0,
+            backend: default_backend(),
+            device: default_device(),
             index: Index::default(),
         }
     }
@@ -1167,6 +1188,8 @@ mod tests {
                 lane_instructions: id,
                 wall_ms: 0,
                 printf: String::new(),
+                backend: default_backend(),
+                device: default_device(),
             },
             run,
             stats,

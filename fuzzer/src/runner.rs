@@ -11,8 +11,9 @@
 //! report records exactly which executions it counts (`done`): `RunOptions::resume`
 //! continues with the others.
 
+use crate::backend::Backend;
 use crate::campaign::Campaign;
-use crate::execution::{execute, sha256_hex, ExecSpec, Prepared};
+use crate::execution::{sha256_hex, ExecSpec, Prepared};
 use crate::report::{
     CampaignInfo, ExecRecord, Report, Shard, SourceHash, VariantInfo, DEFAULT_KEEP_FAILURES,
     DEFAULT_KEEP_SIGNATURES,
@@ -95,6 +96,24 @@ pub struct RunOptions {
     /// `keep_failures` must be the ones given (the caller checks the inputs' hashes).
     pub resume: Option<Report>,
     pub checkpoint: Duration,
+    /// Where executions run (default: the vgpu with native write buffers).
+    pub backend: BackendHandle,
+}
+
+/// A backend shared by a run's executions (see [`crate::backend`]).
+#[derive(Clone)]
+pub struct BackendHandle(pub Arc<dyn Backend>);
+
+impl std::fmt::Debug for BackendHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} on {}", self.0.name(), self.0.device())
+    }
+}
+
+impl Default for BackendHandle {
+    fn default() -> Self {
+        BackendHandle(Arc::new(crate::backend::Vgpu))
+    }
 }
 
 impl Default for RunOptions {
@@ -106,6 +125,7 @@ impl Default for RunOptions {
             report_path: None,
             resume: None,
             checkpoint: Duration::from_secs(2),
+            backend: BackendHandle::default(),
         }
     }
 }
@@ -286,6 +306,16 @@ pub fn run_with(
     let planned = shard.len(total);
     let mut report = match opts.resume {
         Some(r) => {
+            if r.backend != opts.backend.0.name() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "the report to resume ran on the {} backend, not {}",
+                        r.backend,
+                        opts.backend.0.name()
+                    ),
+                ));
+            }
             if r.shard_or_whole() != shard
                 || r.plan_total() != total
                 || r.keep_failures != opts.keep_failures
@@ -300,6 +330,8 @@ pub fn run_with(
         }
         None => {
             let mut r = new_report(campaign, &preps, plan);
+            r.backend = opts.backend.0.name().to_string();
+            r.device = opts.backend.0.device();
             r.shard = opts.shard;
             r.keep_failures = opts.keep_failures;
             r.keep_signatures = opts.keep_signatures;
@@ -325,6 +357,7 @@ pub fn run_with(
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Job, crate::execution::ExecResult)>();
         let cancel_d = cancel.clone();
         let preps_d = preps.clone();
+        let backend_d = opts.backend.0.clone();
         tokio::spawn(async move {
             // In id order, skipping what a resumed report already counts.
             for pos in (0..planned).filter(|p| !done_before.contains(*p)) {
@@ -341,9 +374,10 @@ pub fn run_with(
                 let cancel_e = cancel_d.clone();
                 let scheduler = plan2.scheduler;
                 let race = plan2.race;
+                let backend = backend_d.clone();
                 tokio::task::spawn_blocking(move || {
                     let spec = ExecSpec { id: job.id, model: job.model, p: job.p, seed: job.seed, scheduler, trace: false, filters: Default::default(), race };
-                    let r = execute(&prep, &spec, Some(&cancel_e));
+                    let r = backend.execute(&prep, &spec, Some(&cancel_e));
                     drop(permit);
                     let _ = tx.send((job, r));
                 });
@@ -387,6 +421,8 @@ pub fn run_with(
                         lane_instructions: r.lane_instructions,
                         wall_ms: r.wall_ms,
                         printf: r.printf.chars().take(4096).collect(),
+                        backend: report.backend.clone(),
+                        device: report.device.clone(),
                     };
                     match record.verdict {
                         Verdict::Interrupted => continue,

@@ -95,6 +95,31 @@ pub struct BufferConfig {
     pub sites: Option<BTreeSet<SiteId>>,
     /// Record a trace of buffering events.
     pub trace: bool,
+    /// What forces entries out when the program does not.
+    pub policy: DrainPolicy,
+}
+
+/// How buffered entries are forced out when no fence, barrier or atomic drains them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrainPolicy {
+    /// The vgpu's own rules: an exited thread's entries stay buffered; when nothing can
+    /// progress one entry drains, chosen at random (seeded); at kernel exit the rest drain
+    /// in a random order that keeps each address's order.
+    Native,
+    /// What the device-side buffers of [`crate::rewrite`] do, which threads can decide
+    /// without a global view of the launch (a GPU has none): an exiting thread's entries
+    /// move, still invisible, to its CTA's *orphan queue*; the last thread of the launch
+    /// to exit drains every CTA (overlay, then orphans) to memory; every
+    /// `liveness_period`-th load or atomic of a thread first drains the thread to memory
+    /// and then every CTA (so a spinning thread cannot wait forever for a store that is
+    /// buffered anywhere); a CTA's overlay and its orphan queue hold at most
+    /// `overlay_capacity` entries each and drain to memory when full; a stall report
+    /// drains nothing. The differential test runs the rewritten PTX against the native
+    /// handlers under this policy.
+    Device {
+        liveness_period: u32,
+        overlay_capacity: u32,
+    },
 }
 
 impl BufferConfig {
@@ -109,6 +134,7 @@ impl BufferConfig {
             kernels: None,
             sites: None,
             trace: false,
+            policy: DrainPolicy::Native,
         }
     }
 }
@@ -313,6 +339,8 @@ struct ThreadBuf {
     /// buffered, cleared when the queue is empty). When false every entry is the oldest
     /// of its block, which makes the liveness/exit pick O(1).
     mixed: [bool; 2],
+    /// Loads and atomics since the last liveness drain ([`DrainPolicy::Device`]).
+    ticks: u32,
 }
 
 pub struct WriteBuffers {
@@ -323,6 +351,11 @@ pub struct WriteBuffers {
     tpc: u32,
     threads: Vec<ThreadBuf>,
     overlays: Vec<VecDeque<Entry>>,
+    /// [`DrainPolicy::Device`]: per CTA, the entries of its exited threads (in exit order,
+    /// each thread's in store order); threads that exited in this launch, of `nthreads`.
+    orphans: Vec<VecDeque<Entry>>,
+    exited: u32,
+    nthreads: u32,
     /// Buffered entries (thread buffers and overlays) per 8-byte block.
     /// Only kept when something reads it: the `scoped` model (CTA overlays) and traces
     /// (stale loads). Elsewhere it would be a filter in front of the thread's own queue,
@@ -374,6 +407,9 @@ impl WriteBuffers {
             tpc: 1,
             threads: Vec::new(),
             overlays: Vec::new(),
+            orphans: Vec::new(),
+            exited: 0,
+            nthreads: 0,
             pending: KeyMap::default(),
             track,
             liveness_drains: 0,
@@ -408,6 +444,7 @@ impl WriteBuffers {
             .map(|t| t.q[0].len() + t.q[1].len())
             .sum::<usize>()
             + self.overlays.iter().map(|o| o.len()).sum::<usize>()
+            + self.orphans.iter().map(|o| o.len()).sum::<usize>()
     }
 
     /// Approximate heap bytes held by the buffers (for the memory benchmark).
@@ -581,6 +618,7 @@ impl WriteBuffers {
         };
         let new = rmw(visible) & mask;
         if new != visible {
+            self.overlay_room(mem, t.cta, Some(a.site));
             self.seq += 1;
             let e = Entry::new(a.loc, new, a.size, a.site, self.seq, t.global);
             if let Some(ov) = self.overlays.get_mut(t.cta as usize) {
@@ -596,6 +634,123 @@ impl WriteBuffers {
 
     fn buffering(&self) -> bool {
         self.active && !matches!(self.cfg.model, Model::Sc | Model::Weak)
+    }
+
+    /// [`DrainPolicy::Device`]: every `liveness_period`-th load or atomic of a thread
+    /// drains the thread to memory before the access.
+    fn liveness_tick(&mut self, mem: &mut Memory, t: ThreadRef, site: SiteId) {
+        let DrainPolicy::Device {
+            liveness_period, ..
+        } = self.cfg.policy
+        else {
+            return;
+        };
+        let Some(tb) = self.threads.get_mut(t.global as usize) else {
+            return;
+        };
+        tb.ticks += 1;
+        if liveness_period > 0 && tb.ticks >= liveness_period {
+            tb.ticks = 0;
+            self.drain_thread(mem, t, Scope::Sys, DrainReason::Liveness, Some(site));
+            self.drain_ctas(mem, DrainReason::Liveness, Some(site));
+        }
+    }
+
+    /// [`DrainPolicy::Device`]: every CTA's overlay, then its orphan queue, to memory
+    /// (the overlay first: an orphan of an address is newer than that CTA's overlay
+    /// entries for it).
+    fn drain_ctas(&mut self, mem: &mut Memory, reason: DrainReason, at: Option<SiteId>) {
+        for c in 0..self.orphans.len() as u32 {
+            self.drain_overlay(mem, c, reason, at);
+            self.drain_orphans(mem, c, reason, at);
+        }
+    }
+
+    /// The orphan queue of `cta` to memory, as one flush.
+    fn drain_orphans(
+        &mut self,
+        mem: &mut Memory,
+        cta: u32,
+        reason: DrainReason,
+        at: Option<SiteId>,
+    ) {
+        let Some(q) = self.orphans.get_mut(cta as usize) else {
+            return;
+        };
+        if q.is_empty() {
+            return;
+        }
+        let mut entries = std::mem::take(&mut self.scratch);
+        entries.extend(q.drain(..));
+        let mut counts = [0u32; 2];
+        for e in &entries {
+            counts[(e.k >> 63) as usize] += 1;
+        }
+        for e in entries.drain(..) {
+            self.commit_entry(mem, cta, e, reason, at);
+        }
+        self.scratch = entries;
+        self.record_flush(counts, reason);
+    }
+
+    /// [`DrainPolicy::Device`] at thread exit: the thread's entries join its CTA's orphan
+    /// queue; the launch's last thread drains every CTA.
+    fn orphan_thread(&mut self, mem: &mut Memory, t: ThreadRef) {
+        let DrainPolicy::Device {
+            overlay_capacity, ..
+        } = self.cfg.policy
+        else {
+            return;
+        };
+        if let Some(tb) = self.threads.get_mut(t.global as usize) {
+            let mut all = std::mem::take(&mut self.scratch);
+            let [qg, qs] = &mut tb.q;
+            while let (Some(a), Some(b)) = (qg.front(), qs.front()) {
+                let e = if a.seq() < b.seq() {
+                    qg.pop_front()
+                } else {
+                    qs.pop_front()
+                };
+                all.extend(e);
+            }
+            all.extend(qg.drain(..));
+            all.extend(qs.drain(..));
+            self.sync_holder(t.global);
+            for e in all.drain(..) {
+                if self
+                    .orphans
+                    .get(t.cta as usize)
+                    .is_some_and(|q| q.len() >= overlay_capacity as usize)
+                {
+                    self.drain_orphans(mem, t.cta, DrainReason::Full, None);
+                }
+                if let Some(q) = self.orphans.get_mut(t.cta as usize) {
+                    q.push_back(e);
+                }
+            }
+            self.scratch = all;
+        }
+        self.exited += 1;
+        if self.exited == self.nthreads {
+            self.drain_ctas(mem, DrainReason::KernelExit, None);
+        }
+    }
+
+    /// [`DrainPolicy::Device`]: a full CTA overlay drains to memory before it takes
+    /// another entry.
+    fn overlay_room(&mut self, mem: &mut Memory, cta: u32, at: Option<SiteId>) {
+        if let DrainPolicy::Device {
+            overlay_capacity, ..
+        } = self.cfg.policy
+        {
+            if self
+                .overlays
+                .get(cta as usize)
+                .is_some_and(|o| o.len() >= overlay_capacity as usize)
+            {
+                self.drain_overlay(mem, cta, DrainReason::Full, at);
+            }
+        }
     }
 
     /// Counts entries per 8-byte block; `k` is a packed location.
@@ -761,6 +916,7 @@ impl WriteBuffers {
         at: Option<SiteId>,
     ) {
         if level == Level::Cta && self.cfg.model == Model::Scoped && e.k >> 63 == 0 {
+            self.overlay_room(mem, cta, at);
             self.note_drain(&e, Level::Cta, reason, at);
             if let Some(ov) = self.overlays.get_mut(cta as usize) {
                 ov.push_back(e);
@@ -838,6 +994,19 @@ impl WriteBuffers {
         self.scratch = entries;
     }
 
+    /// Forgets everything still buffered.
+    fn discard_all(&mut self) {
+        for t in &mut self.threads {
+            t.q[0].clear();
+            t.q[1].clear();
+        }
+        for o in self.overlays.iter_mut().chain(self.orphans.iter_mut()) {
+            o.clear();
+        }
+        self.holders.clear();
+        self.pending.clear();
+    }
+
     /// Drains everything still buffered (kernel exit).
     fn drain_all(&mut self, mem: &mut Memory) {
         for cta in 0..self.overlays.len() as u32 {
@@ -908,6 +1077,13 @@ impl Hooks for WriteBuffers {
         self.tpc = info.threads_per_cta.max(1);
         self.threads = vec![ThreadBuf::default(); info.threads as usize];
         self.overlays = vec![VecDeque::new(); info.ctas as usize];
+        self.orphans = if self.cfg.policy == DrainPolicy::Native {
+            Vec::new()
+        } else {
+            vec![VecDeque::new(); info.ctas as usize]
+        };
+        self.exited = 0;
+        self.nthreads = info.threads;
         self.liveness_drains = 0;
         self.holders.clear();
         self.holder_pos = vec![u32::MAX; info.threads as usize];
@@ -924,6 +1100,7 @@ impl Hooks for WriteBuffers {
         let t = a.thread;
         let size = a.size;
         let s = sp(a.loc);
+        self.liveness_tick(mem, t, a.site);
         if self.maybe_pending(key(a.loc)) {
             if let Some(tb) = self.threads.get(t.global as usize) {
                 match Self::lookup(&tb.q[s], a.loc, size) {
@@ -1104,6 +1281,9 @@ impl Hooks for WriteBuffers {
         if let Some(w) = self.weak.as_deref_mut() {
             return w.atomic(mem, a, rmw, &mut self.trace);
         }
+        if self.buffering() {
+            self.liveness_tick(mem, a.thread, a.site);
+        }
         if self.buffering()
             && self.cfg.model == Model::Scoped
             && a.scope == Scope::Cta
@@ -1172,21 +1352,27 @@ impl Hooks for WriteBuffers {
         }
     }
 
-    fn thread_exit(&mut self, _mem: &mut Memory, _t: ThreadRef) {
+    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
         if let Some(w) = self.weak.as_deref_mut() {
             w.thread_exit();
         }
-        // An exited thread's buffered stores stay buffered: nothing obliges them to become
-        // visible before kernel exit, and draining them at random moments (liveness, the
-        // final drain) is what produces outcomes like 2+2W. Spinning waiters are served
-        // by the liveness rule.
+        // Native: an exited thread's buffered stores stay buffered: nothing obliges them to
+        // become visible before kernel exit, and draining them at random moments
+        // (liveness, the final drain) is what produces outcomes like 2+2W. Spinning
+        // waiters are served by the liveness rule. A device has no such global view: see
+        // `orphan_thread`.
+        if self.buffering() && self.cfg.policy != DrainPolicy::Native {
+            self.orphan_thread(mem, t);
+        }
     }
 
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         if let Some(w) = self.weak.as_deref_mut() {
             return w.stalled();
         }
-        self.buffering() && self.drain_one_random(mem, DrainReason::Liveness)
+        self.buffering()
+            && self.cfg.policy == DrainPolicy::Native
+            && self.drain_one_random(mem, DrainReason::Liveness)
     }
 
     fn launch_end(&mut self, mem: &mut Memory) {
@@ -1200,9 +1386,16 @@ impl Hooks for WriteBuffers {
             let track = std::mem::replace(&mut self.track, false);
             self.pending.clear();
             // Every thread has exited: what remains drains in a random order (per address
-            // oldest first), which decides races between threads' stores (2+2W).
-            while self.drain_one_random(mem, DrainReason::KernelExit) {}
-            self.drain_all(mem);
+            // oldest first), which decides races between threads' stores (2+2W). Under the
+            // device policy exiting threads drained already.
+            if self.cfg.policy == DrainPolicy::Native {
+                while self.drain_one_random(mem, DrainReason::KernelExit) {}
+                self.drain_all(mem);
+            } else {
+                // Only a launch that did not complete (trap, fault, hang) leaves entries:
+                // a device loses them with the aborted kernel.
+                self.discard_all();
+            }
             self.track = track;
         }
         self.peak_heap = self.peak_heap.max(self.heap_bytes());

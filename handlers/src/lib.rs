@@ -12,9 +12,14 @@
 //! | `bar.sync`/`barrier.sync`/`bar.red`/`bar.arrive`, `bar.warp.sync` | drain both spaces to CTA visibility |
 //! | `ld.acquire`, `fence.acquire`, shuffles, votes | nothing |
 //! | buffer full | that space drains to memory |
-//! | thread exit | nothing: its entries stay buffered until liveness or kernel exit |
-//! | nothing can progress (all blocked, or spinning without stores) | one entry drains: chosen at random (seeded) among the oldest entries per address (liveness) |
-//! | kernel exit | everything drains, in a random order that keeps each address's order |
+//! | thread exit | nothing: its entries stay buffered until liveness or kernel exit (device policy: they move, still invisible, to the CTA's orphan queue) |
+//! | nothing can progress (all blocked, or spinning without stores) | one entry drains: chosen at random (seeded) among the oldest entries per address (liveness); device policy: nothing, instead every `liveness_period`-th load or atomic of a thread drains it and every CTA's overlay and orphans |
+//! | kernel exit | everything drains, in a random order that keeps each address's order (device policy: the last thread to exit drains every CTA) |
+//!
+//! The same table runs on a GPU through [`rewrite`] (a PTX→PTX rewrite calling a device
+//! runtime), under [`DrainPolicy::Device`]: the rules a thread can follow without a view of
+//! the whole launch. The rewrite's differential test (see [`rewrite::lockstep`]) checks
+//! the two implementations agree write for write.
 //!
 //! Models: `sc` (no buffering), `bugaroo` (every drain goes to memory regardless of
 //! scope; unlike the paper, barriers drain global stores too), `scoped` (CTA-scope drains
@@ -22,9 +27,10 @@
 //! `__threadfence()` is needed). See [`buffers`] for the invariants that keep it sound.
 
 pub mod buffers;
+pub mod rewrite;
 pub mod select;
 pub mod stats;
 pub mod weak;
 
-pub use buffers::{BufferConfig, Level, Model, TraceEvent, WriteBuffers};
+pub use buffers::{BufferConfig, DrainPolicy, Level, Model, TraceEvent, WriteBuffers};
 pub use stats::{BufferStats, DrainReason, SpaceStats, WeakStats};

@@ -10,7 +10,7 @@
 
 use crate::ast::{LitmusTest, Var};
 use crate::lower::{Lowered, KERNEL, OUT};
-use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
+use fencehound_handlers::{BufferConfig, DrainPolicy, Model, WriteBuffers};
 use fencehound_vgpu::{
     Device, Dim3, LaunchOptions, LaunchOutcome, Pct, RandomScheduler, Scheduler,
 };
@@ -28,6 +28,9 @@ pub struct RunConfig {
     pub seed: u64,
     pub workers: usize,
     pub fuel: u64,
+    /// What forces buffered entries out (the native handlers' own rules by default; the
+    /// device policy is what the GPU rewrite implements).
+    pub policy: DrainPolicy,
 }
 
 impl Default for RunConfig {
@@ -38,6 +41,7 @@ impl Default for RunConfig {
             seed: 0,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             fuel: FUEL,
+            policy: DrainPolicy::Native,
         }
     }
 }
@@ -105,19 +109,12 @@ pub fn execute(
             low,
             model,
             &ep,
-            cfg.fuel,
+            cfg,
             &mut RandomScheduler::new(ep.seed),
         )
     } else {
         let depth = 2 + ((i / 2) % 3) as u32;
-        run_one(
-            test,
-            low,
-            model,
-            &ep,
-            cfg.fuel,
-            &mut Pct::new(ep.seed, depth),
-        )
+        run_one(test, low, model, &ep, cfg, &mut Pct::new(ep.seed, depth))
     }
 }
 
@@ -126,15 +123,18 @@ fn run_one<S: Scheduler>(
     low: &Lowered,
     model: Model,
     ep: &ExecParams,
-    fuel: u64,
+    cfg: &RunConfig,
     sched: &mut S,
 ) -> ExecOutcome {
+    let fuel = cfg.fuel;
     let mut dev = Device::new();
     let id = match dev.load_module(&low.module) {
         Ok(id) => id,
         Err(e) => return ExecOutcome::Fault(format!("load: {e}")),
     };
-    let mut wb = WriteBuffers::new(BufferConfig::new(model, ep.p_w, ep.seed));
+    let mut bc = BufferConfig::new(model, ep.p_w, ep.seed);
+    bc.policy = cfg.policy;
+    let mut wb = WriteBuffers::new(bc);
     let r = match dev.launch_with(
         id,
         KERNEL,
@@ -152,14 +152,17 @@ fn run_one<S: Scheduler>(
     match r.outcome {
         LaunchOutcome::Completed => {}
         // Every unfinished thread waits at its last instruction, a `bar.sync`: everything
-        // else has executed, so the state is final.
+        // else has executed, so the state is final. Not under the device policy: there
+        // the entries of exited threads wait for the last thread's exit, which never
+        // comes; a GPU kernel in that state does not finish either.
         LaunchOutcome::Deadlock(d)
-            if d.warps.iter().all(|w| {
-                w.groups.iter().all(|(_, what, site)| {
-                    what.starts_with("waiting at barrier")
-                        && low.trailing_barriers.contains(&site.ptx_line)
-                })
-            }) => {}
+            if cfg.policy == DrainPolicy::Native
+                && d.warps.iter().all(|w| {
+                    w.groups.iter().all(|(_, what, site)| {
+                        what.starts_with("waiting at barrier")
+                            && low.trailing_barriers.contains(&site.ptx_line)
+                    })
+                }) => {}
         LaunchOutcome::Deadlock(_) | LaunchOutcome::Timeout(_) => return ExecOutcome::Hang,
         LaunchOutcome::Fault(f) => return ExecOutcome::Fault(format!("{f:?}")),
         LaunchOutcome::Trap(t) => return ExecOutcome::Fault(format!("{t:?}")),

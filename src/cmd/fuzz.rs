@@ -2,7 +2,9 @@
 
 use crate::exit::Exit;
 use anyhow::{bail, Context, Result};
+use fencehound_fuzzer::backend::gpu;
 use fencehound_fuzzer::lock::{LockError, ReportLock};
+use fencehound_fuzzer::runner::BackendHandle;
 use fencehound_fuzzer::{runner, Campaign, ExecSpec, Plan, Report, RunOptions, Shard, Verdict};
 use fencehound_handlers::{Level, Model, TraceEvent};
 use fencehound_vgpu::{Location, SchedulerKind, SiteInfo};
@@ -90,6 +92,99 @@ pub struct FuzzArgs {
     /// error is not a terminal, for the bar).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Where executions run: vgpu (the virtual GPU), gpu (an NVIDIA GPU through the CUDA
+    /// driver, running the instrumented PTX in watchdog'd worker processes), auto (gpu
+    /// when a driver and a device are present, else vgpu).
+    #[arg(long, default_value = "vgpu")]
+    pub backend: String,
+    /// With the vgpu: run the instrumented PTX (`fencehound instrument`, what a GPU runs)
+    /// on plain memory instead of buffering natively.
+    #[arg(long)]
+    pub instrumented: bool,
+}
+
+/// The backend `--backend`/`--instrumented` ask for, and the models it can run (models
+/// without a device-side implementation are dropped when they only came from the
+/// campaign file, refused when asked for).
+fn choose_backend(a: &FuzzArgs, models: Vec<Model>) -> Result<(BackendHandle, Vec<Model>)> {
+    use fencehound_fuzzer::backend::{BackendChoice, Vgpu};
+    let choice = BackendChoice::parse(&a.backend)
+        .with_context(|| format!("unknown backend `{}` (vgpu, gpu, auto)", a.backend))?;
+    let gpu_device = match choice {
+        BackendChoice::Vgpu => None,
+        BackendChoice::Gpu => Some(gpu::probe().map_err(|why| {
+            anyhow::anyhow!(
+                "--backend gpu: {why}. The virtual GPU runs every campaign without one: --backend vgpu (the default)"
+            )
+        })?),
+        BackendChoice::Auto => match gpu::probe() {
+            Ok(d) => Some(d),
+            Err(why) => {
+                if !a.quiet && !a.json {
+                    eprintln!("--backend auto: {why}; running on the virtual GPU");
+                }
+                None
+            }
+        },
+    };
+    if !a.instrumented && gpu_device.is_none() {
+        return Ok((BackendHandle(Arc::new(Vgpu)), models));
+    }
+    if a.race {
+        bail!("--race needs the native vgpu backend (no --instrumented, no GPU)");
+    }
+    let mut kept = Vec::new();
+    for m in models {
+        if fencehound_handlers::rewrite::layout::has_device_model(m) {
+            kept.push(m);
+        } else if a.models.is_empty() {
+            if !a.quiet && !a.json {
+                eprintln!(
+                    "note: the `{}` model has no device-side implementation; it runs on the vgpu only and is skipped here",
+                    m.name()
+                );
+            }
+        } else {
+            bail!(
+                "the `{}` model has no device-side implementation (its loads read older values, which needs per-location store histories on the device): it runs only with the native vgpu backend",
+                m.name()
+            );
+        }
+    }
+    if kept.is_empty() {
+        bail!("no model left to run on the instrumented backend");
+    }
+    Ok((
+        backend_named(
+            if gpu_device.is_some() {
+                "gpu"
+            } else {
+                "vgpu-instrumented"
+            },
+            gpu_device,
+        )?,
+        kept,
+    ))
+}
+
+/// The backend called `name` (`vgpu`, `vgpu-instrumented`, `gpu`); `gpu_device` is the
+/// probed GPU for `gpu`.
+fn backend_named(name: &str, gpu_device: Option<String>) -> Result<BackendHandle> {
+    use fencehound_fuzzer::backend::{instrumented::Instrumented, Vgpu};
+    Ok(BackendHandle(match name {
+        "vgpu" => Arc::new(Vgpu),
+        "vgpu-instrumented" => Arc::new(Instrumented::new()),
+        "gpu" => {
+            let device = match gpu_device {
+                Some(d) => d,
+                None => gpu::probe().map_err(|why| anyhow::anyhow!("the gpu backend: {why}"))?,
+            };
+            let exe = std::env::current_exe()
+                .context("cannot find the fencehound executable to start GPU workers")?;
+            Arc::new(gpu::Gpu::new(vec![exe.into(), "gpu-worker".into()], device))
+        }
+        other => bail!("unknown backend `{other}`"),
+    }))
 }
 
 fn parse_checkpoint(s: &str) -> std::result::Result<f64, String> {
@@ -237,7 +332,13 @@ struct CampaignRun {
 /// A fresh run of one campaign.
 fn fresh(a: &FuzzArgs, path: &Path) -> Result<CampaignRun> {
     let (c, preps) = load(path, &a.variants)?;
-    let models = parse_models(&a.models, &c.file.fuzz.models)?;
+    let (backend, models) = choose_backend(a, parse_models(&a.models, &c.file.fuzz.models)?)?;
+    if backend.0.name() != "vgpu" && preps.iter().any(|p| p.is_program()) {
+        bail!(
+            "{}: a whole-program campaign runs only on the vgpu backend (no --instrumented, no GPU)",
+            path.display()
+        );
+    }
     let sched_name = a
         .scheduler
         .clone()
@@ -269,6 +370,7 @@ fn fresh(a: &FuzzArgs, path: &Path) -> Result<CampaignRun> {
             keep_signatures: a.keep_signatures,
             report_path: Some(report_path.clone()),
             checkpoint: std::time::Duration::from_secs_f64(a.checkpoint_secs),
+            backend,
             ..RunOptions::default()
         },
         report_path,
@@ -370,6 +472,7 @@ fn resumed(a: &FuzzArgs, report_path: &Path) -> Result<CampaignRun> {
             keep_failures: r.keep_failures,
             keep_signatures: r.keep_signatures,
             report_path: Some(report_path.to_path_buf()),
+            backend: backend_named(&r.backend, None)?,
             resume: Some(r),
             checkpoint: std::time::Duration::from_secs_f64(a.checkpoint_secs),
         },
@@ -429,7 +532,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
         let already = opts.resume.as_ref().map_or(0, |r| r.executions_done);
         if !a.json && !a.quiet {
             eprintln!(
-                "{} {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions{}{}, {} jobs)\nreport: {}",
+                "{} {} ({} variant(s) × {} model(s) × {} p × {} runs = {} executions{}{}, {} jobs, backend {} on {})\nreport: {}",
                 if *resume { "resuming" } else { "fuzzing" },
                 c.name,
                 plan.variants.len(),
@@ -442,6 +545,8 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
                     .unwrap_or_default(),
                 if *resume { format!("; {already} done before") } else { String::new() },
                 plan.jobs,
+                opts.backend.0.name(),
+                opts.backend.0.device(),
                 report_path.display()
             );
         }
@@ -734,7 +839,21 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         filters: Default::default(),
         race: false,
     };
-    let res = fencehound_fuzzer::execute(&prep, &spec, None);
+    // Instrumented executions replay on the instrumented vgpu backend (bit for bit); a
+    // GPU's replay there too: same seed, same selected stores, the vgpu's interleaving.
+    let instrumented = r.backend != "vgpu";
+    if r.backend == "gpu" && !a.json {
+        eprintln!("note: execution {} ran on {}; replaying it on the virtual GPU with the instrumented PTX (same seed and selected stores; the interleaving is the vgpu's)", a.exec, r.device);
+    }
+    let res = if instrumented && !a.trace {
+        use fencehound_fuzzer::backend::Backend;
+        fencehound_fuzzer::backend::instrumented::Instrumented::new().execute(&prep, &spec, None)
+    } else {
+        if instrumented && !a.json {
+            eprintln!("note: the instrumented backends keep no trace; --trace replays with the native write buffers, whose interleaving and drain policy differ");
+        }
+        fencehound_fuzzer::execute(&prep, &spec, None)
+    };
     // Stored in full, or the first execution of a failure signature: its outputs are
     // known and the replay is checked against them.
     let recorded = r

@@ -3,6 +3,7 @@ pub mod demo;
 pub mod diff;
 pub mod exec;
 pub mod fuzz;
+pub mod instrument;
 pub mod litmus;
 pub mod merge;
 pub mod minimize;

@@ -32,6 +32,12 @@ pub trait Scheduler {
     fn pick_group(&mut self, _n: usize) -> usize {
         0
     }
+    /// [`Scheduler::pick_group`] given each group's lane mask (same order). Schedulers that
+    /// must recognise lanes (the rewrite's lockstep differential, which keeps running the
+    /// lanes inside an instrumentation block) override this; the default ignores the masks.
+    fn pick_group_of(&mut self, masks: &[u32]) -> usize {
+        self.pick_group(masks.len())
+    }
     /// A short description for reports (`random(seed=7)`).
     fn describe(&self) -> String;
 }
@@ -83,6 +89,9 @@ impl<S: Scheduler + ?Sized> Scheduler for Box<S> {
     }
     fn pick_group(&mut self, n: usize) -> usize {
         (**self).pick_group(n)
+    }
+    fn pick_group_of(&mut self, masks: &[u32]) -> usize {
+        (**self).pick_group_of(masks)
     }
     fn describe(&self) -> String {
         (**self).describe()

@@ -512,7 +512,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 0
             } else {
                 groups.sort_unstable();
-                self.sched.pick_group(groups.len()).min(groups.len() - 1)
+                let mut masks = [0u32; WARP];
+                for (m, g) in masks.iter_mut().zip(&groups) {
+                    *m = g.2;
+                }
+                let n = groups.len().min(WARP);
+                self.sched.pick_group_of(&masks[..n]).min(groups.len() - 1)
             };
             (groups[k].2, groups[k].0)
         };

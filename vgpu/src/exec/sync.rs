@@ -186,6 +186,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 ),
             ));
         }
+        if let Op::WarpSync { .. } = inst.op {
+            // A lane's arrival is its release point (its earlier accesses are ordered
+            // before the other members' later ones): hooks hear of it as it arrives.
+            for l in lanes(active) {
+                let ev = Barrier {
+                    thread: self.thread_ref(w, l),
+                    kind: BarrierKind::Warp,
+                    id: member,
+                    site: inst.site,
+                };
+                self.hooks.barrier_arrive(self.mem, &ev);
+            }
+        }
         {
             let warp = &mut self.warps[w as usize];
             for l in lanes(active) {
@@ -231,15 +244,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             Op::WarpSync { .. } => {
                 let ev_threads: Vec<ThreadRef> =
                     lanes(have).map(|l| self.thread_ref(w, l)).collect();
-                for t in &ev_threads {
-                    let ev = Barrier {
-                        thread: *t,
-                        kind: BarrierKind::Warp,
-                        id: member,
-                        site,
-                    };
-                    self.hooks.barrier_arrive(self.mem, &ev);
-                }
                 if let Some(t) = ev_threads.first() {
                     let ev = Barrier {
                         thread: *t,

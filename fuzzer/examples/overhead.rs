@@ -1,0 +1,155 @@
+//! Instruction overhead of the instrumented kernels: dynamic lane instructions of the
+//! rewritten PTX (device flavour, the one a GPU runs; buffers in the kernel) over those of
+//! the original PTX (no buffering), on the vgpu, per campaign variant, at p_w = 0 (the
+//! instrumentation alone: every access checks, nothing is buffered) and p_w = 1 (every
+//! store buffered), under `bugaroo` and `scoped`, averaged over seeds with the random
+//! scheduler. The GPU-time proxy until a GPU is available (Bugaroo, IISWC'18, reports
+//! 8.91% median and 27.21% mean overhead of its SASS instrumentation on GPUs). Also prints
+//! the device memory the buffers take.
+//!
+//! ```sh
+//! cargo run --release -p fencehound-fuzzer --example overhead -- [--seeds N]
+//! ```
+
+use fencehound_fuzzer::backend::instrumented::Instrumented;
+use fencehound_fuzzer::backend::{Backend, Vgpu};
+use fencehound_fuzzer::{prepare, Campaign, ExecSpec};
+use fencehound_handlers::rewrite::layout;
+use fencehound_handlers::{BufferConfig, DrainPolicy, Model};
+use fencehound_vgpu::SchedulerKind;
+use std::path::Path;
+use std::sync::Arc;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let seeds: u64 = args
+        .iter()
+        .position(|a| a == "--seeds")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns");
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        eprintln!("overhead: cannot read {}", dir.display());
+        std::process::exit(2);
+    };
+    let mut files: Vec<_> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    let native = Vgpu;
+    let instrumented = Instrumented::new();
+    let cols = [
+        (Model::Bugaroo, 0.0),
+        (Model::Bugaroo, 1.0),
+        (Model::Scoped, 0.0),
+        (Model::Scoped, 1.0),
+    ];
+    println!("| campaign | variant | original lane instr. | bugaroo p_w=0 | bugaroo p_w=1 | scoped p_w=0 | scoped p_w=1 |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); cols.len()];
+    for f in &files {
+        let c = match Campaign::load(f) {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                eprintln!("overhead: {e}");
+                std::process::exit(2);
+            }
+        };
+        for v in c.variant_names() {
+            let prep = match prepare(c.clone(), v) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("overhead: {e}");
+                    std::process::exit(2);
+                }
+            };
+            let spec = |model, p, seed| ExecSpec {
+                id: seed,
+                model,
+                p,
+                seed,
+                scheduler: SchedulerKind::Random,
+                trace: false,
+                filters: Default::default(),
+                race: false,
+            };
+            let mut base = 0u64;
+            for s in 0..seeds {
+                base += native
+                    .execute(&prep, &spec(Model::Sc, 0.0, s), None)
+                    .lane_instructions;
+            }
+            let mut row = format!("| {} | {v} | {} |", c.name, base / seeds.max(1));
+            for (k, (m, p)) in cols.iter().enumerate() {
+                let mut n = 0u64;
+                let mut bad = None;
+                for s in 0..seeds {
+                    let r = instrumented.execute(&prep, &spec(*m, *p, s), None);
+                    if matches!(
+                        r.verdict,
+                        fencehound_fuzzer::Verdict::Timeout { .. }
+                            | fencehound_fuzzer::Verdict::Deadlock { .. }
+                    ) {
+                        bad = Some(r.verdict.name());
+                    }
+                    n += r.lane_instructions;
+                }
+                let ratio = n as f64 / base.max(1) as f64;
+                ratios[k].push(ratio);
+                row.push_str(&match bad {
+                    Some(b) => format!(" {ratio:.2}x ({b}) |"),
+                    None => format!(" {ratio:.2}x |"),
+                });
+            }
+            println!("{row}");
+        }
+    }
+    println!();
+    for (k, (m, p)) in cols.iter().enumerate() {
+        let mut r = ratios[k].clone();
+        r.sort_by(|a, b| a.total_cmp(b));
+        let median = if r.is_empty() {
+            0.0
+        } else if r.len() % 2 == 1 {
+            r[r.len() / 2]
+        } else {
+            (r[r.len() / 2 - 1] + r[r.len() / 2]) / 2.0
+        };
+        let mean = r.iter().sum::<f64>() / r.len().max(1) as f64;
+        println!(
+            "{} p_w={p}: median {median:.2}x ({:+.0}%), mean {mean:.2}x ({:+.0}%) over {} variants",
+            m.name(),
+            (median - 1.0) * 100.0,
+            (mean - 1.0) * 100.0,
+            r.len()
+        );
+    }
+    // Device memory of the buffers.
+    let mut cfg = BufferConfig::new(Model::Scoped, 1.0, 0);
+    cfg.capacity = 256;
+    cfg.policy = DrainPolicy::Device {
+        liveness_period: layout::DEFAULT_LIVENESS_PERIOD,
+        overlay_capacity: layout::DEFAULT_OVERLAY_CAPACITY,
+    };
+    let threads = 65_536u64;
+    let per_thread = layout::thread_bytes(256);
+    println!(
+        "\nbuffer memory for {threads} threads at capacity 256 (per space; one 512-entry queue per thread): {} bytes per thread, {:.0} MiB for the threads ({:.0} MiB per space);",
+        per_thread,
+        (threads * per_thread) as f64 / (1u64 << 20) as f64,
+        (threads * 256 * layout::ENTRY_BYTES) as f64 / (1u64 << 20) as f64
+    );
+    for cta in [128u32, 256, 1024] {
+        let sizes = layout::Sizes {
+            threads: threads as u32,
+            ctas: (threads / cta as u64) as u32,
+        };
+        println!(
+            "  with {cta}-thread CTAs (overlay and orphan queues of {} entries per CTA): {:.0} MiB in all",
+            layout::DEFAULT_OVERLAY_CAPACITY,
+            layout::area_bytes(&cfg, sizes) as f64 / (1u64 << 20) as f64
+        );
+    }
+}

@@ -1,0 +1,76 @@
+//! Every variant of every campaign, compiled by NVRTC for compute_75, compute_80 and
+//! compute_90 and rewritten (device flavour, what the GPU backend loads), assembles with
+//! ptxas for the matching sm_75, sm_80 and sm_90.
+
+use fencehound_fuzzer::Campaign;
+use fencehound_handlers::rewrite::{self, RewriteOptions};
+use std::path::Path;
+
+#[test]
+fn every_rewritten_campaign_variant_assembles_for_sm_75_80_90() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    let mut jobs = Vec::new();
+    for f in &files {
+        let c = Campaign::load(f).unwrap();
+        let source = std::fs::read_to_string(&c.source).unwrap();
+        for (name, v) in &c.variants {
+            for arch in ["75", "80", "90"] {
+                let mut req = fencehound_toolchain::CompileRequest::new(
+                    source.clone(),
+                    c.source.display().to_string(),
+                );
+                req.defines = v
+                    .defines
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Some(v.clone())))
+                    .collect();
+                req.include_dirs = vec![c.dir.clone()];
+                req.extra_options = c.file.nvrtc_options.clone();
+                req.arch = format!("compute_{arch}");
+                jobs.push((format!("{} {name} sm_{arch}", c.name), req, arch));
+            }
+        }
+    }
+    // Two workers: ptxas is single-threaded and dominates.
+    let fails: Vec<String> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..2)
+            .map(|w| {
+                let mine: Vec<_> = jobs.iter().skip(w).step_by(2).collect();
+                sc.spawn(move || {
+                    let mut fails = Vec::new();
+                    for (what, req, arch) in mine {
+                        let ptx = match fencehound_toolchain::compile(req) {
+                            Ok(c) => c.ptx,
+                            Err(e) => {
+                                fails.push(format!("{what}: NVRTC: {e}"));
+                                continue;
+                            }
+                        };
+                        let m = fencehound_ptx::parse(what, &ptx).unwrap();
+                        match rewrite::rewrite(&m, &RewriteOptions::default()) {
+                            Ok(rw) => {
+                                let text = fencehound_ptx::print(&rw.module);
+                                if let Err(e) =
+                                    fencehound_toolchain::assemble(&text, &format!("sm_{arch}"))
+                                {
+                                    fails.push(format!("{what}: {e}"));
+                                }
+                            }
+                            Err(e) => fails.push(format!("{what}: rewrite: {e}")),
+                        }
+                    }
+                    fails
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    assert!(jobs.len() >= 26 * 3, "{} modules", jobs.len());
+}

@@ -1,0 +1,903 @@
+//! Emitting the blocks. The glue of a block is written as PTX text and parsed (the parser
+//! checks it); original instructions are modified as IR and printed into that text.
+
+use super::{Flavor, RewriteError, RewriteOptions, Rewritten, SiteCounts, MARK, PREFIX};
+use crate::stats::DrainReason;
+use fencehound_ptx as ptx;
+use ptx::{AddrBase, FuncKind, Instruction, Item, Mod, Opcode, Operand, Space, Statement};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::OnceLock;
+
+/// The oldest `.version` the runtime's PTX is valid for is what NVRTC wrote; a module with
+/// an older one is raised to it.
+fn runtime_module() -> Result<&'static ptx::Module, RewriteError> {
+    static RT: OnceLock<Result<ptx::Module, String>> = OnceLock::new();
+    RT.get_or_init(|| ptx::parse("runtime.ptx", super::runtime::PTX).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| RewriteError::Generated(e.clone()))
+}
+
+// meta word layout: see runtime.cu.
+const M_RELEASE: u32 = 1 << 4;
+const M_CTA_ATOM: u32 = 1 << 12;
+
+fn m_scope(scope: u32) -> u32 {
+    scope << 5
+}
+fn m_reason(r: DrainReason) -> u32 {
+    (reason_index(r) as u32) << 8
+}
+fn m_sem(sem: u32) -> u32 {
+    sem << 13
+}
+
+/// The index of a drain reason in the runtime's counters: the declaration order of
+/// [`DrainReason`].
+pub(crate) fn reason_index(r: DrainReason) -> usize {
+    match r {
+        DrainReason::Fence => 0,
+        DrainReason::Release => 1,
+        DrainReason::Barrier => 2,
+        DrainReason::WarpSync => 3,
+        DrainReason::Atomic => 4,
+        DrainReason::WriteAfterWrite => 5,
+        DrainReason::PartialOverlap => 6,
+        DrainReason::Full => 7,
+        DrainReason::ThreadExit => 8,
+        DrainReason::KernelExit => 9,
+        DrainReason::Coherence => 10,
+        DrainReason::Liveness => 11,
+    }
+}
+
+/// Scope numbers of the runtime: 0 cta, 1 gpu (and cluster, which the native handlers
+/// treat as GPU scope), 2 sys.
+fn scope_num(i: &Instruction, default: u32) -> u32 {
+    match i.scope() {
+        Some(Mod::Cta) => 0,
+        Some(Mod::Sys) => 2,
+        Some(_) => 1,
+        None => default,
+    }
+}
+
+fn type_bytes(m: Mod) -> Option<u32> {
+    use Mod::*;
+    Some(match m {
+        S8 | U8 | B8 => 1,
+        S16 | U16 | B16 | F16 | Bf16 => 2,
+        S32 | U32 | B32 | F32 | F16x2 | Bf16x2 | S16x2 | U16x2 => 4,
+        S64 | U64 | B64 | F64 => 8,
+        _ => return None,
+    })
+}
+
+/// Register widths of a function (from its `.reg` declarations).
+#[derive(Default)]
+struct Regs {
+    exact: HashMap<String, u32>,
+    ranges: HashMap<String, (u32, u32)>,
+}
+
+impl Regs {
+    fn collect(body: &[Statement], out: &mut Regs) {
+        for s in body {
+            match s {
+                Statement::Var(v) if v.space == Space::Reg => {
+                    let bits = match v.ty {
+                        Mod::Pred => 1,
+                        t => type_bytes(t).map_or(0, |b| b * 8),
+                    } * v.vector.map_or(1, |n| n as u32);
+                    match v.range {
+                        Some(n) => {
+                            out.ranges.insert(v.name.clone(), (n, bits));
+                        }
+                        None => {
+                            out.exact.insert(v.name.clone(), bits);
+                        }
+                    }
+                }
+                Statement::Block(b) => Self::collect(b, out),
+                _ => {}
+            }
+        }
+    }
+
+    fn width(&self, name: &str) -> Option<u32> {
+        if let Some(w) = self.exact.get(name) {
+            return Some(*w);
+        }
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return None;
+        }
+        let (prefix, num) = name.split_at(name.len() - digits);
+        let n: u32 = num.parse().ok()?;
+        match self.ranges.get(prefix) {
+            Some((count, w)) if n < *count => Some(*w),
+            _ => None,
+        }
+    }
+}
+
+/// Declared state spaces of variables visible in a function (module and function level).
+struct Vars {
+    spaces: HashMap<String, Space>,
+}
+
+impl Vars {
+    fn module(m: &ptx::Module) -> Vars {
+        let mut spaces = HashMap::new();
+        for v in m.variables() {
+            spaces.insert(v.name.clone(), v.space);
+        }
+        Vars { spaces }
+    }
+    fn with_function(&self, body: &[Statement]) -> Vars {
+        fn walk(b: &[Statement], out: &mut HashMap<String, Space>) {
+            for s in b {
+                match s {
+                    Statement::Var(v) if v.space != Space::Reg => {
+                        out.insert(v.name.clone(), v.space);
+                    }
+                    Statement::Block(b) => walk(b, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut spaces = self.spaces.clone();
+        walk(body, &mut spaces);
+        Vars { spaces }
+    }
+}
+
+/// The memory space an instruction names (`None`: generic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MemSpace {
+    Global,
+    Shared,
+    Generic,
+    /// Local, const, param: not instrumented.
+    Other,
+}
+
+fn mem_space(i: &Instruction) -> MemSpace {
+    match i.space() {
+        Some(Mod::Global) => MemSpace::Global,
+        Some(Mod::Shared) | Some(Mod::SharedCta) => MemSpace::Shared,
+        None => MemSpace::Generic,
+        Some(_) => MemSpace::Other,
+    }
+}
+
+struct Ctx<'a> {
+    opts: &'a RewriteOptions,
+    function: &'a str,
+    regs: Regs,
+    vars: Vars,
+    is_kernel: bool,
+    next_label: u32,
+    counts: SiteCounts,
+}
+
+impl Ctx<'_> {
+    fn unsupported(&self, i: &Instruction, why: impl Into<String>) -> RewriteError {
+        RewriteError::Unsupported {
+            function: self.function.to_string(),
+            line: i.pos.line,
+            text: ptx::printer::instruction_to_string(i),
+            why: why.into(),
+        }
+    }
+
+    fn label(&mut self) -> String {
+        self.next_label += 1;
+        format!("$__fh_L{}", self.next_label)
+    }
+}
+
+pub(super) fn rewrite_module(
+    m: &ptx::Module,
+    opts: &RewriteOptions,
+) -> Result<Rewritten, RewriteError> {
+    for v in m.variables() {
+        if v.name.starts_with(PREFIX) {
+            return Err(RewriteError::AlreadyInstrumented(v.name.clone()));
+        }
+    }
+    for f in m.functions() {
+        if f.name.starts_with(PREFIX) {
+            return Err(RewriteError::AlreadyInstrumented(f.name.clone()));
+        }
+    }
+    let rt = runtime_module()?;
+    let vars = Vars::module(m);
+    let mut counts = SiteCounts::default();
+    let mut header = Vec::new();
+    let mut rest = Vec::new();
+    let rt_version = rt.items.iter().find_map(|i| match i {
+        Item::Version { major, minor } => Some((*major, *minor)),
+        _ => None,
+    });
+    let mut saw_target = false;
+    for item in &m.items {
+        match item {
+            Item::Version { major, minor } => {
+                let v = match rt_version {
+                    Some(r) if r > (*major, *minor) => r,
+                    _ => (*major, *minor),
+                };
+                header.push(Item::Version {
+                    major: v.0,
+                    minor: v.1,
+                });
+            }
+            Item::Target(_) => {
+                saw_target = true;
+                header.push(item.clone());
+            }
+            Item::AddressSize(n) => {
+                if *n != 64 {
+                    return Err(RewriteError::Unsupported {
+                        function: String::new(),
+                        line: 0,
+                        text: format!(".address_size {n}"),
+                        why: "only 64-bit addressing is supported".into(),
+                    });
+                }
+                header.push(item.clone());
+            }
+            Item::Func(f) => {
+                let mut f = f.clone();
+                if let Some(body) = f.body.take() {
+                    let fvars = vars.with_function(&body);
+                    let mut regs = Regs::default();
+                    Regs::collect(&body, &mut regs);
+                    // `.reg` parameters of a `.func` are registers too.
+                    let sig: Vec<Statement> = f
+                        .params
+                        .iter()
+                        .chain(&f.rets)
+                        .map(|v| Statement::Var(v.clone()))
+                        .collect();
+                    Regs::collect(&sig, &mut regs);
+                    let mut cx = Ctx {
+                        opts,
+                        function: &f.name,
+                        regs,
+                        vars: fvars,
+                        is_kernel: f.kind == FuncKind::Entry,
+                        next_label: 0,
+                        counts: SiteCounts::default(),
+                    };
+                    let mut new_body = rewrite_body(&mut cx, body)?;
+                    let c = cx.counts;
+                    if c != SiteCounts::default() {
+                        let mut decls = parse_statements(TEMP_DECLS)?;
+                        decls.append(&mut new_body);
+                        new_body = decls;
+                    }
+                    counts.loads += c.loads;
+                    counts.stores += c.stores;
+                    counts.atomics += c.atomics;
+                    counts.drains += c.drains;
+                    f.body = Some(new_body);
+                }
+                rest.push(Item::Func(f));
+            }
+            other => rest.push(other.clone()),
+        }
+    }
+    if !saw_target {
+        if let Some(t) = rt.items.iter().find(|i| matches!(i, Item::Target(_))) {
+            header.push(t.clone());
+        }
+    }
+    let mut items = header;
+    items.extend(rest);
+    insert_runtime(&mut items, rt, true);
+    Ok(Rewritten {
+        module: ptx::Module { items },
+        counts,
+    })
+}
+
+/// Temporaries of the blocks (registers are function-scoped, so every function gets the
+/// same names; the prefix keeps them apart from NVRTC's `%r`, `%rd`, ...).
+const TEMP_DECLS: &str = "\
+.reg .pred %fhp<4>;
+.reg .b16 %fhh<4>;
+.reg .b32 %fhr<8>;
+.reg .b64 %fhd<16>;
+";
+
+fn parse_statements(text: &str) -> Result<Vec<Statement>, RewriteError> {
+    let src = format!(
+        ".version 9.0\n.target sm_75\n.address_size 64\n.func {PREFIX}snippet()\n{{\n{text}}}\n"
+    );
+    let m = ptx::parse("<fencehound block>", &src)
+        .map_err(|e| RewriteError::Generated(format!("{e}\n{text}")))?;
+    m.items
+        .into_iter()
+        .find_map(|i| match i {
+            Item::Func(f) => f.body,
+            _ => None,
+        })
+        .ok_or_else(|| RewriteError::Generated(text.to_string()))
+}
+
+fn set_loc(body: &mut [Statement], loc: &Option<ptx::Loc>) {
+    for s in body {
+        match s {
+            Statement::Inst(i) => i.loc = loc.clone(),
+            Statement::Block(b) => set_loc(b, loc),
+            _ => {}
+        }
+    }
+}
+
+/// Puts the runtime's variables (and functions, with `funcs`) before the module's first
+/// function: after the header and the variables declared before it, so those keep their
+/// addresses, and before any use.
+pub(super) fn insert_runtime(items: &mut Vec<Item>, rt: &ptx::Module, funcs: bool) {
+    let at = items
+        .iter()
+        .position(|i| matches!(i, Item::Func(_)))
+        .unwrap_or(items.len());
+    let add: Vec<Item> = rt
+        .items
+        .iter()
+        .filter(|i| matches!(i, Item::Var(_)) || (funcs && matches!(i, Item::Func(_))))
+        .cloned()
+        .collect();
+    items.splice(at..at, add);
+}
+
+/// The reference module of the differential test (see `super::normalize_reference`).
+pub(super) fn normalize_reference(m: &ptx::Module) -> Result<ptx::Module, RewriteError> {
+    let rt = runtime_module()?;
+    let mut out = m.clone();
+    for item in &mut out.items {
+        if let Item::Func(f) = item {
+            if f.kind == FuncKind::Entry {
+                if let Some(body) = &mut f.body {
+                    ret_to_exit(body);
+                }
+            }
+        }
+    }
+    insert_runtime(&mut out.items, rt, false);
+    Ok(out)
+}
+
+pub(super) fn ret_to_exit(body: &mut [Statement]) {
+    for s in body {
+        match s {
+            Statement::Inst(i) if i.opcode == Opcode::Ret => {
+                i.opcode = Opcode::Exit;
+                i.mods.retain(|m| *m != Mod::Uni);
+            }
+            Statement::Block(b) => ret_to_exit(b),
+            _ => {}
+        }
+    }
+}
+
+fn rewrite_body(cx: &mut Ctx<'_>, body: Vec<Statement>) -> Result<Vec<Statement>, RewriteError> {
+    let mut out = Vec::with_capacity(body.len());
+    for s in body {
+        match s {
+            Statement::Inst(i) => match block_for(cx, &i)? {
+                Some(mut stmts) => {
+                    set_loc(&mut stmts, &i.loc);
+                    out.extend(stmts);
+                }
+                None => out.push(Statement::Inst(i)),
+            },
+            Statement::Block(b) => out.push(Statement::Block(rewrite_body(cx, b)?)),
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}
+
+fn pr(i: &Instruction) -> String {
+    ptx::printer::instruction_to_string(i)
+}
+
+/// What kind of block an instruction needs.
+fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>, RewriteError> {
+    match i.opcode {
+        Opcode::Ld | Opcode::Ldu => {
+            let sp = mem_space(i);
+            if sp == MemSpace::Other {
+                return Ok(None);
+            }
+            cx.counts.loads += 1;
+            load_block(cx, i, sp).map(Some)
+        }
+        Opcode::St => {
+            let sp = mem_space(i);
+            if sp == MemSpace::Other {
+                return Ok(None);
+            }
+            cx.counts.stores += 1;
+            store_block(cx, i, sp).map(Some)
+        }
+        Opcode::Atom | Opcode::Red => {
+            let sp = mem_space(i);
+            if sp == MemSpace::Other {
+                return Ok(None);
+            }
+            cx.counts.atomics += 1;
+            atom_block(cx, i, sp).map(Some)
+        }
+        Opcode::Membar => {
+            let scope = match i.scope() {
+                Some(Mod::Cta) => 0,
+                Some(Mod::Sys) => 2,
+                _ => 1,
+            };
+            cx.counts.drains += 1;
+            drain_block(cx, i, m_scope(scope) | m_reason(DrainReason::Fence)).map(Some)
+        }
+        Opcode::Fence => {
+            if i.has(Mod::Proxy) || i.sem() == Some(Mod::Acquire) {
+                // Proxy fences order other proxies (no effect on buffers); acquire fences
+                // order later accesses, not earlier stores (the drain table: nothing).
+                return Ok(None);
+            }
+            cx.counts.drains += 1;
+            drain_block(
+                cx,
+                i,
+                m_scope(scope_num(i, 1)) | m_reason(DrainReason::Fence),
+            )
+            .map(Some)
+        }
+        Opcode::Bar | Opcode::Barrier => {
+            let reason = if i.has(Mod::Warp) {
+                DrainReason::WarpSync
+            } else {
+                DrainReason::Barrier
+            };
+            cx.counts.drains += 1;
+            drain_block(cx, i, m_scope(0) | m_reason(reason)).map(Some)
+        }
+        Opcode::Exit => {
+            cx.counts.drains += 1;
+            exit_block(cx, i).map(Some)
+        }
+        Opcode::Ret if cx.is_kernel => {
+            // A kernel's `ret` is its threads' exit; written as `exit` (see
+            // `normalize_reference`) so that the block ends in a preemption point.
+            cx.counts.drains += 1;
+            let mut e = i.clone();
+            e.opcode = Opcode::Exit;
+            e.mods.retain(|m| *m != Mod::Uni);
+            exit_block(cx, &e).map(Some)
+        }
+        Opcode::Cp => Err(cx.unsupported(i, "asynchronous copies are not instrumented")),
+        Opcode::Ldmatrix => Err(cx.unsupported(i, "ldmatrix is not instrumented")),
+        _ => Ok(None),
+    }
+}
+
+/// The original instruction's guard as branch conditions that skip lanes for which the
+/// instruction does nothing.
+fn skip_if_unguarded(i: &Instruction, label: &str) -> String {
+    match &i.guard {
+        None => String::new(),
+        Some(g) => format!(
+            "@{}{} bra {label};\n",
+            if g.negated { "" } else { "!" },
+            g.pred
+        ),
+    }
+}
+
+/// Wraps per-lane code. Device: guard check, code. Lockstep: marker, one lane at a time in
+/// lane order, marker. `final_inst` (fences, barriers, exits) comes last, with the
+/// original guard, after an "end before final" marker in the lockstep flavour.
+fn wrap(
+    cx: &mut Ctx<'_>,
+    i: &Instruction,
+    lane_code: &str,
+    final_inst: Option<&Instruction>,
+) -> Result<Vec<Statement>, RewriteError> {
+    let mut t = String::new();
+    match cx.opts.flavor {
+        Flavor::Device => {
+            let end = cx.label();
+            t.push_str(&skip_if_unguarded(i, &end));
+            t.push_str(lane_code);
+            let _ = writeln!(t, "{end}:");
+        }
+        Flavor::Lockstep => {
+            let top = cx.label();
+            let next = cx.label();
+            let _ = writeln!(t, "ld.volatile.global.u32 %fhr0, [{MARK}];");
+            t.push_str("activemask.b32 %fhr1;\nmov.b32 %fhr2, %fhr1;\n");
+            let _ = writeln!(t, "{top}:");
+            t.push_str(
+                "neg.s32 %fhr3, %fhr2;\nand.b32 %fhr3, %fhr2, %fhr3;\n\
+                 mov.u32 %fhr4, %lanemask_eq;\nsetp.eq.b32 %fhp0, %fhr3, %fhr4;\n",
+            );
+            let _ = writeln!(t, "@!%fhp0 bra {next};");
+            t.push_str(&skip_if_unguarded(i, &next));
+            t.push_str(lane_code);
+            let _ = writeln!(t, "{next}:");
+            t.push_str(
+                "vote.sync.ballot.b32 %fhr5, %fhp0, %fhr1;\nxor.b32 %fhr2, %fhr2, %fhr3;\n\
+                 setp.ne.b32 %fhp0, %fhr2, 0;\n",
+            );
+            let _ = writeln!(t, "@%fhp0 bra {top};");
+            // Before a final instruction every lane of the block is "pending": the step
+            // that runs it (guard true or not) belongs to the block, as the step of the
+            // original instruction belonged to it.
+            let mark = if final_inst.is_some() { 8 } else { 4 };
+            let _ = writeln!(t, "ld.volatile.global.u32 %fhr0, [{MARK}+{mark}];");
+        }
+    }
+    if let Some(f) = final_inst {
+        t.push_str(&pr(f));
+        t.push('\n');
+    }
+    parse_statements(&t)
+}
+
+/// PTX text computing the generic address of element `k` (`offset + extra`) of memory
+/// operand `addr` of `i` into `dst`.
+fn generic_addr(
+    cx: &Ctx<'_>,
+    i: &Instruction,
+    sp: MemSpace,
+    addr: &Operand,
+    extra: i64,
+    dst: &str,
+) -> Result<String, RewriteError> {
+    let Operand::Addr { base, offset } = addr else {
+        return Err(cx.unsupported(i, "expected an address operand"));
+    };
+    let off = offset + extra;
+    let mut t = String::new();
+    // The space the base's value is an address in.
+    let mut base_space = sp;
+    match base {
+        AddrBase::Imm(v) => {
+            let _ = writeln!(t, "mov.u64 {dst}, {};", (*v as i64).wrapping_add(off));
+        }
+        AddrBase::Name(n) => match cx.regs.width(n) {
+            Some(64) => {
+                let _ = writeln!(t, "add.s64 {dst}, {n}, {off};");
+            }
+            Some(32) => {
+                let _ = writeln!(t, "cvt.u64.u32 {dst}, {n};\nadd.s64 {dst}, {dst}, {off};");
+            }
+            Some(_) => return Err(cx.unsupported(i, format!("address register `{n}` width"))),
+            None => {
+                let space = cx.vars.spaces.get(n.as_str()).copied();
+                match space {
+                    Some(Space::Global) => base_space = MemSpace::Global,
+                    Some(Space::Shared) => base_space = MemSpace::Shared,
+                    _ => {
+                        return Err(cx.unsupported(
+                            i,
+                            format!("`{n}` is neither a register nor a global/shared variable"),
+                        ))
+                    }
+                }
+                if sp != MemSpace::Generic && sp != base_space {
+                    return Err(cx.unsupported(i, format!("`{n}` is in another state space")));
+                }
+                let _ = writeln!(t, "mov.u64 {dst}, {n};\nadd.s64 {dst}, {dst}, {off};");
+            }
+        },
+    }
+    match base_space {
+        MemSpace::Global => {
+            let _ = writeln!(t, "cvta.global.u64 {dst}, {dst};");
+        }
+        MemSpace::Shared => {
+            let _ = writeln!(t, "cvta.shared.u64 {dst}, {dst};");
+        }
+        _ => {}
+    }
+    Ok(t)
+}
+
+/// `addr` with `extra` added to its offset.
+fn shifted(addr: &Operand, extra: i64) -> Operand {
+    match addr {
+        Operand::Addr { base, offset } => Operand::Addr {
+            base: base.clone(),
+            offset: offset + extra,
+        },
+        o => o.clone(),
+    }
+}
+
+/// A call sequence in its own `{ }` scope (as NVRTC writes them).
+fn call(func: &str, ret: Option<(&str, &str)>, args: &[(&str, &str)]) -> String {
+    let mut t = String::from("{\n");
+    let mut names = Vec::new();
+    for (k, (ty, val)) in args.iter().enumerate() {
+        let _ = writeln!(
+            t,
+            ".param .{ty} fh_arg{k};\nst.param.{ty} [fh_arg{k}], {val};"
+        );
+        names.push(format!("fh_arg{k}"));
+    }
+    match ret {
+        Some((ty, dst)) => {
+            let _ = writeln!(
+                t,
+                ".param .{ty} fh_ret;\ncall.uni (fh_ret), {func}, ({});\nld.param.{ty} {dst}, [fh_ret];",
+                names.join(", ")
+            );
+        }
+        None => {
+            let _ = writeln!(t, "call.uni {func}, ({});", names.join(", "));
+        }
+    }
+    t.push_str("}\n");
+    t
+}
+
+/// The instruction's modifiers without the vector width, for one element.
+fn scalar_mods(i: &Instruction) -> Vec<Mod> {
+    i.mods
+        .iter()
+        .copied()
+        .filter(|m| !matches!(m, Mod::V2 | Mod::V4 | Mod::V8))
+        .collect()
+}
+
+fn elem_size(cx: &Ctx<'_>, i: &Instruction) -> Result<u32, RewriteError> {
+    let ty = i.ty().ok_or_else(|| cx.unsupported(i, "no type"))?;
+    type_bytes(ty).ok_or_else(|| cx.unsupported(i, "element type wider than 8 bytes"))
+}
+
+fn load_block(
+    cx: &mut Ctx<'_>,
+    i: &Instruction,
+    sp: MemSpace,
+) -> Result<Vec<Statement>, RewriteError> {
+    if i.operands.len() != 2 {
+        return Err(cx.unsupported(i, "cache-policy operand"));
+    }
+    let size = elem_size(cx, i)?;
+    let dests: Vec<Operand> = match &i.operands[0] {
+        Operand::Vector(v) => v.clone(),
+        o => vec![o.clone()],
+    };
+    if dests.len() > 4 {
+        return Err(cx.unsupported(i, "vector of more than 4 elements"));
+    }
+    let addr = &i.operands[1];
+    let mut code = String::new();
+    // Every element's address first: a destination may be the address register.
+    for k in 0..dests.len() {
+        code.push_str(&generic_addr(
+            cx,
+            i,
+            sp,
+            addr,
+            k as i64 * size as i64,
+            &format!("%fhd{}", 8 + k),
+        )?);
+    }
+    for (k, d) in dests.iter().enumerate() {
+        code.push_str(&call(
+            &format!("{PREFIX}load"),
+            Some(("b64", "%fhd1")),
+            &[
+                ("b64", &format!("%fhd{}", 8 + k)),
+                ("b32", &size.to_string()),
+            ],
+        ));
+        if sp == MemSpace::Global {
+            code.push_str("cvta.to.global.u64 %fhd1, %fhd1;\n");
+        }
+        let mut e = i.clone();
+        e.guard = None;
+        e.opcode = Opcode::Ld;
+        e.mods = scalar_mods(i)
+            .into_iter()
+            .filter(|m| *m != Mod::Nc)
+            .filter(|m| sp != MemSpace::Shared || !matches!(m, Mod::Shared | Mod::SharedCta))
+            .collect();
+        let dest = match d {
+            Operand::Sink => Operand::Name(
+                match size {
+                    8 => "%fhd2",
+                    4 => "%fhr5",
+                    _ => "%fhh1",
+                }
+                .into(),
+            ),
+            o => o.clone(),
+        };
+        e.operands = vec![
+            dest,
+            Operand::Addr {
+                base: AddrBase::Name("%fhd1".into()),
+                offset: 0,
+            },
+        ];
+        code.push_str(&pr(&e));
+        code.push('\n');
+    }
+    wrap(cx, i, &code, None)
+}
+
+/// Runtime semantics class of a store (0 weak, 1 volatile, 2 relaxed, 3 release) and its
+/// scope; the release bit.
+fn store_sem(i: &Instruction) -> (u32, u32, bool) {
+    match i.sem() {
+        None | Some(Mod::Weak) => (0, 2, false),
+        Some(Mod::Volatile) => (1, 2, false),
+        Some(Mod::Release) => (3, scope_num(i, 1), true),
+        Some(_) => (2, scope_num(i, 1), false),
+    }
+}
+
+/// PTX text putting the raw bits of a store's value operand into `%fhd1`.
+fn value_bits(cx: &Ctx<'_>, i: &Instruction, v: &Operand) -> Result<String, RewriteError> {
+    Ok(match v {
+        Operand::Name(n) => match cx.regs.width(n) {
+            Some(64) => format!("mov.b64 %fhd1, {n};\n"),
+            Some(32) => format!("mov.b32 %fhr5, {n};\ncvt.u64.u32 %fhd1, %fhr5;\n"),
+            Some(16) => format!("mov.b16 %fhh0, {n};\ncvt.u64.u16 %fhd1, %fhh0;\n"),
+            Some(_) => return Err(cx.unsupported(i, format!("value register `{n}` width"))),
+            // A variable's address as the value.
+            None => format!("mov.u64 %fhd1, {n};\n"),
+        },
+        Operand::Int(x) => format!("mov.u64 %fhd1, {x};\n"),
+        Operand::F32(b) => format!("mov.u64 %fhd1, {};\n", *b as u64),
+        Operand::F64(b) => format!("mov.u64 %fhd1, {};\n", *b as i64),
+        Operand::SymOffset { name, offset } => format!("mov.u64 %fhd1, {name}+{offset};\n"),
+        _ => return Err(cx.unsupported(i, "store value operand")),
+    })
+}
+
+fn store_block(
+    cx: &mut Ctx<'_>,
+    i: &Instruction,
+    sp: MemSpace,
+) -> Result<Vec<Statement>, RewriteError> {
+    if i.operands.len() != 2 {
+        return Err(cx.unsupported(i, "cache-policy operand"));
+    }
+    let size = elem_size(cx, i)?;
+    let vals: Vec<Operand> = match &i.operands[1] {
+        Operand::Vector(v) => v.clone(),
+        o => vec![o.clone()],
+    };
+    if vals.len() > 4 {
+        return Err(cx.unsupported(i, "vector of more than 4 elements"));
+    }
+    let (sem, scope, release) = store_sem(i);
+    let meta = size | m_sem(sem) | m_scope(scope) | if release { M_RELEASE } else { 0 };
+    let addr = &i.operands[0];
+    let mut code = String::new();
+    for (k, v) in vals.iter().enumerate() {
+        let extra = k as i64 * size as i64;
+        code.push_str(&generic_addr(cx, i, sp, addr, extra, "%fhd0")?);
+        code.push_str(&value_bits(cx, i, v)?);
+        code.push_str(&call(
+            &format!("{PREFIX}store"),
+            Some(("b32", "%fhr6")),
+            &[
+                ("b64", "%fhd0"),
+                ("b64", "%fhd1"),
+                ("b32", &meta.to_string()),
+            ],
+        ));
+        code.push_str("setp.ne.b32 %fhp1, %fhr6, 0;\n");
+        let mut e = i.clone();
+        e.guard = Some(ptx::Guard {
+            negated: true,
+            pred: "%fhp1".into(),
+        });
+        e.mods = scalar_mods(i);
+        e.operands = vec![shifted(addr, extra), v.clone()];
+        code.push_str(&pr(&e));
+        code.push('\n');
+    }
+    wrap(cx, i, &code, None)
+}
+
+fn atom_block(
+    cx: &mut Ctx<'_>,
+    i: &Instruction,
+    sp: MemSpace,
+) -> Result<Vec<Statement>, RewriteError> {
+    if i.vector().is_some() {
+        return Err(cx.unsupported(i, "vector atomics"));
+    }
+    let size = elem_size(cx, i)?;
+    let addr_index = if i.opcode == Opcode::Red { 0 } else { 1 };
+    let Some(addr) = i.operands.get(addr_index) else {
+        return Err(cx.unsupported(i, "missing address operand"));
+    };
+    let release = matches!(i.sem(), Some(Mod::Release) | Some(Mod::AcqRel));
+    let scope = scope_num(i, 1);
+    // A .cta atomic on global memory may act on the CTA overlay (scoped model).
+    let cta = scope == 0 && sp != MemSpace::Shared;
+    let meta = size
+        | m_scope(scope)
+        | if release { M_RELEASE } else { 0 }
+        | if cta { M_CTA_ATOM } else { 0 };
+    let mut code = generic_addr(cx, i, sp, addr, 0, "%fhd0")?;
+    code.push_str(&call(
+        &format!("{PREFIX}atom"),
+        Some(("b64", "%fhd1")),
+        &[("b64", "%fhd0"), ("b32", &meta.to_string())],
+    ));
+    if sp == MemSpace::Global {
+        code.push_str("cvta.to.global.u64 %fhd1, %fhd1;\n");
+    }
+    let mut e = i.clone();
+    e.guard = None;
+    if sp == MemSpace::Shared {
+        e.mods
+            .retain(|m| !matches!(m, Mod::Shared | Mod::SharedCta));
+    }
+    e.operands[addr_index] = Operand::Addr {
+        base: AddrBase::Name("%fhd1".into()),
+        offset: 0,
+    };
+    code.push_str(&pr(&e));
+    code.push('\n');
+    if cta {
+        code.push_str(&call(
+            &format!("{PREFIX}atom_done"),
+            None,
+            &[("b32", &meta.to_string())],
+        ));
+    }
+    wrap(cx, i, &code, None)
+}
+
+/// Thread exit: the thread's entries become its CTA's orphans (see the runtime).
+fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, RewriteError> {
+    let code = call(&format!("{PREFIX}exit"), None, &[]);
+    wrap(cx, i, &code, Some(i))
+}
+
+fn drain_block(
+    cx: &mut Ctx<'_>,
+    i: &Instruction,
+    meta: u32,
+) -> Result<Vec<Statement>, RewriteError> {
+    let code = call(
+        &format!("{PREFIX}drain"),
+        None,
+        &[("b32", &meta.to_string())],
+    );
+    wrap(cx, i, &code, Some(i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_widths_from_ranges_and_names() {
+        let m = ptx::parse(
+            "t",
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<4>;\n.reg .f64 %fd1;\n.reg .b16 %rs<2>;\nret;\n}\n",
+        )
+        .unwrap();
+        let f = m.functions().next().unwrap();
+        let mut r = Regs::default();
+        Regs::collect(f.body.as_ref().unwrap(), &mut r);
+        assert_eq!(r.width("%r3"), Some(32));
+        assert_eq!(r.width("%r4"), None);
+        assert_eq!(r.width("%fd1"), Some(64));
+        assert_eq!(r.width("%rs1"), Some(16));
+        assert_eq!(r.width("%x"), None);
+    }
+}

@@ -1,0 +1,376 @@
+//! The host side of the device buffers: what memory the runtime needs, how the control
+//! block is laid out, and reading the statistics back. The layout mirrors the structs of
+//! `runtime.cu` (`FhCtl`, `FhThread`, `FhEntry`, `FhOverlay`); the differential test checks
+//! both sides agree, since every statistic it compares comes through here.
+//!
+//! Any device with byte-addressed memory can host the buffers: [`DeviceMemory`] is
+//! implemented for the vgpu here and for CUDA by the fuzzer's GPU backend.
+
+use crate::buffers::{BufferConfig, DrainPolicy, Model};
+use crate::stats::{BufferStats, DrainReason};
+
+/// Bytes of the control block (`FhCtl`).
+pub const CTL_BYTES: u64 = 72;
+/// Bytes of a thread header (`FhThread`); the entries follow it.
+pub const THREAD_HEADER: u64 = 128;
+/// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
+pub const ENTRY_BYTES: u64 = 16;
+/// Bytes of a CTA header (`FhCta`: lock, overlay length, orphan length).
+pub const OVERLAY_HEADER: u64 = 16;
+/// Drain-reason counters before the flush-length histograms.
+const REASONS: u64 = 16;
+
+const FLAG_ACTIVE: u32 = 1;
+const FLAG_GLOBAL: u32 = 2;
+const FLAG_SHARED: u32 = 4;
+const FLAG_SCOPED: u32 = 8;
+
+/// Defaults of the device policy (see [`DrainPolicy::Device`]).
+pub const DEFAULT_LIVENESS_PERIOD: u32 = 1024;
+pub const DEFAULT_OVERLAY_CAPACITY: u32 = 4096;
+
+/// Byte access to a device's memory.
+pub trait DeviceMemory {
+    type Error: std::fmt::Display;
+    /// Allocates `bytes` of zeroed memory; returns its (global) address.
+    fn alloc_zeroed(&mut self, bytes: u64, name: &str) -> Result<u64, Self::Error>;
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), Self::Error>;
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), Self::Error>;
+}
+
+impl DeviceMemory for fencehound_vgpu::Device {
+    type Error = fencehound_vgpu::DeviceError;
+    fn alloc_zeroed(&mut self, bytes: u64, name: &str) -> Result<u64, Self::Error> {
+        // vgpu allocations start zeroed.
+        self.alloc_named(bytes.max(1), name)
+    }
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), Self::Error> {
+        self.copy_to(addr, data)
+    }
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), Self::Error> {
+        self.copy_from(addr, buf)
+    }
+}
+
+/// Why the buffers cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    #[error("the `{0}` model has no device-side implementation (it needs per-location store histories on the device); it runs on the vgpu only")]
+    NoDeviceModel(&'static str),
+    #[error("the device policy is required (DrainPolicy::Device)")]
+    NotDevicePolicy,
+    #[error("{what} needs {bytes} bytes of device memory, more than the {limit} allowed")]
+    TooLarge {
+        what: &'static str,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error("device memory: {0}")]
+    Device(String),
+}
+
+/// What the buffers need to know that [`BufferConfig`] does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Sizes {
+    /// Most threads of any launch.
+    pub threads: u32,
+    /// Most CTAs of any launch.
+    pub ctas: u32,
+}
+
+/// The device memory of one execution's buffers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Area {
+    pub ctl: u64,
+    pub threads: u64,
+    pub overlays: u64,
+    pub counters: u64,
+    pub sizes: Sizes,
+    pub capacity: u32,
+    pub overlay_capacity: u32,
+    pub liveness_period: u32,
+    /// Every allocation: (address, bytes).
+    pub allocations: Vec<(u64, u64)>,
+}
+
+/// Largest buffer area we allocate (a typo in a grid size must not exhaust memory).
+pub const MAX_AREA_BYTES: u64 = 8 << 30;
+
+/// Whether the runtime implements `model` (everything but load-side models).
+pub fn has_device_model(model: Model) -> bool {
+    matches!(model, Model::Sc | Model::Bugaroo | Model::Scoped)
+}
+
+/// Bytes per thread: header plus `2 × capacity` entries (both spaces share one queue).
+pub fn thread_bytes(capacity: u32) -> u64 {
+    THREAD_HEADER + 2 * capacity as u64 * ENTRY_BYTES
+}
+
+/// Bytes per CTA: header, overlay entries, orphan entries (exited threads' entries).
+pub fn overlay_bytes(overlay_capacity: u32) -> u64 {
+    OVERLAY_HEADER + 2 * overlay_capacity as u64 * ENTRY_BYTES
+}
+
+/// Bins of a flush-length histogram: one per length up to the longest flush (a thread's
+/// space holds `capacity` entries, a CTA's orphan queue `overlay_capacity`).
+fn bins(capacity: u32, overlay_capacity: u32) -> u64 {
+    capacity.max(overlay_capacity) as u64 + 1
+}
+
+fn counter_words(capacity: u32, overlay_capacity: u32) -> u64 {
+    REASONS + 2 * bins(capacity, overlay_capacity)
+}
+
+/// Total device memory the buffers of `sizes` take.
+pub fn area_bytes(cfg: &BufferConfig, sizes: Sizes) -> u64 {
+    let ov = match cfg.policy {
+        DrainPolicy::Device {
+            overlay_capacity, ..
+        } => overlay_capacity,
+        DrainPolicy::Native => DEFAULT_OVERLAY_CAPACITY,
+    };
+    CTL_BYTES
+        + sizes.threads as u64 * thread_bytes(cfg.capacity)
+        + sizes.ctas as u64 * overlay_bytes(ov)
+        + counter_words(cfg.capacity, ov) * 8
+}
+
+/// Allocates (zeroed) the buffers for launches of at most `sizes`.
+pub fn allocate<D: DeviceMemory>(
+    dev: &mut D,
+    cfg: &BufferConfig,
+    sizes: Sizes,
+) -> Result<Area, LayoutError> {
+    if !has_device_model(cfg.model) {
+        return Err(LayoutError::NoDeviceModel(cfg.model.name()));
+    }
+    let DrainPolicy::Device {
+        liveness_period,
+        overlay_capacity,
+    } = cfg.policy
+    else {
+        return Err(LayoutError::NotDevicePolicy);
+    };
+    let total = area_bytes(cfg, sizes);
+    if total > MAX_AREA_BYTES {
+        return Err(LayoutError::TooLarge {
+            what: "the write buffers",
+            bytes: total,
+            limit: MAX_AREA_BYTES,
+        });
+    }
+    let dev_err = |e: D::Error| LayoutError::Device(e.to_string());
+    let mut allocations = Vec::new();
+    let mut alloc = |dev: &mut D, bytes: u64, name: &str| -> Result<u64, LayoutError> {
+        let a = dev.alloc_zeroed(bytes, name).map_err(dev_err)?;
+        allocations.push((a, bytes));
+        Ok(a)
+    };
+    let ctl = alloc(dev, CTL_BYTES, "fencehound control block")?;
+    let threads = alloc(
+        dev,
+        sizes.threads.max(1) as u64 * thread_bytes(cfg.capacity),
+        "fencehound thread buffers",
+    )?;
+    let overlays = alloc(
+        dev,
+        sizes.ctas.max(1) as u64 * overlay_bytes(overlay_capacity),
+        "fencehound CTA overlays",
+    )?;
+    let counters = alloc(
+        dev,
+        counter_words(cfg.capacity, overlay_capacity) * 8,
+        "fencehound counters",
+    )?;
+    Ok(Area {
+        ctl,
+        threads,
+        overlays,
+        counters,
+        sizes,
+        capacity: cfg.capacity,
+        overlay_capacity,
+        liveness_period,
+        allocations,
+    })
+}
+
+/// The control block for launch number `launch` (`active`: whether this launch buffers:
+/// a kernel outside `cfg.kernels` or model `sc` does not).
+pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool) -> Vec<u8> {
+    let mut flags = 0;
+    if active && matches!(cfg.model, Model::Bugaroo | Model::Scoped) {
+        flags |= FLAG_ACTIVE;
+    }
+    if cfg.buffer_global {
+        flags |= FLAG_GLOBAL;
+    }
+    if cfg.buffer_shared {
+        flags |= FLAG_SHARED;
+    }
+    if cfg.model == Model::Scoped {
+        flags |= FLAG_SCOPED;
+    }
+    let mut b = Vec::with_capacity(CTL_BYTES as usize);
+    b.extend_from_slice(&cfg.seed.to_le_bytes());
+    b.extend_from_slice(&crate::select::threshold(cfg.p_w).to_le_bytes());
+    b.extend_from_slice(&launch.to_le_bytes());
+    b.extend_from_slice(&flags.to_le_bytes());
+    b.extend_from_slice(&area.capacity.to_le_bytes());
+    b.extend_from_slice(&area.liveness_period.to_le_bytes());
+    b.extend_from_slice(&area.overlay_capacity.to_le_bytes());
+    b.extend_from_slice(&area.sizes.threads.to_le_bytes());
+    b.extend_from_slice(&area.threads.to_le_bytes());
+    b.extend_from_slice(&area.overlays.to_le_bytes());
+    b.extend_from_slice(&area.counters.to_le_bytes());
+    // Threads exited so far in this launch; padding.
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    debug_assert_eq!(b.len() as u64, CTL_BYTES);
+    b
+}
+
+/// Writes the control block before a launch.
+pub fn begin_launch<D: DeviceMemory>(
+    dev: &mut D,
+    cfg: &BufferConfig,
+    area: &Area,
+    launch: u32,
+    active: bool,
+) -> Result<(), LayoutError> {
+    dev.write(area.ctl, &control_bytes(cfg, area, launch, active))
+        .map_err(|e| LayoutError::Device(e.to_string()))
+}
+
+/// Whether launch of `kernel` buffers under `cfg` (the native `WriteBuffers::launch_begin`).
+pub fn launch_active(cfg: &BufferConfig, kernel: &str) -> bool {
+    matches!(cfg.model, Model::Bugaroo | Model::Scoped)
+        && cfg.kernels.as_ref().is_none_or(|k| k.contains(kernel))
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    b.get(o..o + 4)
+        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+}
+
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    b.get(o..o + 8).map_or(0, |s| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        u64::from_le_bytes(a)
+    })
+}
+
+const REASON_ORDER: [DrainReason; 12] = [
+    DrainReason::Fence,
+    DrainReason::Release,
+    DrainReason::Barrier,
+    DrainReason::WarpSync,
+    DrainReason::Atomic,
+    DrainReason::WriteAfterWrite,
+    DrainReason::PartialOverlap,
+    DrainReason::Full,
+    DrainReason::ThreadExit,
+    DrainReason::KernelExit,
+    DrainReason::Coherence,
+    DrainReason::Liveness,
+];
+
+/// Entries still buffered (threads and overlays): zero after every completed launch.
+pub fn buffered<D: DeviceMemory>(dev: &D, area: &Area) -> Result<u64, LayoutError> {
+    let err = |e: D::Error| LayoutError::Device(e.to_string());
+    let mut n = 0u64;
+    let stride = thread_bytes(area.capacity);
+    let mut h = vec![0u8; 8];
+    for t in 0..area.sizes.threads as u64 {
+        dev.read(area.threads + t * stride, &mut h).map_err(err)?;
+        n += u32_at(&h, 4) as u64;
+    }
+    let ostride = overlay_bytes(area.overlay_capacity);
+    let mut c16 = vec![0u8; 16];
+    for c in 0..area.sizes.ctas as u64 {
+        dev.read(area.overlays + c * ostride, &mut c16)
+            .map_err(err)?;
+        n += u32_at(&c16, 4) as u64 + u32_at(&c16, 8) as u64;
+    }
+    Ok(n)
+}
+
+/// The statistics the runtime kept, in the native [`BufferStats`] form.
+pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, LayoutError> {
+    let err = |e: D::Error| LayoutError::Device(e.to_string());
+    let mut s = BufferStats::default();
+    let stride = thread_bytes(area.capacity);
+    let mut h = vec![0u8; THREAD_HEADER as usize];
+    for t in 0..area.sizes.threads as u64 {
+        dev.read(area.threads + t * stride, &mut h).map_err(err)?;
+        s.global.stores_seen += u64_at(&h, 64);
+        s.shared.stores_seen += u64_at(&h, 72);
+        s.global.stores_buffered += u64_at(&h, 80);
+        s.shared.stores_buffered += u64_at(&h, 88);
+        s.forwarded_loads += u64_at(&h, 96);
+        s.overlay_loads += u64_at(&h, 104);
+        s.peak_occupancy = s.peak_occupancy.max(u32_at(&h, 112));
+    }
+    let words = counter_words(area.capacity, area.overlay_capacity) as usize;
+    let mut c = vec![0u8; words * 8];
+    dev.read(area.counters, &mut c).map_err(err)?;
+    let word = |i: usize| u64_at(&c, i * 8);
+    for (i, r) in REASON_ORDER.iter().enumerate() {
+        let n = word(i);
+        if n > 0 {
+            s.drains.insert(*r, n);
+        }
+    }
+    let bins = bins(area.capacity, area.overlay_capacity) as usize;
+    for n in 1..bins {
+        let g = word(REASONS as usize + n);
+        if g > 0 {
+            s.global.flush_lengths.insert(n as u32, g);
+        }
+        let sh = word(REASONS as usize + bins + n);
+        if sh > 0 {
+            s.shared.flush_lengths.insert(n as u32, sh);
+        }
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_per_65536_threads_at_capacity_256() {
+        // 128-byte header + 2 × 256 × 16-byte entries per thread.
+        assert_eq!(thread_bytes(256), 8320);
+        assert_eq!(65_536 * thread_bytes(256), 545_259_520);
+    }
+
+    #[test]
+    fn control_block_is_72_bytes() {
+        let cfg = BufferConfig::new(Model::Scoped, 0.5, 7);
+        let area = Area {
+            ctl: 0,
+            threads: 1,
+            overlays: 2,
+            counters: 3,
+            sizes: Sizes {
+                threads: 4,
+                ctas: 1,
+            },
+            capacity: 256,
+            overlay_capacity: 16,
+            liveness_period: 8,
+            allocations: Vec::new(),
+        };
+        let b = control_bytes(&cfg, &area, 2, true);
+        assert_eq!(b.len(), 72);
+        assert_eq!(u32_at(&b, 16), 2);
+        assert_eq!(
+            u32_at(&b, 20),
+            FLAG_ACTIVE | FLAG_GLOBAL | FLAG_SHARED | FLAG_SCOPED
+        );
+        assert_eq!(u64_at(&b, 56), 3);
+    }
+}

@@ -1,0 +1,169 @@
+//! The PTX→PTX rewrite: the write buffers of [`crate::buffers`], moved onto the device.
+//!
+//! Every global/shared (or generic) load, store and atomic of a module, every draining
+//! fence (`fence.sc`/`acq_rel`/`release`, `membar`), every barrier (`bar`/`barrier`,
+//! `bar.warp.sync`) and every thread exit (`exit`, `ret` of a kernel) becomes a short
+//! *block* that calls the device runtime (`runtime.cu`, committed as `runtime.ptx`). The
+//! runtime implements the drain table of [`crate::buffers`] under
+//! [`DrainPolicy::Device`](crate::DrainPolicy::Device) with the same selection function
+//! ([`crate::select`]), per-thread buffers and CTA overlays in global memory that the host
+//! allocates ([`layout`]), and statistics counters the host reads back. Original
+//! instructions keep their `.loc`, and every instruction of a block carries the `.loc` of
+//! the instruction it replaces, so faults and traces still name CUDA lines.
+//!
+//! | original | block |
+//! |---|---|
+//! | `st` (scalar or vector) | per element: `__fencehound_store(g, value, meta)`; the original store (one element, same qualifiers) only when it returned 0 |
+//! | `ld`, `ldu` | per element: `__fencehound_load(g, meta)` returns `g` or the thread's scratch word holding the forwarded value; the original load (one element, same qualifiers, `.nc`/`ldu` dropped: the scratch word is written) reads from there |
+//! | `atom`, `red` | `__fencehound_atom(g, meta)` (drains; for a `.cta` atomic on global memory under `scoped` the scratch word holds the CTA-visible value); the original atomic on the returned address; `__fencehound_atom_done` leaves a `.cta` result in the CTA overlay |
+//! | fence, barrier, `exit`/kernel `ret` | `__fencehound_drain(meta)`, then the original instruction |
+//!
+//! `g` is the generic address (`cvta` of a state-space address), so one runtime serves
+//! every state space; addresses in local, const or param memory are left alone, as the
+//! native hooks never see them. Which model (`bugaroo`, `scoped`), `p_w`, seed and launch
+//! index apply is read at run time from the control block the host fills
+//! ([`layout::control_bytes`]); a launch the host marks inactive behaves like the original.
+//!
+//! # Two flavours
+//!
+//! [`Flavor::Device`] is what a GPU runs: a warp executes a block with its lanes in
+//! SIMT fashion. [`Flavor::Lockstep`] wraps the same per-lane code for the differential
+//! test on the vgpu: a marker load (`__fencehound_mark[0]`) opens the block, the active
+//! lanes run the per-lane code one at a time in lane order (a loop over `activemask`
+//! with a `bar.warp.sync` per turn), and a marker (`[1]`, or `[2]` before a fence,
+//! barrier or exit, which then closes the block) ends it. With the scheduler of
+//! [`lockstep`], which keeps running a warp while any of its lanes is inside a block and
+//! draws random choices only outside blocks, the rewritten kernel takes exactly the
+//! interleaving of the original (steps between blocks have the same length; a block
+//! replaces one preemption point of the original and runs as one step of it, lanes in the
+//! order the vgpu executes a warp instruction). So the rewritten PTX on plain memory must
+//! give, for the same seeds, the same memory writes in the same order, outputs and
+//! statistics as the original under [`crate::WriteBuffers`] with the device policy, and
+//! any difference is a bug in one of the two. The per-lane code is the same in both
+//! flavours; what only the device flavour exercises is lanes of a warp running blocks
+//! concurrently, which touches nothing shared but the CTA overlay, taken under a lock.
+//!
+//! # Why the device policy
+//!
+//! The native handlers have rules a thread on a GPU cannot follow, because they need a
+//! view of the whole launch: an exited thread's entries stay buffered until the vgpu sees
+//! that nothing can progress (then one random entry drains) or the kernel ends (random
+//! order). The device policy ([`crate::DrainPolicy::Device`]) replaces them by rules
+//! threads can apply themselves, and the differential test compares against the native
+//! handlers running that policy (so the two are equal by construction of the test, and
+//! the policy's soundness is checked on its own: `litmus/tests/rewrite.rs` runs the
+//! litmus suite under it, 0 unsound):
+//! - thread exit: the thread's entries move, still invisible, to its CTA's *orphan queue*;
+//!   the launch's last thread to exit (a counter in the control block) drains every CTA.
+//!   Draining at exit instead would be simpler, but an underfenced critical section just
+//!   before a thread's exit (cbe_dot's lock) would then never show its lost update: the
+//!   first version did that and found no bug in cbe_dot. Keeping an exited thread's
+//!   stores invisible for a while is what the native handlers do, and allowed;
+//! - liveness: every `liveness_period`-th load or atomic of a thread first drains it, then
+//!   every CTA's overlay and orphans, to memory. A thread spinning on a flag executes
+//!   loads, so the store it waits for — held by a thread that spins (its own liveness),
+//!   waits at a barrier (barriers drain, to the CTA's overlay at least), or has exited (an
+//!   orphan) — reaches memory; only a state with nothing buffered can hang. A store may
+//!   become visible at any time, so the rule is sound;
+//! - CTA overlays and orphan queues have a bound (device memory is allocated up front);
+//!   a full one drains to memory, a publication earlier than required: sound;
+//! - a launch that does not complete loses what is still buffered, as on a device.
+//!
+//! # Soundness on hardware
+//!
+//! A buffered store is performed later, by the same thread, before the next fence,
+//! barrier, release or exit of that thread in program order (or earlier: liveness,
+//! full buffer, a later access to the same address). The drain writes come before the
+//! original fence/barrier instruction, which still executes, so it orders them as it
+//! ordered the original stores. An entry drains with the strength it was stored with: a
+//! buffered `st.release` is written with `st.release` (so the writes drained before it stay
+//! ordered before it), a relaxed one with `st.relaxed` of its scope. Loads see the
+//! thread's own newest store (forwarding) or memory; CTA-overlay reads happen under the
+//! overlay lock. `weak`-model loads (reading older values) would need per-location store
+//! histories on the device and are not implemented: the rewrite refuses that model.
+
+pub mod layout;
+pub mod lockstep;
+pub mod runtime;
+
+mod emit;
+
+use fencehound_ptx as ptx;
+
+/// Names the rewrite adds to a module; a module that already has them was instrumented.
+pub const PREFIX: &str = "__fencehound_";
+/// The control-block pointer the host sets (`.global .u64`).
+pub const CTL: &str = "__fencehound_ctl";
+/// The lockstep markers (`.global .u32[4]`): begin, end, end before a final instruction.
+pub const MARK: &str = "__fencehound_mark";
+
+/// Which code a block gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// What runs on a GPU.
+    Device,
+    /// The same per-lane code, serialised per lane between markers, for the differential
+    /// test on the vgpu.
+    Lockstep,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewriteOptions {
+    pub flavor: Flavor,
+}
+
+impl Default for RewriteOptions {
+    fn default() -> Self {
+        RewriteOptions {
+            flavor: Flavor::Device,
+        }
+    }
+}
+
+/// Why a module cannot be instrumented.
+#[derive(Debug, thiserror::Error)]
+pub enum RewriteError {
+    #[error("{function}: PTX line {line}: `{text}`: {why}")]
+    Unsupported {
+        function: String,
+        line: u32,
+        text: String,
+        why: String,
+    },
+    #[error("the module is already instrumented (it defines `{0}`)")]
+    AlreadyInstrumented(String),
+    #[error("internal error: generated PTX does not parse: {0}")]
+    Generated(String),
+}
+
+/// A rewritten module and what was instrumented.
+#[derive(Debug, Clone)]
+pub struct Rewritten {
+    pub module: ptx::Module,
+    /// Instrumented instructions: loads, stores, atomics, drain points (fences, barriers,
+    /// exits).
+    pub counts: SiteCounts,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SiteCounts {
+    pub loads: u32,
+    pub stores: u32,
+    pub atomics: u32,
+    pub drains: u32,
+}
+
+/// Instruments every function of `m`.
+pub fn rewrite(m: &ptx::Module, opts: &RewriteOptions) -> Result<Rewritten, RewriteError> {
+    emit::rewrite_module(m, opts)
+}
+
+/// The module the differential test runs natively: `ret` of a kernel written as `exit`
+/// (the same operation), and the runtime's variables declared where the rewrite puts them
+/// (unused, so the module's own variables get the same addresses in both runs). `exit` is a
+/// preemption point of the vgpu and `ret` is not; the rewrite puts a drain block, which
+/// begins with a preemption point, before a kernel's `ret`, so the reference needs that
+/// point too for the interleavings to correspond.
+pub fn normalize_reference(m: &ptx::Module) -> Result<ptx::Module, RewriteError> {
+    emit::normalize_reference(m)
+}

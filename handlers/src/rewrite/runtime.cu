@@ -1,0 +1,770 @@
+// fencehound device runtime: per-thread write buffers on the GPU.
+//
+// The PTX->PTX rewrite (handlers/src/rewrite) replaces every global/shared memory access,
+// fence, barrier and thread exit of a kernel by a call into these functions, which
+// implement the drain table of handlers/src/buffers.rs (the native handlers) under
+// DrainPolicy::Device. Every rule here names the native function it mirrors; the
+// differential test (fuzzer/tests/differential.rs) runs both and requires equal results.
+//
+// Memory (all global, allocated and initialised by the host, see layout.rs):
+//   __fencehound_ctl  -> FhCtl (seed, launch, flags, sizes, pointers)
+//   thread area       -> one FhThread header + 2*capacity FhEntry per thread
+//   CTA area          -> per CTA one FhCta header, ov_capacity FhEntry of overlay (scoped)
+//                        and ov_capacity FhEntry of orphans (entries of exited threads)
+//   counters          -> drains per reason [16], flush-length histograms [2][bins]
+//
+// Each thread owns its buffer (one queue in store order for both spaces, with per-space
+// counts, which is the native pair of queues merged by sequence number). A CTA's overlay
+// and orphan queue are shared and guarded by the CTA's lock, held for the whole of a
+// call that touches them; a thread holds at most one CTA lock at a time. Compiled by NVRTC (-rdc, compute_75, no line info) into runtime.ptx, which
+// is committed; `cargo run -p fencehound-handlers --example gen_runtime` regenerates it.
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned short u16;
+
+#define FH_ACTIVE 1u
+#define FH_GLOBAL 2u
+#define FH_SHARED 4u
+#define FH_SCOPED 8u
+
+// meta word of a call: bits 0-3 size, 4 release, 5-6 scope (0 cta, 1 gpu, 2 sys),
+// 7 not eligible (site filter), 8-11 drain reason, 12 .cta atomic, 13-14 store semantics
+// (0 weak, 1 volatile, 2 relaxed, 3 release).
+#define M_SIZE(m) ((m) & 15u)
+#define M_RELEASE(m) (((m) >> 4) & 1u)
+#define M_SCOPE(m) (((m) >> 5) & 3u)
+#define M_INELIGIBLE(m) (((m) >> 7) & 1u)
+#define M_REASON(m) (((m) >> 8) & 15u)
+#define M_CTA_ATOM(m) (((m) >> 12) & 1u)
+#define M_SEM(m) (((m) >> 13) & 3u)
+
+#define SCOPE_CTA 0u
+#define SCOPE_SYS 2u
+
+// DrainReason, in the order of handlers/src/stats.rs.
+#define R_RELEASE 1u
+#define R_ATOMIC 4u
+#define R_WAW 5u
+#define R_PARTIAL 6u
+#define R_FULL 7u
+#define R_KERNEL_EXIT 9u
+#define R_LIVENESS 11u
+
+// Entry key: generic address (bits 0-55), size-1 (56-58), space (59: 0 global, 1 shared),
+// semantics to drain with (60-61), scope (62-63).
+#define K_ADDR(k) ((k) & 0x00ffffffffffffffull)
+#define K_SIZE(k) ((u32)(((k) >> 56) & 7u) + 1u)
+#define K_SPACE(k) ((u32)(((k) >> 59) & 1u))
+#define K_SEM(k) ((u32)(((k) >> 60) & 3u))
+#define K_SCOPE(k) ((u32)(((k) >> 62) & 3u))
+
+struct FhCtl {
+    u64 seed;
+    u64 threshold;
+    u32 launch;
+    u32 flags;
+    u32 capacity;
+    u32 liveness;
+    u32 ov_capacity;
+    u32 nthreads;
+    u64 threads;
+    u64 overlays;
+    u64 counters;
+    u32 exited;  // threads of this launch that have exited
+    u32 pad;
+};
+
+struct FhEntry {
+    u64 key;
+    u64 value;
+};
+
+// 128 bytes; the entries follow.
+struct FhThread {
+    u32 tag;  // launch + 1 once initialised for that launch
+    u32 len;  // entries, both spaces
+    u32 len_s[2];
+    u64 stores;  // stores this launch (the selection counter n)
+    u64 prefix;  // mix(mix(mix(seed) ^ launch) ^ thread)
+    u32 ticks;   // loads and atomics since the last liveness drain
+    u32 atom_pending;
+    u64 scratch;  // forwarded load values; .cta atomics on the overlay
+    u64 visible;
+    u64 atom_key;
+    // statistics, summed by the host over all launches
+    u64 seen[2];
+    u64 buffered[2];
+    u64 forwarded;
+    u64 overlay_loads;
+    u32 peak;
+    u32 pad[3];
+};
+
+// 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
+struct FhCta {
+    u32 lock;
+    u32 ov_len;
+    u32 orph_len;
+    u32 pad;
+};
+
+extern "C" {
+__device__ u64 __fencehound_ctl;
+// Markers of the lockstep flavour: [0] begin, [1] end, [2] end before a fence/barrier/exit.
+__device__ u32 __fencehound_mark[4];
+}
+
+#define HEADER 128u
+
+static __device__ __forceinline__ u64 fh_mix(u64 x) {
+    u64 z = x + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+struct Fh {
+    const FhCtl *c;
+    FhThread *t;
+    FhEntry *q;
+    FhCta *o;  // own CTA
+    bool scoped;
+    bool locked;  // own CTA's lock held
+};
+
+static __device__ __forceinline__ u32 fh_cta() {
+    return blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y;
+}
+
+static __device__ __forceinline__ FhCta *fh_cta_area(const FhCtl *c, u32 cta) {
+    u64 stride = 16ull + 2ull * (u64)c->ov_capacity * sizeof(FhEntry);
+    return (FhCta *)(c->overlays + (u64)cta * stride);
+}
+
+// The thread's header, initialised on its first use in a launch; null when the launch
+// does not buffer (model sc, or a kernel outside the filter).
+static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
+    const FhCtl *c = (const FhCtl *)__fencehound_ctl;
+    *cp = c;
+    if (c == 0 || !(c->flags & FH_ACTIVE)) return 0;
+    u32 tpc = blockDim.x * blockDim.y * blockDim.z;
+    u32 tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
+    u32 cta = fh_cta();
+    u32 g = cta * tpc + tid;
+    if (g >= c->nthreads) __trap();
+    u64 stride = HEADER + 2ull * c->capacity * sizeof(FhEntry);
+    FhThread *t = (FhThread *)(c->threads + (u64)g * stride);
+    if (t->tag != c->launch + 1) {
+        t->tag = c->launch + 1;
+        t->len = 0;
+        t->len_s[0] = 0;
+        t->len_s[1] = 0;
+        t->stores = 0;
+        t->ticks = 0;
+        t->atom_pending = 0;
+        t->prefix = fh_mix(fh_mix(fh_mix(c->seed) ^ (u64)c->launch) ^ (u64)g);
+    }
+    return t;
+}
+
+// The thread's buffer and its CTA's, for the full (slow) paths.
+static __device__ bool fh_begin(Fh &f) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return false;
+    f.c = c;
+    f.t = t;
+    f.q = (FhEntry *)((char *)t + HEADER);
+    f.scoped = (c->flags & FH_SCOPED) != 0;
+    f.o = fh_cta_area(c, fh_cta());
+    f.locked = false;
+    return true;
+}
+
+// Whether the own CTA overlay may hold entries relevant to an access of space s (the
+// fast paths' test; see fh_overlay_nonempty).
+static __device__ __forceinline__ bool fh_fast_overlay(const FhCtl *c, int s) {
+    return (c->flags & FH_SCOPED) && s == 0 &&
+           *(volatile u32 *)&fh_cta_area(c, fh_cta())->ov_len != 0;
+}
+
+static __device__ __forceinline__ void fh_cta_lock(FhCta *c) {
+    while (atomicCAS(&c->lock, 0u, 1u) != 0u) {
+    }
+    __threadfence();
+}
+
+static __device__ __forceinline__ void fh_cta_unlock(FhCta *c) {
+    __threadfence();
+    atomicExch(&c->lock, 0u);
+}
+
+// The own CTA's overlay is touched only under its lock (scoped model), held until fh_end.
+static __device__ __forceinline__ void fh_lock(Fh &f) {
+    if (f.scoped && !f.locked) {
+        fh_cta_lock(f.o);
+        f.locked = true;
+    }
+}
+
+static __device__ __forceinline__ void fh_end(Fh &f) {
+    if (f.locked) {
+        fh_cta_unlock(f.o);
+        f.locked = false;
+    }
+}
+
+static __device__ __forceinline__ FhEntry *fh_ov_entries(const Fh &f, FhCta *c) {
+    return (FhEntry *)((char *)c + 16);
+}
+
+static __device__ __forceinline__ FhEntry *fh_orphan_entries(const Fh &f, FhCta *c) {
+    return (FhEntry *)((char *)c + 16) + f.c->ov_capacity;
+}
+
+// 0 global, 1 shared, -1 anything else (local, const, param: the native hooks never see
+// those accesses).
+static __device__ __forceinline__ int fh_space(u64 g) {
+    if (__isGlobal((const void *)g)) return 0;
+    if (__isShared((const void *)g)) return 1;
+    return -1;
+}
+
+static __device__ __forceinline__ u64 fh_mask(u32 size) {
+    return size >= 8 ? ~0ull : ((1ull << (size * 8)) - 1);
+}
+
+static __device__ __forceinline__ bool fh_overlaps(u64 key, u64 a, u32 size) {
+    u64 ea = K_ADDR(key);
+    return ea < a + size && a < ea + K_SIZE(key);
+}
+
+// Plain (weak) generic access of `size` bytes, spelled exactly.
+static __device__ __noinline__ u64 fh_read(u64 a, u32 size) {
+    u64 v = 0;
+    if (size == 1) {
+        u16 x;
+        asm volatile("ld.u8 %0, [%1];" : "=h"(x) : "l"(a) : "memory");
+        v = x;
+    } else if (size == 2) {
+        u16 x;
+        asm volatile("ld.u16 %0, [%1];" : "=h"(x) : "l"(a) : "memory");
+        v = x;
+    } else if (size == 4) {
+        u32 x;
+        asm volatile("ld.u32 %0, [%1];" : "=r"(x) : "l"(a) : "memory");
+        v = x;
+    } else {
+        asm volatile("ld.u64 %0, [%1];" : "=l"(v) : "l"(a) : "memory");
+    }
+    return v;
+}
+
+#define FH_ST(SEM, a, v, size)                                                              \
+    do {                                                                                    \
+        if (size == 1)                                                                      \
+            asm volatile("st" SEM ".u8 [%0], %1;" ::"l"(a), "h"((u16)(v)) : "memory");    \
+        else if (size == 2)                                                                 \
+            asm volatile("st" SEM ".u16 [%0], %1;" ::"l"(a), "h"((u16)(v)) : "memory");   \
+        else if (size == 4)                                                                 \
+            asm volatile("st" SEM ".u32 [%0], %1;" ::"l"(a), "r"((u32)(v)) : "memory");   \
+        else                                                                                \
+            asm volatile("st" SEM ".u64 [%0], %1;" ::"l"(a), "l"((u64)(v)) : "memory");   \
+    } while (0)
+
+// Writes an entry to memory with the strength of the store it came from: a buffered
+// release store still orders the writes drained before it when it reaches memory, and a
+// buffered strong store stays morally strong.
+static __device__ __noinline__ void fh_write_entry(u64 key, u64 v) {
+    u64 a = K_ADDR(key);
+    u32 size = K_SIZE(key);
+    u32 sem = K_SEM(key), scope = K_SCOPE(key);
+    if (sem == 0) {
+        FH_ST("", a, v, size);
+    } else if (sem == 1) {
+        FH_ST(".volatile", a, v, size);
+    } else if (sem == 2) {
+        if (scope == 0)
+            FH_ST(".relaxed.cta", a, v, size);
+        else if (scope == 1)
+            FH_ST(".relaxed.gpu", a, v, size);
+        else
+            FH_ST(".relaxed.sys", a, v, size);
+    } else {
+        if (scope == 0)
+            FH_ST(".release.cta", a, v, size);
+        else if (scope == 1)
+            FH_ST(".release.gpu", a, v, size);
+        else
+            FH_ST(".release.sys", a, v, size);
+    }
+}
+
+// Flush-length histograms have one bin per length up to the longest possible flush: a
+// thread's space (capacity) or a CTA's orphan queue (ov_capacity).
+static __device__ __forceinline__ u32 fh_bins(const FhCtl *c) {
+    return (c->capacity > c->ov_capacity ? c->capacity : c->ov_capacity) + 1;
+}
+
+static __device__ __noinline__ void fh_record(Fh &f, u32 n0, u32 n1, u32 reason) {
+    u64 *k = (u64 *)f.c->counters;
+    if (n0) {
+        atomicAdd(&k[16 + n0], 1ull);
+        atomicAdd(&k[reason], (u64)n0);
+    }
+    if (n1) {
+        atomicAdd(&k[16 + fh_bins(f.c) + n1], 1ull);
+        atomicAdd(&k[reason], (u64)n1);
+    }
+}
+
+// WriteBuffers::drain_overlay: CTA c's whole overlay to memory, oldest first (its lock
+// held).
+static __device__ __noinline__ void fh_drain_overlay_c(Fh &f, FhCta *c) {
+    FhEntry *e = fh_ov_entries(f, c);
+    u32 n = c->ov_len;
+    for (u32 i = 0; i < n; i++) fh_write_entry(e[i].key, e[i].value);
+    c->ov_len = 0;
+}
+
+static __device__ void fh_drain_overlay(Fh &f) {
+    if (!f.scoped) return;
+    fh_lock(f);
+    fh_drain_overlay_c(f, f.o);
+}
+
+// WriteBuffers::drain_overlay_addr: CTA c's overlay entries overlapping [a, a+size) to
+// memory (its lock held).
+static __device__ __noinline__ void fh_drain_overlay_addr_c(Fh &f, FhCta *c, u64 a, u32 size) {
+    if (!f.scoped || fh_space(a) != 0) return;
+    FhEntry *e = fh_ov_entries(f, c);
+    u32 n = c->ov_len, j = 0;
+    for (u32 i = 0; i < n; i++) {
+        if (fh_overlaps(e[i].key, a, size)) {
+            fh_write_entry(e[i].key, e[i].value);
+        } else {
+            e[j++] = e[i];
+        }
+    }
+    c->ov_len = j;
+}
+
+static __device__ void fh_drain_overlay_addr(Fh &f, u64 a, u32 size) {
+    if (!f.scoped || fh_space(a) != 0) return;
+    fh_lock(f);
+    fh_drain_overlay_addr_c(f, f.o, a, size);
+}
+
+// WriteBuffers::commit_entry for an entry of CTA c (its lock held when scoped).
+static __device__ void fh_commit_c(Fh &f, FhCta *c, FhEntry e) {
+    fh_drain_overlay_addr_c(f, c, K_ADDR(e.key), K_SIZE(e.key));
+    fh_write_entry(e.key, e.value);
+}
+
+static __device__ void fh_commit(Fh &f, FhEntry e) {
+    if (f.scoped) fh_lock(f);
+    fh_commit_c(f, f.o, e);
+}
+
+// WriteBuffers::overlay_room then a push (DrainPolicy::Device's bound).
+static __device__ void fh_overlay_push(Fh &f, FhEntry e) {
+    fh_lock(f);
+    if (f.o->ov_len >= f.c->ov_capacity) fh_drain_overlay_c(f, f.o);
+    fh_ov_entries(f, f.o)[f.o->ov_len] = e;
+    f.o->ov_len += 1;
+}
+
+// WriteBuffers::place: shared entries, and everything outside `scoped` CTA drains, go to
+// memory; global entries of a CTA-scope drain go to the overlay.
+static __device__ void fh_place(Fh &f, FhEntry e, bool to_cta) {
+    if (to_cta && f.scoped && K_SPACE(e.key) == 0) {
+        fh_overlay_push(f, e);
+    } else {
+        fh_commit(f, e);
+    }
+}
+
+// WriteBuffers::drain_thread.
+static __device__ __noinline__ void fh_drain_thread(Fh &f, u32 scope, u32 reason) {
+    bool to_cta = f.scoped && scope == SCOPE_CTA;
+    if (!to_cta && f.scoped) fh_drain_overlay(f);
+    FhThread *t = f.t;
+    u32 n = t->len;
+    if (n == 0) return;
+    u32 c0 = t->len_s[0], c1 = t->len_s[1];
+    for (u32 i = 0; i < n; i++) fh_place(f, f.q[i], to_cta);
+    t->len = 0;
+    t->len_s[0] = 0;
+    t->len_s[1] = 0;
+    fh_record(f, c0, c1, reason);
+}
+
+// WriteBuffers::drain_addr: own entries overlapping [a, a+size) (of space s), oldest
+// first.
+static __device__ __noinline__ void fh_drain_addr(Fh &f, int s, u64 a, u32 size, bool to_cta, u32 reason) {
+    FhThread *t = f.t;
+    if (t->len_s[s] == 0) return;
+    u32 n = t->len, j = 0, out = 0;
+    for (u32 i = 0; i < n; i++) {
+        FhEntry e = f.q[i];
+        if (fh_overlaps(e.key, a, size)) {
+            fh_place(f, e, to_cta);
+            out++;
+        } else {
+            f.q[j++] = e;
+        }
+    }
+    t->len = j;
+    t->len_s[s] -= out;
+    if (s == 0)
+        fh_record(f, out, 0, reason);
+    else
+        fh_record(f, 0, out, reason);
+}
+
+// Whether the own CTA overlay may hold entries for a global access. Read without the lock:
+// 0 means no entry this thread could be obliged to see (its own CTA-scope publications and
+// those it synchronised with are ordered before this read), so skipping is allowed; a
+// nonzero value is re-checked under the lock.
+static __device__ __forceinline__ bool fh_overlay_nonempty(const Fh &f, int s) {
+    return f.scoped && s == 0 && *(volatile u32 *)&f.o->ov_len != 0;
+}
+
+#define LOOK_NONE 0
+#define LOOK_FOUND 1
+#define LOOK_PARTIAL 2
+
+// WriteBuffers::lookup: the newest entries covering [a, a+size), byte by byte.
+static __device__ __noinline__ int fh_lookup(const FhEntry *q, u32 n, u64 a, u32 size, u64 *out) {
+    u32 covered = 0;
+    u64 value = 0;
+    u32 full = size >= 8 ? 0xffu : ((1u << size) - 1);
+    bool any = false;
+    for (u32 i = n; i-- > 0;) {
+        u64 key = q[i].key;
+        if (!fh_overlaps(key, a, size)) continue;
+        u64 ea = K_ADDR(key);
+        u32 es = K_SIZE(key);
+        if (!any && ea == a && es == size) {
+            *out = q[i].value;
+            return LOOK_FOUND;
+        }
+        any = true;
+        for (u32 b = 0; b < size; b++) {
+            u64 addr = a + b;
+            if (addr >= ea && addr < ea + es && !((covered >> b) & 1u)) {
+                u64 byte = (q[i].value >> ((addr - ea) * 8)) & 0xffull;
+                value |= byte << (b * 8);
+                covered |= 1u << b;
+            }
+        }
+        if (covered == full) {
+            *out = value;
+            return LOOK_FOUND;
+        }
+    }
+    return any ? LOOK_PARTIAL : LOOK_NONE;
+}
+
+// WriteBuffers::drain_orphans: CTA c's orphan queue to memory as one flush (its lock held).
+static __device__ __noinline__ void fh_drain_orphans_c(Fh &f, FhCta *c, u32 reason) {
+    u32 n = c->orph_len;
+    if (n == 0) return;
+    FhEntry *e = fh_orphan_entries(f, c);
+    u32 c0 = 0, c1 = 0;
+    for (u32 i = 0; i < n; i++) {
+        if (K_SPACE(e[i].key))
+            c1++;
+        else
+            c0++;
+        fh_commit_c(f, c, e[i]);
+    }
+    c->orph_len = 0;
+    fh_record(f, c0, c1, reason);
+}
+
+// WriteBuffers::drain_ctas: every CTA's overlay, then its orphans, to memory. Takes each
+// CTA's lock in turn, so the caller must hold none.
+static __device__ __noinline__ void fh_drain_ctas(Fh &f, u32 reason) {
+    u32 nctas = gridDim.x * gridDim.y * gridDim.z;
+    for (u32 k = 0; k < nctas; k++) {
+        FhCta *c = fh_cta_area(f.c, k);
+        if ((*(volatile u32 *)&c->ov_len | *(volatile u32 *)&c->orph_len) == 0) continue;
+        fh_cta_lock(c);
+        fh_drain_overlay_c(f, c);
+        fh_drain_orphans_c(f, c, reason);
+        fh_cta_unlock(c);
+    }
+}
+
+// DrainPolicy::Device's liveness rule (WriteBuffers::liveness_tick).
+static __device__ void fh_tick(Fh &f) {
+    f.t->ticks += 1;
+    if (f.c->liveness > 0 && f.t->ticks >= f.c->liveness) {
+        f.t->ticks = 0;
+        fh_drain_thread(f, SCOPE_SYS, R_LIVENESS);
+        fh_end(f);
+        fh_drain_ctas(f, R_LIVENESS);
+    }
+}
+
+static __device__ __forceinline__ u64 fh_key(u64 g, u32 size, int s, u32 sem, u32 scope) {
+    return K_ADDR(g) | ((u64)(size - 1) << 56) | ((u64)s << 59) | ((u64)sem << 60) |
+           ((u64)scope << 62);
+}
+
+// A store of `value` (its low `size` bytes) to generic address g (WriteBuffers::store).
+// Returns 1 when the store was buffered (the caller must not perform it), 0 when the
+// caller performs it now.
+static __device__ __noinline__ u32 fh_store_slow(u64 g, u64 value, u32 meta) {
+    Fh f;
+    if (!fh_begin(f)) return 0;
+    int s = fh_space(g);
+    if (s < 0) return 0;
+    u32 size = M_SIZE(meta);
+    value &= fh_mask(size);
+    if (M_RELEASE(meta)) fh_drain_thread(f, M_SCOPE(meta), R_RELEASE);
+    if (f.t->len_s[s] != 0) fh_drain_addr(f, s, g, size, f.scoped, R_WAW);
+    FhThread *t = f.t;
+    u64 n = t->stores;
+    t->stores = n + 1;
+    t->seen[s] += 1;
+    bool eligible = ((s == 1) ? (f.c->flags & FH_SHARED) : (f.c->flags & FH_GLOBAL)) != 0 &&
+                    !M_INELIGIBLE(meta);
+    if (eligible && (fh_mix(t->prefix ^ n) >> 11) < f.c->threshold) {
+        // Validate the address now, so a bad store faults at its own instruction rather
+        // than when it drains (an unbuffered store faults by itself).
+        (void)fh_read(g, size);
+        if (t->len_s[s] >= f.c->capacity) {
+            // Buffer full: this space drains to memory.
+            u32 len = t->len, j = 0, out = 0;
+            for (u32 i = 0; i < len; i++) {
+                FhEntry e = f.q[i];
+                if ((int)K_SPACE(e.key) == s) {
+                    fh_commit(f, e);
+                    out++;
+                } else {
+                    f.q[j++] = e;
+                }
+            }
+            t->len = j;
+            t->len_s[s] = 0;
+            if (s == 0)
+                fh_record(f, out, 0, R_FULL);
+            else
+                fh_record(f, 0, out, R_FULL);
+        }
+        FhEntry e;
+        e.key = fh_key(g, size, s, M_SEM(meta), M_SCOPE(meta));
+        e.value = value;
+        f.q[t->len] = e;
+        t->len += 1;
+        t->len_s[s] += 1;
+        if (t->len > t->peak) t->peak = t->len;
+        t->buffered[s] += 1;
+        fh_end(f);
+        return 1;
+    }
+    if (fh_overlay_nonempty(f, s)) fh_drain_overlay_addr(f, g, size);
+    fh_end(f);
+    return 0;
+}
+
+// A load of `size` bytes at g (WriteBuffers::load). Returns the generic address the
+// caller loads from: g, or the thread's scratch word holding the forwarded value.
+static __device__ __noinline__ u64 fh_load_slow(u64 g, u32 meta) {
+    Fh f;
+    if (!fh_begin(f)) return g;
+    int s = fh_space(g);
+    if (s < 0) return g;
+    u32 size = M_SIZE(meta);
+    fh_tick(f);
+    FhThread *t = f.t;
+    u64 v;
+    int r = t->len == 0 ? LOOK_NONE : fh_lookup(f.q, t->len, g, size, &v);
+    if (r == LOOK_FOUND) {
+        t->forwarded += 1;
+        t->scratch = v;
+        fh_end(f);
+        return (u64)&t->scratch;
+    }
+    if (r == LOOK_PARTIAL) fh_drain_addr(f, s, g, size, f.scoped, R_PARTIAL);
+    if (fh_overlay_nonempty(f, s)) {
+        fh_lock(f);
+        int o = fh_lookup(fh_ov_entries(f, f.o), f.o->ov_len, g, size, &v);
+        if (o == LOOK_FOUND) {
+            t->overlay_loads += 1;
+            t->scratch = v;
+            fh_end(f);
+            return (u64)&t->scratch;
+        }
+        if (o == LOOK_PARTIAL) fh_drain_overlay_addr(f, g, size);
+    }
+    fh_end(f);
+    return g;
+}
+
+// An atomic of `size` bytes at g (WriteBuffers::atomic). Returns the generic address the
+// caller's atomic acts on: g, or, for a .cta atomic on global memory under `scoped`
+// (WriteBuffers::cta_atomic), the scratch word holding the CTA-visible value; then the
+// overlay stays locked until __fencehound_atom_done.
+static __device__ __noinline__ u64 fh_atom_slow(u64 g, u32 meta) {
+    Fh f;
+    if (!fh_begin(f)) return g;
+    int s = fh_space(g);
+    if (s < 0) return g;
+    u32 size = M_SIZE(meta);
+    fh_tick(f);
+    FhThread *t = f.t;
+    if (f.scoped && M_CTA_ATOM(meta) && s == 0) {
+        fh_lock(f);
+        if (M_RELEASE(meta)) fh_drain_thread(f, SCOPE_CTA, R_RELEASE);
+        fh_drain_addr(f, s, g, size, true, R_ATOMIC);
+        u64 visible = fh_read(g, size);
+        u64 v;
+        int o = fh_lookup(fh_ov_entries(f, f.o), f.o->ov_len, g, size, &v);
+        if (o == LOOK_FOUND) {
+            visible = v;
+        } else if (o == LOOK_PARTIAL) {
+            fh_drain_overlay_addr(f, g, size);
+            visible = fh_read(g, size);
+        }
+        t->scratch = visible;
+        t->visible = visible;
+        t->atom_key = fh_key(g, size, 0, 2, SCOPE_CTA);
+        t->atom_pending = 1;
+        // The lock stays held: __fencehound_atom_done releases it.
+        return (u64)&t->scratch;
+    }
+    if (M_RELEASE(meta)) fh_drain_thread(f, M_SCOPE(meta), R_RELEASE);
+    if (t->len_s[s] != 0) fh_drain_addr(f, s, g, size, false, R_ATOMIC);
+    if (fh_overlay_nonempty(f, s)) fh_drain_overlay_addr(f, g, size);
+    fh_end(f);
+    return g;
+}
+
+// After the caller's atomic: a .cta atomic redirected to the scratch word leaves its
+// result in the CTA overlay (when it changed the value) and releases the overlay.
+extern "C" __device__ __noinline__ void __fencehound_atom_done(u32 meta) {
+    Fh f;
+    if (!fh_begin(f)) return;
+    FhThread *t = f.t;
+    if (!t->atom_pending) return;
+    t->atom_pending = 0;
+    f.locked = true;
+    u32 size = M_SIZE(meta);
+    u64 m = fh_mask(size);
+    u64 now = t->scratch & m;
+    if (now != (t->visible & m)) {
+        FhEntry e;
+        e.key = t->atom_key;
+        e.value = now;
+        fh_overlay_push(f, e);
+    }
+    fh_end(f);
+}
+
+// Thread exit (WriteBuffers::orphan_thread): the thread's entries join its CTA's orphan
+// queue; the launch's last thread to exit drains every CTA.
+extern "C" __device__ __noinline__ void __fencehound_exit() {
+    Fh f;
+    if (!fh_begin(f)) return;
+    FhThread *t = f.t;
+    if (t->len > 0) {
+        fh_cta_lock(f.o);
+        FhEntry *orph = fh_orphan_entries(f, f.o);
+        for (u32 i = 0; i < t->len; i++) {
+            if (f.o->orph_len >= f.c->ov_capacity) fh_drain_orphans_c(f, f.o, R_FULL);
+            orph[f.o->orph_len] = f.q[i];
+            f.o->orph_len += 1;
+        }
+        t->len = 0;
+        t->len_s[0] = 0;
+        t->len_s[1] = 0;
+        fh_cta_unlock(f.o);
+    }
+    u32 total = gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+    u32 before = atomicAdd((u32 *)&f.c->exited, 1u);
+    if (before + 1 == total) {
+        __threadfence();
+        fh_drain_ctas(f, R_KERNEL_EXIT);
+    }
+}
+
+// A fence or barrier: everything of the thread drains to the level the scope requires
+// (WriteBuffers::drain_thread).
+static __device__ __noinline__ void fh_drain_slow(u32 meta) {
+    Fh f;
+    if (!fh_begin(f)) return;
+    fh_drain_thread(f, M_SCOPE(meta), M_REASON(meta));
+    fh_end(f);
+}
+
+// The entry points: a fast path that only reads the thread's state and decides that
+// nothing but counters change, else the full path above (which starts over: the fast path
+// wrote nothing).
+
+extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 meta) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return 0;
+    int s = fh_space(g);
+    if (s < 0) return 0;
+    if (!M_RELEASE(meta) && t->len_s[s] == 0) {
+        u64 n = t->stores;
+        bool eligible = ((s == 1) ? (c->flags & FH_SHARED) : (c->flags & FH_GLOBAL)) != 0 &&
+                        !M_INELIGIBLE(meta);
+        bool selected = eligible && (fh_mix(t->prefix ^ n) >> 11) < c->threshold;
+        if (!selected && !fh_fast_overlay(c, s)) {
+            t->stores = n + 1;
+            t->seen[s] += 1;
+            return 0;
+        }
+    }
+    return fh_store_slow(g, value, meta);
+}
+
+extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return g;
+    int s = fh_space(g);
+    if (s < 0) return g;
+    u32 ticks = t->ticks + 1;
+    bool live = c->liveness > 0 && ticks >= c->liveness;
+    if (!live && t->len == 0 && !fh_fast_overlay(c, s)) {
+        t->ticks = ticks;
+        return g;
+    }
+    return fh_load_slow(g, meta);
+}
+
+extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return g;
+    int s = fh_space(g);
+    if (s < 0) return g;
+    u32 ticks = t->ticks + 1;
+    bool live = c->liveness > 0 && ticks >= c->liveness;
+    bool cta_overlay = (c->flags & FH_SCOPED) && M_CTA_ATOM(meta) && s == 0;
+    if (!live && !cta_overlay && !M_RELEASE(meta) && t->len_s[s] == 0 &&
+        !fh_fast_overlay(c, s)) {
+        t->ticks = ticks;
+        return g;
+    }
+    return fh_atom_slow(g, meta);
+}
+
+extern "C" __device__ __noinline__ void __fencehound_drain(u32 meta) {
+    const FhCtl *c;
+    FhThread *t = fh_self(&c);
+    if (t == 0) return;
+    // A drain to memory under `scoped` publishes the CTA overlay even when the thread
+    // holds nothing (WriteBuffers::drain_thread).
+    bool overlay = (c->flags & FH_SCOPED) && M_SCOPE(meta) != SCOPE_CTA &&
+                   *(volatile u32 *)&fh_cta_area(c, fh_cta())->ov_len != 0;
+    if (t->len == 0 && !overlay) return;
+    fh_drain_slow(meta);
+}

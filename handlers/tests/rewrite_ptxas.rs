@@ -1,0 +1,102 @@
+//! Every kernel of `kernels/`, compiled by NVRTC for compute_75, compute_80 and compute_90
+//! and rewritten (device flavour, the one a GPU loads), assembles with ptxas for the
+//! matching sm_75, sm_80, sm_90. A kernel NVRTC cannot compile for an architecture (it uses
+//! a newer instruction) is reported and skipped for that architecture only.
+
+use fencehound_handlers::rewrite::{self, RewriteOptions};
+use std::path::PathBuf;
+
+const ARCHS: [&str; 3] = ["75", "80", "90"];
+
+fn kernels_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels")
+}
+
+fn header_value<'a>(src: &'a str, key: &str) -> &'a str {
+    let prefix = format!("// {key}:");
+    src.lines()
+        .take(6)
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or("")
+        .trim()
+}
+
+#[test]
+fn every_rewritten_kernel_assembles_for_sm_75_80_90() {
+    let mut stems: Vec<String> = std::fs::read_dir(kernels_dir())
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (p.extension()? == "cu").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+        })
+        .collect();
+    stems.sort();
+    let jobs: Vec<(String, &str)> = stems
+        .iter()
+        .flat_map(|s| ARCHS.iter().map(move |a| (s.clone(), *a)))
+        .collect();
+    // Two workers: ptxas dominates and is single-threaded.
+    let chunks: Vec<Vec<(String, &str)>> = (0..2)
+        .map(|w| jobs.iter().skip(w).step_by(2).cloned().collect())
+        .collect();
+    let results: Vec<(Vec<String>, Vec<String>, usize)> = std::thread::scope(|sc| {
+        let hs: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                sc.spawn(move || {
+                    let (mut fails, mut skips, mut ok) = (Vec::new(), Vec::new(), 0);
+                    for (stem, arch) in chunk {
+                        let path = kernels_dir().join(format!("{stem}.cu"));
+                        let source = std::fs::read_to_string(&path).unwrap();
+                        let flags = fencehound_toolchain::expand_nvrtc_flags(header_value(
+                            &source,
+                            "nvrtc-flags",
+                        ))
+                        .unwrap();
+                        let mut req = fencehound_toolchain::CompileRequest::new(
+                            source.clone(),
+                            format!("{stem}.cu"),
+                        );
+                        req.extra_options = flags;
+                        req.arch = format!("compute_{arch}");
+                        let ptx = match fencehound_toolchain::compile(&req) {
+                            Ok(c) => c.ptx,
+                            Err(e) => {
+                                let first = e.to_string().lines().next().unwrap_or("").to_string();
+                                skips.push(format!("{stem} sm_{arch}: NVRTC: {first}"));
+                                continue;
+                            }
+                        };
+                        let m = fencehound_ptx::parse(&stem, &ptx).unwrap();
+                        let rw = match rewrite::rewrite(&m, &RewriteOptions::default()) {
+                            Ok(r) => r,
+                            Err(e) => {
+                                fails.push(format!("{stem}: rewrite: {e}"));
+                                continue;
+                            }
+                        };
+                        let text = fencehound_ptx::print(&rw.module);
+                        match fencehound_toolchain::assemble(&text, &format!("sm_{arch}")) {
+                            Ok(()) => ok += 1,
+                            Err(e) => fails.push(format!("{stem} sm_{arch}: {e}")),
+                        }
+                    }
+                    (fails, skips, ok)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut fails = Vec::new();
+    let mut ok = 0;
+    for (f, s, n) in results {
+        fails.extend(f);
+        for s in s {
+            eprintln!("SKIP {s}");
+        }
+        ok += n;
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+    eprintln!("{ok} rewritten kernels assembled");
+    assert!(ok >= 150, "only {ok} kernels assembled");
+}
