@@ -317,10 +317,19 @@ fn main() {
         {
             continue;
         }
-        let (p, lanes, _, _) = best_of(w, &Config::Plain, runs);
-        let (s, _, _, _) = best_of(w, &Config::Buffers(Model::Sc), runs);
-        let (b, _, buffered, _) = best_of(w, &Config::Buffers(Model::Bugaroo), runs);
-        let (wk, _, _, _) = best_of(w, &Config::Buffers(Model::Weak), runs);
+        // BENCH_ONLY=weak (or plain, sc, bugaroo) times one configuration, for profiling.
+        let only = std::env::var("BENCH_ONLY").ok();
+        let pick = |name: &str, c: &Config| {
+            if only.as_deref().is_some_and(|o| o != name) {
+                (0.0, 0, 0, 0)
+            } else {
+                best_of(w, c, runs)
+            }
+        };
+        let (p, lanes, _, _) = pick("plain", &Config::Plain);
+        let (s, _, _, _) = pick("sc", &Config::Buffers(Model::Sc));
+        let (b, _, buffered, _) = pick("bugaroo", &Config::Buffers(Model::Bugaroo));
+        let (wk, _, _, _) = pick("weak", &Config::Buffers(Model::Weak));
         tp += p;
         ts += s;
         tb += b;

@@ -159,7 +159,7 @@ fn main() {
     let mut all = DefaultHasher::new();
     for (kernel, src, blocks, threads, extra) in cases {
         let module = fencehound_ptx::parse(kernel, &format!("{HEADER}{src}")).expect("parse");
-        for model in [Model::Sc, Model::Bugaroo, Model::Scoped] {
+        for model in [Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak] {
             for p in [0.3, 0.7, 1.0] {
                 for trace in [false, true] {
                     let mut h = DefaultHasher::new();

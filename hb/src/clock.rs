@@ -123,6 +123,36 @@ impl VClock {
         (s_gt, o_gt)
     }
 
+    /// Raises many entries at once, `(cta, tid, epoch)` (a barrier's arrivals): one
+    /// copy-on-write per touched chunk instead of one uniqueness check per entry.
+    pub fn raise_all(&mut self, tpb: u32, items: &[(u32, u32, Epoch)]) {
+        if items.iter().all(|&(c, t, e)| self.get(c, t) >= e) {
+            return;
+        }
+        let chunks = Arc::make_mut(&mut self.chunks);
+        // Items arrive grouped by CTA (a barrier is per CTA or per warp); find the chunk
+        // (and copy it) only when the CTA changes.
+        let mut i = 0;
+        while i < items.len() {
+            let cta = items[i].0;
+            let at = match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
+                Ok(at) => at,
+                Err(at) => {
+                    chunks.insert(at, (cta, Arc::new(vec![0; tpb as usize])));
+                    at
+                }
+            };
+            let chunk = Arc::make_mut(&mut chunks[at].1);
+            while i < items.len() && items[i].0 == cta {
+                let (_, t, e) = items[i];
+                if let Some(x) = chunk.get_mut(t as usize) {
+                    *x = (*x).max(e);
+                }
+                i += 1;
+            }
+        }
+    }
+
     /// `self := self ⊔ other`. Keeps `self` when it already dominates, adopts `other`
     /// when that dominates, and otherwise merges chunk by chunk (sharing unchanged chunks).
     pub fn join(&mut self, other: &VClock) {

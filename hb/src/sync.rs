@@ -377,10 +377,11 @@ struct ScOrder {
     /// Per writer: (epoch, fence number from which the order knows it) — the first such
     /// pair; most writers get one.
     first: Vec<(Epoch, u32)>,
-    /// Per writer with more: the later pairs, increasing.
-    more: HashMap<u32, Vec<(Epoch, u32)>>,
+    /// Per writer with more: the later pairs, increasing (indexed by global id; most
+    /// stay empty, which allocates nothing).
+    more: Vec<Vec<(Epoch, u32)>>,
     /// Per CTA: the clock chunk folded last (kept alive so identity is meaningful).
-    folded: HashMap<u32, Arc<Vec<Epoch>>>,
+    folded: Vec<Option<Arc<Vec<Epoch>>>>,
     obs: Obs,
 }
 
@@ -392,6 +393,7 @@ impl ScOrder {
         self.first.clear();
         self.first.resize(threads, (0, 0));
         self.more.clear();
+        self.more.resize(threads, Vec::new());
         self.folded.clear();
         self.obs = Obs::default();
     }
@@ -402,7 +404,9 @@ impl ScOrder {
                 let had = *x > 0;
                 *x = e;
                 if had {
-                    self.more.entry(g as u32).or_default().push((e, k));
+                    if let Some(m) = self.more.get_mut(g) {
+                        m.push((e, k));
+                    }
                 } else {
                     self.first[g] = (e, k);
                 }
@@ -413,7 +417,12 @@ impl ScOrder {
     /// Folds `know` into the order as fence number `k`.
     fn fold(&mut self, know: &Knowledge, tpb: u32, k: u32) {
         for (cta, chunk) in know.clock.chunks() {
-            if self.folded.get(&cta).is_some_and(|f| Arc::ptr_eq(f, chunk)) {
+            let at = cta as usize;
+            if self
+                .folded
+                .get(at)
+                .is_some_and(|f| f.as_ref().is_some_and(|f| Arc::ptr_eq(f, chunk)))
+            {
                 continue;
             }
             for (tid, &e) in chunk.iter().enumerate() {
@@ -421,7 +430,10 @@ impl ScOrder {
                     self.note((cta * tpb) as usize + tid, e, k);
                 }
             }
-            self.folded.insert(cta, chunk.clone());
+            if self.folded.len() <= at {
+                self.folded.resize(at + 1, None);
+            }
+            self.folded[at] = Some(chunk.clone());
         }
         for &(c, t, e) in know.extras() {
             self.note((c * tpb + t) as usize, e, k);
@@ -439,7 +451,7 @@ impl ScOrder {
         if e <= e0 {
             return k0 <= seen;
         }
-        let Some(f) = self.more.get(&g) else {
+        let Some(f) = self.more.get(g as usize) else {
             return false;
         };
         let i = f.partition_point(|(x, _)| *x < e);
@@ -449,6 +461,49 @@ impl ScOrder {
 
 /// Identifies a barrier instance being assembled: (kind, CTA or warp, barrier id).
 type BarrierKey = (u8, u32, u32);
+
+/// A multiplicative hasher for the small integer keys of the barrier table (SipHash was
+/// a tenth of a barrier-heavy kernel's time; the keys are not attacker-controlled).
+#[derive(Debug, Default, Clone, Copy)]
+struct BuildKeyHasher;
+
+#[derive(Debug, Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+impl std::hash::BuildHasher for BuildKeyHasher {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(0)
+    }
+}
+
+/// What the arrivals at one barrier instance published so far.
+#[derive(Debug, Default, Clone)]
+struct BarrierAcc {
+    know: Knowledge,
+    /// (cta, tid, epoch) of each arrival, raised into the clock at the release.
+    arrivals: Vec<(u32, u32, Epoch)>,
+}
 
 /// Happens-before for one launch. `Clone` gives an independent copy (the race check runs
 /// a scope-blind twin from the point where scopes start to matter).
@@ -464,7 +519,7 @@ pub struct Hb {
     /// Per CTA: the number of its last `.gpu`/`.sys` fence.sc (a `.cta` fence.sc of the
     /// CTA is morally strong with it, and through it knows the order up to there).
     sc_last_gpu: Vec<u32>,
-    barriers: HashMap<BarrierKey, Knowledge>,
+    barriers: HashMap<BarrierKey, BarrierAcc, BuildKeyHasher>,
 }
 
 impl Hb {
@@ -716,8 +771,11 @@ impl Hb {
             return;
         };
         let acc = self.barriers.entry(Self::barrier_key(b)).or_default();
-        acc.join(&ts.know, tpc);
-        acc.raise(t.cta, t.tid, tpc, ts.epoch);
+        // Between two barriers most threads' clocks are still the one the last barrier
+        // handed out, so the join is a pointer comparison — as long as the accumulator's
+        // clock is not modified by the arrivals' own epochs, which wait in a list.
+        acc.know.join(&ts.know, tpc);
+        acc.arrivals.push((t.cta, t.tid, ts.epoch));
         ts.epoch += 1;
     }
 
@@ -725,12 +783,18 @@ impl Hb {
     /// published. (A waiting thread did nothing since it arrived, so what it knows is in
     /// the barrier's knowledge already.)
     pub fn release(&mut self, b: &Barrier, threads: &[ThreadRef]) {
-        let Some(mut acc) = self.barriers.remove(&Self::barrier_key(b)) else {
+        let Some(BarrierAcc {
+            know: mut acc,
+            arrivals,
+        }) = self.barriers.remove(&Self::barrier_key(b))
+        else {
             return;
         };
-        // Every released thread starts from this knowledge: fold the single entries into
-        // the clock once, so lookups need not scan them.
+        // Every released thread starts from this knowledge: fold the single entries and
+        // the arrivals' epochs into the clock once (one chunk copy), so lookups need not
+        // scan them.
         acc.fold(self.tpc);
+        acc.clock.raise_all(self.tpc, &arrivals);
         for t in threads {
             if let Some(ts) = self.threads.get_mut(t.global as usize) {
                 ts.know = acc.clone();
@@ -748,12 +812,9 @@ impl Hb {
                 .sum::<usize>()
             + self.sc.known.capacity() * 4
             + self.sc.first.capacity() * 8
-            + self
-                .sc
-                .more
-                .values()
-                .map(|f| 32 + f.capacity() * 8)
-                .sum::<usize>()
+            + self.sc.more.iter().map(|f| f.capacity() * 8).sum::<usize>()
+            + self.sc.more.capacity() * std::mem::size_of::<Vec<(Epoch, u32)>>()
+            + self.sc.folded.capacity() * 8
     }
 }
 
