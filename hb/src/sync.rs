@@ -311,7 +311,6 @@ impl Message {
 /// Per-thread synchronization state.
 #[derive(Debug, Clone, Default)]
 struct ThreadSync {
-    epoch: Epoch,
     know: Knowledge,
     /// Snapshots at the latest release fence of any scope, and of scope ≥ `.gpu`: the
     /// release patterns that later strong writes complete.
@@ -513,6 +512,9 @@ pub struct Hb {
     /// log2(tpc) when it is a power of two (the common case: no division per lookup).
     tpc_shift: u32,
     threads: Vec<ThreadSync>,
+    /// Per thread: its current epoch (apart from `threads`: read on every store, and a
+    /// dense array keeps that off the cache lines of the much larger `ThreadSync`).
+    epochs: Vec<Epoch>,
     sc: ScOrder,
     /// Per CTA: what its `.cta` fence.sc published.
     sc_cta: Vec<Knowledge>,
@@ -537,13 +539,9 @@ impl Hb {
             32
         };
         self.threads.clear();
-        self.threads.resize(
-            threads as usize,
-            ThreadSync {
-                epoch: 1,
-                ..ThreadSync::default()
-            },
-        );
+        self.threads.resize(threads as usize, ThreadSync::default());
+        self.epochs.clear();
+        self.epochs.resize(threads as usize, 1);
         self.sc.reset(0);
         self.sc_cta = vec![Knowledge::default(); ctas as usize];
         self.sc_last_gpu = vec![0; ctas as usize];
@@ -557,7 +555,7 @@ impl Hb {
     /// The current epoch of thread `g` (what its next access is stamped with).
     #[inline]
     pub fn epoch(&self, g: u32) -> Epoch {
-        self.threads.get(g as usize).map_or(0, |t| t.epoch)
+        self.epochs.get(g as usize).copied().unwrap_or(0)
     }
 
     /// What thread `g` knows.
@@ -621,8 +619,9 @@ impl Hb {
     fn snapshot(&mut self, t: ThreadRef) -> Option<Arc<Knowledge>> {
         let tpc = self.tpc;
         let ts = self.threads.get_mut(t.global as usize)?;
-        ts.know.raise(t.cta, t.tid, tpc, ts.epoch);
-        ts.epoch += 1;
+        let ep = self.epochs.get_mut(t.global as usize)?;
+        ts.know.raise(t.cta, t.tid, tpc, *ep);
+        *ep += 1;
         Some(Arc::new(ts.know.clone()))
     }
 
@@ -671,8 +670,8 @@ impl Hb {
         if kind == FenceKind::Acquire {
             // Accesses after an acquire fence get a new epoch too, so that "was this read
             // followed by an acquire" can be told from epochs (the race check's rule).
-            if let Some(ts) = self.threads.get_mut(g) {
-                ts.epoch += 1;
+            if let Some(ep) = self.epochs.get_mut(g) {
+                *ep += 1;
             }
             return;
         }
@@ -767,7 +766,10 @@ impl Hb {
     pub fn arrive(&mut self, b: &Barrier) {
         let t = b.thread;
         let tpc = self.tpc;
-        let Some(ts) = self.threads.get_mut(t.global as usize) else {
+        let (Some(ts), Some(ep)) = (
+            self.threads.get_mut(t.global as usize),
+            self.epochs.get_mut(t.global as usize),
+        ) else {
             return;
         };
         let acc = self.barriers.entry(Self::barrier_key(b)).or_default();
@@ -775,8 +777,8 @@ impl Hb {
         // handed out, so the join is a pointer comparison — as long as the accumulator's
         // clock is not modified by the arrivals' own epochs, which wait in a list.
         acc.know.join(&ts.know, tpc);
-        acc.arrivals.push((t.cta, t.tid, ts.epoch));
-        ts.epoch += 1;
+        acc.arrivals.push((t.cta, t.tid, *ep));
+        *ep += 1;
     }
 
     /// A barrier completed: every released (waiting) thread learns what every arrival
@@ -805,6 +807,7 @@ impl Hb {
     /// Approximate heap bytes of the synchronization state.
     pub fn heap_bytes(&self) -> usize {
         self.threads.capacity() * std::mem::size_of::<ThreadSync>()
+            + self.epochs.capacity() * 4
             + self
                 .threads
                 .iter()
