@@ -696,7 +696,7 @@ impl WeakMemory {
             if ms {
                 let msg = e.msg.clone();
                 let (seq, known) = (e.seq, Self::known(&self.hb, t.global, key, e));
-                self.hb.read(t, a.sem, a.scope, msg.as_deref());
+                self.hb.read(t, a.sem, a.scope, msg.as_ref());
                 if !known {
                     self.hb.observe(t.global, key, seq);
                 }

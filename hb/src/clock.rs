@@ -163,6 +163,30 @@ impl VClock {
             self.chunks = other.chunks.clone();
             return;
         }
+        if Arc::ptr_eq(&self.chunks, &other.chunks) {
+            return;
+        }
+        if other.chunks.len() * 8 <= self.chunks.len() {
+            // A small clock into a large one (one thread's release into a clock that
+            // spans the grid): chunk by chunk, without walking or rebuilding the list.
+            for (c, rb) in other.chunks.iter() {
+                match self.find(*c) {
+                    Ok(i) => {
+                        let ra = &self.chunks[i].1;
+                        if Arc::ptr_eq(ra, rb) || !dominance(ra, rb).1 {
+                            continue;
+                        }
+                        join_chunk(&mut Arc::make_mut(&mut self.chunks)[i].1, rb);
+                    }
+                    Err(i) => {
+                        if rb.iter().any(|e| *e > 0) {
+                            Arc::make_mut(&mut self.chunks).insert(i, (*c, rb.clone()));
+                        }
+                    }
+                }
+            }
+            return;
+        }
         let (s_gt, o_gt) = self.compare(other);
         if !o_gt {
             return;

@@ -63,7 +63,8 @@
 //!   first read observed (PTX requires the same location).
 //! * A release operation or fence publishes the thread's whole knowledge, including what a
 //!   preceding acquire part of the same instruction just acquired.
-//! * More than [`LOCAL_CAP`] releasing CTAs in one message fold into one `spill`
+//! * More than [`LOCAL_CAP`] releasing CTAs in one message node (or in a chain, when it
+//!   is flattened every [`CHAIN`] RMWs) fold into one `spill`
 //!   publication that every CTA-scope acquirer takes.
 //! * Observations are thresholds ([`crate::obs`]).
 
@@ -246,11 +247,30 @@ pub struct Message {
     /// Local publications of CTAs beyond [`LOCAL_CAP`], joined.
     spill: Option<Arc<Knowledge>>,
     tpb: u32,
+    /// The message of the write this RMW read (its release sequence): its publications
+    /// are this message's too. Kept by reference, up to [`CHAIN`] links, then flattened
+    /// — so an RMW on a counter every thread increments costs a pointer, not a copy of a
+    /// clock that spans every CTA (the old eager join copied O(CTAs) per RMW).
+    prev: Option<Arc<Message>>,
+    /// Links in `prev` (0: none).
+    depth: u32,
 }
+
+/// Links a [`Message`] chain keeps before it is flattened into one node.
+const CHAIN: u32 = 16;
 
 impl Message {
     pub fn is_empty(&self) -> bool {
+        self.nodes().all(Message::own_empty)
+    }
+
+    fn own_empty(&self) -> bool {
         self.wide.is_none() && self.local.is_empty() && self.spill.is_none()
+    }
+
+    /// This node and the ones it continues, newest first.
+    fn nodes(&self) -> impl Iterator<Item = &Message> {
+        std::iter::successors(Some(self), |m| m.prev.as_deref())
     }
 
     fn add_local(&mut self, cta: u32, k: &Arc<Knowledge>) {
@@ -271,40 +291,65 @@ impl Message {
     /// The message of an RMW that continues the release sequence of `chain` (the message
     /// of the write it read) with its own release `own`. Built on the chain, which is
     /// usually the larger: its publications are shared, not copied.
-    pub fn continued(chain: &Message, own: Option<&Message>) -> Message {
-        let mut m = chain.clone();
-        if let Some(o) = own {
+    pub fn continued(chain: &Arc<Message>, own: Option<&Message>) -> Message {
+        let Some(o) = own.filter(|o| !o.is_empty()) else {
+            return (**chain).clone();
+        };
+        if chain.depth + 1 >= CHAIN {
+            // Flatten: one eager join of the whole chain (amortized over CHAIN RMWs).
+            let mut m = Message {
+                tpb: chain.tpb,
+                ..Message::default()
+            };
+            m.merge(chain);
             m.merge(o);
+            return m;
         }
+        let mut m = Message {
+            wide: None,
+            local: Vec::new(),
+            spill: None,
+            tpb: o.tpb.max(chain.tpb),
+            prev: Some(chain.clone()),
+            depth: chain.depth + 1,
+        };
+        // `o` is a fresh write message (one node); merge it all the same if it is not.
+        m.merge(o);
         m
     }
 
-    /// `self := self ⊔ other` (a release sequence continued by an RMW).
+    /// `self := self ⊔ other` (a release sequence continued by an RMW): `other`'s whole
+    /// chain is joined into this node.
     pub fn merge(&mut self, other: &Message) {
         self.tpb = self.tpb.max(other.tpb);
         let tpb = self.tpb;
-        if let Some(w) = &other.wide {
-            join_arc(&mut self.wide, w, tpb);
-        }
-        for (c, k) in &other.local {
-            self.add_local(*c, k);
-        }
-        if let Some(s) = &other.spill {
-            join_arc(&mut self.spill, s, tpb);
+        for n in other.nodes() {
+            if let Some(w) = &n.wide {
+                join_arc(&mut self.wide, w, tpb);
+            }
+            for (c, k) in &n.local {
+                self.add_local(*c, k);
+            }
+            if let Some(s) = &n.spill {
+                join_arc(&mut self.spill, s, tpb);
+            }
         }
     }
 
     /// Every publication of the message with who may take it.
     pub fn parts(&self) -> impl Iterator<Item = (Part, &Arc<Knowledge>)> {
-        self.wide
-            .iter()
-            .map(|k| (Part::Wide, k))
-            .chain(self.local.iter().map(|(c, k)| (Part::Cta(*c), k)))
-            .chain(self.spill.iter().map(|k| (Part::Spill, k)))
+        self.nodes().flat_map(|n| {
+            n.wide
+                .iter()
+                .map(|k| (Part::Wide, k))
+                .chain(n.local.iter().map(|(c, k)| (Part::Cta(*c), k)))
+                .chain(n.spill.iter().map(|k| (Part::Spill, k)))
+        })
     }
 
+    /// Bytes of this node (a chain's earlier nodes are shared with earlier writes).
     pub fn heap_bytes(&self) -> usize {
-        self.local.capacity() * 16 + 64
+        self.local.capacity() * 16 + 80
     }
 }
 
@@ -322,43 +367,67 @@ struct ThreadSync {
     pending_wide: Pending,
 }
 
-/// Publications waiting for an acquire: kept as shared references and joined only when
-/// an acquire comes (a relaxed poll of a flag that accumulates many releases — a
-/// counter every CTA increments after a fence — costs a pointer, not a clock join).
+/// Publications waiting for an acquire: the messages read, kept as shared references
+/// and joined only when an acquire comes (a relaxed poll of a flag that accumulates many
+/// releases — a counter every CTA increments after a fence — costs a pointer, not a
+/// clock join). `wide` says which parts this list is for: `.gpu` ones, or those of the
+/// reader's CTA and the spill.
 #[derive(Debug, Clone, Default)]
 struct Pending {
-    arcs: Vec<Arc<Knowledge>>,
+    msgs: Vec<Arc<Message>>,
     joined: Option<Box<Knowledge>>,
 }
 
-/// References kept before they are joined into one knowledge.
-const PENDING_ARCS: usize = 4;
+/// Messages kept before they are joined into one knowledge.
+const PENDING_MSGS: usize = 4;
+
+/// Whether a pending list for `.gpu` parts (`wide`) or for CTA `cta`'s takes `part`.
+#[inline]
+fn takes(part: Part, wide: bool, cta: u32) -> bool {
+    match part {
+        Part::Wide => wide,
+        Part::Cta(c) => !wide && c == cta,
+        Part::Spill => !wide,
+    }
+}
 
 impl Pending {
-    fn add(&mut self, k: &Arc<Knowledge>, tpb: u32) {
-        if self.arcs.iter().any(|a| Arc::ptr_eq(a, k)) {
+    fn add(&mut self, m: &Arc<Message>, wide: bool, cta: u32, tpb: u32) {
+        if self.msgs.iter().any(|x| Arc::ptr_eq(x, m)) {
             return;
         }
-        // A later publication on the same release sequence usually covers an earlier one.
-        if let Some(last) = self.arcs.last_mut() {
-            if k.covers(last) {
-                *last = k.clone();
+        if !m.parts().any(|(p, _)| takes(p, wide, cta)) {
+            return;
+        }
+        // A later message on the same release sequence continues the earlier one (it
+        // holds it by reference): it covers it.
+        if let Some(last) = self.msgs.last_mut() {
+            if m.nodes().any(|n| std::ptr::eq(n, &**last)) {
+                *last = m.clone();
                 return;
             }
         }
-        if self.arcs.len() >= PENDING_ARCS {
+        if self.msgs.len() >= PENDING_MSGS {
             let j = self.joined.get_or_insert_with(Box::default);
-            for a in self.arcs.drain(..) {
-                j.join(&a, tpb);
+            for x in self.msgs.drain(..) {
+                for (p, k) in x.parts() {
+                    if takes(p, wide, cta) {
+                        j.join(k, tpb);
+                    }
+                }
             }
         }
-        self.arcs.push(k.clone());
+        self.msgs.push(m.clone());
     }
 
     /// Joins everything pending into `know`, leaving nothing pending.
-    fn take_into(&mut self, know: &mut Knowledge, tpb: u32) {
-        for a in self.arcs.drain(..) {
-            know.join(&a, tpb);
+    fn take_into(&mut self, know: &mut Knowledge, wide: bool, cta: u32, tpb: u32) {
+        for x in self.msgs.drain(..) {
+            for (p, k) in x.parts() {
+                if takes(p, wide, cta) {
+                    know.join(k, tpb);
+                }
+            }
         }
         if let Some(j) = self.joined.take() {
             know.join(&j, tpb);
@@ -630,9 +699,10 @@ impl Hb {
         let Some(ts) = self.threads.get_mut(g) else {
             return;
         };
-        ts.pending_local.take_into(&mut ts.know, tpc);
+        let cta = (g as u32) / tpc;
+        ts.pending_local.take_into(&mut ts.know, false, cta, tpc);
         if wide_scope {
-            ts.pending_wide.take_into(&mut ts.know, tpc);
+            ts.pending_wide.take_into(&mut ts.know, true, cta, tpc);
         }
     }
 
@@ -721,13 +791,15 @@ impl Hb {
             local: vec![(t.cta, local)],
             spill: None,
             tpb: self.tpc,
+            prev: None,
+            depth: 0,
         })
     }
 
     /// A strong read by `t` with `sem`/`scope` of a write that carries `msg`; the caller
     /// has checked that the read observes that write (they are morally strong, or the
     /// chain of RMWs leading to it is).
-    pub fn read(&mut self, t: ThreadRef, sem: Sem, scope: Scope, msg: Option<&Message>) {
+    pub fn read(&mut self, t: ThreadRef, sem: Sem, scope: Scope, msg: Option<&Arc<Message>>) {
         let g = t.global as usize;
         let tpc = self.tpc;
         let acq = acquires(sem);
@@ -735,17 +807,22 @@ impl Hb {
             let Some(ts) = self.threads.get_mut(g) else {
                 return;
             };
-            for (part, k) in m.parts() {
-                match part {
-                    _ if acq && part.reaches(t.cta, scope) => ts.know.join(k, tpc),
-                    // A `.gpu` publication waits for a `.gpu`/`.sys` fence: a strong read
-                    // followed by a fence is an acquire pattern of the fence's scope.
-                    Part::Wide => ts.pending_wide.add(k, tpc),
-                    // CTA-local ones of this CTA are taken by any acquire fence.
-                    Part::Cta(c) if c == t.cta => ts.pending_local.add(k, tpc),
-                    Part::Spill => ts.pending_local.add(k, tpc),
-                    Part::Cta(_) => {}
+            if acq {
+                for (part, k) in m.parts() {
+                    if part.reaches(t.cta, scope) {
+                        ts.know.join(k, tpc);
+                    }
                 }
+            }
+            // What the read did not acquire waits for an acquire fence: a `.gpu`
+            // publication for a `.gpu`/`.sys` fence (a strong read followed by a fence is
+            // an acquire pattern of the fence's scope), CTA-local ones of this CTA (and the
+            // spill) for any.
+            if !(acq && wide(scope)) {
+                ts.pending_wide.add(m, true, t.cta, tpc);
+            }
+            if !acq {
+                ts.pending_local.add(m, false, t.cta, tpc);
             }
         }
         if acq {
@@ -855,7 +932,7 @@ mod tests {
         if let Some(s) = rel_fence {
             hb.fence(w, FenceKind::AcqRel, s);
         }
-        let msg = hb.write_message(w, rel_sem, rel_scope);
+        let msg = hb.write_message(w, rel_sem, rel_scope).map(Arc::new);
         hb.read(r, read_sem, read_scope, msg.as_ref());
         if let Some((k, s)) = acq_fence {
             hb.fence(r, k, s);
@@ -928,7 +1005,7 @@ mod tests {
         let (w, r) = (t(0, 0, 2), t(1, 0, 2));
         let e = hb.epoch(w.global);
         hb.fence(w, FenceKind::AcqRel, Scope::Gpu);
-        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
+        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu).map(Arc::new);
         hb.read(r, Sem::Relaxed, Scope::Gpu, m.as_ref());
         hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(!hb.knows(r.global, w.global, e));
@@ -950,6 +1027,7 @@ mod tests {
             .write_message(x, Sem::Relaxed, Scope::Gpu)
             .unwrap_or_default();
         chained.merge(&m);
+        let chained = Arc::new(chained);
         hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chained));
         hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(hb.knows(r.global, w.global, e));
@@ -974,7 +1052,7 @@ mod tests {
         assert!(!hb.knows(d.global, a.global, ea));
         // Transitivity: b releases to c with st.release / ld.acquire; c knows a's access.
         let eb = hb.epoch(b.global);
-        let m = hb.write_message(b, Sem::Release, Scope::Gpu);
+        let m = hb.write_message(b, Sem::Release, Scope::Gpu).map(Arc::new);
         hb.read(c, Sem::Acquire, Scope::Gpu, m.as_ref());
         assert!(hb.knows(c.global, b.global, eb));
         assert!(hb.knows(c.global, a.global, ea));
@@ -1019,5 +1097,43 @@ mod tests {
             assert_eq!(k.get(0, i), i + 1);
         }
         assert_eq!(k.get(1, 0), 0);
+    }
+
+    #[test]
+    fn long_release_sequences_keep_every_publication() {
+        // 40 threads of 4 CTAs each fence (.gpu) and increment one counter, each RMW
+        // continuing the sequence it read: chains of references, flattened every CHAIN
+        // links. A reader of the last value that fences then knows every writer's data,
+        // and one that does not fence knows none of it.
+        let (ctas, tpc) = (4u32, 10u32);
+        let mut hb = Hb::new();
+        hb.begin(ctas * tpc, ctas, tpc);
+        let mut last: Option<Arc<Message>> = None;
+        let mut epochs = Vec::new();
+        // Thread 39 (CTA 3) stays out: it only reads.
+        for g in 0..ctas * tpc - 1 {
+            let w = t(g / tpc, g % tpc, tpc);
+            epochs.push((w.global, hb.epoch(w.global)));
+            hb.fence(w, FenceKind::Sc, Scope::Gpu);
+            let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
+            let m = match &last {
+                Some(c) => Message::continued(c, own.as_ref()),
+                None => own.unwrap_or_default(),
+            };
+            last = Some(Arc::new(m));
+        }
+        let chain = last.unwrap();
+        assert!(chain.nodes().count() as u32 <= CHAIN);
+        let (r, q) = (t(0, 0, tpc), t(3, 9, tpc));
+        hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chain));
+        hb.read(q, Sem::Relaxed, Scope::Gpu, Some(&chain));
+        hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
+        for &(g, e) in &epochs {
+            if g != r.global {
+                assert!(hb.knows(r.global, g, e), "reader misses writer {g}");
+            }
+        }
+        // `q` only read: no acquire pattern, so it knows nobody's data.
+        assert!(epochs.iter().all(|&(g, e)| !hb.knows(q.global, g, e)));
     }
 }

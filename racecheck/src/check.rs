@@ -904,9 +904,9 @@ impl<H: Hooks> RaceCheck<H> {
             ),
             None => (None, None),
         };
-        self.hb.read(t, a.sem, a.scope, msg.as_deref());
+        self.hb.read(t, a.sem, a.scope, msg.as_ref());
         if let Some(b) = &mut self.blind {
-            b.read(t, a.sem, Scope::Sys, bmsg.as_deref());
+            b.read(t, a.sem, Scope::Sys, bmsg.as_ref());
         }
         if acquires(a.sem) {
             self.note_acquire(t, a.scope);
