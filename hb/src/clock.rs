@@ -66,6 +66,12 @@ impl VClock {
         }
     }
 
+    /// The entries of CTA `cta`, if the clock has any.
+    #[inline]
+    pub fn chunk(&self, cta: u32) -> Option<&[Epoch]> {
+        self.find(cta).ok().map(|i| self.chunks[i].1.as_slice())
+    }
+
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes a new chunk.
     pub fn raise(&mut self, cta: u32, tid: u32, tpb: u32, e: Epoch) {
         if self.get(cta, tid) >= e {

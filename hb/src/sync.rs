@@ -125,6 +125,13 @@ pub struct Knowledge {
 }
 
 impl Knowledge {
+    /// The clock entries of CTA `cta` (a lower bound of [`Knowledge::get`] for its
+    /// threads: single entries and the SC order may add more).
+    #[inline]
+    pub fn clock_chunk(&self, cta: u32) -> Option<&[Epoch]> {
+        self.clock.chunk(cta)
+    }
+
     /// The epoch of thread (`cta`, `tid`) this knowledge covers (without the SC order).
     #[inline]
     pub fn get(&self, cta: u32, tid: u32) -> Epoch {
@@ -257,7 +264,7 @@ pub struct Message {
 }
 
 /// Links a [`Message`] chain keeps before it is flattened into one node.
-const CHAIN: u32 = 16;
+pub const CHAIN: u32 = 16;
 
 impl Message {
     pub fn is_empty(&self) -> bool {

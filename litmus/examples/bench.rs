@@ -50,7 +50,7 @@ fn main() {
                 continue;
             }
         };
-        for m in [Model::Sc, Model::Bugaroo, Model::Scoped] {
+        for m in [Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak] {
             let t0 = std::time::Instant::now();
             let h = run_model(&test, &low, m, &cfg);
             let s = t0.elapsed().as_secs_f64();

@@ -529,8 +529,18 @@ impl<H: Hooks> RaceCheck<H> {
             };
         let mut races: Vec<(Rec, Conflict, Relation)> = Vec::new();
         let know = hb.knowledge(me);
-        let ordered =
-            |p: &Rec| -> bool { p.g == me || know.is_some_and(|k| hb.covers(k, p.g, p.epoch)) };
+        // Most conflicting accesses are of this CTA, ordered by a barrier: look them up in
+        // this CTA's clock chunk directly (a lower bound; the full check decides the rest).
+        let cta_base = my_cta * tpb;
+        let own_chunk = know.and_then(|k| k.clock_chunk(my_cta));
+        let ordered = |p: &Rec| -> bool {
+            p.g == me
+                || (p.g.wrapping_sub(cta_base) < tpb
+                    && own_chunk
+                        .and_then(|c| c.get((p.g - cta_base) as usize))
+                        .is_some_and(|&e| e >= p.epoch))
+                || know.is_some_and(|k| hb.covers(k, p.g, p.epoch))
+        };
         let relation = |p: &Rec| -> Relation {
             if ordered(p) {
                 return Relation::Ordered;
@@ -953,6 +963,14 @@ impl<H: Hooks> RaceCheck<H> {
         number: u32,
         epoch: Epoch,
     ) {
+        // A plain write to a location no strong write has touched yet is not remembered:
+        // a read that finds it synchronizes with nothing, exactly as a read that finds
+        // nothing — and later strong writes come after it in the window anyway. (Most
+        // data locations never see a strong access, and their windows were a tenth of
+        // a copy kernel's time.)
+        if !strong && !self.sync.contains_key(&loc_key(a.loc)) {
+            return;
+        }
         let w = SyncWrite {
             site: a.site,
             number,
