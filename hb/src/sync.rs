@@ -264,7 +264,7 @@ pub struct Message {
 }
 
 /// Links a [`Message`] chain keeps before it is flattened into one node.
-pub const CHAIN: u32 = 16;
+pub const CHAIN: u32 = 64;
 
 impl Message {
     pub fn is_empty(&self) -> bool {
@@ -312,6 +312,17 @@ impl Message {
             m.merge(o);
             return m;
         }
+        if o.prev.is_none() {
+            // A fresh write message (one node): it becomes the new head as it is.
+            return Message {
+                wide: o.wide.clone(),
+                local: o.local.clone(),
+                spill: o.spill.clone(),
+                tpb: o.tpb.max(chain.tpb),
+                prev: Some(chain.clone()),
+                depth: chain.depth + 1,
+            };
+        }
         let mut m = Message {
             wide: None,
             local: Vec::new(),
@@ -320,7 +331,6 @@ impl Message {
             prev: Some(chain.clone()),
             depth: chain.depth + 1,
         };
-        // `o` is a fresh write message (one node); merge it all the same if it is not.
         m.merge(o);
         m
     }
@@ -1108,16 +1118,16 @@ mod tests {
 
     #[test]
     fn long_release_sequences_keep_every_publication() {
-        // 40 threads of 4 CTAs each fence (.gpu) and increment one counter, each RMW
+        // 159 threads of 4 CTAs each fence (.gpu) and increment one counter, each RMW
         // continuing the sequence it read: chains of references, flattened every CHAIN
         // links. A reader of the last value that fences then knows every writer's data,
         // and one that does not fence knows none of it.
-        let (ctas, tpc) = (4u32, 10u32);
+        let (ctas, tpc) = (4u32, 40u32);
         let mut hb = Hb::new();
         hb.begin(ctas * tpc, ctas, tpc);
         let mut last: Option<Arc<Message>> = None;
         let mut epochs = Vec::new();
-        // Thread 39 (CTA 3) stays out: it only reads.
+        // The last thread (CTA 3) stays out: it only reads.
         for g in 0..ctas * tpc - 1 {
             let w = t(g / tpc, g % tpc, tpc);
             epochs.push((w.global, hb.epoch(w.global)));
@@ -1131,7 +1141,7 @@ mod tests {
         }
         let chain = last.unwrap();
         assert!(chain.nodes().count() as u32 <= CHAIN);
-        let (r, q) = (t(0, 0, tpc), t(3, 9, tpc));
+        let (r, q) = (t(0, 0, tpc), t(3, tpc - 1, tpc));
         hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chain));
         hb.read(q, Sem::Relaxed, Scope::Gpu, Some(&chain));
         hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
