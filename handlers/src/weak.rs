@@ -474,7 +474,10 @@ impl WeakMemory {
 
     /// Appends a store to list `li`, coherence-after `preds` and what they follow; forgets
     /// the oldest entry beyond the bound.
-    #[inline]
+    // Always inlined: built in the caller and copied through the stack, the entry's
+    // narrow fields written just before were re-read as 16-byte words (a stalled
+    // store-to-load forward, a fifth of this function's time).
+    #[inline(always)]
     fn push(&mut self, li: usize, mut e: Entry, preds: u16) -> usize {
         let list = &mut self.lists[li];
         let mut co = preds;
@@ -778,31 +781,19 @@ impl WeakMemory {
     }
 
     pub fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
-        let mut probe = [0u8; 8];
-        mem.read(a.loc, &mut probe[..data.len()])?;
         let t = a.thread;
-        let s = strong(a.sem);
-        let msg = if s {
-            self.hb.write_message(t, a.sem, a.scope)
-        } else {
-            None
-        };
-        let epoch = self.hb.epoch(t.global);
-        self.fresh = false;
         let (key, off, size) = (pack(a.loc) & !7, (pack(a.loc) & 7) as u8, a.size as u8);
-        if let Some(li) = self.slot(mem, a.loc, true) {
-            let sw = s.then_some(a.scope);
-            // Fast path, the common case of a location only this thread writes: every
-            // entry that overlaps the store has its offset and size and is the thread's
-            // own or the initial value (entries of the block's other bytes do not
-            // matter). The thread knows all of them, so the store follows each one
-            // (`preds` = `required` = those) and has no insertion point (nothing of the
-            // location comes after the last of them) — what the general path computes,
-            // in one pass.
-            let list = &self.lists[li];
-            let mut exact = 0u16;
-            let mut own = true;
-            for (p, e) in list.iter().enumerate() {
+        // Fast path, the common case of a location only this thread writes: every entry
+        // that overlaps the store has its offset and size and is the thread's own or the
+        // initial value (entries of the block's other bytes do not matter). The thread
+        // knows all of them, so the store follows each one (`preds` = `required` = those)
+        // and has no insertion point (nothing of the location comes after the last of
+        // them) — what the general path computes, in one pass.
+        let known_block = self.slot(mem, a.loc, false);
+        let mut exact = 0u16;
+        let mut own = known_block.is_some();
+        if let Some(li) = known_block {
+            for (p, e) in self.lists[li].iter().enumerate() {
                 if e.overlaps(off, size) {
                     if e.off == off && e.size == size && (e.writer == t.global || e.writer == INIT)
                     {
@@ -813,7 +804,26 @@ impl WeakMemory {
                     }
                 }
             }
-            let own = own && exact != 0;
+        }
+        let own = own && exact != 0;
+        // Fault before any state changes: on the fast path the store goes to memory now
+        // (it is the newest of the coherence order), elsewhere a probe read checks it.
+        if own {
+            mem.write(a.loc, data)?;
+        } else {
+            let mut probe = [0u8; 8];
+            mem.read(a.loc, &mut probe[..data.len()])?;
+        }
+        let s = strong(a.sem);
+        let msg = if s {
+            self.hb.write_message(t, a.sem, a.scope)
+        } else {
+            None
+        };
+        let epoch = self.hb.epoch(t.global);
+        self.fresh = false;
+        if let Some(li) = known_block.or_else(|| self.slot(mem, a.loc, true)) {
+            let sw = s.then_some(a.scope);
             let (preds, required) = if own {
                 (exact, exact)
             } else {
@@ -857,6 +867,9 @@ impl WeakMemory {
                 return Ok(());
             }
             self.push(li, e, preds);
+        }
+        if own {
+            return Ok(());
         }
         mem.write(a.loc, data)
     }
