@@ -25,14 +25,14 @@
 use crate::select;
 use crate::stats::{BufferStats, DrainReason};
 use crate::weak::{WeakConfig, WeakMemory};
+use fencehound_hb::fasthash::{FastMap, FastSet};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
     Access, Barrier, BarrierKind, Fence, FenceKind, Hooks, LaunchInfo, Location, MemError, Memory,
     Scope, Sem, SiteId, ThreadRef,
 };
 use serde::Serialize;
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeSet, VecDeque};
 
 /// The memory model the buffers implement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
@@ -278,29 +278,10 @@ fn key(loc: Location) -> u64 {
     pack(loc) & !7
 }
 
-/// Hashing for the block keys of [`WriteBuffers::pending`]: one 64×64→128-bit multiply,
-/// folded (std's SipHash dominated the store and load paths).
-#[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        let m = ((self.0 ^ i) as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835);
-        self.0 = (m as u64) ^ ((m >> 64) as u64);
-    }
-}
-
-type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
-type KeySet = HashSet<u64, BuildHasherDefault<KeyHasher>>;
+/// Block keys of [`WriteBuffers::pending`] (std's SipHash dominated the store and load
+/// paths).
+type KeyMap<V> = FastMap<u64, V>;
+type KeySet = FastSet<u64>;
 
 /// The index of head number `r % heads` of `q`, where the heads are the entries that are
 /// the oldest of their 8-byte block in `q`, in queue order (the liveness and kernel-exit

@@ -85,35 +85,15 @@
 use crate::select;
 use crate::stats::{BufferStats, WeakStats};
 use crate::TraceEvent;
+use fencehound_hb::fasthash::FastMap;
 use fencehound_hb::sync::{acquires, scopes_meet, strong};
 use fencehound_hb::{Hb, Message};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
     Access, Barrier, Fence, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
 };
-use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
-
-/// One multiply per page number (std's SipHash is needlessly slow on this path).
-#[derive(Default)]
-struct PageHasher(u64);
-
-impl Hasher for PageHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
-        }
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0 ^ i)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(29);
-    }
-}
 
 /// Stores kept per 8-byte block besides the oldest surviving one (the bound on each
 /// location's history). Older stores are forgotten: no load can read them any more.
@@ -219,7 +199,7 @@ pub struct WeakMemory {
     active: bool,
     hb: Hb,
     /// Global memory: page number → index into `pages`.
-    page_index: HashMap<u64, u32, BuildHasherDefault<PageHasher>>,
+    page_index: FastMap<u64, u32>,
     pages: Vec<[u32; PAGE_BLOCKS]>,
     last_page: (u64, u32),
     /// Shared memory: per CTA, one slot per 8-byte block (allocated on first store).
@@ -252,7 +232,7 @@ impl WeakMemory {
             launch: 0,
             active: false,
             hb: Hb::new(),
-            page_index: HashMap::default(),
+            page_index: FastMap::default(),
             pages: Vec::new(),
             last_page: (u64::MAX, 0),
             shared: Vec::new(),

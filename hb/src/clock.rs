@@ -242,27 +242,6 @@ impl VClock {
     pub fn chunks(&self) -> impl Iterator<Item = (u32, &Arc<Vec<Epoch>>)> + '_ {
         self.chunks.iter().map(|(c, r)| (*c, r))
     }
-
-    /// Identity of the chunk list, for "already folded in" checks.
-    pub fn chunk_ptrs(&self) -> impl Iterator<Item = (u32, *const Vec<Epoch>)> + '_ {
-        self.chunks.iter().map(|(c, r)| (*c, Arc::as_ptr(r)))
-    }
-
-    /// Joins only the chunk of `cta` from `other`.
-    pub fn join_one(&mut self, other: &VClock, cta: u32) {
-        let Ok(j) = other.find(cta) else { return };
-        let theirs = &other.chunks[j].1;
-        let chunks = Arc::make_mut(&mut self.chunks);
-        match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
-            Ok(i) => join_chunk(&mut chunks[i].1, theirs),
-            Err(i) => chunks.insert(i, (cta, theirs.clone())),
-        }
-    }
-
-    /// Bytes of chunk memory this clock references (shared chunks counted in full).
-    pub fn heap_bytes(&self) -> usize {
-        self.chunks.iter().map(|(_, c)| c.len() * 4).sum::<usize>() + self.chunks.len() * 16
-    }
 }
 
 /// (mine has an entry greater than theirs, theirs has an entry greater than mine)

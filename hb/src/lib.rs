@@ -4,12 +4,14 @@
 //! is what keeps the two from disagreeing about what synchronizes.
 //!
 //! * [`clock`]: vector clocks over epochs, chunked per CTA and shared, for large grids.
+//! * [`fasthash`]: the hasher for small integer keys the simulator's hooks share.
 //! * [`obs`]: stores observed through morally strong reads (causality's observation step).
 //! * [`sync`]: the synchronization rules — release/acquire patterns with scopes, release
 //!   sequences through RMWs, fence-SC order, barriers — as an engine fed with a launch's
 //!   events.
 
 pub mod clock;
+pub mod fasthash;
 pub mod obs;
 pub mod sync;
 

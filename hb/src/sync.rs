@@ -69,9 +69,9 @@
 //! * Observations are thresholds ([`crate::obs`]).
 
 use crate::clock::{Epoch, VClock};
+use crate::fasthash::FastMap;
 use crate::obs::Obs;
 use fencehound_vgpu::{Barrier, BarrierKind, FenceKind, Scope, Sem, ThreadRef};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Releasing CTAs kept apart in one [`Message`]; more are joined into its `spill`.
@@ -547,41 +547,6 @@ impl ScOrder {
 /// Identifies a barrier instance being assembled: (kind, CTA or warp, barrier id).
 type BarrierKey = (u8, u32, u32);
 
-/// A multiplicative hasher for the small integer keys of the barrier table (SipHash was
-/// a tenth of a barrier-heavy kernel's time; the keys are not attacker-controlled).
-#[derive(Debug, Default, Clone, Copy)]
-struct BuildKeyHasher;
-
-#[derive(Debug, Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i as u64);
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-impl std::hash::BuildHasher for BuildKeyHasher {
-    type Hasher = KeyHasher;
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher(0)
-    }
-}
-
 /// What the arrivals at one barrier instance published so far.
 #[derive(Debug, Default, Clone)]
 struct BarrierAcc {
@@ -607,7 +572,8 @@ pub struct Hb {
     /// Per CTA: the number of its last `.gpu`/`.sys` fence.sc (a `.cta` fence.sc of the
     /// CTA is morally strong with it, and through it knows the order up to there).
     sc_last_gpu: Vec<u32>,
-    barriers: HashMap<BarrierKey, BarrierAcc, BuildKeyHasher>,
+    /// (SipHash was a tenth of a barrier-heavy kernel's time.)
+    barriers: FastMap<BarrierKey, BarrierAcc>,
 }
 
 impl Hb {
@@ -632,10 +598,6 @@ impl Hb {
         self.sc_cta = vec![Knowledge::default(); ctas as usize];
         self.sc_last_gpu = vec![0; ctas as usize];
         self.barriers.clear();
-    }
-
-    pub fn threads_per_cta(&self) -> u32 {
-        self.tpc
     }
 
     /// The current epoch of thread `g` (what its next access is stamped with).
