@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+mod common;
+use common::{assert_exit, text};
+
 const BIN: &str = env!("CARGO_BIN_EXE_fencehound");
 
 fn programs() -> PathBuf {
@@ -59,21 +62,6 @@ fn run(cmd: &mut Command) -> Output {
 
 fn exec(args: &[&str], exe: &Path) -> Output {
     run(Command::new(BIN).arg("exec").args(args).arg("--").arg(exe))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(o: &Output, code: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        text(&o.stdout),
-        text(&o.stderr)
-    );
 }
 
 #[test]

@@ -8,16 +8,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+use common::{assert_exit, text};
+
 const BIN: &str = env!("CARGO_BIN_EXE_fencehound");
 
 fn corpus(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("campaigns")
         .join(name)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 struct Scratch {
@@ -61,17 +60,6 @@ impl Scratch {
     }
 }
 
-#[track_caller]
-fn exit(o: &Output, code: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        text(&o.stdout),
-        text(&o.stderr)
-    );
-}
-
 #[test]
 fn weak_finds_the_reader_side_bug_and_replay_names_the_stale_read() {
     let s = Scratch::with(&["mp_queue.cu", "mp_queue.toml"]);
@@ -87,7 +75,7 @@ fn weak_finds_the_reader_side_bug_and_replay_names_the_stale_read() {
         "30",
         "-q",
     ]);
-    exit(&o, 0);
+    assert_exit(&o, 0);
     // ... loads that may read older values do.
     let o = s.run(&[
         "fuzz",
@@ -101,7 +89,7 @@ fn weak_finds_the_reader_side_bug_and_replay_names_the_stale_read() {
         "--json",
         "-q",
     ]);
-    exit(&o, 1);
+    assert_exit(&o, 1);
     let all: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
     let r = &all[0];
     let id = r["failures"][0]["id"].as_u64().expect("a failure id");
@@ -116,7 +104,7 @@ fn weak_finds_the_reader_side_bug_and_replay_names_the_stale_read() {
         &id.to_string(),
         "--trace",
     ]);
-    exit(&o, 1);
+    assert_exit(&o, 1);
     let out = text(&o.stdout);
     assert!(out.contains("reproduced"), "{out}");
     // "read the value before the launch / store #N (mp_queue.cu:25) although store #M
@@ -142,7 +130,7 @@ fn weak_finds_the_reader_side_bug_and_replay_names_the_stale_read() {
         "--p",
         "0.5",
     ]);
-    exit(&o, 0);
+    assert_exit(&o, 0);
 }
 
 /// Message passing written only for the race check: no oracle.
@@ -166,7 +154,7 @@ fn race_needs_no_oracle_and_fuzz_says_it_does() {
     let s = Scratch::with(&["mp_queue.cu"]);
     s.write("race_only.toml", NO_ORACLE);
     let o = s.run(&["race", "race_only.toml", "--runs", "4"]);
-    exit(&o, 1);
+    assert_exit(&o, 1);
     let out = text(&o.stdout);
     assert!(out.contains("inter-block race"), "{out}");
     assert!(
@@ -174,7 +162,7 @@ fn race_needs_no_oracle_and_fuzz_says_it_does() {
         "{out}"
     );
     let o = s.run(&["fuzz", "race_only.toml", "--runs", "2"]);
-    exit(&o, 2);
+    assert_exit(&o, 2);
     let err = text(&o.stderr);
     assert!(
         err.contains("race_only.toml") && err.contains("[[oracle]]") && err.contains("race"),
@@ -195,7 +183,7 @@ fn race_names_a_lock_without_acquire_and_weak_confirms_it() {
         "--expose",
         "30",
     ]);
-    exit(&o, 1);
+    assert_exit(&o, 1);
     let out = text(&o.stdout);
     assert!(out.contains("lock-acquire race"), "{out}");
     // The fix goes after the atomicCAS that takes the lock (cbe_dot.cu:25).
@@ -218,7 +206,7 @@ fn race_names_a_lock_without_acquire_and_weak_confirms_it() {
         "--expose",
         "0",
     ]);
-    exit(&o, 1);
+    assert_exit(&o, 1);
     let out = text(&o.stdout);
     assert!(out.contains("not tried (--expose 0)"), "{out}");
     assert!(!out.contains("in 0 runs"), "{out}");
@@ -231,5 +219,5 @@ fn race_names_a_lock_without_acquire_and_weak_confirms_it() {
         "--runs",
         "6",
     ]);
-    exit(&o, 0);
+    assert_exit(&o, 0);
 }
