@@ -627,13 +627,8 @@ pub unsafe extern "C" fn cudaGetFuncBySymbol(
     func: *mut *mut c_void,
     symbol: *const c_void,
 ) -> CudaError {
-    host_call("cudaGetFuncBySymbol", |rt| {
-        if !rt.is_kernel(symbol as usize) {
-            return Err(errors::INVALID_DEVICE_FUNCTION);
-        }
-        // SAFETY: API contract: a pointer to a cudaFunction_t.
-        unsafe { put(func, symbol as *mut c_void) }
-    })
+    // SAFETY: forwarded API contract (a pointer to a cudaFunction_t).
+    unsafe { kernel_handle("cudaGetFuncBySymbol", func, symbol) }
 }
 
 #[no_mangle]
@@ -641,12 +636,22 @@ pub unsafe extern "C" fn cudaGetKernel(
     kernel: *mut *mut c_void,
     entry: *const c_void,
 ) -> CudaError {
-    host_call("cudaGetKernel", |rt| {
-        if !rt.is_kernel(entry as usize) {
+    // SAFETY: forwarded API contract (a pointer to a cudaKernel_t).
+    unsafe { kernel_handle("cudaGetKernel", kernel, entry) }
+}
+
+/// `cudaGetFuncBySymbol` and `cudaGetKernel`: a kernel's handle is its host stub's
+/// address, so both write back `symbol` once it is known to be a registered kernel.
+///
+/// # Safety
+/// `out` must be valid for writing one pointer (the API's contract).
+unsafe fn kernel_handle(name: &str, out: *mut *mut c_void, symbol: *const c_void) -> CudaError {
+    host_call(name, |rt| {
+        if !rt.is_kernel(symbol as usize) {
             return Err(errors::INVALID_DEVICE_FUNCTION);
         }
-        // SAFETY: API contract: a pointer to a cudaKernel_t.
-        unsafe { put(kernel, entry as *mut c_void) }
+        // SAFETY: the caller's contract.
+        unsafe { put(out, symbol as *mut c_void) }
     })
 }
 

@@ -283,6 +283,22 @@ fn key(loc: Location) -> u64 {
 type KeyMap<V> = FastMap<u64, V>;
 type KeySet = FastSet<u64>;
 
+/// Empties a thread's two queues (global, shared) into `out` in store order: each queue
+/// is in store order already, so this is a merge, not a sort.
+fn merge_in_store_order(q: &mut [VecDeque<Entry>; 2], out: &mut Vec<Entry>) {
+    let [qg, qs] = q;
+    while let (Some(a), Some(b)) = (qg.front(), qs.front()) {
+        let e = if a.seq() < b.seq() {
+            qg.pop_front()
+        } else {
+            qs.pop_front()
+        };
+        out.extend(e);
+    }
+    out.extend(qg.drain(..));
+    out.extend(qs.drain(..));
+}
+
 /// The index of head number `r % heads` of `q`, where the heads are the entries that are
 /// the oldest of their 8-byte block in `q`, in queue order (the liveness and kernel-exit
 /// drains pick among them, so each address keeps its order).
@@ -685,17 +701,7 @@ impl WriteBuffers {
         };
         if let Some(tb) = self.threads.get_mut(t.global as usize) {
             let mut all = std::mem::take(&mut self.scratch);
-            let [qg, qs] = &mut tb.q;
-            while let (Some(a), Some(b)) = (qg.front(), qs.front()) {
-                let e = if a.seq() < b.seq() {
-                    qg.pop_front()
-                } else {
-                    qs.pop_front()
-                };
-                all.extend(e);
-            }
-            all.extend(qg.drain(..));
-            all.extend(qs.drain(..));
+            merge_in_store_order(&mut tb.q, &mut all);
             self.sync_holder(t.global);
             for e in all.drain(..) {
                 if self
@@ -933,17 +939,7 @@ impl WriteBuffers {
         let counts = [tb.q[0].len() as u32, tb.q[1].len() as u32];
         // Merge both spaces in store order (each queue is in store order already).
         let mut all = std::mem::take(&mut self.scratch);
-        let [qg, qs] = &mut tb.q;
-        while let (Some(a), Some(b)) = (qg.front(), qs.front()) {
-            let e = if a.seq() < b.seq() {
-                qg.pop_front()
-            } else {
-                qs.pop_front()
-            };
-            all.extend(e);
-        }
-        all.extend(qg.drain(..));
-        all.extend(qs.drain(..));
+        merge_in_store_order(&mut tb.q, &mut all);
         self.sync_holder(t.global);
         for e in all.drain(..) {
             self.place(mem, t.cta, e, level, reason, at);

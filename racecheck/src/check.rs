@@ -895,14 +895,20 @@ impl<H: Hooks> RaceCheck<H> {
 
     /// A strong read of `a.loc` by `a.thread` that observed `value`: synchronizes with
     /// the newest remembered write of that value if the two are morally strong.
-    fn observe(&mut self, a: &Access, value: u64) {
-        let t = a.thread;
-        let found = self.sync.get(&loc_key(a.loc)).and_then(|q| {
+    /// The newest remembered write of `value` (with `a`'s size) to `a`'s location: the
+    /// write a read of that value is taken to have read.
+    fn written(&self, a: &Access, value: u64) -> Option<SyncWrite> {
+        self.sync.get(&loc_key(a.loc)).and_then(|q| {
             q.iter()
                 .rev()
                 .find(|w| w.value == value && w.size == a.size)
                 .cloned()
-        });
+        })
+    }
+
+    fn observe(&mut self, a: &Access, value: u64) {
+        let t = a.thread;
+        let found = self.written(a, value);
         let ms = found.as_ref().is_some_and(|w| {
             w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope))
         });
@@ -1087,12 +1093,7 @@ impl<H: Hooks> RaceCheck<H> {
         let epoch = self.hb.epoch(t.global);
         self.check(mem, a, true, fl);
         let number = self.note_strong_write(t.global, loc_key(a.loc), a.site, epoch);
-        let src = self.sync.get(&loc_key(a.loc)).and_then(|q| {
-            q.iter()
-                .rev()
-                .find(|w| w.value == old && w.size == a.size)
-                .cloned()
-        });
+        let src = self.written(a, old);
         if let Some(w) = &src {
             if w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope)) {
                 if let Some(m) = &w.msg {

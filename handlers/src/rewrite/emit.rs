@@ -659,22 +659,34 @@ fn elem_size(cx: &Ctx<'_>, i: &Instruction) -> Result<u32, RewriteError> {
     type_bytes(ty).ok_or_else(|| cx.unsupported(i, "element type wider than 8 bytes"))
 }
 
+/// A load's or store's element size and its register (or value) operands — operand
+/// `which`, split when it is a vector — for the forms the rewrite handles: two operands
+/// (no cache policy), at most 4 elements.
+fn access_elems(
+    cx: &Ctx<'_>,
+    i: &Instruction,
+    which: usize,
+) -> Result<(u32, Vec<Operand>), RewriteError> {
+    if i.operands.len() != 2 {
+        return Err(cx.unsupported(i, "cache-policy operand"));
+    }
+    let size = elem_size(cx, i)?;
+    let elems: Vec<Operand> = match &i.operands[which] {
+        Operand::Vector(v) => v.clone(),
+        o => vec![o.clone()],
+    };
+    if elems.len() > 4 {
+        return Err(cx.unsupported(i, "vector of more than 4 elements"));
+    }
+    Ok((size, elems))
+}
+
 fn load_block(
     cx: &mut Ctx<'_>,
     i: &Instruction,
     sp: MemSpace,
 ) -> Result<Vec<Statement>, RewriteError> {
-    if i.operands.len() != 2 {
-        return Err(cx.unsupported(i, "cache-policy operand"));
-    }
-    let size = elem_size(cx, i)?;
-    let dests: Vec<Operand> = match &i.operands[0] {
-        Operand::Vector(v) => v.clone(),
-        o => vec![o.clone()],
-    };
-    if dests.len() > 4 {
-        return Err(cx.unsupported(i, "vector of more than 4 elements"));
-    }
+    let (size, dests) = access_elems(cx, i, 0)?;
     let addr = &i.operands[1];
     let mut code = String::new();
     // Every element's address first: a destination may be the address register.
@@ -767,17 +779,7 @@ fn store_block(
     i: &Instruction,
     sp: MemSpace,
 ) -> Result<Vec<Statement>, RewriteError> {
-    if i.operands.len() != 2 {
-        return Err(cx.unsupported(i, "cache-policy operand"));
-    }
-    let size = elem_size(cx, i)?;
-    let vals: Vec<Operand> = match &i.operands[1] {
-        Operand::Vector(v) => v.clone(),
-        o => vec![o.clone()],
-    };
-    if vals.len() > 4 {
-        return Err(cx.unsupported(i, "vector of more than 4 elements"));
-    }
+    let (size, vals) = access_elems(cx, i, 1)?;
     let (sem, scope, release) = store_sem(i);
     let meta = size | m_sem(sem) | m_scope(scope) | if release { M_RELEASE } else { 0 };
     let addr = &i.operands[0];
