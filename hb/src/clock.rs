@@ -31,18 +31,41 @@ type Chunk = Arc<Vec<Epoch>>;
 /// A vector clock over the threads of one launch, chunked per CTA.
 #[derive(Debug, Clone, Default)]
 pub struct VClock {
-    /// Sorted by CTA index.
-    chunks: Arc<Vec<(u32, Chunk)>>,
+    /// Sorted by CTA index. `None` is the empty clock: a default clock allocates nothing
+    /// (every thread of a launch starts with one, and one was an allocation per thread).
+    chunks: Option<Arc<Vec<(u32, Chunk)>>>,
 }
 
 impl VClock {
     pub fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
+        self.list().is_empty()
+    }
+
+    /// The chunk list (empty for the empty clock).
+    #[inline]
+    fn list(&self) -> &[(u32, Chunk)] {
+        self.chunks.as_deref().map_or(&[], |v| v.as_slice())
+    }
+
+    /// The chunk list, unshared (copy on write).
+    #[inline]
+    fn list_mut(&mut self) -> &mut Vec<(u32, Chunk)> {
+        Arc::make_mut(self.chunks.get_or_insert_with(Default::default))
+    }
+
+    /// Whether the two clocks share their chunk list (so are equal).
+    #[inline]
+    fn same(&self, other: &VClock) -> bool {
+        match (&self.chunks, &other.chunks) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
     }
 
     #[inline]
     fn find(&self, cta: u32) -> Result<usize, usize> {
-        let c = &self.chunks;
+        let c = self.list();
         if c.len() <= 8 {
             for (i, (k, _)) in c.iter().enumerate() {
                 if *k == cta {
@@ -61,7 +84,7 @@ impl VClock {
     #[inline]
     pub fn get(&self, cta: u32, tid: u32) -> Epoch {
         match self.find(cta) {
-            Ok(i) => self.chunks[i].1.get(tid as usize).copied().unwrap_or(0),
+            Ok(i) => self.list()[i].1.get(tid as usize).copied().unwrap_or(0),
             Err(_) => 0,
         }
     }
@@ -69,7 +92,16 @@ impl VClock {
     /// The entries of CTA `cta`, if the clock has any.
     #[inline]
     pub fn chunk(&self, cta: u32) -> Option<&[Epoch]> {
-        self.find(cta).ok().map(|i| self.chunks[i].1.as_slice())
+        self.find(cta).ok().map(|i| self.list()[i].1.as_slice())
+    }
+
+    /// The entry of (`cta`, `tid`) for writing in place, when this clock owns both its
+    /// chunk list and that chunk (nothing else can see the change); `None` otherwise.
+    #[inline]
+    pub fn entry_if_unique(&mut self, cta: u32, tid: u32) -> Option<&mut Epoch> {
+        let i = self.find(cta).ok()?;
+        let list = Arc::get_mut(self.chunks.as_mut()?)?;
+        Arc::get_mut(&mut list[i].1)?.get_mut(tid as usize)
     }
 
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes a new chunk.
@@ -77,7 +109,7 @@ impl VClock {
         if self.get(cta, tid) >= e {
             return;
         }
-        let chunks = Arc::make_mut(&mut self.chunks);
+        let chunks = self.list_mut();
         let i = match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
             Ok(i) => i,
             Err(i) => {
@@ -94,10 +126,10 @@ impl VClock {
     /// (`self` has an entry greater than `other`'s, `other` has one greater than `self`'s),
     /// by one merge walk over both sorted chunk lists.
     fn compare(&self, other: &VClock) -> (bool, bool) {
-        if Arc::ptr_eq(&self.chunks, &other.chunks) {
+        if self.same(other) {
             return (false, false);
         }
-        let (a, b) = (&self.chunks, &other.chunks);
+        let (a, b) = (self.list(), other.list());
         let (mut i, mut j) = (0, 0);
         let (mut s_gt, mut o_gt) = (false, false);
         while (i < a.len() || j < b.len()) && !(s_gt && o_gt) {
@@ -135,7 +167,7 @@ impl VClock {
         if items.iter().all(|&(c, t, e)| self.get(c, t) >= e) {
             return;
         }
-        let chunks = Arc::make_mut(&mut self.chunks);
+        let chunks = self.list_mut();
         // Items arrive grouped by CTA (a barrier is per CTA or per warp); find the chunk
         // (and copy it) only when the CTA changes.
         let mut i = 0;
@@ -162,31 +194,31 @@ impl VClock {
     /// `self := self ⊔ other`. Keeps `self` when it already dominates, adopts `other`
     /// when that dominates, and otherwise merges chunk by chunk (sharing unchanged chunks).
     pub fn join(&mut self, other: &VClock) {
-        if other.chunks.is_empty() {
+        if other.is_empty() {
             return;
         }
-        if self.chunks.is_empty() {
+        if self.is_empty() {
             self.chunks = other.chunks.clone();
             return;
         }
-        if Arc::ptr_eq(&self.chunks, &other.chunks) {
+        if self.same(other) {
             return;
         }
-        if other.chunks.len() * 8 <= self.chunks.len() {
+        if other.list().len() * 8 <= self.list().len() {
             // A small clock into a large one (one thread's release into a clock that
             // spans the grid): chunk by chunk, without walking or rebuilding the list.
-            for (c, rb) in other.chunks.iter() {
+            for (c, rb) in other.list() {
                 match self.find(*c) {
                     Ok(i) => {
-                        let ra = &self.chunks[i].1;
+                        let ra = &self.list()[i].1;
                         if Arc::ptr_eq(ra, rb) || !dominance(ra, rb).1 {
                             continue;
                         }
-                        join_chunk(&mut Arc::make_mut(&mut self.chunks)[i].1, rb);
+                        join_chunk(&mut self.list_mut()[i].1, rb);
                     }
                     Err(i) => {
                         if rb.iter().any(|e| *e > 0) {
-                            Arc::make_mut(&mut self.chunks).insert(i, (*c, rb.clone()));
+                            self.list_mut().insert(i, (*c, rb.clone()));
                         }
                     }
                 }
@@ -201,7 +233,7 @@ impl VClock {
             self.chunks = other.chunks.clone();
             return;
         }
-        let (a, b) = (&self.chunks, &other.chunks);
+        let (a, b) = (self.list(), other.list());
         let mut out = Vec::with_capacity(a.len().max(b.len()));
         let (mut i, mut j) = (0, 0);
         while i < a.len() || j < b.len() {
@@ -228,19 +260,17 @@ impl VClock {
                 (None, None) => break,
             }
         }
-        self.chunks = Arc::new(out);
+        self.chunks = Some(Arc::new(out));
     }
 
     /// Every entry of `other` is ≤ the one in `self`.
     pub fn dominates(&self, other: &VClock) -> bool {
-        other.chunks.is_empty()
-            || Arc::ptr_eq(&self.chunks, &other.chunks)
-            || !self.compare(other).1
+        other.is_empty() || self.same(other) || !self.compare(other).1
     }
 
     /// The chunks, by CTA (for folding a clock into another structure without copying).
     pub fn chunks(&self) -> impl Iterator<Item = (u32, &Arc<Vec<Epoch>>)> + '_ {
-        self.chunks.iter().map(|(c, r)| (*c, r))
+        self.list().iter().map(|(c, r)| (*c, r))
     }
 }
 
@@ -305,10 +335,10 @@ mod tests {
         // A join with a dominated clock keeps the pointers.
         let before = j.clone();
         j.join(&a);
-        assert!(Arc::ptr_eq(&before.chunks, &j.chunks));
+        assert!(before.same(&j));
         // A dominated clock adopts the dominating one.
         let mut small = a.clone();
         small.join(&j);
-        assert!(Arc::ptr_eq(&small.chunks, &j.chunks));
+        assert!(small.same(&j));
     }
 }

@@ -72,6 +72,7 @@ use crate::clock::{Epoch, VClock};
 use crate::fasthash::FastMap;
 use crate::obs::Obs;
 use fencehound_vgpu::{Barrier, BarrierKind, FenceKind, Scope, Sem, ThreadRef};
+use smallvec::{smallvec, SmallVec};
 use std::sync::Arc;
 
 /// Releasing CTAs kept apart in one [`Message`]; more are joined into its `spill`.
@@ -162,6 +163,13 @@ impl Knowledge {
 
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes clock chunks.
     pub fn raise(&mut self, cta: u32, tid: u32, tpb: u32, e: Epoch) {
+        // Into the clock when its chunk for `cta` is this knowledge's alone (an
+        // accumulator: a flattened release sequence, a barrier): no copy, and the
+        // single entries stay free for threads whose chunk is shared.
+        if let Some(x) = self.clock.entry_if_unique(cta, tid) {
+            *x = (*x).max(e);
+            return;
+        }
         if self.clock.get(cta, tid) >= e {
             return;
         }
@@ -183,9 +191,8 @@ impl Knowledge {
 
     /// Moves the extra entries into the clock.
     fn fold(&mut self, tpb: u32) {
-        for &(c, t, e) in &self.extra[..self.extras as usize] {
-            self.clock.raise(c, t, tpb, e);
-        }
+        let n = self.extras as usize;
+        self.clock.raise_all(tpb, &self.extra[..n]);
         self.extras = 0;
     }
 
@@ -199,6 +206,32 @@ impl Knowledge {
         self.sc_seen = self.sc_seen.max(o.sc_seen);
     }
 
+    /// `self := self ⊔ o` for every `o` in `others`, their single entries raised in one
+    /// batch: a flattened release sequence joins up to [`CHAIN`] single-thread releases,
+    /// and one copy-on-write per touched chunk replaces a lookup and a uniqueness check
+    /// per entry. (Same knowledge as joining them one by one; only how the entries are
+    /// split between the clock and the single entries differs.)
+    fn join_many(&mut self, others: &[&Knowledge], tpb: u32) {
+        let mut batch: SmallVec<[(u32, u32, Epoch); 64]> = SmallVec::new();
+        for o in others {
+            self.clock.join(&o.clock);
+            self.obs.join(&o.obs);
+            self.sc_seen = self.sc_seen.max(o.sc_seen);
+            batch.extend(o.extras().iter().copied());
+        }
+        batch.retain(|x| self.get(x.0, x.1) < x.2);
+        if batch.len() + self.extras as usize <= EXTRA {
+            for (c, t, e) in batch {
+                self.raise(c, t, tpb, e);
+            }
+            return;
+        }
+        batch.extend(self.extras().iter().copied());
+        self.extras = 0;
+        batch.sort_unstable_by_key(|x| (x.0, x.1));
+        self.clock.raise_all(tpb, &batch);
+    }
+
     /// Whether `self` already covers everything in `o` (cheap, may say false).
     fn covers(&self, o: &Knowledge) -> bool {
         o.sc_seen <= self.sc_seen
@@ -208,13 +241,29 @@ impl Knowledge {
     }
 }
 
-fn join_arc(dst: &mut Option<Arc<Knowledge>>, src: &Arc<Knowledge>, tpb: u32) {
+/// `dst := dst ⊔ s` for every `s` in `srcs` (at most one copy on write).
+fn join_all_into(dst: &mut Arc<Knowledge>, srcs: &[&Arc<Knowledge>], tpb: u32) {
+    let todo: SmallVec<[&Knowledge; CHAIN as usize]> = srcs
+        .iter()
+        .filter(|s| !Arc::ptr_eq(dst, s) && !dst.covers(s))
+        .map(|s| &***s)
+        .collect();
+    match todo.len() {
+        0 => {}
+        1 => Arc::make_mut(dst).join(todo[0], tpb),
+        _ => Arc::make_mut(dst).join_many(&todo, tpb),
+    }
+}
+
+/// [`join_all_into`] for an optional destination (the first source is taken as it is).
+fn join_all(dst: &mut Option<Arc<Knowledge>>, srcs: &[&Arc<Knowledge>], tpb: u32) {
     match dst {
-        None => *dst = Some(src.clone()),
-        Some(d) if Arc::ptr_eq(d, src) => {}
-        Some(d) => {
-            if !d.covers(src) {
-                Arc::make_mut(d).join(src, tpb);
+        Some(d) => join_all_into(d, srcs, tpb),
+        None => {
+            if let Some((first, rest)) = srcs.split_first() {
+                let mut d = Arc::clone(first);
+                join_all_into(&mut d, rest, tpb);
+                *dst = Some(d);
             }
         }
     }
@@ -249,8 +298,9 @@ impl Part {
 pub struct Message {
     /// Release patterns whose first operation has scope ≥ `.gpu`.
     wide: Option<Arc<Knowledge>>,
-    /// Per releasing CTA (sorted), every release pattern begun by its threads.
-    local: Vec<(u32, Arc<Knowledge>)>,
+    /// Per releasing CTA (sorted), every release pattern begun by its threads (one CTA
+    /// inline: a write message has exactly one, and most continuations too).
+    local: SmallVec<[(u32, Arc<Knowledge>); 1]>,
     /// Local publications of CTAs beyond [`LOCAL_CAP`], joined.
     spill: Option<Arc<Knowledge>>,
     tpb: u32,
@@ -278,21 +328,6 @@ impl Message {
     /// This node and the ones it continues, newest first.
     fn nodes(&self) -> impl Iterator<Item = &Message> {
         std::iter::successors(Some(self), |m| m.prev.as_deref())
-    }
-
-    fn add_local(&mut self, cta: u32, k: &Arc<Knowledge>) {
-        let tpb = self.tpb;
-        match self.local.binary_search_by_key(&cta, |(c, _)| *c) {
-            Ok(i) => {
-                let mut d = Some(self.local[i].1.clone());
-                join_arc(&mut d, k, tpb);
-                if let Some(d) = d {
-                    self.local[i].1 = d;
-                }
-            }
-            Err(i) if self.local.len() < LOCAL_CAP => self.local.insert(i, (cta, k.clone())),
-            Err(_) => join_arc(&mut self.spill, k, tpb),
-        }
     }
 
     /// The message of an RMW that continues the release sequence of `chain` (the message
@@ -325,7 +360,7 @@ impl Message {
         }
         let mut m = Message {
             wide: None,
-            local: Vec::new(),
+            local: SmallVec::new(),
             spill: None,
             tpb: o.tpb.max(chain.tpb),
             prev: Some(chain.clone()),
@@ -340,17 +375,43 @@ impl Message {
     pub fn merge(&mut self, other: &Message) {
         self.tpb = self.tpb.max(other.tpb);
         let tpb = self.tpb;
-        for n in other.nodes() {
-            if let Some(w) = &n.wide {
-                join_arc(&mut self.wide, w, tpb);
-            }
+        let nodes: SmallVec<[&Message; CHAIN as usize]> = other.nodes().collect();
+        // The wide parts and the spills oldest first: the oldest node of a chain is the
+        // flattened one, whose knowledge spans every CTA the sequence went through, and
+        // the newer single-thread releases are joined into (one copy of) it.
+        let wides: SmallVec<[&Arc<Knowledge>; CHAIN as usize]> =
+            nodes.iter().rev().filter_map(|n| n.wide.as_ref()).collect();
+        join_all(&mut self.wide, &wides, tpb);
+        let mut spills: SmallVec<[&Arc<Knowledge>; CHAIN as usize]> = nodes
+            .iter()
+            .rev()
+            .filter_map(|n| n.spill.as_ref())
+            .collect();
+        // CTA-local parts: which CTAs keep their own entry (up to `LOCAL_CAP`, the others
+        // go to the spill) is decided newest first; then each entry's releases are
+        // joined at once.
+        type Group<'a> = (u32, SmallVec<[&'a Arc<Knowledge>; 8]>);
+        let mut groups: SmallVec<[Group; LOCAL_CAP]> = SmallVec::new();
+        for n in &nodes {
             for (c, k) in &n.local {
-                self.add_local(*c, k);
-            }
-            if let Some(s) = &n.spill {
-                join_arc(&mut self.spill, s, tpb);
+                match self.local.binary_search_by_key(c, |(x, _)| *x) {
+                    Ok(_) => match groups.iter_mut().find(|g| g.0 == *c) {
+                        Some(g) => g.1.push(k),
+                        None => groups.push((*c, smallvec![k])),
+                    },
+                    Err(i) if self.local.len() < LOCAL_CAP => {
+                        self.local.insert(i, (*c, k.clone()));
+                    }
+                    Err(_) => spills.push(k),
+                }
             }
         }
+        for (c, ks) in &groups {
+            if let Ok(i) = self.local.binary_search_by_key(c, |(x, _)| *x) {
+                join_all_into(&mut self.local[i].1, ks, tpb);
+            }
+        }
+        join_all(&mut self.spill, &spills, tpb);
     }
 
     /// Every publication of the message with who may take it.
@@ -366,7 +427,12 @@ impl Message {
 
     /// Bytes of this node (a chain's earlier nodes are shared with earlier writes).
     pub fn heap_bytes(&self) -> usize {
-        self.local.capacity() * 16 + 80
+        let spilled = if self.local.spilled() {
+            self.local.capacity() * 16
+        } else {
+            0
+        };
+        spilled + std::mem::size_of::<Message>()
     }
 }
 
@@ -391,7 +457,7 @@ struct ThreadSync {
 /// reader's CTA and the spill.
 #[derive(Debug, Clone, Default)]
 struct Pending {
-    msgs: Vec<Arc<Message>>,
+    msgs: SmallVec<[Arc<Message>; PENDING_MSGS]>,
     joined: Option<Box<Knowledge>>,
 }
 
@@ -767,7 +833,7 @@ impl Hb {
         let local = local?;
         Some(Message {
             wide: wide_part,
-            local: vec![(t.cta, local)],
+            local: smallvec![(t.cta, local)],
             spill: None,
             tpb: self.tpc,
             prev: None,
@@ -857,6 +923,18 @@ impl Hb {
             if let Some(ts) = self.threads.get_mut(t.global as usize) {
                 ts.know = acc.clone();
             }
+        }
+    }
+
+    /// Thread `g` exited: nothing it knows or waits for can matter any more (it makes no
+    /// further access, fence or barrier arrival), so its state is dropped now rather than
+    /// at the end of the launch. Its pending lists would otherwise keep whole release
+    /// sequences alive (a counter every thread increments after a fence kept one message
+    /// per thread until the launch ended), and memory freed now is reused by the threads
+    /// that run next. Its epoch stays: shadow memory holds accesses stamped with it.
+    pub fn exit(&mut self, g: u32) {
+        if let Some(ts) = self.threads.get_mut(g as usize) {
+            *ts = ThreadSync::default();
         }
     }
 
@@ -1076,6 +1154,64 @@ mod tests {
             assert_eq!(k.get(0, i), i + 1);
         }
         assert_eq!(k.get(1, 0), 0);
+    }
+
+    #[test]
+    fn joining_many_at_once_equals_joining_one_by_one() {
+        // Single-thread releases of several CTAs (some repeated, some older than what the
+        // accumulator knows), into an accumulator with and without a clock of its own.
+        let tpb = 8;
+        let mut others = Vec::new();
+        for i in 0..40u32 {
+            let mut k = Knowledge::default();
+            k.raise(i % 3, (i * 5) % tpb, tpb, 1 + (i * 7) % 11);
+            if i % 9 == 0 {
+                k.raise(3, i % tpb, tpb, 2);
+            }
+            k.sc_seen = i % 6;
+            others.push(k);
+        }
+        for seeded in [false, true] {
+            let mut base = Knowledge::default();
+            if seeded {
+                for t in 0..tpb {
+                    base.raise(1, t, tpb, 4);
+                }
+                base.raise(2, 3, tpb, 9);
+            }
+            let mut one = base.clone();
+            for o in &others {
+                one.join(o, tpb);
+            }
+            let mut many = base.clone();
+            let refs: Vec<&Knowledge> = others.iter().collect();
+            many.join_many(&refs, tpb);
+            for cta in 0..5 {
+                for tid in 0..tpb {
+                    assert_eq!(one.get(cta, tid), many.get(cta, tid), "({cta}, {tid})");
+                }
+            }
+            assert_eq!(one.sc_seen(), many.sc_seen());
+            // The base it was copied from is unchanged (copy on write).
+            if seeded {
+                assert_eq!(base.get(1, 0), 4);
+                assert_eq!(base.get(0, 0), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn raising_writes_in_place_only_into_unshared_chunks() {
+        let mut a = Knowledge::default();
+        for t in 0..8 {
+            a.raise(0, t, 8, 1);
+        }
+        let b = a.clone();
+        a.raise(0, 2, 8, 5);
+        assert_eq!((a.get(0, 2), b.get(0, 2)), (5, 1));
+        drop(b);
+        a.raise(0, 3, 8, 6);
+        assert_eq!((a.get(0, 2), a.get(0, 3)), (5, 6));
     }
 
     #[test]

@@ -85,6 +85,7 @@ use fencehound_vgpu::{
     Access, AccessKind, Barrier, Device, Fence, FenceKind, Hooks, LaunchInfo, Location, MemError,
     Memory, ModuleId, Scope, Sem, ThreadRef,
 };
+use smallvec::SmallVec;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -168,10 +169,39 @@ struct ThreadState {
     /// Strong writes (and RMWs) so far: their program-order number.
     writes: u32,
     /// The thread's recent strong writes: (location, site, epoch, number).
-    recent: VecDeque<(u64, u32, Epoch, u32)>,
+    recent: Recent,
     /// Per writer, the latest of its strong writes this thread has read through a morally
-    /// strong read: (writer, number, site, epoch).
-    observed: Vec<(u32, u32, u32, Epoch)>,
+    /// strong read: (writer, number, site, epoch). (Inline: most threads read one or two
+    /// writers' strong writes.)
+    observed: SmallVec<[(u32, u32, u32, Epoch); 2]>,
+}
+
+/// The last [`RECENT_WRITES`] strong writes of a thread, oldest overwritten first. The
+/// first two are inline: most threads make one or two strong writes, and a heap list per
+/// thread was one allocation per thread of a 65,536-thread launch.
+#[derive(Debug, Clone, Default)]
+struct Recent {
+    buf: SmallVec<[(u64, u32, Epoch, u32); 2]>,
+    /// Where the next write goes once `buf` is full (the oldest entry).
+    head: usize,
+}
+
+impl Recent {
+    fn push(&mut self, e: (u64, u32, Epoch, u32)) {
+        if self.buf.len() < RECENT_WRITES {
+            self.buf.push(e);
+        } else {
+            self.buf[self.head] = e;
+            self.head = (self.head + 1) % RECENT_WRITES;
+        }
+    }
+
+    /// Newest first.
+    fn newest_first(&self) -> impl Iterator<Item = &(u64, u32, Epoch, u32)> {
+        // Once full, `buf[head..]` is the older part and `buf[..head]` the newer.
+        let (newer, older) = self.buf.split_at(self.head);
+        older.iter().chain(newer).rev()
+    }
 }
 
 /// Recent strong writes kept per thread (to find a write's program-order number).
@@ -515,19 +545,21 @@ impl<H: Hooks> RaceCheck<H> {
         let read_sets = &mut self.read_sets;
         let mut found: [(u32, u32); 4] = [(0, 0); 4];
         let mut nfound = 0usize;
-        let mut seen =
-            |p: &Rec, c: Conflict, r: Relation, out: &mut Vec<(Rec, Conflict, Relation)>| {
-                let k = (p.site, p.g);
-                if found[..nfound].contains(&k) {
-                    return;
-                }
-                if nfound < found.len() {
-                    found[nfound] = k;
-                    nfound += 1;
-                }
-                out.push((*p, c, r));
-            };
-        let mut races: Vec<(Rec, Conflict, Relation)> = Vec::new();
+        // Conflicts of this access (inline: two RMWs on a counter conflict on every
+        // increment, and a heap list each time was an allocation per RMW).
+        type Found = SmallVec<[(Rec, Conflict, Relation); 4]>;
+        let mut seen = |p: &Rec, c: Conflict, r: Relation, out: &mut Found| {
+            let k = (p.site, p.g);
+            if found[..nfound].contains(&k) {
+                return;
+            }
+            if nfound < found.len() {
+                found[nfound] = k;
+                nfound += 1;
+            }
+            out.push((*p, c, r));
+        };
+        let mut races = Found::new();
         let know = hb.knowledge(me);
         // Most conflicting accesses are of this CTA, ordered by a barrier: look them up in
         // this CTA's clock chunk directly (a lower bound; the full check decides the rest).
@@ -669,8 +701,7 @@ impl<H: Hooks> RaceCheck<H> {
         if c == Conflict::Raw {
             let number = self.threads.get(w.g as usize).and_then(|t| {
                 t.recent
-                    .iter()
-                    .rev()
+                    .newest_first()
                     .find(|x| x.0 == loc_key(a.loc) && x.1 == w.site && x.2 == w.epoch)
                     .map(|x| x.3)
             });
@@ -718,10 +749,7 @@ impl<H: Hooks> RaceCheck<H> {
             return 0;
         };
         ts.writes += 1;
-        if ts.recent.len() >= RECENT_WRITES {
-            ts.recent.pop_front();
-        }
-        ts.recent.push_back((loc, site, epoch, ts.writes));
+        ts.recent.push((loc, site, epoch, ts.writes));
         ts.writes
     }
 
@@ -1280,6 +1308,10 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
     }
 
     fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+        self.hb.exit(t.global);
+        if let Some(b) = &mut self.blind {
+            b.exit(t.global);
+        }
         self.inner.thread_exit(mem, t);
     }
 
@@ -1290,5 +1322,29 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
     fn launch_end(&mut self, mem: &mut Memory) {
         self.end_launch();
         self.inner.launch_end(mem);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_writes_wrap_and_list_newest_first() {
+        let mut r = Recent::default();
+        for n in 1..=3u32 {
+            r.push((u64::from(n), 0, 0, n));
+        }
+        let order: Vec<u32> = r.newest_first().map(|x| x.3).collect();
+        assert_eq!(order, [3, 2, 1]);
+        let total = RECENT_WRITES as u32 + 5;
+        for n in 4..=total {
+            r.push((u64::from(n), 0, 0, n));
+        }
+        let order: Vec<u32> = r.newest_first().map(|x| x.3).collect();
+        assert_eq!(order.len(), RECENT_WRITES);
+        assert_eq!(order[0], total);
+        assert_eq!(order[RECENT_WRITES - 1], total - RECENT_WRITES as u32 + 1);
+        assert!(order.windows(2).all(|w| w[0] == w[1] + 1));
     }
 }
