@@ -920,7 +920,7 @@ impl WeakMemory {
             }
         });
         if let Some(c) = chained {
-            msg = Some(Message::continued(&c, msg.as_ref()));
+            msg = Some(Message::continued(&c, msg.take()));
         }
         self.sync_read(a, li, pos, key);
         let epoch = self.hb.epoch(g);

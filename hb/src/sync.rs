@@ -333,7 +333,7 @@ impl Message {
     /// The message of an RMW that continues the release sequence of `chain` (the message
     /// of the write it read) with its own release `own`. Built on the chain, which is
     /// usually the larger: its publications are shared, not copied.
-    pub fn continued(chain: &Arc<Message>, own: Option<&Message>) -> Message {
+    pub fn continued(chain: &Arc<Message>, own: Option<Message>) -> Message {
         let Some(o) = own.filter(|o| !o.is_empty()) else {
             return (**chain).clone();
         };
@@ -344,18 +344,16 @@ impl Message {
                 ..Message::default()
             };
             m.merge(chain);
-            m.merge(o);
+            m.merge(&o);
             return m;
         }
         if o.prev.is_none() {
             // A fresh write message (one node): it becomes the new head as it is.
             return Message {
-                wide: o.wide.clone(),
-                local: o.local.clone(),
-                spill: o.spill.clone(),
                 tpb: o.tpb.max(chain.tpb),
                 prev: Some(chain.clone()),
                 depth: chain.depth + 1,
+                ..o
             };
         }
         let mut m = Message {
@@ -366,7 +364,7 @@ impl Message {
             prev: Some(chain.clone()),
             depth: chain.depth + 1,
         };
-        m.merge(o);
+        m.merge(&o);
         m
     }
 
@@ -528,9 +526,10 @@ struct ScOrder {
     /// Per writer: (epoch, fence number from which the order knows it) — the first such
     /// pair; most writers get one.
     first: Vec<(Epoch, u32)>,
-    /// Per writer with more: the later pairs, increasing (indexed by global id; most
-    /// stay empty, which allocates nothing).
-    more: Vec<Vec<(Epoch, u32)>>,
+    /// Per writer with more (by global id): the later pairs, increasing. Sparse: most
+    /// writers have one pair, and a list per thread was 24 bytes of every thread of
+    /// a launch to initialize.
+    more: FastMap<u32, Vec<(Epoch, u32)>>,
     /// Per CTA: the clock chunk folded last (kept alive so identity is meaningful).
     folded: Vec<Option<Arc<Vec<Epoch>>>>,
     obs: Obs,
@@ -544,7 +543,6 @@ impl ScOrder {
         self.first.clear();
         self.first.resize(threads, (0, 0));
         self.more.clear();
-        self.more.resize(threads, Vec::new());
         self.folded.clear();
         self.obs = Obs::default();
     }
@@ -555,9 +553,7 @@ impl ScOrder {
                 let had = *x > 0;
                 *x = e;
                 if had {
-                    if let Some(m) = self.more.get_mut(g) {
-                        m.push((e, k));
-                    }
+                    self.more.entry(g as u32).or_default().push((e, k));
                 } else {
                     self.first[g] = (e, k);
                 }
@@ -602,7 +598,7 @@ impl ScOrder {
         if e <= e0 {
             return k0 <= seen;
         }
-        let Some(f) = self.more.get(g as usize) else {
+        let Some(f) = self.more.get(&g) else {
             return false;
         };
         let i = f.partition_point(|(x, _)| *x < e);
@@ -657,7 +653,8 @@ impl Hb {
             32
         };
         self.threads.clear();
-        self.threads.resize(threads as usize, ThreadSync::default());
+        self.threads
+            .resize_with(threads as usize, ThreadSync::default);
         self.epochs.clear();
         self.epochs.resize(threads as usize, 1);
         self.sc.reset(0);
@@ -949,8 +946,13 @@ impl Hb {
                 .sum::<usize>()
             + self.sc.known.capacity() * 4
             + self.sc.first.capacity() * 8
-            + self.sc.more.iter().map(|f| f.capacity() * 8).sum::<usize>()
-            + self.sc.more.capacity() * std::mem::size_of::<Vec<(Epoch, u32)>>()
+            + self
+                .sc
+                .more
+                .values()
+                .map(|f| f.capacity() * 8)
+                .sum::<usize>()
+            + self.sc.more.capacity() * (4 + std::mem::size_of::<Vec<(Epoch, u32)>>())
             + self.sc.folded.capacity() * 8
     }
 }
@@ -1232,7 +1234,7 @@ mod tests {
             hb.fence(w, FenceKind::Sc, Scope::Gpu);
             let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
             let m = match &last {
-                Some(c) => Message::continued(c, own.as_ref()),
+                Some(c) => Message::continued(c, own),
                 None => own.unwrap_or_default(),
             };
             last = Some(Arc::new(m));

@@ -458,7 +458,7 @@ impl<H: Hooks> RaceCheck<H> {
         self.blind = None;
         self.threads.clear();
         self.threads
-            .resize(info.threads as usize, ThreadState::default());
+            .resize_with(info.threads as usize, ThreadState::default);
         self.global.clear();
         self.last_region = 0;
         self.shared.clear();
@@ -935,8 +935,13 @@ impl<H: Hooks> RaceCheck<H> {
     }
 
     fn observe(&mut self, a: &Access, value: u64) {
-        let t = a.thread;
         let found = self.written(a, value);
+        self.observe_found(a, found);
+    }
+
+    /// [`RaceCheck::observe`] with the write already looked up.
+    fn observe_found(&mut self, a: &Access, found: Option<SyncWrite>) {
+        let t = a.thread;
         let ms = found.as_ref().is_some_and(|w| {
             w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope))
         });
@@ -1125,16 +1130,16 @@ impl<H: Hooks> RaceCheck<H> {
         if let Some(w) = &src {
             if w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope)) {
                 if let Some(m) = &w.msg {
-                    msg = Some(Message::continued(m, msg.as_ref()));
+                    msg = Some(Message::continued(m, msg.take()));
                 }
             }
             if w.strong {
                 if let Some(m) = &w.blind {
-                    bmsg = Some(Message::continued(m, bmsg.as_ref()));
+                    bmsg = Some(Message::continued(m, bmsg.take()));
                 }
             }
         }
-        self.observe(a, old);
+        self.observe_found(a, src);
         self.remember(a, new, true, msg, bmsg, number, epoch);
         let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
         if flags & SITE_CAS != 0 {
