@@ -167,6 +167,12 @@ impl VClock {
         if items.iter().all(|&(c, t, e)| self.get(c, t) >= e) {
             return;
         }
+        self.raise_all_unchecked(tpb, items);
+    }
+
+    /// [`VClock::raise_all`] without first checking whether anything changes (for callers
+    /// that know it does: the check is a lookup per item, and copies the list anyway).
+    pub fn raise_all_unchecked(&mut self, tpb: u32, items: &[(u32, u32, Epoch)]) {
         let chunks = self.list_mut();
         // Items arrive grouped by CTA (a barrier is per CTA or per warp); find the chunk
         // (and copy it) only when the CTA changes.

@@ -219,7 +219,6 @@ impl Knowledge {
             self.sc_seen = self.sc_seen.max(o.sc_seen);
             batch.extend(o.extras().iter().copied());
         }
-        batch.retain(|x| self.get(x.0, x.1) < x.2);
         if batch.len() + self.extras as usize <= EXTRA {
             for (c, t, e) in batch {
                 self.raise(c, t, tpb, e);
@@ -228,8 +227,13 @@ impl Knowledge {
         }
         batch.extend(self.extras().iter().copied());
         self.extras = 0;
-        batch.sort_unstable_by_key(|x| (x.0, x.1));
-        self.clock.raise_all(tpb, &batch);
+        // Grouped by CTA (usually already: a chain is mostly one CTA's threads at a time)
+        // so that each chunk is looked up and copied once.
+        if !batch.is_sorted_by_key(|x| x.0) {
+            batch.sort_unstable_by_key(|x| x.0);
+        }
+        // More entries than fit beside the clock: it changes (or is copied) anyway.
+        self.clock.raise_all_unchecked(tpb, &batch);
     }
 
     /// Whether `self` already covers everything in `o` (cheap, may say false).
@@ -455,7 +459,7 @@ struct ThreadSync {
 /// reader's CTA and the spill.
 #[derive(Debug, Clone, Default)]
 struct Pending {
-    msgs: SmallVec<[Arc<Message>; PENDING_MSGS]>,
+    msgs: SmallVec<[Arc<Message>; 1]>,
     joined: Option<Box<Knowledge>>,
 }
 

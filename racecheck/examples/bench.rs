@@ -168,9 +168,9 @@ fn main() {
         });
     }
     println!(
-        "| kernel | threads | vgpu ms | + racecheck ms | ratio | tracked KiB | shadow KiB | shadow B/B | races |"
+        "| kernel | threads | vgpu ms | + racecheck ms | ratio | of which teardown ms | tracked KiB | shadow KiB | shadow B/B | races |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let (mut sum_base, mut sum_rc) = (0.0, 0.0);
     for job in &jobs {
         if only
@@ -182,6 +182,7 @@ fn main() {
         let threads = job.grid.count() * job.block.count();
         let mut base = Vec::new();
         let mut rc_t = Vec::new();
+        let mut down_t = Vec::new();
         let mut stats = None;
         let mut races = 0;
         let mut err = None;
@@ -200,24 +201,28 @@ fn main() {
             drop(rc);
             let teardown = t0.elapsed().as_secs_f64();
             match launch {
-                Ok(t) => rc_t.push(t + teardown),
+                Ok(t) => {
+                    rc_t.push(t + teardown);
+                    down_t.push(teardown);
+                }
                 Err(e) => err = Some(e),
             }
         }
         if let Some(e) = err {
-            println!("| {} | {threads} | skipped: {e} | | | | | | |", job.name);
+            println!("| {} | {threads} | skipped: {e} | | | | | | | |", job.name);
             continue;
         }
-        let (b, r) = (median(base), median(rc_t));
+        let (b, r, d) = (median(base), median(rc_t), median(down_t));
         sum_base += b;
         sum_rc += r;
         let s = stats.unwrap_or_default();
         println!(
-            "| {} | {threads} | {:.2} | {:.2} | {:.2}× | {:.1} | {:.1} | {:.0} | {races} |",
+            "| {} | {threads} | {:.2} | {:.2} | {:.2}× | {:.2} | {:.1} | {:.1} | {:.0} | {races} |",
             job.name,
             b * 1e3,
             r * 1e3,
             r / b,
+            d * 1e3,
             s.tracked_bytes as f64 / 1024.0,
             s.shadow_bytes as f64 / 1024.0,
             if s.tracked_bytes > 0 {
@@ -228,7 +233,7 @@ fn main() {
         );
     }
     println!(
-        "| **total** | | {:.2} | {:.2} | {:.2}× | | | | |",
+        "| **total** | | {:.2} | {:.2} | {:.2}× | | | | | |",
         sum_base * 1e3,
         sum_rc * 1e3,
         sum_rc / sum_base

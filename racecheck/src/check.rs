@@ -159,8 +159,6 @@ struct StrongCandidate {
 /// Racecheck-specific per-thread state (happens-before itself is in [`Hb`]).
 #[derive(Debug, Clone, Default)]
 struct ThreadState {
-    /// Interned lock set.
-    locks: u16,
     /// Locks taken by an RMW that did not acquire: (lock, CAS site, a CTA-scope acquire
     /// fence followed it). A `.gpu` acquire fence removes the entry.
     unsynced: Vec<(u64, u32, bool)>,
@@ -171,19 +169,19 @@ struct ThreadState {
     /// The thread's recent strong writes: (location, site, epoch, number).
     recent: Recent,
     /// Per writer, the latest of its strong writes this thread has read through a morally
-    /// strong read: (writer, number, site, epoch). (Inline: most threads read one or two
-    /// writers' strong writes.)
-    observed: SmallVec<[(u32, u32, u32, Epoch); 2]>,
+    /// strong read: (writer, number, site, epoch). (Inline: most threads read one writer's
+    /// strong writes.)
+    observed: SmallVec<[(u32, u32, u32, Epoch); 1]>,
 }
 
 /// The last [`RECENT_WRITES`] strong writes of a thread, oldest overwritten first. The
-/// first two are inline: most threads make one or two strong writes, and a heap list per
-/// thread was one allocation per thread of a 65,536-thread launch.
+/// first is inline: most threads make one strong write, and a heap list per thread was
+/// one allocation per thread of a 65,536-thread launch.
 #[derive(Debug, Clone, Default)]
 struct Recent {
-    buf: SmallVec<[(u64, u32, Epoch, u32); 2]>,
+    buf: SmallVec<[(u64, u32, Epoch, u32); 1]>,
     /// Where the next write goes once `buf` is full (the oldest entry).
-    head: usize,
+    head: u32,
 }
 
 impl Recent {
@@ -191,15 +189,15 @@ impl Recent {
         if self.buf.len() < RECENT_WRITES {
             self.buf.push(e);
         } else {
-            self.buf[self.head] = e;
-            self.head = (self.head + 1) % RECENT_WRITES;
+            self.buf[self.head as usize] = e;
+            self.head = (self.head + 1) % RECENT_WRITES as u32;
         }
     }
 
     /// Newest first.
     fn newest_first(&self) -> impl Iterator<Item = &(u64, u32, Epoch, u32)> {
         // Once full, `buf[head..]` is the older part and `buf[..head]` the newer.
-        let (newer, older) = self.buf.split_at(self.head);
+        let (newer, older) = self.buf.split_at(self.head as usize);
         older.iter().chain(newer).rev()
     }
 }
@@ -345,6 +343,9 @@ pub struct RaceCheck<H> {
     /// The scope-blind twin (see the module docs); `None` while identical to `hb`.
     blind: Option<Hb>,
     threads: Vec<ThreadState>,
+    /// Per thread: its interned lock set (dense, apart from `threads`: every access reads
+    /// it, and a plain access touches nothing else of the thread's state).
+    lock_sets: Vec<u16>,
     global: Vec<Region>,
     last_region: usize,
     shared: Vec<Region>,
@@ -374,6 +375,7 @@ impl<H: Hooks> RaceCheck<H> {
             hb: Hb::new(),
             blind: None,
             threads: Vec::new(),
+            lock_sets: Vec::new(),
             global: Vec::new(),
             last_region: 0,
             shared: Vec::new(),
@@ -459,6 +461,8 @@ impl<H: Hooks> RaceCheck<H> {
         self.threads.clear();
         self.threads
             .resize_with(info.threads as usize, ThreadState::default);
+        self.lock_sets.clear();
+        self.lock_sets.resize(info.threads as usize, 0);
         self.global.clear();
         self.last_region = 0;
         self.shared.clear();
@@ -506,7 +510,7 @@ impl<H: Hooks> RaceCheck<H> {
             g,
             epoch: self.hb.epoch(g),
             site: a.site,
-            locks: self.threads.get(g as usize).map_or(0, |t| t.locks),
+            locks: self.lock_sets.get(g as usize).copied().unwrap_or(0),
             meta: kind
                 | sem << meta::SEM_SHIFT
                 | scope << meta::SCOPE_SHIFT
@@ -1156,10 +1160,10 @@ impl<H: Hooks> RaceCheck<H> {
     }
 
     fn lock(&mut self, a: &Access) {
-        let Some(ts) = self.threads.get(a.thread.global as usize) else {
+        let Some(&held) = self.lock_sets.get(a.thread.global as usize) else {
             return;
         };
-        let mut set = self.lock_table.get(ts.locks).to_vec();
+        let mut set = self.lock_table.get(held).to_vec();
         let k = loc_key(a.loc);
         if set.len() >= 8 || set.contains(&k) {
             return;
@@ -1176,8 +1180,10 @@ impl<H: Hooks> RaceCheck<H> {
             e.1 |= e.0 != a.thread.cta;
         }
         let acquired = acquires(a.sem) && fencehound_hb::wide(a.scope);
+        if let Some(l) = self.lock_sets.get_mut(a.thread.global as usize) {
+            *l = id;
+        }
         if let Some(ts) = self.threads.get_mut(a.thread.global as usize) {
-            ts.locks = id;
             ts.unsynced.retain(|u| u.0 != k);
             if !acquired {
                 ts.unsynced.push((k, a.site, acquires(a.sem)));
@@ -1186,14 +1192,14 @@ impl<H: Hooks> RaceCheck<H> {
     }
 
     fn unlock(&mut self, a: &Access) {
-        let Some(ts) = self.threads.get(a.thread.global as usize) else {
+        let Some(&held) = self.lock_sets.get(a.thread.global as usize) else {
             return;
         };
-        if ts.locks == 0 {
+        if held == 0 {
             return;
         }
         let k = loc_key(a.loc);
-        let set = self.lock_table.get(ts.locks);
+        let set = self.lock_table.get(held);
         if !set.contains(&k) {
             return;
         }
@@ -1208,8 +1214,10 @@ impl<H: Hooks> RaceCheck<H> {
             self.lock_table.good_release.remove(&(k, g));
         }
         let id = self.lock_table.intern(set);
+        if let Some(l) = self.lock_sets.get_mut(a.thread.global as usize) {
+            *l = id;
+        }
         if let Some(ts) = self.threads.get_mut(a.thread.global as usize) {
-            ts.locks = id;
             ts.unsynced.retain(|u| u.0 != k);
         }
     }
