@@ -63,8 +63,8 @@
 //!   first read observed (PTX requires the same location).
 //! * A release operation or fence publishes the thread's whole knowledge, including what a
 //!   preceding acquire part of the same instruction just acquired.
-//! * More than [`LOCAL_CAP`] releasing CTAs in one message node (or in a chain, when it
-//!   is flattened every [`CHAIN`] RMWs) fold into one `spill`
+//! * More than [`LOCAL_CAP`] releasing CTAs in one message node (or in the [`CHAIN`]
+//!   nodes a chain collapses into one, see [`Message::continued`]) fold into one `spill`
 //!   publication that every CTA-scope acquirer takes.
 //! * Observations are thresholds ([`crate::obs`]).
 
@@ -164,7 +164,7 @@ impl Knowledge {
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes clock chunks.
     pub fn raise(&mut self, cta: u32, tid: u32, tpb: u32, e: Epoch) {
         // Into the clock when its chunk for `cta` is this knowledge's alone (an
-        // accumulator: a flattened release sequence, a barrier): no copy, and the
+        // accumulator: a collapsed release sequence, a barrier): no copy, and the
         // single entries stay free for threads whose chunk is shared.
         if let Some(x) = self.clock.entry_if_unique(cta, tid) {
             *x = (*x).max(e);
@@ -207,7 +207,7 @@ impl Knowledge {
     }
 
     /// `self := self ⊔ o` for every `o` in `others`, their single entries raised in one
-    /// batch: a flattened release sequence joins up to [`CHAIN`] single-thread releases,
+    /// batch: a collapsing release sequence joins [`CHAIN`] single-thread releases,
     /// and one copy-on-write per touched chunk replaces a lookup and a uniqueness check
     /// per entry. (Same knowledge as joining them one by one; only how the entries are
     /// split between the clock and the single entries differs.)
@@ -309,15 +309,20 @@ pub struct Message {
     spill: Option<Arc<Knowledge>>,
     tpb: u32,
     /// The message of the write this RMW read (its release sequence): its publications
-    /// are this message's too. Kept by reference, up to [`CHAIN`] links, then flattened
-    /// — so an RMW on a counter every thread increments costs a pointer, not a copy of a
-    /// clock that spans every CTA (the old eager join copied O(CTAs) per RMW).
+    /// are this message's too. Kept by reference — so an RMW on a counter every thread
+    /// increments costs a pointer, not a copy of a clock that spans every CTA (the old
+    /// eager join copied O(CTAs) per RMW) — and collapsed level by level (see
+    /// [`Message::continued`]).
     prev: Option<Arc<Message>>,
-    /// Links in `prev` (0: none).
-    depth: u32,
+    /// 0 for a write's own node; a node that collapsed [`CHAIN`] nodes of level `l` has
+    /// level `l + 1`. Levels never decrease along `prev`.
+    level: u8,
+    /// Nodes of this node's level from it down `prev`, itself included.
+    run: u32,
 }
 
-/// Links a [`Message`] chain keeps before it is flattened into one node.
+/// Nodes of one level a [`Message`] chain keeps before they collapse into one node of
+/// the next level (so a chain has fewer than `CHAIN` nodes per level).
 pub const CHAIN: u32 = 64;
 
 impl Message {
@@ -335,52 +340,94 @@ impl Message {
     }
 
     /// The message of an RMW that continues the release sequence of `chain` (the message
-    /// of the write it read) with its own release `own`. Built on the chain, which is
-    /// usually the larger: its publications are shared, not copied.
+    /// of the write it read) with its own release `own`. Built on the chain: its
+    /// publications are shared, not copied.
+    ///
+    /// The chain is a counter in base [`CHAIN`]: when the top `CHAIN` nodes have the
+    /// same level they collapse into one node of the next level (their publications
+    /// joined, the rest of the chain below it, untouched). So an RMW costs O(1)
+    /// amortized joins whatever the chain holds — collapsing everything into one node
+    /// every `CHAIN` RMWs copied the clock of every CTA the sequence had gone through,
+    /// O(CTAs) — and a chain has fewer than `CHAIN` nodes per level for an acquire to
+    /// join.
     pub fn continued(chain: &Arc<Message>, own: Option<Message>) -> Message {
         let Some(o) = own.filter(|o| !o.is_empty()) else {
             return (**chain).clone();
         };
-        if chain.depth + 1 >= CHAIN {
-            // Flatten: one eager join of the whole chain (amortized over CHAIN RMWs).
-            let mut m = Message {
-                tpb: chain.tpb,
-                ..Message::default()
-            };
-            m.merge(chain);
-            m.merge(&o);
-            return m;
-        }
-        if o.prev.is_none() {
+        let mut head = if o.prev.is_none() {
             // A fresh write message (one node): it becomes the new head as it is.
-            return Message {
+            Message {
                 tpb: o.tpb.max(chain.tpb),
                 prev: Some(chain.clone()),
-                depth: chain.depth + 1,
+                level: 0,
+                run: if chain.level == 0 { chain.run + 1 } else { 1 },
                 ..o
+            }
+        } else {
+            let mut m = Message {
+                tpb: o.tpb.max(chain.tpb),
+                prev: Some(chain.clone()),
+                level: 0,
+                run: if chain.level == 0 { chain.run + 1 } else { 1 },
+                ..Message::default()
             };
-        }
-        let mut m = Message {
-            wide: None,
-            local: SmallVec::new(),
-            spill: None,
-            tpb: o.tpb.max(chain.tpb),
-            prev: Some(chain.clone()),
-            depth: chain.depth + 1,
+            m.merge(&o);
+            m
         };
-        m.merge(&o);
+        while head.run >= CHAIN {
+            head = head.collapse();
+        }
+        head
+    }
+
+    /// The top [`CHAIN`] nodes (all of `self`'s level, `self` the newest) as one node of
+    /// the next level above the rest of the chain.
+    fn collapse(self) -> Message {
+        let level = self.level;
+        let mut top: SmallVec<[&Message; CHAIN as usize]> = SmallVec::new();
+        top.push(&self);
+        let mut below = self.prev.as_deref();
+        while top.len() < CHAIN as usize {
+            match below {
+                Some(n) if n.level == level => {
+                    top.push(n);
+                    below = n.prev.as_deref();
+                }
+                _ => break,
+            }
+        }
+        let prev = match below {
+            Some(_) => top.last().and_then(|n| n.prev.clone()),
+            None => None,
+        };
+        let mut m = Message {
+            tpb: top.iter().map(|n| n.tpb).max().unwrap_or(self.tpb),
+            level: level.saturating_add(1),
+            ..Message::default()
+        };
+        m.merge_nodes(&top);
+        m.run = match &prev {
+            Some(p) if p.level == m.level => p.run + 1,
+            _ => 1,
+        };
+        m.prev = prev;
         m
     }
 
     /// `self := self ⊔ other` (a release sequence continued by an RMW): `other`'s whole
     /// chain is joined into this node.
     pub fn merge(&mut self, other: &Message) {
-        self.tpb = self.tpb.max(other.tpb);
-        let tpb = self.tpb;
         let nodes: SmallVec<[&Message; CHAIN as usize]> = other.nodes().collect();
-        // The wide parts and the spills oldest first: the oldest node of a chain is the
-        // flattened one, whose knowledge spans every CTA the sequence went through, and
-        // the newer single-thread releases are joined into (one copy of) it.
+        self.merge_nodes(&nodes);
+    }
+
+    /// Joins the publications of `nodes` (newest first; not what lies below them).
+    fn merge_nodes(&mut self, nodes: &[&Message]) {
+        self.tpb = nodes.iter().map(|n| n.tpb).fold(self.tpb, u32::max);
+        let tpb = self.tpb;
+        // The wide parts and the spills oldest first: the oldest nodes hold the most (a
+        // collapsed node spans every CTA it collapsed), and the newer single-thread
+        // releases are joined into (one copy of) it.
         let wides: SmallVec<[&Arc<Knowledge>; CHAIN as usize]> =
             nodes.iter().rev().filter_map(|n| n.wide.as_ref()).collect();
         join_all(&mut self.wide, &wides, tpb);
@@ -394,7 +441,7 @@ impl Message {
         // joined at once.
         type Group<'a> = (u32, SmallVec<[&'a Arc<Knowledge>; 8]>);
         let mut groups: SmallVec<[Group; LOCAL_CAP]> = SmallVec::new();
-        for n in &nodes {
+        for n in nodes {
             for (c, k) in &n.local {
                 match self.local.binary_search_by_key(c, |(x, _)| *x) {
                     Ok(_) => match groups.iter_mut().find(|g| g.0 == *c) {
@@ -838,7 +885,8 @@ impl Hb {
             spill: None,
             tpb: self.tpc,
             prev: None,
-            depth: 0,
+            level: 0,
+            run: 1,
         })
     }
 
@@ -1222,16 +1270,17 @@ mod tests {
 
     #[test]
     fn long_release_sequences_keep_every_publication() {
-        // 159 threads of 4 CTAs each fence (.gpu) and increment one counter, each RMW
-        // continuing the sequence it read: chains of references, flattened every CHAIN
-        // links. A reader of the last value that fences then knows every writer's data,
-        // and one that does not fence knows none of it.
-        let (ctas, tpc) = (4u32, 40u32);
+        // 4,607 threads of 72 CTAs each fence (.gpu) and increment one counter, each RMW
+        // continuing the sequence it read: chains of references whose top CHAIN nodes of
+        // one level collapse into a node of the next (4,096 = CHAIN² RMWs reach level 2).
+        // A reader of the last value that fences then knows every writer's data, and one
+        // that does not fence knows none of it.
+        let (ctas, tpc) = (72u32, 64u32);
         let mut hb = Hb::new();
         hb.begin(ctas * tpc, ctas, tpc);
         let mut last: Option<Arc<Message>> = None;
         let mut epochs = Vec::new();
-        // The last thread (CTA 3) stays out: it only reads.
+        // The last thread stays out: it only reads.
         for g in 0..ctas * tpc - 1 {
             let w = t(g / tpc, g % tpc, tpc);
             epochs.push((w.global, hb.epoch(w.global)));
@@ -1244,8 +1293,13 @@ mod tests {
             last = Some(Arc::new(m));
         }
         let chain = last.unwrap();
-        assert!(chain.nodes().count() as u32 <= CHAIN);
-        let (r, q) = (t(0, 0, tpc), t(3, tpc - 1, tpc));
+        // Fewer than CHAIN nodes per level: 4,606 = 1·64² + 7·64 + 62 RMWs after the
+        // first write.
+        let levels: Vec<u8> = chain.nodes().map(|n| n.level).collect();
+        assert!(levels.windows(2).all(|w| w[0] <= w[1]), "{levels:?}");
+        assert_eq!(levels.iter().filter(|l| **l == 2).count(), 1, "{levels:?}");
+        assert!(levels.len() < 3 * CHAIN as usize);
+        let (r, q) = (t(0, 0, tpc), t(ctas - 1, tpc - 1, tpc));
         hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chain));
         hb.read(q, Sem::Relaxed, Scope::Gpu, Some(&chain));
         hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
