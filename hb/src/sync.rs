@@ -577,10 +577,10 @@ struct ScOrder {
     /// Per writer: (epoch, fence number from which the order knows it) — the first such
     /// pair; most writers get one.
     first: Vec<(Epoch, u32)>,
-    /// Per writer with more (by global id): the later pairs, increasing. Sparse: most
-    /// writers have one pair, and a list per thread was 24 bytes of every thread of
-    /// a launch to initialize.
-    more: FastMap<u32, Vec<(Epoch, u32)>>,
+    /// Per writer with more: the later pairs, increasing (indexed by global id; most
+    /// stay empty, which allocates nothing). Dense: a hash map here made every fence of
+    /// a kernel that fences repeatedly (`fenced`) a probe that missed the cache.
+    more: Vec<Vec<(Epoch, u32)>>,
     /// Per CTA: the clock chunk folded last (kept alive so identity is meaningful).
     folded: Vec<Option<Arc<Vec<Epoch>>>>,
     obs: Obs,
@@ -594,6 +594,7 @@ impl ScOrder {
         self.first.clear();
         self.first.resize(threads, (0, 0));
         self.more.clear();
+        self.more.resize_with(threads, Vec::new);
         self.folded.clear();
         self.obs = Obs::default();
     }
@@ -604,7 +605,9 @@ impl ScOrder {
                 let had = *x > 0;
                 *x = e;
                 if had {
-                    self.more.entry(g as u32).or_default().push((e, k));
+                    if let Some(m) = self.more.get_mut(g) {
+                        m.push((e, k));
+                    }
                 } else {
                     self.first[g] = (e, k);
                 }
@@ -649,7 +652,7 @@ impl ScOrder {
         if e <= e0 {
             return k0 <= seen;
         }
-        let Some(f) = self.more.get(&g) else {
+        let Some(f) = self.more.get(g as usize) else {
             return false;
         };
         let i = f.partition_point(|(x, _)| *x < e);
@@ -998,13 +1001,8 @@ impl Hb {
                 .sum::<usize>()
             + self.sc.known.capacity() * 4
             + self.sc.first.capacity() * 8
-            + self
-                .sc
-                .more
-                .values()
-                .map(|f| f.capacity() * 8)
-                .sum::<usize>()
-            + self.sc.more.capacity() * (4 + std::mem::size_of::<Vec<(Epoch, u32)>>())
+            + self.sc.more.iter().map(|f| f.capacity() * 8).sum::<usize>()
+            + self.sc.more.capacity() * std::mem::size_of::<Vec<(Epoch, u32)>>()
             + self.sc.folded.capacity() * 8
     }
 }
