@@ -95,13 +95,30 @@ impl VClock {
         self.find(cta).ok().map(|i| self.list()[i].1.as_slice())
     }
 
-    /// The entry of (`cta`, `tid`) for writing in place, when this clock owns both its
-    /// chunk list and that chunk (nothing else can see the change); `None` otherwise.
+    /// Raises the entry of (`cta`, `tid`) to at least `e` if that needs no copy and no
+    /// new chunk: it already is, or this clock owns both its chunk list and that chunk
+    /// (nothing else can see the change). Returns whether the entry is now ≥ `e`.
     #[inline]
-    pub fn entry_if_unique(&mut self, cta: u32, tid: u32) -> Option<&mut Epoch> {
-        let i = self.find(cta).ok()?;
-        let list = Arc::get_mut(self.chunks.as_mut()?)?;
-        Arc::get_mut(&mut list[i].1)?.get_mut(tid as usize)
+    pub fn raise_in_place(&mut self, cta: u32, tid: u32, e: Epoch) -> bool {
+        let Ok(i) = self.find(cta) else {
+            return e == 0;
+        };
+        if self.list()[i].1.get(tid as usize).copied().unwrap_or(0) >= e {
+            return true;
+        }
+        let entry = self
+            .chunks
+            .as_mut()
+            .and_then(Arc::get_mut)
+            .and_then(|list| Arc::get_mut(&mut list[i].1))
+            .and_then(|chunk| chunk.get_mut(tid as usize));
+        match entry {
+            Some(x) => {
+                *x = e;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes a new chunk.

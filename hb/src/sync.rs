@@ -163,14 +163,10 @@ impl Knowledge {
 
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes clock chunks.
     pub fn raise(&mut self, cta: u32, tid: u32, tpb: u32, e: Epoch) {
-        // Into the clock when its chunk for `cta` is this knowledge's alone (an
-        // accumulator: a collapsed release sequence, a barrier): no copy, and the
-        // single entries stay free for threads whose chunk is shared.
-        if let Some(x) = self.clock.entry_if_unique(cta, tid) {
-            *x = (*x).max(e);
-            return;
-        }
-        if self.clock.get(cta, tid) >= e {
+        // Already known, or into the clock when its chunk for `cta` is this knowledge's
+        // alone (an accumulator: a collapsed release sequence, a barrier): no copy, and
+        // the single entries stay free for threads whose chunk is shared.
+        if self.clock.raise_in_place(cta, tid, e) {
             return;
         }
         let n = self.extras as usize;
@@ -354,25 +350,21 @@ impl Message {
         let Some(o) = own.filter(|o| !o.is_empty()) else {
             return (**chain).clone();
         };
-        let mut head = if o.prev.is_none() {
-            // A fresh write message (one node): it becomes the new head as it is.
-            Message {
-                tpb: o.tpb.max(chain.tpb),
-                prev: Some(chain.clone()),
-                level: 0,
-                run: if chain.level == 0 { chain.run + 1 } else { 1 },
-                ..o
-            }
+        // A fresh write message (one node) becomes the new head as it is; a chain of its
+        // own is joined into one node first.
+        let own = if o.prev.is_none() {
+            o
         } else {
-            let mut m = Message {
-                tpb: o.tpb.max(chain.tpb),
-                prev: Some(chain.clone()),
-                level: 0,
-                run: if chain.level == 0 { chain.run + 1 } else { 1 },
-                ..Message::default()
-            };
+            let mut m = Message::default();
             m.merge(&o);
             m
+        };
+        let mut head = Message {
+            tpb: own.tpb.max(chain.tpb),
+            prev: Some(chain.clone()),
+            level: 0,
+            run: if chain.level == 0 { chain.run + 1 } else { 1 },
+            ..own
         };
         while head.run >= CHAIN {
             head = head.collapse();
@@ -396,12 +388,9 @@ impl Message {
                 _ => break,
             }
         }
-        let prev = match below {
-            Some(_) => top.last().and_then(|n| n.prev.clone()),
-            None => None,
-        };
+        // What lies below the collapsed nodes (`below`, as an owned reference).
+        let prev = top.last().and_then(|n| n.prev.clone());
         let mut m = Message {
-            tpb: top.iter().map(|n| n.tpb).max().unwrap_or(self.tpb),
             level: level.saturating_add(1),
             ..Message::default()
         };
