@@ -93,7 +93,7 @@ use fencehound_vgpu::{
     Access, Barrier, Fence, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
 };
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Stores kept per 8-byte block besides the oldest surviving one (the bound on each
 /// location's history). Older stores are forgotten: no load can read them any more.
@@ -119,7 +119,7 @@ struct Entry {
     seq: u64,
     value: u64,
     /// What the store publishes (strong stores after a release pattern).
-    msg: Option<Arc<Message>>,
+    msg: Option<Rc<Message>>,
     writer: u32,
     epoch: u32,
     site: SiteId,
@@ -826,7 +826,7 @@ impl WeakMemory {
             let e = Entry {
                 seq: self.seq,
                 value,
-                msg: msg.map(Arc::new),
+                msg: msg.map(Rc::new),
                 writer: t.global,
                 epoch,
                 site: a.site,
@@ -938,7 +938,7 @@ impl WeakMemory {
         let e = Entry {
             seq: self.seq,
             value: new,
-            msg: msg.filter(|m| !m.is_empty()).map(Arc::new),
+            msg: msg.filter(|m| !m.is_empty()).map(Rc::new),
             writer: g,
             epoch,
             site: a.site,

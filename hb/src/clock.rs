@@ -6,7 +6,7 @@
 //!
 //! * Most synchronization is a CTA barrier, after which every participant knows exactly the
 //!   same thing. So a clock is a sorted list of **per-CTA chunks** (`tpb` entries each), and
-//!   every chunk is behind an `Arc`: after `__syncthreads()` all threads of the CTA point at
+//!   every chunk is behind an `Rc`: after `__syncthreads()` all threads of the CTA point at
 //!   one clock, and a later change copies only the one chunk it touches (copy on write).
 //! * A thread only knows about CTAs it has synchronized with, so a chunk that would be all
 //!   zeros is simply absent: a thread of a kernel that never synchronizes across CTAs holds
@@ -21,19 +21,19 @@
 //! barrier arrival, a release, a release fence), so accesses after the publication are not
 //! covered by it (FastTrack, Flanagan & Freund, PLDI 2009).
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// A thread's logical time. 0 means "nothing".
 pub type Epoch = u32;
 
-type Chunk = Arc<Vec<Epoch>>;
+type Chunk = Rc<Vec<Epoch>>;
 
 /// A vector clock over the threads of one launch, chunked per CTA.
 #[derive(Debug, Clone, Default)]
 pub struct VClock {
     /// Sorted by CTA index. `None` is the empty clock: a default clock allocates nothing
     /// (every thread of a launch starts with one, and one was an allocation per thread).
-    chunks: Option<Arc<Vec<(u32, Chunk)>>>,
+    chunks: Option<Rc<Vec<(u32, Chunk)>>>,
 }
 
 impl VClock {
@@ -50,14 +50,14 @@ impl VClock {
     /// The chunk list, unshared (copy on write).
     #[inline]
     fn list_mut(&mut self) -> &mut Vec<(u32, Chunk)> {
-        Arc::make_mut(self.chunks.get_or_insert_with(Default::default))
+        Rc::make_mut(self.chunks.get_or_insert_with(Default::default))
     }
 
     /// Whether the two clocks share their chunk list (so are equal).
     #[inline]
     fn same(&self, other: &VClock) -> bool {
         match (&self.chunks, &other.chunks) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
             (None, None) => true,
             _ => false,
         }
@@ -109,8 +109,8 @@ impl VClock {
         let entry = self
             .chunks
             .as_mut()
-            .and_then(Arc::get_mut)
-            .and_then(|list| Arc::get_mut(&mut list[i].1))
+            .and_then(Rc::get_mut)
+            .and_then(|list| Rc::get_mut(&mut list[i].1))
             .and_then(|chunk| chunk.get_mut(tid as usize));
         match entry {
             Some(x) => {
@@ -130,11 +130,11 @@ impl VClock {
         let i = match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
             Ok(i) => i,
             Err(i) => {
-                chunks.insert(i, (cta, Arc::new(vec![0; tpb as usize])));
+                chunks.insert(i, (cta, Rc::new(vec![0; tpb as usize])));
                 i
             }
         };
-        let chunk = Arc::make_mut(&mut chunks[i].1);
+        let chunk = Rc::make_mut(&mut chunks[i].1);
         if let Some(x) = chunk.get_mut(tid as usize) {
             *x = e;
         }
@@ -152,7 +152,7 @@ impl VClock {
         while (i < a.len() || j < b.len()) && !(s_gt && o_gt) {
             match (a.get(i), b.get(j)) {
                 (Some((ca, ra)), Some((cb, rb))) if ca == cb => {
-                    if !Arc::ptr_eq(ra, rb) {
+                    if !Rc::ptr_eq(ra, rb) {
                         let (m, t) = dominance(ra, rb);
                         s_gt |= m;
                         o_gt |= t;
@@ -199,11 +199,11 @@ impl VClock {
             let at = match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
                 Ok(at) => at,
                 Err(at) => {
-                    chunks.insert(at, (cta, Arc::new(vec![0; tpb as usize])));
+                    chunks.insert(at, (cta, Rc::new(vec![0; tpb as usize])));
                     at
                 }
             };
-            let chunk = Arc::make_mut(&mut chunks[at].1);
+            let chunk = Rc::make_mut(&mut chunks[at].1);
             while i < items.len() && items[i].0 == cta {
                 let (_, t, e) = items[i];
                 if let Some(x) = chunk.get_mut(t as usize) {
@@ -234,7 +234,7 @@ impl VClock {
                 match self.find(*c) {
                     Ok(i) => {
                         let ra = &self.list()[i].1;
-                        if Arc::ptr_eq(ra, rb) || !dominance(ra, rb).1 {
+                        if Rc::ptr_eq(ra, rb) || !dominance(ra, rb).1 {
                             continue;
                         }
                         join_chunk(&mut self.list_mut()[i].1, rb);
@@ -283,7 +283,7 @@ impl VClock {
                 (None, None) => break,
             }
         }
-        self.chunks = Some(Arc::new(out));
+        self.chunks = Some(Rc::new(out));
     }
 
     /// Every entry of `other` is ≤ the one in `self`.
@@ -292,7 +292,7 @@ impl VClock {
     }
 
     /// The chunks, by CTA (for folding a clock into another structure without copying).
-    pub fn chunks(&self) -> impl Iterator<Item = (u32, &Arc<Vec<Epoch>>)> + '_ {
+    pub fn chunks(&self) -> impl Iterator<Item = (u32, &Rc<Vec<Epoch>>)> + '_ {
         self.list().iter().map(|(c, r)| (*c, r))
     }
 }
@@ -316,7 +316,7 @@ fn dominance(mine: &[Epoch], theirs: &[Epoch]) -> (bool, bool) {
 }
 
 fn join_chunk(mine: &mut Chunk, theirs: &Chunk) {
-    if Arc::ptr_eq(mine, theirs) {
+    if Rc::ptr_eq(mine, theirs) {
         return;
     }
     let (m_gt, t_gt) = dominance(mine, theirs);
@@ -327,7 +327,7 @@ fn join_chunk(mine: &mut Chunk, theirs: &Chunk) {
         *mine = theirs.clone();
         return;
     }
-    let m = Arc::make_mut(mine);
+    let m = Rc::make_mut(mine);
     if m.len() < theirs.len() {
         m.resize(theirs.len(), 0);
     }

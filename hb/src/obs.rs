@@ -16,14 +16,14 @@
 //! kept exactly; when more are observed, the smallest threshold is folded into a
 //! watermark that applies to every block (again an over-approximation).
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Blocks with their own threshold; more fold into the watermark.
 pub const CAP: usize = 8;
 
 /// A thread's observations. Cheap to clone (shared until written).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Obs(Option<Arc<ObsSet>>);
+pub struct Obs(Option<Rc<ObsSet>>);
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct ObsSet {
@@ -86,7 +86,7 @@ impl Obs {
             return;
         }
         let s = self.0.get_or_insert_with(Default::default);
-        Arc::make_mut(s).raise(key, seq);
+        Rc::make_mut(s).raise(key, seq);
     }
 
     /// `self := self ⊔ other`.
@@ -94,7 +94,7 @@ impl Obs {
         let Some(o) = &other.0 else { return };
         match &mut self.0 {
             None => self.0 = Some(o.clone()),
-            Some(s) if Arc::ptr_eq(s, o) => {}
+            Some(s) if Rc::ptr_eq(s, o) => {}
             Some(s) => {
                 let covered = o.watermark <= s.watermark
                     && o.keys.iter().all(|(k, t)| {
@@ -106,7 +106,7 @@ impl Obs {
                 if covered {
                     return;
                 }
-                let m = Arc::make_mut(s);
+                let m = Rc::make_mut(s);
                 m.watermark = m.watermark.max(o.watermark);
                 let w = m.watermark;
                 m.keys.retain(|(_, t)| *t > w);

@@ -57,6 +57,17 @@
 //! `sc_seen`. A fence folds only the clock chunks that changed since the last fence into
 //! the order, so it costs O(threads per CTA).
 //!
+//! **Shared with `Rc`, not `Arc`.** Knowledge, clock chunks, observations and messages are
+//! shared by reference counting, and an engine (with the race check or weak model around
+//! it) lives and dies inside one execution on one OS thread: nothing is ever shared across
+//! threads, so the counts need not be atomic. In `scale_fences` of the race-check
+//! benchmark (65,536 threads, each a store, a fence and an RMW) a thread takes and drops
+//! about twenty references, and the atomic `lock`-prefixed updates were 4–5 ms of
+//! 36 ms (`cargo run --release -p fencehound-racecheck --example bench -- 9
+//! scale_fences`: 36.1–37.2 ms with `Arc`, 32.1–32.6 ms with `Rc`). The price: an
+//! [`Hb`] (and the checkers that hold one) is not `Send`, so build it on the thread that
+//! runs the execution, as the fuzzer does.
+//!
 //! # Over-approximations (each adds synchronization, so it only removes behaviours)
 //!
 //! * A strong read followed by a later acquire *read* of any location acquires what the
@@ -73,7 +84,7 @@ use crate::fasthash::FastMap;
 use crate::obs::Obs;
 use fencehound_vgpu::{Barrier, BarrierKind, FenceKind, Scope, Sem, ThreadRef};
 use smallvec::{smallvec, SmallVec};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Releasing CTAs kept apart in one [`Message`]; more are joined into its `spill`.
 pub const LOCAL_CAP: usize = 8;
@@ -242,26 +253,26 @@ impl Knowledge {
 }
 
 /// `dst := dst ⊔ s` for every `s` in `srcs` (at most one copy on write).
-fn join_all_into(dst: &mut Arc<Knowledge>, srcs: &[&Arc<Knowledge>], tpb: u32) {
+fn join_all_into(dst: &mut Rc<Knowledge>, srcs: &[&Rc<Knowledge>], tpb: u32) {
     let todo: SmallVec<[&Knowledge; CHAIN as usize]> = srcs
         .iter()
-        .filter(|s| !Arc::ptr_eq(dst, s) && !dst.covers(s))
+        .filter(|s| !Rc::ptr_eq(dst, s) && !dst.covers(s))
         .map(|s| &***s)
         .collect();
     match todo.len() {
         0 => {}
-        1 => Arc::make_mut(dst).join(todo[0], tpb),
-        _ => Arc::make_mut(dst).join_many(&todo, tpb),
+        1 => Rc::make_mut(dst).join(todo[0], tpb),
+        _ => Rc::make_mut(dst).join_many(&todo, tpb),
     }
 }
 
 /// [`join_all_into`] for an optional destination (the first source is taken as it is).
-fn join_all(dst: &mut Option<Arc<Knowledge>>, srcs: &[&Arc<Knowledge>], tpb: u32) {
+fn join_all(dst: &mut Option<Rc<Knowledge>>, srcs: &[&Rc<Knowledge>], tpb: u32) {
     match dst {
         Some(d) => join_all_into(d, srcs, tpb),
         None => {
             if let Some((first, rest)) = srcs.split_first() {
-                let mut d = Arc::clone(first);
+                let mut d = Rc::clone(first);
                 join_all_into(&mut d, rest, tpb);
                 *dst = Some(d);
             }
@@ -297,19 +308,19 @@ impl Part {
 #[derive(Debug, Clone, Default)]
 pub struct Message {
     /// Release patterns whose first operation has scope ≥ `.gpu`.
-    wide: Option<Arc<Knowledge>>,
+    wide: Option<Rc<Knowledge>>,
     /// Per releasing CTA (sorted), every release pattern begun by its threads (one CTA
     /// inline: a write message has exactly one, and most continuations too).
-    local: SmallVec<[(u32, Arc<Knowledge>); 1]>,
+    local: SmallVec<[(u32, Rc<Knowledge>); 1]>,
     /// Local publications of CTAs beyond [`LOCAL_CAP`], joined.
-    spill: Option<Arc<Knowledge>>,
+    spill: Option<Rc<Knowledge>>,
     tpb: u32,
     /// The message of the write this RMW read (its release sequence): its publications
     /// are this message's too. Kept by reference — so an RMW on a counter every thread
     /// increments costs a pointer, not a copy of a clock that spans every CTA (the old
     /// eager join copied O(CTAs) per RMW) — and collapsed level by level (see
     /// [`Message::continued`]).
-    prev: Option<Arc<Message>>,
+    prev: Option<Rc<Message>>,
     /// 0 for a write's own node; a node that collapsed [`CHAIN`] nodes of level `l` has
     /// level `l + 1`. Levels never decrease along `prev`.
     level: u8,
@@ -346,7 +357,7 @@ impl Message {
     /// every `CHAIN` RMWs copied the clock of every CTA the sequence had gone through,
     /// O(CTAs) — and a chain has fewer than `CHAIN` nodes per level for an acquire to
     /// join.
-    pub fn continued(chain: &Arc<Message>, own: Option<Message>) -> Message {
+    pub fn continued(chain: &Rc<Message>, own: Option<Message>) -> Message {
         let Some(o) = own.filter(|o| !o.is_empty()) else {
             return (**chain).clone();
         };
@@ -417,10 +428,10 @@ impl Message {
         // The wide parts and the spills oldest first: the oldest nodes hold the most (a
         // collapsed node spans every CTA it collapsed), and the newer single-thread
         // releases are joined into (one copy of) it.
-        let wides: SmallVec<[&Arc<Knowledge>; CHAIN as usize]> =
+        let wides: SmallVec<[&Rc<Knowledge>; CHAIN as usize]> =
             nodes.iter().rev().filter_map(|n| n.wide.as_ref()).collect();
         join_all(&mut self.wide, &wides, tpb);
-        let mut spills: SmallVec<[&Arc<Knowledge>; CHAIN as usize]> = nodes
+        let mut spills: SmallVec<[&Rc<Knowledge>; CHAIN as usize]> = nodes
             .iter()
             .rev()
             .filter_map(|n| n.spill.as_ref())
@@ -428,7 +439,7 @@ impl Message {
         // CTA-local parts: which CTAs keep their own entry (up to `LOCAL_CAP`, the others
         // go to the spill) is decided newest first; then each entry's releases are
         // joined at once.
-        type Group<'a> = (u32, SmallVec<[&'a Arc<Knowledge>; 8]>);
+        type Group<'a> = (u32, SmallVec<[&'a Rc<Knowledge>; 8]>);
         let mut groups: SmallVec<[Group; LOCAL_CAP]> = SmallVec::new();
         for n in nodes {
             for (c, k) in &n.local {
@@ -453,7 +464,7 @@ impl Message {
     }
 
     /// Every publication of the message with who may take it.
-    pub fn parts(&self) -> impl Iterator<Item = (Part, &Arc<Knowledge>)> {
+    pub fn parts(&self) -> impl Iterator<Item = (Part, &Rc<Knowledge>)> {
         self.nodes().flat_map(|n| {
             n.wide
                 .iter()
@@ -480,8 +491,8 @@ struct ThreadSync {
     know: Knowledge,
     /// Snapshots at the latest release fence of any scope, and of scope ≥ `.gpu`: the
     /// release patterns that later strong writes complete.
-    rel_any: Option<Arc<Knowledge>>,
-    rel_wide: Option<Arc<Knowledge>>,
+    rel_any: Option<Rc<Knowledge>>,
+    rel_wide: Option<Rc<Knowledge>>,
     /// Publications observed by strong reads, waiting for an acquire fence: those a
     /// CTA-scope fence takes, and those only a `.gpu`/`.sys` fence takes.
     pending_local: Pending,
@@ -495,7 +506,7 @@ struct ThreadSync {
 /// reader's CTA and the spill.
 #[derive(Debug, Clone, Default)]
 struct Pending {
-    msgs: SmallVec<[Arc<Message>; 1]>,
+    msgs: SmallVec<[Rc<Message>; 1]>,
     joined: Option<Box<Knowledge>>,
 }
 
@@ -513,8 +524,8 @@ fn takes(part: Part, wide: bool, cta: u32) -> bool {
 }
 
 impl Pending {
-    fn add(&mut self, m: &Arc<Message>, wide: bool, cta: u32, tpb: u32) {
-        if self.msgs.iter().any(|x| Arc::ptr_eq(x, m)) {
+    fn add(&mut self, m: &Rc<Message>, wide: bool, cta: u32, tpb: u32) {
+        if self.msgs.iter().any(|x| Rc::ptr_eq(x, m)) {
             return;
         }
         if !m.parts().any(|(p, _)| takes(p, wide, cta)) {
@@ -571,7 +582,7 @@ struct ScOrder {
     /// a kernel that fences repeatedly (`fenced`) a probe that missed the cache.
     more: Vec<Vec<(Epoch, u32)>>,
     /// Per CTA: the clock chunk folded last (kept alive so identity is meaningful).
-    folded: Vec<Option<Arc<Vec<Epoch>>>>,
+    folded: Vec<Option<Rc<Vec<Epoch>>>>,
     obs: Obs,
 }
 
@@ -611,7 +622,7 @@ impl ScOrder {
             if self
                 .folded
                 .get(at)
-                .is_some_and(|f| f.as_ref().is_some_and(|f| Arc::ptr_eq(f, chunk)))
+                .is_some_and(|f| f.as_ref().is_some_and(|f| Rc::ptr_eq(f, chunk)))
             {
                 continue;
             }
@@ -770,13 +781,13 @@ impl Hb {
 
     /// Publishes `t`'s knowledge: its own entry is raised to the current epoch, and later
     /// accesses get the next one.
-    fn snapshot(&mut self, t: ThreadRef) -> Option<Arc<Knowledge>> {
+    fn snapshot(&mut self, t: ThreadRef) -> Option<Rc<Knowledge>> {
         let tpc = self.tpc;
         let ts = self.threads.get_mut(t.global as usize)?;
         let ep = self.epochs.get_mut(t.global as usize)?;
         ts.know.raise(t.cta, t.tid, tpc, *ep);
         *ep += 1;
-        Some(Arc::new(ts.know.clone()))
+        Some(Rc::new(ts.know.clone()))
     }
 
     fn acquire_pending(&mut self, g: usize, wide_scope: bool) {
@@ -843,7 +854,7 @@ impl Hb {
                 }
                 let ts = &mut self.threads[g];
                 ts.know.sc_seen = k;
-                Arc::make_mut(&mut snap).sc_seen = k;
+                Rc::make_mut(&mut snap).sc_seen = k;
             } else if let Some(c) = self.sc_cta.get_mut(cta) {
                 c.join(&snap, tpc);
             }
@@ -885,7 +896,7 @@ impl Hb {
     /// A strong read by `t` with `sem`/`scope` of a write that carries `msg`; the caller
     /// has checked that the read observes that write (they are morally strong, or the
     /// chain of RMWs leading to it is).
-    pub fn read(&mut self, t: ThreadRef, sem: Sem, scope: Scope, msg: Option<&Arc<Message>>) {
+    pub fn read(&mut self, t: ThreadRef, sem: Sem, scope: Scope, msg: Option<&Rc<Message>>) {
         let g = t.global as usize;
         let tpc = self.tpc;
         let acq = acquires(sem);
@@ -1030,7 +1041,7 @@ mod tests {
         if let Some(s) = rel_fence {
             hb.fence(w, FenceKind::AcqRel, s);
         }
-        let msg = hb.write_message(w, rel_sem, rel_scope).map(Arc::new);
+        let msg = hb.write_message(w, rel_sem, rel_scope).map(Rc::new);
         hb.read(r, read_sem, read_scope, msg.as_ref());
         if let Some((k, s)) = acq_fence {
             hb.fence(r, k, s);
@@ -1103,7 +1114,7 @@ mod tests {
         let (w, r) = (t(0, 0, 2), t(1, 0, 2));
         let e = hb.epoch(w.global);
         hb.fence(w, FenceKind::AcqRel, Scope::Gpu);
-        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu).map(Arc::new);
+        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu).map(Rc::new);
         hb.read(r, Sem::Relaxed, Scope::Gpu, m.as_ref());
         hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(!hb.knows(r.global, w.global, e));
@@ -1125,7 +1136,7 @@ mod tests {
             .write_message(x, Sem::Relaxed, Scope::Gpu)
             .unwrap_or_default();
         chained.merge(&m);
-        let chained = Arc::new(chained);
+        let chained = Rc::new(chained);
         hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chained));
         hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(hb.knows(r.global, w.global, e));
@@ -1150,7 +1161,7 @@ mod tests {
         assert!(!hb.knows(d.global, a.global, ea));
         // Transitivity: b releases to c with st.release / ld.acquire; c knows a's access.
         let eb = hb.epoch(b.global);
-        let m = hb.write_message(b, Sem::Release, Scope::Gpu).map(Arc::new);
+        let m = hb.write_message(b, Sem::Release, Scope::Gpu).map(Rc::new);
         hb.read(c, Sem::Acquire, Scope::Gpu, m.as_ref());
         assert!(hb.knows(c.global, b.global, eb));
         assert!(hb.knows(c.global, a.global, ea));
@@ -1265,7 +1276,7 @@ mod tests {
         let (ctas, tpc) = (72u32, 64u32);
         let mut hb = Hb::new();
         hb.begin(ctas * tpc, ctas, tpc);
-        let mut last: Option<Arc<Message>> = None;
+        let mut last: Option<Rc<Message>> = None;
         let mut epochs = Vec::new();
         // The last thread stays out: it only reads.
         for g in 0..ctas * tpc - 1 {
@@ -1277,7 +1288,7 @@ mod tests {
                 Some(c) => Message::continued(c, own),
                 None => own.unwrap_or_default(),
             };
-            last = Some(Arc::new(m));
+            last = Some(Rc::new(m));
         }
         let chain = last.unwrap();
         // Fewer than CHAIN nodes per level: 4,606 = 1·64² + 7·64 + 62 RMWs after the

@@ -88,7 +88,7 @@ use fencehound_vgpu::{
 use smallvec::SmallVec;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Multiplicative hashing for u64 keys (addresses); std's SipHash is needlessly slow here.
 #[derive(Default)]
@@ -137,8 +137,8 @@ struct SyncWrite {
     strong: bool,
     site: u32,
     /// What it publishes (real and scope-blind).
-    msg: Option<Arc<Message>>,
-    blind: Option<Arc<Message>>,
+    msg: Option<Rc<Message>>,
+    blind: Option<Rc<Message>>,
     /// The writer's program-order number of the write, and its epoch.
     number: u32,
     epoch: Epoch,
@@ -1024,8 +1024,8 @@ impl<H: Hooks> RaceCheck<H> {
             cta: a.thread.cta,
             scope: a.scope,
             strong,
-            msg: msg.filter(|m| !m.is_empty()).map(Arc::new),
-            blind: blind.filter(|m| !m.is_empty()).map(Arc::new),
+            msg: msg.filter(|m| !m.is_empty()).map(Rc::new),
+            blind: blind.filter(|m| !m.is_empty()).map(Rc::new),
         };
         let q = self.sync.entry(loc_key(a.loc)).or_default();
         // An RMW that leaves the value as it was (a failed CAS, `atomicAdd(p, 0)`) joins
@@ -1039,13 +1039,13 @@ impl<H: Hooks> RaceCheck<H> {
             {
                 if let Some(m) = w.msg {
                     match &mut last.msg {
-                        Some(l) => Arc::make_mut(l).merge(&m),
+                        Some(l) => Rc::make_mut(l).merge(&m),
                         None => last.msg = Some(m),
                     }
                 }
                 if let Some(m) = w.blind {
                     match &mut last.blind {
-                        Some(l) => Arc::make_mut(l).merge(&m),
+                        Some(l) => Rc::make_mut(l).merge(&m),
                         None => last.blind = Some(m),
                     }
                 }
