@@ -430,6 +430,7 @@ impl Message {
         // releases are joined into (one copy of) it.
         let wides: SmallVec<[&Rc<Knowledge>; CHAIN as usize]> =
             nodes.iter().rev().filter_map(|n| n.wide.as_ref()).collect();
+        let wide_fresh = self.wide.is_none();
         join_all(&mut self.wide, &wides, tpb);
         let mut spills: SmallVec<[&Rc<Knowledge>; CHAIN as usize]> = nodes
             .iter()
@@ -438,27 +439,48 @@ impl Message {
             .collect();
         // CTA-local parts: which CTAs keep their own entry (up to `LOCAL_CAP`, the others
         // go to the spill) is decided newest first; then each entry's releases are
-        // joined at once.
-        type Group<'a> = (u32, SmallVec<[&'a Rc<Knowledge>; 8]>);
+        // joined at once. A group is (CTA, whether its entry is new in this node, its
+        // releases — for a new entry, the first one is the entry as inserted).
+        type Group<'a> = (u32, bool, SmallVec<[&'a Rc<Knowledge>; 8]>);
         let mut groups: SmallVec<[Group; LOCAL_CAP]> = SmallVec::new();
         for n in nodes {
             for (c, k) in &n.local {
                 match self.local.binary_search_by_key(c, |(x, _)| *x) {
                     Ok(_) => match groups.iter_mut().find(|g| g.0 == *c) {
-                        Some(g) => g.1.push(k),
-                        None => groups.push((*c, smallvec![k])),
+                        Some(g) => g.2.push(k),
+                        None => groups.push((*c, false, smallvec![k])),
                     },
                     Err(i) if self.local.len() < LOCAL_CAP => {
                         self.local.insert(i, (*c, k.clone()));
+                        groups.push((*c, true, smallvec![k]));
                     }
                     Err(_) => spills.push(k),
                 }
             }
         }
-        for (c, ks) in &groups {
-            if let Ok(i) = self.local.binary_search_by_key(c, |(x, _)| *x) {
-                join_all_into(&mut self.local[i].1, ks, tpb);
+        for (c, fresh, ks) in &groups {
+            let Ok(i) = self.local.binary_search_by_key(c, |(x, _)| *x) else {
+                continue;
+            };
+            // A thread whose release fence was `.gpu` publishes the same snapshot as its
+            // wide and its CTA's part: when a new entry's releases are exactly the wide
+            // ones (a collapse of one CTA's RMWs after `__threadfence()`), their join is
+            // the wide part's, already made — share it instead of making it again.
+            if *fresh
+                && wide_fresh
+                && ks.len() == wides.len()
+                && ks
+                    .iter()
+                    .zip(wides.iter().rev())
+                    .all(|(a, b)| Rc::ptr_eq(a, b))
+            {
+                if let Some(w) = &self.wide {
+                    self.local[i].1 = w.clone();
+                    continue;
+                }
             }
+            let rest = if *fresh { &ks[1..] } else { &ks[..] };
+            join_all_into(&mut self.local[i].1, rest, tpb);
         }
         join_all(&mut self.spill, &spills, tpb);
     }
@@ -1264,6 +1286,50 @@ mod tests {
         drop(b);
         a.raise(0, 3, 8, 6);
         assert_eq!((a.get(0, 2), a.get(0, 3)), (5, 6));
+    }
+
+    #[test]
+    fn collapsed_cta_parts_share_the_wide_join_and_stay_cta_local() {
+        // CTAs 0 and 1 (64 threads each) fence (.gpu) and increment one counter: each
+        // CTA's 64 RMWs collapse into one node whose CTA part is its wide part (the same
+        // knowledge, made once). A `.cta` acquirer of CTA 0 still takes only CTA 0's
+        // releases, one of CTA 2 none, and a `.gpu` acquirer all of them.
+        let (ctas, tpc) = (3u32, 64u32);
+        let mut hb = Hb::new();
+        hb.begin(ctas * tpc, ctas, tpc);
+        let mut last: Option<Rc<Message>> = None;
+        let mut epochs = Vec::new();
+        for g in 0..2 * tpc {
+            let w = t(g / tpc, g % tpc, tpc);
+            epochs.push((w, hb.epoch(w.global)));
+            hb.fence(w, FenceKind::Sc, Scope::Gpu);
+            let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
+            let m = match &last {
+                Some(c) => Message::continued(c, own),
+                None => own.unwrap_or_default(),
+            };
+            last = Some(Rc::new(m));
+        }
+        let chain = last.unwrap();
+        let collapsed: Vec<&Message> = chain.nodes().filter(|n| n.level == 1).collect();
+        assert_eq!(collapsed.len(), 2);
+        for n in &collapsed {
+            assert_eq!(n.local.len(), 1);
+            let wide = n.wide.as_ref().expect("a wide part");
+            assert!(Rc::ptr_eq(wide, &n.local[0].1));
+        }
+        let (a, b, c) = (t(0, 5, tpc), t(2, 0, tpc), t(2, 1, tpc));
+        for (r, s) in [(a, Scope::Cta), (b, Scope::Cta), (c, Scope::Gpu)] {
+            hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chain));
+            hb.fence(r, FenceKind::AcqRel, s);
+        }
+        for &(w, e) in &epochs {
+            if w.global != a.global {
+                assert_eq!(hb.knows(a.global, w.global, e), w.cta == 0, "{w:?}");
+            }
+            assert!(!hb.knows(b.global, w.global, e), "{w:?}");
+            assert!(hb.knows(c.global, w.global, e), "{w:?}");
+        }
     }
 
     #[test]
