@@ -599,9 +599,11 @@ struct ScOrder {
     /// Per writer: (epoch, fence number from which the order knows it) — the first such
     /// pair; most writers get one.
     first: Vec<(Epoch, u32)>,
-    /// Per writer with more: the later pairs, increasing (indexed by global id; most
-    /// stay empty, which allocates nothing). Dense: a hash map here made every fence of
-    /// a kernel that fences repeatedly (`fenced`) a probe that missed the cache.
+    /// Per writer: 0, or 1 + the index in `more` of its later pairs (increasing). Dense
+    /// and four bytes a writer: a hash map here made every fence of a kernel that fences
+    /// repeatedly (`fenced`) a probe that missed the cache, and a `Vec` per writer was
+    /// 24 bytes to fill and drop for each of a launch's threads.
+    more_at: Vec<u32>,
     more: Vec<Vec<(Epoch, u32)>>,
     /// Per CTA: the clock chunk folded last (kept alive so identity is meaningful).
     folded: Vec<Option<Rc<Vec<Epoch>>>>,
@@ -615,8 +617,9 @@ impl ScOrder {
         self.known.resize(threads, 0);
         self.first.clear();
         self.first.resize(threads, (0, 0));
+        self.more_at.clear();
+        self.more_at.resize(threads, 0);
         self.more.clear();
-        self.more.resize_with(threads, Vec::new);
         self.folded.clear();
         self.obs = Obs::default();
     }
@@ -627,8 +630,14 @@ impl ScOrder {
                 let had = *x > 0;
                 *x = e;
                 if had {
-                    if let Some(m) = self.more.get_mut(g) {
-                        m.push((e, k));
+                    if let Some(at) = self.more_at.get_mut(g) {
+                        if *at == 0 {
+                            self.more.push(Vec::new());
+                            *at = self.more.len() as u32;
+                        }
+                        if let Some(m) = self.more.get_mut(*at as usize - 1) {
+                            m.push((e, k));
+                        }
                     }
                 } else {
                     self.first[g] = (e, k);
@@ -674,7 +683,8 @@ impl ScOrder {
         if e <= e0 {
             return k0 <= seen;
         }
-        let Some(f) = self.more.get(g as usize) else {
+        let at = self.more_at.get(g as usize).copied().unwrap_or(0);
+        let Some(f) = at.checked_sub(1).and_then(|i| self.more.get(i as usize)) else {
             return false;
         };
         let i = f.partition_point(|(x, _)| *x < e);
@@ -1025,6 +1035,7 @@ impl Hb {
             + self.sc.first.capacity() * 8
             + self.sc.more.iter().map(|f| f.capacity() * 8).sum::<usize>()
             + self.sc.more.capacity() * std::mem::size_of::<Vec<(Epoch, u32)>>()
+            + self.sc.more_at.capacity() * 4
             + self.sc.folded.capacity() * 8
     }
 }
