@@ -77,7 +77,7 @@
 
 use crate::clock::Epoch;
 use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAccess, RawRace};
-use crate::shadow::{flags, meta, Cell, ReadSets, Rec, Region, PAGE};
+use crate::shadow::{flags, meta, push_read, Cell, ReadSets, Rec, Region, PAGE};
 use fencehound_hb::sync::{acquires, releases, scopes_meet};
 use fencehound_hb::{Hb, Message};
 use fencehound_vgpu::hooks::RmwFn;
@@ -636,7 +636,7 @@ impl<H: Hooks> RaceCheck<H> {
                             *l = cur;
                         }
                     } else {
-                        set.push(cur);
+                        push_read(set, cur);
                         // Amortized pruning: reads ordered before this one are implied.
                         if set.len() >= 64 && set.len().is_power_of_two() {
                             set.retain(|r| !ordered(r));
