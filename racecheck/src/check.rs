@@ -577,12 +577,20 @@ impl<H: Hooks> RaceCheck<H> {
                         .is_some_and(|&e| e >= p.epoch))
                 || know.is_some_and(|k| hb.covers(k, p.g, p.epoch))
         };
-        let relation = |p: &Rec| -> Relation {
-            if ordered(p) {
+        let cur_atomic = a.kind == AccessKind::Atomic;
+        let relation = |p: &Rec, c: Conflict| -> Relation {
+            let p_scope = if p.wide() { Scope::Gpu } else { Scope::Cta };
+            let morally_strong =
+                p.strong() && strong && scopes_meet(p.g / tpb, p_scope, my_cta, my_scope);
+            // A morally strong pair of two writes, or with an RMW in it, is reported
+            // neither ordered nor unordered (see `strong_candidate`): no need to ask
+            // happens-before. (Every RMW on a counter conflicts with the previous one.)
+            if morally_strong && (c == Conflict::Waw || cur_atomic || p.kind() == meta::ATOMIC) {
                 return Relation::Ordered;
             }
-            let p_scope = if p.wide() { Scope::Gpu } else { Scope::Cta };
-            if p.strong() && strong && scopes_meet(p.g / tpb, p_scope, my_cta, my_scope) {
+            if ordered(p) {
+                Relation::Ordered
+            } else if morally_strong {
                 Relation::StrongUnordered
             } else {
                 Relation::DataRace
@@ -599,28 +607,24 @@ impl<H: Hooks> RaceCheck<H> {
             let before = *cell;
             // Against the last write.
             if !cell.w.is_empty() {
-                let r = relation(&cell.w);
+                let c = if writes { Conflict::Waw } else { Conflict::Raw };
+                let r = relation(&cell.w, c);
                 if r != Relation::Ordered {
-                    seen(
-                        &cell.w,
-                        if writes { Conflict::Waw } else { Conflict::Raw },
-                        r,
-                        &mut races,
-                    );
+                    seen(&cell.w, c, r, &mut races);
                 }
             }
             if writes {
                 // Against the reads since.
                 if cell.r.kind() == meta::READ_SET {
                     for rd in read_sets.get(cell.r.epoch) {
-                        let r = relation(rd);
+                        let r = relation(rd, Conflict::War);
                         if r != Relation::Ordered {
                             seen(rd, Conflict::War, r, &mut races);
                         }
                     }
                     read_sets.release(cell.r.epoch);
                 } else if !cell.r.is_empty() {
-                    let r = relation(&cell.r);
+                    let r = relation(&cell.r, Conflict::War);
                     if r != Relation::Ordered {
                         seen(&cell.r, Conflict::War, r, &mut races);
                     }
