@@ -1054,6 +1054,30 @@ mod tests {
         }
     }
 
+    /// Threads `0..writers` (of CTAs of `tpc` threads) each fence (.gpu) and increment
+    /// one counter, each RMW continuing the release sequence it read. Returns the last
+    /// RMW's message and each writer with its epoch before its fence.
+    fn counter_chain(
+        hb: &mut Hb,
+        writers: u32,
+        tpc: u32,
+    ) -> (Rc<Message>, Vec<(ThreadRef, Epoch)>) {
+        let mut last: Option<Rc<Message>> = None;
+        let mut epochs = Vec::new();
+        for g in 0..writers {
+            let w = t(g / tpc, g % tpc, tpc);
+            epochs.push((w, hb.epoch(w.global)));
+            hb.fence(w, FenceKind::Sc, Scope::Gpu);
+            let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
+            let m = match &last {
+                Some(c) => Message::continued(c, own),
+                None => own.unwrap_or_default(),
+            };
+            last = Some(Rc::new(m));
+        }
+        (last.unwrap_or_default(), epochs)
+    }
+
     /// Message passing: writer `w` releases with `rel` (fence or op, given scope), reader
     /// `r` reads with `sem`/`scope` and then optionally fences. Returns whether the write
     /// of `data` (stamped before the release) happens before the reader's next access.
@@ -1308,20 +1332,7 @@ mod tests {
         let (ctas, tpc) = (3u32, 64u32);
         let mut hb = Hb::new();
         hb.begin(ctas * tpc, ctas, tpc);
-        let mut last: Option<Rc<Message>> = None;
-        let mut epochs = Vec::new();
-        for g in 0..2 * tpc {
-            let w = t(g / tpc, g % tpc, tpc);
-            epochs.push((w, hb.epoch(w.global)));
-            hb.fence(w, FenceKind::Sc, Scope::Gpu);
-            let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
-            let m = match &last {
-                Some(c) => Message::continued(c, own),
-                None => own.unwrap_or_default(),
-            };
-            last = Some(Rc::new(m));
-        }
-        let chain = last.unwrap();
+        let (chain, epochs) = counter_chain(&mut hb, 2 * tpc, tpc);
         let collapsed: Vec<&Message> = chain.nodes().filter(|n| n.level == 1).collect();
         assert_eq!(collapsed.len(), 2);
         for n in &collapsed {
@@ -1353,21 +1364,8 @@ mod tests {
         let (ctas, tpc) = (72u32, 64u32);
         let mut hb = Hb::new();
         hb.begin(ctas * tpc, ctas, tpc);
-        let mut last: Option<Rc<Message>> = None;
-        let mut epochs = Vec::new();
         // The last thread stays out: it only reads.
-        for g in 0..ctas * tpc - 1 {
-            let w = t(g / tpc, g % tpc, tpc);
-            epochs.push((w.global, hb.epoch(w.global)));
-            hb.fence(w, FenceKind::Sc, Scope::Gpu);
-            let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
-            let m = match &last {
-                Some(c) => Message::continued(c, own),
-                None => own.unwrap_or_default(),
-            };
-            last = Some(Rc::new(m));
-        }
-        let chain = last.unwrap();
+        let (chain, epochs) = counter_chain(&mut hb, ctas * tpc - 1, tpc);
         // Fewer than CHAIN nodes per level: 4,606 = 1·64² + 7·64 + 62 RMWs after the
         // first write.
         let levels: Vec<u8> = chain.nodes().map(|n| n.level).collect();
@@ -1378,12 +1376,17 @@ mod tests {
         hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chain));
         hb.read(q, Sem::Relaxed, Scope::Gpu, Some(&chain));
         hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
-        for &(g, e) in &epochs {
-            if g != r.global {
-                assert!(hb.knows(r.global, g, e), "reader misses writer {g}");
+        for &(w, e) in &epochs {
+            if w.global != r.global {
+                assert!(
+                    hb.knows(r.global, w.global, e),
+                    "reader misses writer {w:?}"
+                );
             }
         }
         // `q` only read: no acquire pattern, so it knows nobody's data.
-        assert!(epochs.iter().all(|&(g, e)| !hb.knows(q.global, g, e)));
+        assert!(epochs
+            .iter()
+            .all(|&(w, e)| !hb.knows(q.global, w.global, e)));
     }
 }
