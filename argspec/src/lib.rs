@@ -48,6 +48,8 @@
 //!
 //! `mix` is SplitMix64's output function (Steele, Lea & Flood, OOPSLA'14).
 
+use fencehound_vgpu::arith::cvt::{cvt_f64_to_bf16, cvt_f64_to_f16};
+use fencehound_vgpu::arith::Rounding;
 use fencehound_vgpu::{Arg, Device, DeviceError, Dim3};
 use std::fmt;
 use std::path::PathBuf;
@@ -549,8 +551,8 @@ fn decode_float(ty: ElemType, bits: u64) -> f64 {
 /// Rounds an f64 to nearest-even in a float type; returns the bit pattern.
 fn encode_float(ty: ElemType, v: f64) -> u64 {
     match ty {
-        ElemType::F16 => half::f16::from_f64(v).to_bits() as u64,
-        ElemType::Bf16 => half::bf16::from_f64(v).to_bits() as u64,
+        ElemType::F16 => cvt_f64_to_f16(v, Rounding::Rn).to_bits() as u64,
+        ElemType::Bf16 => cvt_f64_to_bf16(v, Rounding::Rn).to_bits() as u64,
         ElemType::F32 => (v as f32).to_bits() as u64,
         _ => v.to_bits(),
     }
@@ -1018,8 +1020,8 @@ pub fn format_bits(ty: ElemType, bits: u64) -> String {
         // Shortest round-trip text for the value at its own precision.
         return match ty {
             ElemType::F32 => format!("{:?}", v as f32),
-            ElemType::F16 => format!("{:?}", half::f16::from_f64(v).to_f32()),
-            ElemType::Bf16 => format!("{:?}", half::bf16::from_f64(v).to_f32()),
+            ElemType::F16 => format!("{:?}", cvt_f64_to_f16(v, Rounding::Rn).to_f32()),
+            ElemType::Bf16 => format!("{:?}", cvt_f64_to_bf16(v, Rounding::Rn).to_f32()),
             _ => format!("{v:?}"),
         };
     }

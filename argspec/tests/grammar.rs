@@ -154,6 +154,16 @@ fn scalars() {
     assert_eq!(arg("c:u8=200"), Arg::Bytes(vec![200]));
     assert_eq!(arg("h:f16=1"), Arg::Bytes(vec![0x00, 0x3c]));
     assert_eq!(arg("b:bf16=1"), Arg::Bytes(vec![0x80, 0x3f]));
+    // Just above a tie, one correct rounding on every host: 8133.99988 → 8132 (not 8136
+    // as through f32), 1 + 2^-8 + 2^-40 → 1 + 2^-7 (not 1, as with the low bits dropped).
+    assert_eq!(
+        arg("h:f16=8133.9998779296875"),
+        Arg::Bytes(vec![0xf1, 0x6f])
+    );
+    assert_eq!(
+        arg("b:bf16=1.0039062500009095"),
+        Arg::Bytes(vec![0x81, 0x3f])
+    );
 }
 
 #[test]

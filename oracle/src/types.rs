@@ -7,6 +7,9 @@
 
 use std::fmt;
 
+use fencehound_vgpu::arith::cvt::cvt_f64_to_f16;
+use fencehound_vgpu::arith::Rounding;
+
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
 /// The element type of a buffer. Serialized as in campaign files: `"u8"`, `"f32"`, ...
@@ -131,7 +134,8 @@ impl ElemType {
             (None, v) => {
                 let f = v.as_f64();
                 Ok(Value::Float(match self {
-                    ElemType::F16 => half::f16::from_f64(f).to_f64(),
+                    // One rounding, the same on every host (see `cvt_f64_to_f16`).
+                    ElemType::F16 => cvt_f64_to_f16(f, Rounding::Rn).to_f64(),
                     ElemType::F32 => f64::from(f as f32),
                     _ => f,
                 }))
@@ -443,6 +447,12 @@ mod tests {
         assert_eq!(
             ElemType::F32.coerce(Value::Float(0.1)),
             Ok(Value::Float(f64::from(0.1f32)))
+        );
+        // Just below the tie 8134 between the f16 values 8132 and 8136: one rounding
+        // gives 8132 on every host (through f32 it would be 8134.0, then 8136).
+        assert_eq!(
+            ElemType::F16.coerce(Value::Float(8133.9998779296875)),
+            Ok(Value::Float(8132.0))
         );
         assert_eq!(ElemType::U8.coerce(Value::Float(3.0)), Ok(Value::Int(3)));
         assert!(ElemType::U8.coerce(Value::Int(256)).is_err());

@@ -11,6 +11,8 @@
 
 mod common;
 
+use fencehound_vgpu::arith::cvt::{cvt_f64_to_bf16, cvt_f64_to_f16};
+use fencehound_vgpu::arith::Rounding;
 use fencehound_vgpu::{Arg, Device, Dim3};
 
 /// Registers every kernel declares, and the prologue that leaves in them: `%tx` (thread
@@ -523,8 +525,8 @@ impl El {
     /// The bit pattern of an (exactly representable) value.
     fn encode(self, v: f64) -> u32 {
         match self {
-            El::F16 => half::f16::from_f64(v).to_bits() as u32,
-            El::Bf16 => half::bf16::from_f64(v).to_bits() as u32,
+            El::F16 => cvt_f64_to_f16(v, Rounding::Rn).to_bits() as u32,
+            El::Bf16 => cvt_f64_to_bf16(v, Rounding::Rn).to_bits() as u32,
             El::S8 => (v as i8) as u8 as u32,
             El::U8 => v as u8 as u32,
             El::F32 => (v as f32).to_bits(),
@@ -691,6 +693,21 @@ fn mma_f16_and_bf16_with_f32_and_f16_accumulators() {
         let want: Vec<u32> = gemm(k, &a, &b, &c).iter().map(|v| cd.encode(*v)).collect();
         assert_eq!(got, want, "m16n8k{k} {} -> {}", ab.name(), cd.name());
     }
+}
+
+/// The f16 accumulator is rounded once from the exact sum: 7684·0.0585632 + 7684 =
+/// 8133.99988 lies just below the tie between 8132 and 8136, so D is 8132 (0x6ff1).
+/// Rounding through f32 first gives 8134.0 and then, to even, 8136.
+#[test]
+fn mma_f16_accumulator_rounds_once() {
+    let (x, y) = (
+        half::f16::from_bits(0x6f81).to_f64(),
+        half::f16::from_bits(0x2b7f).to_f64(),
+    );
+    let (mut a, mut b, mut c) = (vec![0.0; 16 * 16], vec![0.0; 16 * 8], vec![0.0; 128]);
+    (a[0], b[0], c[0]) = (x, y, x);
+    let got = run_mma(16, (El::F16, El::F16), El::F16, false, &a, &b, &c);
+    assert_eq!(got[0], 0x6ff1);
 }
 
 #[test]

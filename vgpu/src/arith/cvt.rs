@@ -341,6 +341,30 @@ pub fn cvt_f64_to_f32(x: f64, rnd: Rounding, ftz: bool, sat: bool) -> f32 {
     f32::from_bits(cvt(x.to_bits(), ScalarKind::F64, ScalarKind::F32, m) as u32)
 }
 
+/// `cvt.rnd.f16.f64`: one correct rounding. Host code that turns an `f64` into an `f16`
+/// (argument values, expected outputs) uses this rather than `half`'s `f16::from_f64`,
+/// which on x86 with F16C rounds through `f32` (twice) and so can land one unit off on
+/// just-above-tie values — depending on the host's CPU.
+#[inline]
+pub fn cvt_f64_to_f16(x: f64, rnd: Rounding) -> f16 {
+    let m = CvtMods {
+        rnd: CvtRounding::Float(rnd),
+        ..CvtMods::default()
+    };
+    f16::from_bits(cvt(x.to_bits(), ScalarKind::F64, ScalarKind::F16, m) as u16)
+}
+
+/// `cvt.rnd.bf16.f64`: one correct rounding (`half`'s `bf16::from_f64` drops the low 32
+/// bits of the `f64` first, losing the sticky bit).
+#[inline]
+pub fn cvt_f64_to_bf16(x: f64, rnd: Rounding) -> bf16 {
+    let m = CvtMods {
+        rnd: CvtRounding::Float(rnd),
+        ..CvtMods::default()
+    };
+    bf16::from_bits(cvt(x.to_bits(), ScalarKind::F64, ScalarKind::Bf16, m) as u16)
+}
+
 /// `cvt.rnd{.relu}.f16.f32`
 #[inline]
 pub fn cvt_f32_to_f16(x: f32, rnd: Rounding, relu: bool) -> f16 {

@@ -15,6 +15,7 @@
 
 use super::memops::Place;
 use super::*;
+use crate::arith::round::{round_f64, Dir, Format};
 use ::half::{bf16, f16};
 
 impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
@@ -196,7 +197,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     }
                     match kind.d {
                         MmaAcc::F16 if s.is_nan() => 0x7fff,
-                        MmaAcc::F16 => f16::from_f64(s).to_bits() as u64,
+                        // One rounding of the f64 sum (`half`'s `from_f64` would round
+                        // through f32 on hosts with F16C).
+                        MmaAcc::F16 => round_f64(Format::F16, s, Dir::Rn),
                         _ if s.is_nan() => 0x7fff_ffff,
                         _ => (s as f32).to_bits() as u64,
                     }

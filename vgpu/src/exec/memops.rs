@@ -3,6 +3,8 @@
 //! spaces (local, `.const`, `.param`) that never reach the hooks.
 
 use super::*;
+use crate::arith::half::{self as hx, HalfMods};
+use ::half::{bf16, f16};
 
 /// A resolved memory place for one lane.
 #[derive(Debug, Clone, Copy)]
@@ -67,18 +69,17 @@ pub(super) fn rmw(op: AtomOp, size: u32, b: u64, c: u64) -> impl FnMut(u64) -> u
                 r.to_bits() as u64
             }
             AtomOp::AddF64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
-            AtomOp::AddF16 => add_f16(old as u16, b as u16) as u64,
-            AtomOp::AddBf16 => add_bf16(old as u16, b as u16) as u64,
-            AtomOp::AddF16x2 => {
-                let lo = add_f16(old as u16, b as u16) as u64;
-                let hi = add_f16((old >> 16) as u16, (b >> 16) as u16) as u64;
-                lo | hi << 16
+            // `.noftz`, `.rn`: the same correctly rounded add as `add.rn.f16`.
+            AtomOp::AddF16 => {
+                let (x, y) = (f16::from_bits(old as u16), f16::from_bits(b as u16));
+                hx::add_f16(x, y, HalfMods::default()).to_bits() as u64
             }
-            AtomOp::AddBf16x2 => {
-                let lo = add_bf16(old as u16, b as u16) as u64;
-                let hi = add_bf16((old >> 16) as u16, (b >> 16) as u16) as u64;
-                lo | hi << 16
+            AtomOp::AddBf16 => {
+                let (x, y) = (bf16::from_bits(old as u16), bf16::from_bits(b as u16));
+                hx::add_bf16(x, y, HalfMods::default()).to_bits() as u64
             }
+            AtomOp::AddF16x2 => hx::add_f16x2(old as u32, b as u32, HalfMods::default()) as u64,
+            AtomOp::AddBf16x2 => hx::add_bf16x2(old as u32, b as u32, HalfMods::default()) as u64,
             AtomOp::Inc => {
                 if (old & m) >= (b & m) {
                     0
@@ -122,17 +123,6 @@ pub(super) fn rmw(op: AtomOp, size: u32, b: u64, c: u64) -> impl FnMut(u64) -> u
         };
         r & m
     }
-}
-
-pub(super) fn add_f16(a: u16, b: u16) -> u16 {
-    // Sums of two halves are exact in f64, so one rounding to f16 is correct.
-    let s = half::f16::from_bits(a).to_f64() + half::f16::from_bits(b).to_f64();
-    half::f16::from_f64(s).to_bits()
-}
-
-pub(super) fn add_bf16(a: u16, b: u16) -> u16 {
-    let s = half::bf16::from_bits(a).to_f64() + half::bf16::from_bits(b).to_f64();
-    half::bf16::from_f64(s).to_bits()
 }
 
 impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {

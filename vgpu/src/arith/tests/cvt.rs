@@ -3,6 +3,7 @@
 use ::half::{bf16, f16};
 use proptest::prelude::*;
 
+use super::reference::{self, RefFloat};
 use crate::arith::cvt::*;
 use crate::arith::IntRounding::{self, *};
 use crate::arith::Rounding::{self, *};
@@ -318,6 +319,54 @@ fn every_pair_converts_small_values() {
     }
 }
 
+/// Every pair of adjacent finite f16 and bf16 values (and MAX with the overflow
+/// threshold): f64 → half conversion of the midpoint and of its two f64 neighbours, in
+/// every mode and both signs. Rounding through f32 first (the F16C path of `half`'s
+/// `from_f64`) or dropping sticky bits turns "just above the tie" into the tie itself,
+/// which this catches.
+#[test]
+fn near_ties_round_to_the_right_neighbour() {
+    for (to, max_bits, beyond_max, value) in [
+        (
+            F16,
+            0x7bffu16,
+            65536.0,
+            (|b| f16::from_bits(b).to_f64()) as fn(u16) -> f64,
+        ),
+        (Bf16, 0x7f7f, 2f64.powi(128), |b| {
+            bf16::from_bits(b).to_f64()
+        }),
+    ] {
+        for lo in 0..=max_bits {
+            let hi = lo + 1;
+            // Past MAX the "next value" is 2^(emax+1), and it rounds to infinity (`hi`).
+            let hi_value = if lo == max_bits {
+                beyond_max
+            } else {
+                value(hi)
+            };
+            let mid = (value(lo) + hi_value) / 2.0; // exact: one bit more than the format
+            for (x, rn) in [
+                (mid.next_down(), lo),
+                (mid, if lo % 2 == 0 { lo } else { hi }),
+                (mid.next_up(), hi),
+            ] {
+                for (rnd, want) in [(Rn, rn), (Rz, lo), (Rm, lo), (Rp, hi)] {
+                    let got = cvt(x.to_bits(), F64, to, fr(rnd)) as u16;
+                    assert_eq!(got, want, "{x:e} -> {to:?} {rnd:?}");
+                    let mirrored = match rnd {
+                        Rm => Rp,
+                        Rp => Rm,
+                        r => r,
+                    };
+                    let got = cvt((-x).to_bits(), F64, to, fr(mirrored)) as u16;
+                    assert_eq!(got, want | 0x8000, "{:e} -> {to:?} {mirrored:?}", -x);
+                }
+            }
+        }
+    }
+}
+
 proptest! {
     #[test]
     fn prop_s64_to_f32_modes_bracket(x in any::<i64>()) {
@@ -331,12 +380,26 @@ proptest! {
         prop_assert_eq!(rn, x as f32);
     }
 
+    /// f64 → f16 and f64 → bf16 in every rounding mode against the exact reference, with
+    /// exponents spanning each type's subnormals, normals and overflow. (`half`'s own
+    /// `from_f64` is no oracle: on x86 with F16C it rounds through f32.)
     #[test]
-    fn prop_f64_to_f16_rn_matches_half(bits in any::<u64>()) {
-        let x = f64::from_bits(bits);
-        prop_assume!(!x.is_nan());
-        let got = cvt(bits, F64, F16, fr(Rn)) as u16;
-        prop_assert_eq!(got, f16::from_f64(x).to_bits());
+    fn prop_f64_to_half_types_vs_exact(
+        frac in any::<u64>(),
+        neg in any::<bool>(),
+        e16 in -28i32..18,
+        eb16 in -137i32..130,
+        rnd in prop::sample::select(vec![Rn, Rz, Rm, Rp]),
+    ) {
+        let x = |e: i32| {
+            let v = f64::from_bits(((1023 + e) as u64) << 52 | frac >> 12);
+            if neg { -v } else { v }
+        };
+        let (a, b) = (x(e16), x(eb16));
+        let want16: f16 = reference::round_ref(&a.exact(), rnd);
+        let wantb: bf16 = reference::round_ref(&b.exact(), rnd);
+        prop_assert_eq!(cvt(a.to_bits(), F64, F16, fr(rnd)) as u16, want16.to_bits());
+        prop_assert_eq!(cvt(b.to_bits(), F64, Bf16, fr(rnd)) as u16, wantb.to_bits());
     }
 
     #[test]

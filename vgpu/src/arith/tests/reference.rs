@@ -33,8 +33,11 @@ pub trait RefFloat: Copy + PartialEq + std::fmt::Debug {
     fn is_finite(self) -> bool;
 }
 
+/// Implements [`RefFloat`] from the encoding alone (sign bit, `$frac` fraction bits,
+/// bias `$emax`), so the same code serves `f32`, `f64` and the half types; `$approx`
+/// turns an `f64` into a nearby value (any rounding: `round_ref` walks to the answer).
 macro_rules! ref_float {
-    ($t:ty, $bits:ty, $frac:expr, $emax:expr) => {
+    ($t:ty, $bits:ty, $frac:expr, $emax:expr, $approx:expr) => {
         impl RefFloat for $t {
             const MAX: Self = <$t>::MAX;
             fn beyond_max() -> BigRational {
@@ -60,39 +63,37 @@ macro_rules! ref_float {
                 }
             }
             fn from_approx(q: &BigRational) -> Self {
-                q.to_f64().unwrap_or(0.0) as $t
+                let approx: fn(f64) -> $t = $approx;
+                approx(q.to_f64().unwrap_or(0.0))
             }
             fn next_up(self) -> Self {
                 let b = self.to_bits();
-                if self == 0.0 {
+                if b << 1 == 0 {
                     <$t>::from_bits(1)
-                } else if self > 0.0 {
+                } else if b >> (<$bits>::BITS - 1) == 0 {
                     <$t>::from_bits(b + 1)
                 } else {
                     <$t>::from_bits(b - 1)
                 }
             }
             fn next_down(self) -> Self {
-                -(-self).next_up()
+                self.neg().next_up().neg()
             }
             fn is_even(self) -> bool {
                 self.to_bits() & 1 == 0
             }
             fn neg(self) -> Self {
-                -self
+                <$t>::from_bits(self.to_bits() ^ (1 << (<$bits>::BITS - 1)))
             }
             fn zero(neg: bool) -> Self {
-                if neg {
-                    -0.0
-                } else {
-                    0.0
-                }
+                <$t>::from_bits(if neg { 1 << (<$bits>::BITS - 1) } else { 0 })
             }
             fn inf(neg: bool) -> Self {
+                let inf = <$t>::from_bits((<$bits>::MAX >> 1) & !((1 << $frac) - 1));
                 if neg {
-                    <$t>::NEG_INFINITY
+                    inf.neg()
                 } else {
-                    <$t>::INFINITY
+                    inf
                 }
             }
             fn is_finite(self) -> bool {
@@ -102,8 +103,13 @@ macro_rules! ref_float {
     };
 }
 
-ref_float!(f32, u32, 23, 127);
-ref_float!(f64, u64, 52, 1023);
+ref_float!(f32, u32, 23, 127, |x| x as f32);
+ref_float!(f64, u64, 52, 1023, |x| x);
+// The `half` crate's `from_f64` is only an approximation here: on x86 with F16C it
+// rounds through `f32` (double rounding), and `bf16::from_f64` drops the low 32 bits
+// first. `round_ref` corrects either by walking the neighbours.
+ref_float!(::half::f16, u16, 10, 15, ::half::f16::from_f64);
+ref_float!(::half::bf16, u16, 7, 127, ::half::bf16::from_f64);
 
 /// Rounds a nonzero exact value `q` to `T` in `rnd`.
 pub fn round_ref<T: RefFloat>(q: &BigRational, rnd: Rounding) -> T {
