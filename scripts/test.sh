@@ -3,7 +3,8 @@
 # Extra arguments go to `cargo test`; with `-p`/`--package` only those packages are tested
 # (cargo would otherwise let --workspace win). Exits with cargo's status, after a closing
 # line `tests: N passed, M failed` summed over every test binary (cargo's own last line
-# is the doc-tests' count, which is usually 0).
+# is the doc-tests' count, which is usually 0). Property tests use a seed derived from the
+# commit (printed first), unless PROPTEST_RNG_SEED is set.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup-cuda.sh
@@ -12,6 +13,13 @@ for arg in "$@"; do
   [[ "$arg" == "--" ]] && break
   case "$arg" in -p|-p*|--package|--package=*) scope=() ;; esac
 done
+# Property tests draw from a seed fixed per commit, so a run (here or in CI) that fails
+# fails again on the same commit, and the printed seed reproduces it anywhere; each new
+# commit still explores new cases. Set PROPTEST_RNG_SEED yourself to choose one.
+if [[ -z "${PROPTEST_RNG_SEED:-}" ]] && head=$(git rev-parse HEAD 2>/dev/null); then
+  export PROPTEST_RNG_SEED=$((16#${head:0:15}))
+fi
+echo "property tests: PROPTEST_RNG_SEED=${PROPTEST_RNG_SEED:-random}"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
