@@ -3,7 +3,7 @@
 use ::half::{bf16, f16};
 use proptest::prelude::*;
 
-use super::reference;
+use super::reference::{self, RefFloat};
 use crate::arith::half::*;
 use crate::arith::CmpOp;
 use crate::arith::Rounding::Rn;
@@ -203,16 +203,29 @@ fn packed_forms() {
     assert_eq!(tanh_approx_bf16(bf16::from_f32(100.0)), bf16::from_f32(1.0));
 }
 
-fn finite_f16() -> impl Strategy<Value = f16> {
+/// Any finite value of a 16-bit float type, from its encoding.
+fn finite<T: RefFloat>(from_bits: fn(u16) -> T) -> impl Strategy<Value = T> {
     any::<u16>()
-        .prop_map(f16::from_bits)
+        .prop_map(from_bits)
         .prop_filter("finite", |x| x.is_finite())
 }
 
-fn finite_bf16() -> impl Strategy<Value = bf16> {
-    any::<u16>()
-        .prop_map(bf16::from_bits)
-        .prop_filter("finite", |x| x.is_finite())
+/// `add`, `mul` and `fma` (`.rn`, no modifiers) of one 16-bit type against the exact
+/// rational reference, bit for bit.
+fn vs_exact<T: RefFloat>(
+    (a, b, c): (T, T, T),
+    add: fn(T, T, HalfMods) -> T,
+    mul: fn(T, T, HalfMods) -> T,
+    fma: fn(T, T, T, HalfMods) -> T,
+) -> Result<(), TestCaseError> {
+    let signs = [a.is_neg(), b.is_neg(), c.is_neg()];
+    let sum = reference::add(a, b, Rn, signs[0], signs[1]);
+    prop_assert_eq!(add(a, b, NONE).bits(), sum.bits());
+    let product = reference::fma(a, b, None, Rn, signs);
+    prop_assert_eq!(mul(a, b, NONE).bits(), product.bits());
+    let fused = reference::fma(a, b, Some(c), Rn, signs);
+    prop_assert_eq!(fma(a, b, c, NONE).bits(), fused.bits());
+    Ok(())
 }
 
 proptest! {
@@ -221,22 +234,14 @@ proptest! {
     /// through `f32`: `a = 0x6f81, b = 0x2b7f`, `a·b + a` = 8133.99988 was rounded to
     /// 8134.0 and then, as a tie, up to 8136 — a flaky oracle, not a bug here.)
     #[test]
-    fn prop_f16_vs_exact(a in finite_f16(), b in finite_f16(), c in finite_f16()) {
-        let s = |x: f16| x.is_sign_negative();
-        let signs = [s(a), s(b), s(c)];
-        prop_assert_eq!(add_f16(a, b, NONE).to_bits(), reference::add(a, b, Rn, s(a), s(b)).to_bits());
-        prop_assert_eq!(mul_f16(a, b, NONE).to_bits(), reference::fma(a, b, None, Rn, signs).to_bits());
-        prop_assert_eq!(fma_f16(a, b, c, NONE).to_bits(), reference::fma(a, b, Some(c), Rn, signs).to_bits());
+    fn prop_f16_vs_exact(a in finite(f16::from_bits), b in finite(f16::from_bits), c in finite(f16::from_bits)) {
+        vs_exact((a, b, c), add_f16, mul_f16, fma_f16)?;
     }
 
     /// The same for bf16, whose exponent range makes `a + b` inexact in `f64` (so the
     /// implementation's round-to-odd step is what is being checked).
     #[test]
-    fn prop_bf16_vs_exact(a in finite_bf16(), b in finite_bf16(), c in finite_bf16()) {
-        let s = |x: bf16| x.is_sign_negative();
-        let signs = [s(a), s(b), s(c)];
-        prop_assert_eq!(add_bf16(a, b, NONE).to_bits(), reference::add(a, b, Rn, s(a), s(b)).to_bits());
-        prop_assert_eq!(mul_bf16(a, b, NONE).to_bits(), reference::fma(a, b, None, Rn, signs).to_bits());
-        prop_assert_eq!(fma_bf16(a, b, c, NONE).to_bits(), reference::fma(a, b, Some(c), Rn, signs).to_bits());
+    fn prop_bf16_vs_exact(a in finite(bf16::from_bits), b in finite(bf16::from_bits), c in finite(bf16::from_bits)) {
+        vs_exact((a, b, c), add_bf16, mul_bf16, fma_bf16)?;
     }
 }

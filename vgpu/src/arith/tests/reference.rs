@@ -31,6 +31,12 @@ pub trait RefFloat: Copy + PartialEq + std::fmt::Debug {
     fn zero(neg: bool) -> Self;
     fn inf(neg: bool) -> Self;
     fn is_finite(self) -> bool;
+    /// The encoding, zero-extended (tells −0 from +0, unlike `==`).
+    fn bits(self) -> u64;
+    /// The sign bit (set for −0 too).
+    fn is_neg(self) -> bool {
+        self.neg().bits() < self.bits()
+    }
 }
 
 /// Implements [`RefFloat`] from the encoding alone (sign bit, `$frac` fraction bits,
@@ -98,6 +104,9 @@ macro_rules! ref_float {
             }
             fn is_finite(self) -> bool {
                 <$t>::is_finite(self)
+            }
+            fn bits(self) -> u64 {
+                self.to_bits() as u64
             }
         }
     };
