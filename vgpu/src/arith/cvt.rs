@@ -341,50 +341,63 @@ pub fn cvt_f64_to_f32(x: f64, rnd: Rounding, ftz: bool, sat: bool) -> f32 {
     f32::from_bits(cvt(x.to_bits(), ScalarKind::F64, ScalarKind::F32, m) as u32)
 }
 
+/// `cvt.rnd{.relu}.<to>.<from>` into a 16-bit float type: its bits.
+#[inline]
+fn cvt_to_16(bits: u64, from: ScalarKind, to: ScalarKind, rnd: Rounding, relu: bool) -> u16 {
+    let m = CvtMods {
+        rnd: CvtRounding::Float(rnd),
+        relu,
+        ..CvtMods::default()
+    };
+    cvt(bits, from, to, m) as u16
+}
+
 /// `cvt.rnd.f16.f64`: one correct rounding. Host code that turns an `f64` into an `f16`
 /// (argument values, expected outputs) uses this rather than `half`'s `f16::from_f64`,
 /// which on x86 with F16C rounds through `f32` (twice) and so can land one unit off on
 /// just-above-tie values — depending on the host's CPU.
 #[inline]
 pub fn cvt_f64_to_f16(x: f64, rnd: Rounding) -> f16 {
-    let m = CvtMods {
-        rnd: CvtRounding::Float(rnd),
-        ..CvtMods::default()
-    };
-    f16::from_bits(cvt(x.to_bits(), ScalarKind::F64, ScalarKind::F16, m) as u16)
+    f16::from_bits(cvt_to_16(
+        x.to_bits(),
+        ScalarKind::F64,
+        ScalarKind::F16,
+        rnd,
+        false,
+    ))
 }
 
 /// `cvt.rnd.bf16.f64`: one correct rounding (`half`'s `bf16::from_f64` drops the low 32
 /// bits of the `f64` first, losing the sticky bit).
 #[inline]
 pub fn cvt_f64_to_bf16(x: f64, rnd: Rounding) -> bf16 {
-    let m = CvtMods {
-        rnd: CvtRounding::Float(rnd),
-        ..CvtMods::default()
-    };
-    bf16::from_bits(cvt(x.to_bits(), ScalarKind::F64, ScalarKind::Bf16, m) as u16)
+    bf16::from_bits(cvt_to_16(
+        x.to_bits(),
+        ScalarKind::F64,
+        ScalarKind::Bf16,
+        rnd,
+        false,
+    ))
 }
 
 /// `cvt.rnd{.relu}.f16.f32`
 #[inline]
 pub fn cvt_f32_to_f16(x: f32, rnd: Rounding, relu: bool) -> f16 {
-    let m = CvtMods {
-        rnd: CvtRounding::Float(rnd),
-        relu,
-        ..CvtMods::default()
-    };
-    f16::from_bits(cvt(x.to_bits() as u64, ScalarKind::F32, ScalarKind::F16, m) as u16)
+    let bits = x.to_bits() as u64;
+    f16::from_bits(cvt_to_16(bits, ScalarKind::F32, ScalarKind::F16, rnd, relu))
 }
 
 /// `cvt.rnd{.relu}.bf16.f32`
 #[inline]
 pub fn cvt_f32_to_bf16(x: f32, rnd: Rounding, relu: bool) -> bf16 {
-    let m = CvtMods {
-        rnd: CvtRounding::Float(rnd),
+    let bits = x.to_bits() as u64;
+    bf16::from_bits(cvt_to_16(
+        bits,
+        ScalarKind::F32,
+        ScalarKind::Bf16,
+        rnd,
         relu,
-        ..CvtMods::default()
-    };
-    bf16::from_bits(cvt(x.to_bits() as u64, ScalarKind::F32, ScalarKind::Bf16, m) as u16)
+    ))
 }
 
 /// `cvt{.ftz}.f32.f16` (exact).
