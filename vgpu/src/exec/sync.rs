@@ -147,6 +147,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             self.hooks.barrier_release(self.mem, &ev, &released);
         }
         self.since_progress = 0;
+        self.changed();
     }
 
     pub(super) fn member_mask(&self, w: u32, l: usize, op: &Op) -> u32 {
@@ -163,6 +164,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.src(w, l, m) as u32
     }
 
+    /// A lane arrives at a warp collective. Each lane brings its *own* member mask (PTX
+    /// ISA, `shfl.sync`/`vote.sync`/`match.sync`/`redux.sync`/`bar.warp.sync`: the
+    /// executing thread waits until every non-exited thread of *its* `membermask` has
+    /// executed the instruction with the same mask). One converged warp may therefore hold
+    /// several sub-warp groups at once — cooperative-groups tiles, CUB logical warps —
+    /// with disjoint masks (`0x0000ffff` for lanes 0–15, `0xffff0000` for lanes 16–31),
+    /// and each group completes on its own. A lane outside its own mask is undefined
+    /// behaviour, reported with that lane and that mask.
     pub(super) fn exec_collective(
         &mut self,
         w: u32,
@@ -171,20 +180,22 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         pc: u32,
         inst: &'p Inst,
     ) -> Result<Flow, LaunchOutcome> {
-        let l0 = active.trailing_zeros() as usize;
-        let member = self.member_mask(w, l0, &inst.op);
-        if active & !member != 0 {
-            let l = (active & !member).trailing_zeros() as usize;
-            return Err(self.fault(
-                w,
-                l,
-                pc,
-                FaultKind::Undefined,
-                format!(
-                    "thread executes `{}` but is not in its member mask {member:#010x}",
-                    self.site(pc).text
-                ),
-            ));
+        let mut masks = [0u32; WARP];
+        for l in lanes(active) {
+            let member = self.member_mask(w, l, &inst.op);
+            if member >> l & 1 == 0 {
+                return Err(self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::Undefined,
+                    format!(
+                        "thread executes `{}` but is not in its member mask {member:#010x}",
+                        self.site(pc).text
+                    ),
+                ));
+            }
+            masks[l] = member;
         }
         if let Op::WarpSync { .. } = inst.op {
             // A lane's arrival is its release point (its earlier accesses are ordered
@@ -193,7 +204,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 let ev = Barrier {
                     thread: self.thread_ref(w, l),
                     kind: BarrierKind::Warp,
-                    id: member,
+                    id: masks[l],
                     site: inst.site,
                 };
                 self.hooks.barrier_arrive(self.mem, &ev);
@@ -202,7 +213,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         {
             let warp = &mut self.warps[w as usize];
             for l in lanes(active) {
-                warp.lanes[l].status = Status::Collective(member);
+                warp.lanes[l].status = Status::Collective(masks[l]);
                 warp.lanes[l].pc = pc;
                 warp.ready &= !(1 << l);
             }
@@ -212,33 +223,52 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(Flow::PerLane)
     }
 
-    /// Lanes waiting at `pc` (or, for `bar.warp.sync`, at any `bar.warp.sync`) proceed if
-    /// every live lane of their member mask is waiting too.
+    /// Completes every group of lanes waiting at `pc` (or, for `bar.warp.sync`, at any
+    /// `bar.warp.sync`) whose member mask's live lanes are all waiting there with that
+    /// same mask. Groups with different masks complete independently.
     pub(super) fn complete_collective(&mut self, w: u32, pc: u32) -> Result<(), LaunchOutcome> {
-        let inst = &self.prog.insts[pc as usize];
-        let is_warpsync = matches!(inst.op, Op::WarpSync { .. });
+        let is_warpsync = matches!(self.prog.insts[pc as usize].op, Op::WarpSync { .. });
+        // (mask, lanes waiting with it); at most one distinct mask per lane.
+        let mut groups = [(0u32, 0u32); WARP];
+        let mut n = 0;
         let warp = &self.warps[w as usize];
-        let mut waiting = 0u32;
-        let mut member = 0u32;
         for (l, lane) in warp.lanes.iter().enumerate() {
             if let Status::Collective(m) = lane.status {
                 let same = lane.pc == pc
                     || (is_warpsync
                         && matches!(self.prog.insts[lane.pc as usize].op, Op::WarpSync { .. }));
                 if same {
-                    waiting |= 1 << l;
-                    member |= m;
+                    match groups[..n].iter_mut().find(|g| g.0 == m) {
+                        Some(g) => g.1 |= 1 << l,
+                        None => {
+                            groups[n] = (m, 1 << l);
+                            n += 1;
+                        }
+                    }
                 }
             }
         }
-        if waiting == 0 {
-            return Ok(());
+        let live = warp.present & !warp.exited;
+        for &(member, waiting) in &groups[..n] {
+            // Every lane waiting with `member` is in it (checked on arrival), so the
+            // group is complete exactly when it holds all of the mask's live lanes.
+            if member & live & !waiting == 0 {
+                self.complete_group(w, pc, member, waiting)?;
+            }
         }
-        let required = member & warp.present & !warp.exited;
-        if required & !waiting != 0 {
-            return Ok(());
-        }
-        let have = waiting;
+        Ok(())
+    }
+
+    /// Performs the collective at `pc` for the lanes `have`, all waiting with member mask
+    /// `member`, and lets them go on.
+    fn complete_group(
+        &mut self,
+        w: u32,
+        pc: u32,
+        member: u32,
+        have: u32,
+    ) -> Result<(), LaunchOutcome> {
+        let inst = &self.prog.insts[pc as usize];
         let site = inst.site;
         match &inst.op {
             Op::WarpSync { .. } => {
