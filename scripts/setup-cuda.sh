@@ -17,6 +17,8 @@ root="$(pwd)"
 # nvcc needs the other three: nvidia-nvvm (cicc), nvidia-cuda-crt (crt/host_runtime.h and
 # friends), nvidia-cuda-runtime (cuda_runtime.h and the real libcudart.so.13, which programs
 # link against; `fencehound exec` puts fencehound's own libcudart.so.13 in its place).
+# nvidia-cuda-profiler-api carries cuda_profiler_api.h (cudaProfilerStart/Stop), which
+# programs include and no other wheel has; it has no 13.5.37 release, 13.5.25 is the match.
 wheels=(
   "nvidia-cuda-nvrtc==13.5.37"
   "nvidia-cuda-nvcc==13.5.37"
@@ -24,6 +26,7 @@ wheels=(
   "nvidia-nvvm==13.5.37"
   "nvidia-cuda-runtime==13.5.37"
   "nvidia-cuda-crt==13.5.37"
+  "nvidia-cuda-profiler-api==13.5.25"
 )
 target="$root/.tools/cuda"
 stamp="$target/.fencehound-stamp"
@@ -63,7 +66,7 @@ cu13="$target/nvidia/cu13"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" \
       && -e "$cu13/lib/libnvrtc.so.13" && -x "$cu13/bin/ptxas" && -x "$cu13/bin/nvcc" \
       && -x "$cu13/nvvm/bin/cicc" && -e "$cu13/include/crt/host_runtime.h" \
-      && -e "$cu13/lib/libcudart.so" ]]; then
+      && -e "$cu13/lib/libcudart.so" && -e "$cu13/include/cuda_profiler_api.h" ]]; then
   echo "setup-cuda: CUDA wheels already in .tools/cuda ($want)"
   exit 0
 fi

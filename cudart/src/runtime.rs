@@ -59,8 +59,6 @@ struct Module {
     /// The vgpu module, or why it cannot run.
     loaded: Result<ModuleId, (CudaError, String)>,
     kernels: Vec<String>,
-    /// `.version` of the PTX, as `major * 10 + minor`.
-    ptx_version: i32,
     recorded: bool,
 }
 
@@ -263,7 +261,6 @@ impl Runtime {
             overridden: false,
             loaded: Err((errors::NO_KERNEL_IMAGE_FOR_DEVICE, String::new())),
             kernels: Vec::new(),
-            ptx_version: 0,
             recorded: false,
         };
         match contents {
@@ -297,7 +294,7 @@ impl Runtime {
                             m.overridden = true;
                         }
                     }
-                    m.loaded = self.load_ptx(index, &m.source, &text, &mut m.ptx_version);
+                    m.loaded = self.load_ptx(index, &m.source, &text);
                     if self.cfg.record_ptx {
                         m.ptx = Some(e.text.clone());
                     }
@@ -313,7 +310,6 @@ impl Runtime {
         index: usize,
         source: &str,
         text: &str,
-        version: &mut i32,
     ) -> Result<ModuleId, (CudaError, String)> {
         let name = if source.is_empty() {
             format!("module{index}.ptx")
@@ -326,11 +322,6 @@ impl Runtime {
                 format!("the PTX of {name} does not parse: {e}"),
             )
         })?;
-        for it in &module.items {
-            if let fencehound_ptx::Item::Version { major, minor } = it {
-                *version = (*major * 10 + *minor) as i32;
-            }
-        }
         self.dev.load_module(&module).map_err(|e| {
             (
                 errors::INVALID_PTX,
@@ -530,7 +521,11 @@ impl Runtime {
     }
 
     /// Attributes of a kernel: (static shared bytes, const bytes, local bytes per
-    /// thread, registers, PTX version).
+    /// thread, registers, PTX version). The "PTX version" of `cudaFuncAttributes` is the
+    /// virtual architecture the PTX was compiled for (`compute_75` → 75), not the PTX ISA
+    /// `.version`: CUB's `PtxVersion` multiplies it by 10 and picks its tuning policy and
+    /// kernel by it, and a `.version 9.0` read as "sm_90" made every `cub::Device*` call
+    /// fail with `cudaErrorInvalidDeviceFunction` (issue 22).
     pub fn kernel_attributes(
         &mut self,
         host: usize,
@@ -541,7 +536,7 @@ impl Runtime {
             .cloned()
             .ok_or(errors::INVALID_DEVICE_FUNCTION)?;
         let id = self.module_id(k.module)?;
-        let version = self.modules[k.module].ptx_version;
+        let version = self.modules[k.module].arch as i32;
         let p = self
             .dev
             .program(id)
@@ -674,6 +669,7 @@ impl Runtime {
         ));
         let opts = LaunchOptions {
             fuel: self.cfg.fuel,
+            cooperative,
         };
         let start = Instant::now();
         let stop = Stop {
@@ -752,13 +748,19 @@ impl Runtime {
             LaunchOutcome::Deadlock(d) => (
                 Outcome::Deadlock,
                 errors::LAUNCH_TIMEOUT,
-                format!("deadlock: no thread can proceed\n{d}"),
+                format!("deadlock: {}\n{d}", d.cause.describe()),
             ),
             LaunchOutcome::Timeout(d) => {
-                let why = if result.stats.lane_instructions >= self.cfg.fuel {
-                    format!("its fuel ({} lane instructions) ran out", self.cfg.fuel)
+                let why = if d.cause == fencehound_vgpu::HangCause::Fuel {
+                    format!(
+                        "its fuel ({} lane instructions, set by `--fuel`) ran out",
+                        self.cfg.fuel
+                    )
                 } else {
-                    format!("its wall-clock budget ({} ms) ran out", self.cfg.wall_ms)
+                    format!(
+                        "its wall-clock budget ({} ms, set by `--wall-ms`) ran out",
+                        self.cfg.wall_ms
+                    )
                 };
                 (
                     Outcome::Timeout,
