@@ -136,7 +136,9 @@ fn a_hung_kernel_ends_the_program_with_the_timeout_status() {
     assert_exit(&o, 1);
     let err = text(&o.stderr);
     assert!(
-        err.contains("hangs: timeout: its fuel (200000 lane instructions) ran out"),
+        err.contains(
+            "hangs: timeout: its fuel (200000 lane instructions, set by `--fuel`) ran out"
+        ),
         "{err}"
     );
     assert!(err.contains("ending the program with status 124"), "{err}");
@@ -147,6 +149,25 @@ fn a_hung_kernel_ends_the_program_with_the_timeout_status() {
     assert!(err.contains("verdict: TIMEOUT"), "{err}");
     // The program never got past its synchronisation.
     assert!(!text(&o.stdout).contains("returned"));
+}
+
+/// Without `--fuel`, `exec` decides a hang by lack of progress: the spinning warp repeats
+/// its state and nothing can change the flag, under every model (under `weak` once loads
+/// read the newest values), long before any instruction budget.
+#[test]
+fn a_hung_kernel_is_found_by_lack_of_progress() {
+    let prog = build("spin", &[]);
+    for model in ["sc", "weak", "bugaroo"] {
+        let o = exec(&["--model", model], &prog);
+        assert_exit(&o, 1);
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("no thread can make progress: every running warp repeats a state"),
+            "{model}: {err}"
+        );
+        assert!(err.contains("ending the program with status 124"), "{err}");
+        assert!(err.contains("spin.cu:"), "{err}");
+    }
 }
 
 #[test]

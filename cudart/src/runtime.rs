@@ -548,7 +548,7 @@ impl Runtime {
             .ok_or(errors::INVALID_DEVICE_FUNCTION)?;
         let consts: u64 = p.globals.iter().filter(|g| g.3).map(|g| g.2).sum();
         Ok((
-            p.shared_static as u64,
+            f.shared_bytes as u64,
             consts,
             f.frame_size as u64,
             f.nregs.min(255) as i32,

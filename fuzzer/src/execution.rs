@@ -7,8 +7,8 @@ use fencehound_handlers::{BufferConfig, BufferStats, Model, TraceEvent, WriteBuf
 use fencehound_oracle::{Buffer, Context, Judgement, Outputs};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
-    Access, Arg, Barrier, Device, Fence, Hooks, LaunchInfo, LaunchOptions, LaunchOutcome, MemError,
-    Memory, ModuleId, SchedulerKind, SiteInfo, Stop, ThreadRef,
+    Access, Arg, Barrier, Device, Fence, HangCause, Hooks, LaunchInfo, LaunchOptions,
+    LaunchOutcome, MemError, Memory, ModuleId, SchedulerKind, SiteInfo, Stop, ThreadRef,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -708,6 +708,7 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
             .collect();
         let opts = LaunchOptions {
             fuel: c.file.budget.fuel,
+            ..Default::default()
         };
         let stop = Stop {
             deadline: Some(deadline),
@@ -730,8 +731,8 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
         lane_instructions += r.stats.lane_instructions;
         printf.push_str(&r.stdout);
         if !r.outcome.is_completed() {
-            let wall = matches!(r.outcome, LaunchOutcome::Timeout(_))
-                && r.stats.lane_instructions < c.file.budget.fuel;
+            let wall =
+                matches!(&r.outcome, LaunchOutcome::Timeout(d) if d.cause == HangCause::WallClock);
             let mut verdict = outcome_verdict(&r.outcome, wall);
             if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
                 verdict = Some(Verdict::Interrupted);

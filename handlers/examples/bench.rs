@@ -223,7 +223,10 @@ impl Prepared {
                 Dim3::x(w.threads),
                 0,
                 &self.args,
-                LaunchOptions { fuel: u64::MAX / 2 },
+                LaunchOptions {
+                    fuel: u64::MAX / 2,
+                    ..Default::default()
+                },
                 hooks,
                 &mut RoundRobin::new(1),
             )

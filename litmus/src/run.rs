@@ -142,7 +142,10 @@ fn run_one<S: Scheduler>(
         Dim3::x(low.block),
         0,
         &[],
-        LaunchOptions { fuel },
+        LaunchOptions {
+            fuel,
+            ..Default::default()
+        },
         &mut wb,
         sched,
     ) {

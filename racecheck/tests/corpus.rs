@@ -84,7 +84,10 @@ fn check(
                 h.block,
                 h.dynamic_shared,
                 &bound.args,
-                LaunchOptions { fuel: 50_000_000 },
+                LaunchOptions {
+                    fuel: 50_000_000,
+                    ..Default::default()
+                },
                 &mut rc,
                 &mut RandomScheduler::new(seed),
             )

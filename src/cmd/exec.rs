@@ -11,8 +11,10 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Memory model: sc, bugaroo, scoped, weak.
-    #[arg(long, default_value = "bugaroo")]
+    /// Memory model: sc, bugaroo, scoped, weak. The default, `weak`, sees the most: the
+    /// writer's side (stores seen late) and the reader's (loads that read older values),
+    /// with scopes.
+    #[arg(long, default_value = "weak")]
     pub model: String,
     /// Probability that a store is buffered.
     #[arg(long, default_value_t = 1.0)]
@@ -29,11 +31,14 @@ pub struct Args {
     /// Also run the shadow-memory race check.
     #[arg(long)]
     pub race: bool,
-    /// Lane instructions per launch before a launch counts as hung.
-    #[arg(long, default_value_t = fencehound_cudart_protocol::DEFAULT_FUEL)]
-    pub fuel: u64,
-    /// Wall-clock milliseconds per launch before it counts as hung.
-    #[arg(long, default_value_t = fencehound_cudart_protocol::DEFAULT_WALL_MS)]
+    /// Lane instructions per launch before a launch counts as hung. Default: no limit — a
+    /// launch is hung when no warp can make progress any more (every running warp repeats
+    /// its state, spinning on values nothing can change), or after `--wall-ms`.
+    #[arg(long)]
+    pub fuel: Option<u64>,
+    /// Wall-clock milliseconds per launch before it counts as hung (a launch that is still
+    /// making progress when it runs out is reported as a timeout naming this flag).
+    #[arg(long, default_value_t = EXEC_WALL_MS)]
     pub wall_ms: u64,
     /// Kill the whole program after this many seconds (host code can hang too).
     #[arg(long)]
@@ -45,6 +50,11 @@ pub struct Args {
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub argv: Vec<String>,
 }
+
+/// `exec`'s wall-clock budget per launch: ten minutes. Hangs are found by lack of progress
+/// long before that; this bounds a launch that keeps working (a GPU-sized kernel on the
+/// virtual GPU runs for minutes where a GPU takes milliseconds).
+pub const EXEC_WALL_MS: u64 = 600_000;
 
 /// Where fencehound's runtime library is (for `fencehound toolchain`).
 pub fn find_runtime() -> Result<PathBuf> {
@@ -74,7 +84,7 @@ pub fn run(a: Args) -> Result<u8> {
         p: a.p,
         seed: a.seed,
         scheduler: a.scheduler.clone(),
-        fuel: a.fuel,
+        fuel: a.fuel.unwrap_or(u64::MAX),
         wall_ms: a.wall_ms,
         trace: a.trace,
         race: a.race,

@@ -236,7 +236,10 @@ pub fn run(args: Args) -> Result<u8> {
             args.block,
             args.dynamic_shared,
             &bound.args,
-            LaunchOptions { fuel: args.fuel },
+            LaunchOptions {
+                fuel: args.fuel,
+                ..Default::default()
+            },
             Stop {
                 deadline,
                 cancel: None,
@@ -349,7 +352,7 @@ impl Report<'_> {
                 )
             }
             LaunchOutcome::Deadlock(d) => {
-                s += "DEADLOCK: no thread can proceed; unfinished warps:\n";
+                s += &format!("DEADLOCK: {}; unfinished warps:\n", d.cause.describe());
                 s += &d.to_string();
             }
             LaunchOutcome::Timeout(d) => {

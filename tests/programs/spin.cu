@@ -1,5 +1,6 @@
 // A kernel that waits for a flag nobody sets: on a GPU it hangs forever. fencehound's
-// runtime ends the program with its timeout status once the launch's fuel is spent.
+// runtime ends the program with its timeout status once it sees that no warp can make
+// progress (or, with `--fuel`, once the launch's fuel is spent).
 #include <cstdio>
 
 __global__ void wait_for(volatile int *flag) {

@@ -16,6 +16,8 @@ pub struct ModuleLayout {
     /// variables CTA offsets.
     pub vars: HashMap<String, (ptx::Space, u64)>,
     pub shared_end: u32,
+    /// Per kernel: the bytes of static shared memory it uses (its variables' extent).
+    pub kernel_shared: HashMap<String, u32>,
 }
 
 pub fn type_bytes(m: Mod) -> Option<u32> {
@@ -513,6 +515,7 @@ impl<'a> Decoder<'a> {
             param_names,
             rets,
             param_bytes: param_bytes as u32,
+            shared_bytes: self.layout.kernel_shared.get(&f.name).copied().unwrap_or(0),
         })
     }
 }

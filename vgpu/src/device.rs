@@ -62,13 +62,26 @@ struct Loaded {
 pub struct LaunchOptions {
     /// Lane-instruction budget; running out is a timeout.
     pub fuel: u64,
+    /// A cooperative launch (`cudaLaunchCooperativeKernel`): the launch gets a grid
+    /// workspace, which `cooperative_groups::this_grid()` finds through `%envreg1`/`2`,
+    /// so `grid.sync()` works (every CTA of a vgpu launch is resident at once).
+    pub cooperative: bool,
 }
 
 impl Default for LaunchOptions {
     fn default() -> Self {
-        LaunchOptions { fuel: DEFAULT_FUEL }
+        LaunchOptions {
+            fuel: DEFAULT_FUEL,
+            cooperative: false,
+        }
     }
 }
+
+/// Bytes of the grid workspace of a cooperative launch. Its layout is the driver ABI
+/// that CUDA's `cooperative_groups/details/driver_abi.h` reads: `{ u32 wsSize; u32
+/// barrier; }` at the 64-bit address whose high half is `%envreg1` and low half
+/// `%envreg2`; `grid.sync()` counts arrivals in `barrier`.
+pub const GRID_WORKSPACE_BYTES: u64 = 8;
 
 /// Ways to end a launch early from outside (wall-clock limits, Ctrl-C). A launch that
 /// stops this way ends as [`crate::LaunchOutcome::Timeout`] with its hang dump; the
@@ -241,6 +254,9 @@ impl Device {
             }
         }
         let loc = |v: &ptx::VarDecl| format!("PTX line {} (`{}`)", v.pos.line, v.name);
+        let users = SharedUsers::of(m);
+        let mut placed: Vec<(u64, u64, &[u32])> = Vec::new();
+        let mut kernel_end: Vec<u64> = vec![0; users.kernels.len()];
         for v in decls {
             if vars.contains_key(&v.name) {
                 continue;
@@ -259,16 +275,42 @@ impl Device {
                         dynamic_shared.push(v.name.clone());
                         continue;
                     }
+                    // The lowest offset where the variable overlaps no variable that a
+                    // kernel using it uses too: kernels that share nothing may reuse each
+                    // other's addresses, as a GPU gives each kernel only its own
+                    // variables (a CUB module holds dozens of kernels, each with its own
+                    // shared storage; summed, they exceed any CTA's shared memory).
                     let align = var_align(v);
-                    shared_end = shared_end.div_ceil(align) * align;
-                    vars.insert(v.name.clone(), (ptx::Space::Shared, shared_end, size));
-                    shared_end += size;
-                    if shared_end > MAX_SHARED {
-                        return Err(LoadError::Invalid {
-                            message: format!("static shared memory exceeds {MAX_SHARED} bytes"),
-                            location: loc(v),
+                    let mine = users.of_var(&v.name);
+                    let mut at = 0u64;
+                    loop {
+                        at = at.div_ceil(align) * align;
+                        let clash = placed.iter().find(|(a, n, ks)| {
+                            *a < at + size.max(1)
+                                && at < a + (*n).max(1)
+                                && ks.iter().any(|k| mine.contains(k))
                         });
+                        match clash {
+                            Some((a, n, _)) => at = a + (*n).max(1),
+                            None => break,
+                        }
                     }
+                    vars.insert(v.name.clone(), (ptx::Space::Shared, at, size));
+                    placed.push((at, size, mine));
+                    for &k in mine {
+                        let end = &mut kernel_end[k as usize];
+                        *end = (*end).max(at + size);
+                        if *end > MAX_SHARED {
+                            return Err(LoadError::Invalid {
+                                message: format!(
+                                    "static shared memory of kernel `{}` exceeds {MAX_SHARED} bytes",
+                                    users.kernels[k as usize]
+                                ),
+                                location: loc(v),
+                            });
+                        }
+                    }
+                    shared_end = shared_end.max(at + size);
                 }
                 ptx::Space::Global | ptx::Space::Const => {
                     if v.linkage == Some(ptx::Linkage::Extern) {
@@ -329,6 +371,12 @@ impl Device {
                 .map(|(k, (s, a, _))| (k.clone(), (*s, *a)))
                 .collect(),
             shared_end: shared_end as u32,
+            kernel_shared: users
+                .kernels
+                .iter()
+                .zip(&kernel_end)
+                .map(|(k, e)| (k.clone(), *e as u32))
+                .collect(),
         };
         Ok((layout, vars, dyn_off))
     }
@@ -491,8 +539,29 @@ impl Device {
                 prog.dyn_shared_offset as u64 + dynamic_shared as u64
             ));
         }
+        let grid_workspace = if opts.cooperative {
+            let ws = self
+                .mem
+                .global
+                .alloc(
+                    GRID_WORKSPACE_BYTES,
+                    256,
+                    "cooperative launch grid workspace".into(),
+                )
+                .ok_or(DeviceError::OutOfMemory(GRID_WORKSPACE_BYTES))?;
+            let size = (GRID_WORKSPACE_BYTES as u32).to_le_bytes();
+            if let Ok(s) = self.mem.global.slice_mut(ws, 4) {
+                s.copy_from_slice(&size);
+            }
+            ws
+        } else {
+            0
+        };
+        let m = self.modules.get(module.0).ok_or(DeviceError::BadModule)?;
+        let prog = &m.program;
         let spec = LaunchSpec {
             prog,
+            grid_workspace,
             func: fi as u32,
             grid,
             block,
@@ -505,7 +574,130 @@ impl Device {
         };
         self.launches += 1;
         let machine = Machine::new(spec, &mut self.mem, hooks, sched);
-        Ok(machine.run())
+        let result = machine.run();
+        if grid_workspace != 0 {
+            self.mem.global.free(grid_workspace);
+        }
+        Ok(result)
+    }
+}
+
+/// Which kernels may use each `.shared` variable: those from which a function that names
+/// it is reachable through calls. A function with an indirect call reaches every function
+/// (conservatively: it may call any whose address was taken).
+struct SharedUsers {
+    kernels: Vec<String>,
+    by_var: HashMap<String, Vec<u32>>,
+}
+
+impl SharedUsers {
+    fn of(m: &ptx::Module) -> SharedUsers {
+        use std::collections::HashSet;
+        let funcs: Vec<&ptx::Function> = m.functions().filter(|f| f.body.is_some()).collect();
+        let index: HashMap<&str, usize> = funcs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.name.as_str(), i))
+            .collect();
+        // Per function: the names it mentions, its callees, whether it calls indirectly.
+        let mut names: Vec<HashSet<String>> = vec![HashSet::new(); funcs.len()];
+        let mut calls: Vec<Vec<usize>> = vec![Vec::new(); funcs.len()];
+        let mut indirect = vec![false; funcs.len()];
+        fn operand_names(o: &ptx::Operand, out: &mut Vec<String>) {
+            match o {
+                ptx::Operand::Name(n) | ptx::Operand::SymOffset { name: n, .. } => {
+                    out.push(n.clone())
+                }
+                ptx::Operand::Addr {
+                    base: ptx::AddrBase::Name(n),
+                    ..
+                } => out.push(n.clone()),
+                ptx::Operand::Vector(v) | ptx::Operand::List(v) => {
+                    v.iter().for_each(|x| operand_names(x, out))
+                }
+                ptx::Operand::Pair(a, b) => {
+                    operand_names(a, out);
+                    operand_names(b, out);
+                }
+                ptx::Operand::Not(a) => operand_names(a, out),
+                ptx::Operand::Select { name, .. } => out.push(name.clone()),
+                _ => {}
+            }
+        }
+        fn walk(s: &[ptx::Statement], out: &mut Vec<(bool, Vec<String>)>) {
+            for st in s {
+                match st {
+                    ptx::Statement::Inst(i) => {
+                        let mut n = Vec::new();
+                        i.operands.iter().for_each(|o| operand_names(o, &mut n));
+                        out.push((i.opcode == ptx::Opcode::Call, n));
+                    }
+                    ptx::Statement::Block(b) => walk(b, out),
+                    _ => {}
+                }
+            }
+        }
+        for (i, f) in funcs.iter().enumerate() {
+            let mut insts = Vec::new();
+            walk(f.body.as_deref().unwrap_or(&[]), &mut insts);
+            for (is_call, ns) in insts {
+                let mut direct = false;
+                for n in ns {
+                    if let Some(&j) = index.get(n.as_str()) {
+                        calls[i].push(j);
+                        direct = true;
+                    }
+                    names[i].insert(n);
+                }
+                indirect[i] |= is_call && !direct;
+            }
+        }
+        let mut kernels = Vec::new();
+        let mut by_var: HashMap<String, Vec<u32>> = HashMap::new();
+        for (ki, k) in funcs.iter().enumerate().filter(|(_, f)| f.is_kernel()) {
+            let kid = kernels.len() as u32;
+            kernels.push(k.name.clone());
+            let mut seen = vec![false; funcs.len()];
+            let mut stack = vec![ki];
+            seen[ki] = true;
+            while let Some(f) = stack.pop() {
+                if indirect[f] {
+                    seen.iter_mut().for_each(|s| *s = true);
+                    break;
+                }
+                for &c in &calls[f] {
+                    if !std::mem::replace(&mut seen[c], true) {
+                        stack.push(c);
+                    }
+                }
+            }
+            // Function-scope `.shared` declarations are used by their function.
+            for (fi, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+                let mut decl = Vec::new();
+                fn decls(s: &[ptx::Statement], out: &mut Vec<String>) {
+                    for st in s {
+                        match st {
+                            ptx::Statement::Var(v) => out.push(v.name.clone()),
+                            ptx::Statement::Block(b) => decls(b, out),
+                            _ => {}
+                        }
+                    }
+                }
+                decls(funcs[fi].body.as_deref().unwrap_or(&[]), &mut decl);
+                for n in names[fi].iter().chain(&decl) {
+                    let ks = by_var.entry(n.clone()).or_default();
+                    if ks.last() != Some(&kid) {
+                        ks.push(kid);
+                    }
+                }
+            }
+        }
+        SharedUsers { kernels, by_var }
+    }
+
+    /// The kernels (indices into `kernels`) that may use variable `name`.
+    fn of_var(&self, name: &str) -> &[u32] {
+        self.by_var.get(name).map_or(&[], |v| v.as_slice())
     }
 }
 

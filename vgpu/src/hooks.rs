@@ -58,7 +58,19 @@ pub enum AccessKind {
     Atomic,
 }
 
-/// One memory access (a vector access is split into one event per element).
+/// One memory access.
+///
+/// A vector `ld`/`st` of at most 8 bytes (`.v2.u32`, `.v4.u16`, `.v2.f32`, …, naturally
+/// aligned: the vgpu faults otherwise) is **one** access of the vector's size; a wider one
+/// is one access per element. The PTX ISA's memory consistency model describes a vector
+/// access as scalar accesses in unspecified order, so a reader could see half of a
+/// vector store. Hardware does not tear such a message, and NVIDIA's own libraries rely
+/// on it: CCCL (`cub/util_arch.cuh`, `largest_atomic_message_size`) passes a CUB scan
+/// tile's status and value in one `st.relaxed.gpu.v2.u32` that the next tile reads with
+/// one `ld.relaxed.gpu.v2.u32`. Splitting it made `cub::DeviceScan` fail under `scoped`
+/// and `weak` — a false alarm on correct code (issue 22) — so no model tears such a
+/// vector. 16-byte vectors (CUB's descriptor for 8-byte values) are still split per
+/// element.
 #[derive(Debug, Clone, Copy)]
 pub struct Access {
     pub thread: ThreadRef,

@@ -23,7 +23,9 @@ pub mod sched;
 
 pub use device::{Arg, Device, LaunchOptions, ModuleId, Stop, DEFAULT_FUEL, MAX_THREADS};
 pub use error::{DeviceError, FaultKind, LoadError, MemError};
-pub use exec::{Dim3, ExecStats, Fault, HangDump, LaunchOutcome, LaunchResult, TrapInfo};
+pub use exec::{
+    Dim3, ExecStats, Fault, HangCause, HangDump, LaunchOutcome, LaunchResult, TrapInfo,
+};
 pub use hooks::{
     Access, AccessKind, Barrier, BarrierKind, Fence, FenceKind, Hooks, LaunchInfo, NoHooks, Scope,
     Sem, SiteId, ThreadRef,

@@ -538,6 +538,9 @@ pub struct Func {
     pub rets: Vec<ParamLoc>,
     /// Size of the kernel-parameter buffer.
     pub param_bytes: u32,
+    /// A kernel's static shared memory: the extent of the `.shared` variables it (or a
+    /// function it calls) uses. 0 for other functions.
+    pub shared_bytes: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -545,9 +548,11 @@ pub struct Program {
     pub insts: Vec<Inst>,
     pub funcs: Vec<Func>,
     pub sites: Vec<SiteInfo>,
-    /// Static shared memory per CTA (module and function `.shared` variables).
+    /// Static shared memory of the module's largest kernel (the layout lets variables
+    /// that no kernel uses together overlap; see `Device::load_module`).
     pub shared_static: u32,
-    /// Alignment for the start of dynamic shared memory.
+    /// Where dynamic (`extern .shared`) memory starts: after every kernel's static
+    /// variables.
     pub dyn_shared_offset: u32,
     /// Module `.global`/`.const` variables: name → (address, size, is_const).
     pub globals: Vec<(String, u64, u64, bool)>,

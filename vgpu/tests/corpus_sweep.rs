@@ -40,7 +40,10 @@ fn every_corpus_kernel_loads_and_runs_to_its_verdict() {
             failures.push(format!("{stem}: loads now; remove it from UNSUPPORTED"));
         }
         let r = c.run_with(
-            LaunchOptions { fuel: 500_000_000 },
+            LaunchOptions {
+                fuel: 500_000_000,
+                ..Default::default()
+            },
             &mut NoHooks,
             &mut RoundRobin::new(1),
         );

@@ -44,7 +44,10 @@ fn run_everywhere(
                 block,
                 0,
                 &bound.args,
-                LaunchOptions { fuel: 20_000_000 },
+                LaunchOptions {
+                    fuel: 20_000_000,
+                    ..Default::default()
+                },
                 &mut NoHooks,
                 &mut s,
             )

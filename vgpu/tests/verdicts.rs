@@ -44,7 +44,10 @@ impl Setup {
                 block,
                 0,
                 &bound.args,
-                LaunchOptions { fuel },
+                LaunchOptions {
+                    fuel,
+                    ..Default::default()
+                },
                 &mut NoHooks,
                 &mut RoundRobin::new(1),
             )
@@ -189,6 +192,38 @@ extern "C" __global__ void spin_forever(volatile unsigned *flag, unsigned *out)
     }
     out[threadIdx.x] = 1;
 }
+
+extern "C" __global__ void lock_never_released(unsigned *lock, unsigned *out)
+{
+    while (atomicCAS(lock, 0u, 1u) != 0u) {      // MARK cas
+    }
+    out[threadIdx.x] = 1;
+    atomicExch(lock, 0u);
+}
+
+// Warp 1's thread works for `n` iterations without a store, then releases the others.
+extern "C" __global__ void slow_release(volatile unsigned *flag, unsigned *out, unsigned n)
+{
+    if (threadIdx.x == 32) {
+        unsigned h = 1;
+        for (unsigned i = 0; i < n; i++) h = h * 1664525u + 1013904223u;
+        out[32] = h;
+        flag[0] = 1;
+    } else if (threadIdx.x < 32) {
+        while (flag[0] == 0) {
+        }
+        out[threadIdx.x] = 1;
+    }
+}
+
+// A delay loop on the clock: its state never repeats, so it is not a hang.
+extern "C" __global__ void clock_delay(unsigned *out)
+{
+    long long t0 = clock64();
+    while (clock64() - t0 < 3000000) {
+    }
+    out[threadIdx.x] = 1;
+}
 "#;
 
 /// The (lanes, CUDA line) groups of a hang dump, for the warp of block 0 with index `warp`.
@@ -297,6 +332,78 @@ fn infinite_spin_times_out_with_a_dump() {
         Dim3::x(64),
         "flag:u32[1] fill(1), out:u32[128] zero",
         50_000,
+    );
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+}
+
+/// Without a fuel limit, a spin on a flag nobody sets is found by lack of progress: every
+/// warp repeats its state, nothing is pending. It is a deadlock (livelock), found long
+/// before any instruction budget a GPU-sized launch would need.
+#[test]
+fn a_spin_nobody_can_end_is_a_livelock() {
+    let mut s = setup("hangs", HANGS);
+    let (r, _) = s.launch(
+        "spin_forever",
+        Dim3::x(2),
+        Dim3::x(64),
+        "flag:u32[1] zero, out:u32[128] zero",
+        u64::MAX,
+    );
+    let LaunchOutcome::Deadlock(d) = &r.outcome else {
+        panic!("expected a livelock, got {:?}", r.outcome);
+    };
+    assert_eq!(d.cause, HangCause::Livelock, "{d}");
+    assert!(d.to_string().contains("repeats a state"), "{d}");
+    assert_eq!(d.warps.len(), 4, "{d}");
+    assert!(r.stats.lane_instructions < 4 << 20, "{:?}", r.stats);
+}
+
+/// A spin lock that is never released: the failing `atomicCAS` changes nothing, so its
+/// loop is a livelock too.
+#[test]
+fn a_lock_never_released_is_a_livelock() {
+    let mut s = setup("hangs", HANGS);
+    let (r, _) = s.launch(
+        "lock_never_released",
+        Dim3::x(1),
+        Dim3::x(32),
+        "lock:u32[1] fill(1), out:u32[32] zero",
+        u64::MAX,
+    );
+    let LaunchOutcome::Deadlock(d) = &r.outcome else {
+        panic!("expected a livelock, got {:?}", r.outcome);
+    };
+    assert_eq!(d.cause, HangCause::Livelock, "{d}");
+}
+
+/// Spinning warps are not a hang while another warp still works (its loop counter makes
+/// every state new), nor is a delay loop on the clock.
+#[test]
+fn work_and_clock_delays_are_not_hangs() {
+    let mut s = setup("hangs", HANGS);
+    let (r, b) = s.launch(
+        "slow_release",
+        Dim3::x(1),
+        Dim3::x(64),
+        "flag:u32[1] zero, out:u32[64] zero, n:u32=3000000",
+        u64::MAX,
+    );
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    assert!(r.stats.lane_instructions > 2 << 20, "{:?}", r.stats);
+    let out: Vec<u32> = b
+        .buffer("out")
+        .unwrap()
+        .read(&s.dev)
+        .unwrap()
+        .values()
+        .unwrap();
+    assert!(out[..32].iter().all(|&x| x == 1));
+    let (r, _) = s.launch(
+        "clock_delay",
+        Dim3::x(1),
+        Dim3::x(32),
+        "out:u32[32] zero",
+        u64::MAX,
     );
     assert!(r.outcome.is_completed(), "{:?}", r.outcome);
 }

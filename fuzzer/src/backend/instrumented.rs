@@ -9,7 +9,9 @@ use crate::verdict::Verdict;
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
 use fencehound_handlers::{BufferConfig, DrainPolicy};
 use fencehound_oracle::{Buffer, Outputs};
-use fencehound_vgpu::{Arg, Device, LaunchOptions, LaunchOutcome, ModuleId, NoHooks, Stop};
+use fencehound_vgpu::{
+    Arg, Device, HangCause, LaunchOptions, LaunchOutcome, ModuleId, NoHooks, Stop,
+};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -244,7 +246,10 @@ fn run(
                 l.block,
                 l.dynamic_shared,
                 &launch_args(prep, &t.ptrs, i),
-                LaunchOptions { fuel },
+                LaunchOptions {
+                    fuel,
+                    ..Default::default()
+                },
                 Stop {
                     deadline: Some(deadline),
                     cancel,
@@ -257,7 +262,7 @@ fn run(
         printf.push_str(&r.stdout);
         if !r.outcome.is_completed() {
             let wall =
-                matches!(r.outcome, LaunchOutcome::Timeout(_)) && r.stats.lane_instructions < fuel;
+                matches!(&r.outcome, LaunchOutcome::Timeout(d) if d.cause == HangCause::WallClock);
             verdict = outcome_verdict(&r.outcome, wall);
             if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
                 verdict = Some(Verdict::Interrupted);

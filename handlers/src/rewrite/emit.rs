@@ -689,6 +689,36 @@ fn load_block(
     let (size, dests) = access_elems(cx, i, 0)?;
     let addr = &i.operands[1];
     let mut code = String::new();
+    if dests.len() > 1 && size * dests.len() as u32 <= 8 {
+        // One access for the whole vector, as the vgpu makes it (`Hooks` docs): the
+        // runtime forwards or reads all of it, and the original vector load reads there.
+        let total = size * dests.len() as u32;
+        code.push_str(&generic_addr(cx, i, sp, addr, 0, "%fhd8")?);
+        code.push_str(&call(
+            &format!("{PREFIX}load"),
+            Some(("b64", "%fhd1")),
+            &[("b64", "%fhd8"), ("b32", &total.to_string())],
+        ));
+        if sp == MemSpace::Global {
+            code.push_str("cvta.to.global.u64 %fhd1, %fhd1;\n");
+        }
+        let mut e = i.clone();
+        e.guard = None;
+        e.mods = i
+            .mods
+            .iter()
+            .copied()
+            .filter(|m| *m != Mod::Nc)
+            .filter(|m| sp != MemSpace::Shared || !matches!(m, Mod::Shared | Mod::SharedCta))
+            .collect();
+        e.operands[1] = Operand::Addr {
+            base: AddrBase::Name("%fhd1".into()),
+            offset: 0,
+        };
+        code.push_str(&pr(&e));
+        code.push('\n');
+        return wrap(cx, i, &code, None);
+    }
     // Every element's address first: a destination may be the address register.
     for k in 0..dests.len() {
         code.push_str(&generic_addr(
@@ -784,6 +814,42 @@ fn store_block(
     let meta = size | m_sem(sem) | m_scope(scope) | if release { M_RELEASE } else { 0 };
     let addr = &i.operands[0];
     let mut code = String::new();
+    if vals.len() > 1 && size * vals.len() as u32 <= 8 {
+        // One access for the whole vector, as the vgpu makes it (`Hooks` docs): its
+        // elements packed into one value of the vector's size, and the original vector
+        // store when the runtime did not buffer it.
+        let total = size * vals.len() as u32;
+        let meta = total | m_sem(sem) | m_scope(scope) | if release { M_RELEASE } else { 0 };
+        code.push_str(&generic_addr(cx, i, sp, addr, 0, "%fhd0")?);
+        code.push_str("mov.u64 %fhd3, 0;\n");
+        for (k, v) in vals.iter().enumerate() {
+            code.push_str(&value_bits(cx, i, v)?);
+            let _ = writeln!(
+                code,
+                "and.b64 %fhd1, %fhd1, {};\nshl.b64 %fhd1, %fhd1, {};\nor.b64 %fhd3, %fhd3, %fhd1;",
+                u64::MAX >> (64 - 8 * size),
+                8 * size * k as u32
+            );
+        }
+        code.push_str(&call(
+            &format!("{PREFIX}store"),
+            Some(("b32", "%fhr6")),
+            &[
+                ("b64", "%fhd0"),
+                ("b64", "%fhd3"),
+                ("b32", &meta.to_string()),
+            ],
+        ));
+        code.push_str("setp.ne.b32 %fhp1, %fhr6, 0;\n");
+        let mut e = i.clone();
+        e.guard = Some(ptx::Guard {
+            negated: true,
+            pred: "%fhp1".into(),
+        });
+        code.push_str(&pr(&e));
+        code.push('\n');
+        return wrap(cx, i, &code, None);
+    }
     for (k, v) in vals.iter().enumerate() {
         let extra = k as i64 * size as i64;
         code.push_str(&generic_addr(cx, i, sp, addr, extra, "%fhd0")?);

@@ -624,7 +624,10 @@ fn launch_all<H: Hooks>(
                 l.block,
                 l.dynamic_shared,
                 &l.args,
-                fencehound_vgpu::LaunchOptions { fuel },
+                fencehound_vgpu::LaunchOptions {
+                    fuel,
+                    ..Default::default()
+                },
                 fencehound_vgpu::Stop {
                     deadline: plan.deadline,
                     cancel: None,

@@ -14,7 +14,7 @@
 //! | original | block |
 //! |---|---|
 //! | `st` (scalar or vector) | per element: `__fencehound_store(g, value, meta)`; the original store (one element, same qualifiers) only when it returned 0 |
-//! | `ld`, `ldu` | per element: `__fencehound_load(g, meta)` returns `g` or the thread's scratch word holding the forwarded value; the original load (one element, same qualifiers, `.nc`/`ldu` dropped: the scratch word is written) reads from there |
+//! | `ld`, `ldu` | per element (a vector of at most 8 bytes: once): `__fencehound_load(g, meta)` returns `g` or the thread's scratch word holding the forwarded value; the original load (one element, same qualifiers, `.nc`/`ldu` dropped: the scratch word is written) reads from there |
 //! | `atom`, `red` | `__fencehound_atom(g, meta)` (drains; for a `.cta` atomic on global memory under `scoped` the scratch word holds the CTA-visible value); the original atomic on the returned address; `__fencehound_atom_done` leaves a `.cta` result in the CTA overlay |
 //! | fence, barrier, `exit`/kernel `ret` | `__fencehound_drain(meta)`, then the original instruction |
 //!

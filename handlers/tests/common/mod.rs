@@ -84,7 +84,10 @@ pub fn run_cfg(
     args.extend_from_slice(scalars);
     let mut wb = WriteBuffers::new(cfg);
     let mut sched = RandomScheduler::new(seed);
-    let opts = LaunchOptions { fuel: 20_000_000 };
+    let opts = LaunchOptions {
+        fuel: 20_000_000,
+        ..Default::default()
+    };
     let r = dev
         .launch_with(
             id,

@@ -176,7 +176,10 @@ fn launch<H: Hooks>(
             Dim3::x(block),
             0,
             args,
-            LaunchOptions { fuel: 50_000_000 },
+            LaunchOptions {
+                fuel: 50_000_000,
+                ..Default::default()
+            },
             &mut rc,
             &mut sched,
         )

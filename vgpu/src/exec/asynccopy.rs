@@ -141,6 +141,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 off += 4;
             }
         }
+        if !copies.is_empty() {
+            self.changed();
+        }
         Ok(())
     }
 

@@ -291,6 +291,23 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, total.next_power_of_two())?;
+            if let (Place::Mem(loc), true) = (p, ds.len() > 1 && total <= 8) {
+                // A vector of at most 8 bytes is one access (see `Access`).
+                let a = self.access(w, l, loc, total, AccessKind::Load, sem, scope, site);
+                let mut b = [0u8; 8];
+                if let Err(e) = self.hooks.load(self.mem, &a, &mut b[..total as usize]) {
+                    return Err(self.mem_fault(w, l, pc, e));
+                }
+                let whole = u64::from_le_bytes(b);
+                for (k, d) in ds.iter().enumerate() {
+                    let v = (whole >> (k as u32 * size * 8)) & mask_bits(size * 8);
+                    let v = if signed { sign_extend(v, size) } else { v };
+                    if let Some(d) = d {
+                        self.set(w, l, *d, v);
+                    }
+                }
+                continue;
+            }
             for (k, d) in ds.iter().enumerate() {
                 let off = k as u64 * size as u64;
                 let v = match p {
@@ -350,6 +367,22 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, total.next_power_of_two())?;
+            if let (Place::Mem(loc), true) = (p, vals.len() > 1 && total <= 8) {
+                // A vector of at most 8 bytes is one access (see `Access`).
+                let mut whole = 0u64;
+                for (k, s) in vals.iter().enumerate() {
+                    let v = self.src(w, l, *s) & mask_bits(size * 8);
+                    whole |= v << (k as u32 * size * 8);
+                }
+                let a = self.access(w, l, loc, total, AccessKind::Store, sem, scope, site);
+                let bytes = whole.to_le_bytes();
+                if let Err(e) = self.hooks.store(self.mem, &a, &bytes[..total as usize]) {
+                    return Err(self.mem_fault(w, l, pc, e));
+                }
+                self.since_progress = 0;
+                self.changed();
+                continue;
+            }
             for (k, s) in vals.iter().enumerate() {
                 let off = k as u64 * size as u64;
                 let v = self.src(w, l, *s);
@@ -371,6 +404,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             return Err(self.mem_fault(w, l, pc, e));
                         }
                         self.since_progress = 0;
+                        self.changed();
                     }
                     Place::Local(a) => {
                         let local = &mut self.warps[w as usize].lanes[l].local;
@@ -445,11 +479,21 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let cv = c.map_or(0, |c| self.src(w, l, c));
             let a = self.access(w, l, loc, size, AccessKind::Atomic, sem, scope, site);
             let mut f = rmw(op, size, bv, cv);
-            let old = match self.hooks.atomic(self.mem, &a, &mut f) {
+            // A failing compare-and-swap (a spin lock's) changes nothing (see `livelock`).
+            let mut changed = false;
+            let mut g = |old: u64| {
+                let new = f(old);
+                changed |= new != old;
+                new
+            };
+            let old = match self.hooks.atomic(self.mem, &a, &mut g) {
                 Ok(v) => v,
                 Err(e) => return Err(self.mem_fault(w, l, pc, e)),
             };
             self.since_progress = 0;
+            if changed {
+                self.changed();
+            }
             if let Some(d) = d {
                 self.set(w, l, d, old);
             }

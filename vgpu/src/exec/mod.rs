@@ -22,6 +22,7 @@ use crate::program::*;
 use crate::sched::Scheduler;
 
 mod asynccopy;
+mod livelock;
 mod matrix;
 mod memops;
 mod outcome;
@@ -113,6 +114,9 @@ pub struct LaunchSpec<'p> {
     pub launch_index: u32,
     pub deadline: Option<std::time::Instant>,
     pub cancel: Option<&'p std::sync::atomic::AtomicBool>,
+    /// Address of a cooperative launch's grid workspace, 0 for other launches (see
+    /// [`crate::device::GRID_WORKSPACE_BYTES`]).
+    pub grid_workspace: u64,
 }
 
 pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
@@ -140,6 +144,8 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     /// A fault found while completing a collective that another warp's progress
     /// (a lane exiting) unblocked; reported before the next step.
     deferred: Option<LaunchOutcome>,
+    livelock: livelock::Detector,
+    grid_workspace: u64,
 }
 
 enum StepEnd {
@@ -236,6 +242,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             });
         }
         let runnable = (0..warps.len() as u32).collect();
+        let nwarps = warps.len();
         Machine {
             prog,
             func: spec.func,
@@ -259,6 +266,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             deadline: spec.deadline,
             cancel: spec.cancel,
             deferred: None,
+            livelock: livelock::Detector::new(nwarps),
+            grid_workspace: spec.grid_workspace,
         }
     }
 
@@ -306,26 +315,26 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 if self.warps.iter().all(|w| w.exited == w.present) {
                     break LaunchOutcome::Completed;
                 }
-                if self.hooks.stalled(self.mem) {
+                if self.stalled() {
                     continue;
                 }
-                break LaunchOutcome::Deadlock(self.dump());
+                break LaunchOutcome::Deadlock(self.dump(HangCause::Blocked));
             }
             if self.stats.steps & 1023 == 0 && self.stopped() {
-                break LaunchOutcome::Timeout(self.dump());
+                break LaunchOutcome::Timeout(self.dump(HangCause::WallClock));
             }
             if self.stats.lane_instructions >= self.fuel {
                 // Only a state with nothing left to drain is a timeout.
-                if refills < 64 && self.hooks.stalled(self.mem) {
+                if refills < 64 && self.stalled() {
                     refills += 1;
                     self.fuel = self.fuel.saturating_add(self.fuel / 16 + 1024);
                     continue;
                 }
-                break LaunchOutcome::Timeout(self.dump());
+                break LaunchOutcome::Timeout(self.dump(HangCause::Fuel));
             }
             if self.since_progress > 256 + 8 * self.runnable.len() as u64 {
                 self.since_progress = 0;
-                self.hooks.stalled(self.mem);
+                self.stalled();
             }
             let i = self.sched.pick(&self.runnable, last);
             let w = self.runnable[i.min(self.runnable.len() - 1)];
@@ -336,6 +345,15 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 StepEnd::Continue => {}
                 StepEnd::Ended(o) => break o,
             }
+            if self
+                .livelock
+                .watching(self.stats.lane_instructions, nthreads as u64)
+            {
+                let state = self.state_hash(w);
+                if self.livelock.record(w, state, &self.runnable) && !self.stalled() {
+                    break LaunchOutcome::Deadlock(self.dump(HangCause::Livelock));
+                }
+            }
         };
         self.hooks.launch_end(self.mem);
         LaunchResult {
@@ -343,6 +361,60 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             stdout: self.stdout,
             stats: self.stats,
         }
+    }
+
+    /// Asks the model to make progress possible (drain a buffered store, read newest
+    /// values); true if it changed something.
+    fn stalled(&mut self) -> bool {
+        let changed = self.hooks.stalled(self.mem);
+        if changed {
+            self.changed();
+        }
+        changed
+    }
+
+    /// Something other warps may observe changed (see `livelock`).
+    #[inline]
+    fn changed(&mut self) {
+        self.livelock.change(self.stats.lane_instructions);
+    }
+
+    /// Everything about warp `w` that decides what it does next, besides memory.
+    fn state_hash(&self, w: u32) -> u64 {
+        use std::hash::Hasher;
+        let warp = &self.warps[w as usize];
+        let mut h = livelock::StateHasher::default();
+        h.write_u32(warp.ready);
+        h.write_u32(warp.exited);
+        for lane in &warp.lanes {
+            h.write_u32(lane.pc);
+            h.write_u32(lane.func);
+            let (tag, v) = match lane.status {
+                Status::Ready => (0, 0),
+                Status::Exited => (1, 0),
+                Status::Barrier(id) => (2, id),
+                Status::Collective(m) => (3, m),
+            };
+            h.write_u32(tag);
+            h.write_u32(v);
+            h.write_u32(lane.reg_base);
+            h.write_u32(lane.local_base);
+            h.write_u32(lane.frames.len() as u32);
+            for f in &lane.frames {
+                h.write_u32(f.func);
+                h.write_u32(f.ret_pc);
+                h.write_u32(f.reg_base);
+                h.write_u32(f.local_base);
+                h.write_u32(f.call_pc);
+            }
+            h.write_u32(lane.async_open.len() as u32);
+            h.write_u32(lane.async_groups.len() as u32);
+            h.write(&lane.local);
+        }
+        for r in &warp.regs {
+            h.write_u64(*r);
+        }
+        h.finish()
     }
 
     fn stopped(&self) -> bool {
@@ -353,7 +425,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 .is_some_and(|d| std::time::Instant::now() >= d)
     }
 
-    fn dump(&self) -> HangDump {
+    fn dump(&self, cause: HangCause) -> HangDump {
         let mut warps = Vec::new();
         for (wi, w) in self.warps.iter().enumerate() {
             if w.exited == w.present {
@@ -391,7 +463,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 groups,
             });
         }
-        HangDump { warps }
+        HangDump { warps, cause }
     }
 
     fn site(&self, pc: u32) -> SiteInfo {
@@ -477,7 +549,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             S::TotalSmemSize | S::AggrSmemSize => {
                 self.mem.shared.first().map_or(0, |s| s.len()) as u64
             }
-            // Performance counters and environment registers read as 0; the cluster
+            // The driver ABI of cooperative launches (`GRID_WORKSPACE_BYTES`).
+            S::Envreg(1) => self.grid_workspace >> 32,
+            S::Envreg(2) => self.grid_workspace & 0xffff_ffff,
+            // Performance counters and other environment registers read as 0; the cluster
             // registers are refused when the module is loaded.
             _ => 0,
         }
@@ -1088,6 +1163,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             warp.exited |= 1 << l;
         }
         self.since_progress = 0;
+        self.changed();
         self.ctas[cta as usize].live -= m.count_ones();
         self.set_runnable(w);
         // Exited threads no longer count for CTA-wide barriers, and a collective that

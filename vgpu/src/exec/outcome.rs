@@ -81,10 +81,41 @@ pub struct TrapInfo {
     pub site: SiteInfo,
 }
 
-/// Where unfinished warps are.
+/// Where unfinished warps are, and why the launch was stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HangDump {
     pub warps: Vec<WarpDump>,
+    pub cause: HangCause,
+}
+
+/// Why a launch that did not complete was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HangCause {
+    /// No thread can run (a deadlock): every unfinished thread waits at a barrier or
+    /// collective that can no longer complete.
+    #[default]
+    Blocked,
+    /// Every warp that can run repeats a state it had, reading values nothing can change
+    /// any more (a livelock; see the interpreter's `livelock` module). Also a deadlock.
+    Livelock,
+    /// The launch's lane-instruction budget (fuel) ran out: a timeout.
+    Fuel,
+    /// The launch's wall-clock budget ran out, or it was cancelled: a timeout.
+    WallClock,
+}
+
+impl HangCause {
+    /// One line for users: what was decided.
+    pub fn describe(self) -> &'static str {
+        match self {
+            HangCause::Blocked => "no thread can proceed",
+            HangCause::Livelock => {
+                "no thread can make progress: every running warp repeats a state it had, spinning on values that nothing can change"
+            }
+            HangCause::Fuel => "the lane-instruction budget (fuel) ran out",
+            HangCause::WallClock => "the wall-clock budget ran out",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +130,9 @@ pub struct WarpDump {
 impl std::fmt::Display for HangDump {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         const MAX: usize = 16;
+        if self.cause == HangCause::Livelock {
+            writeln!(f, "  {}:", self.cause.describe())?;
+        }
         for w in self.warps.iter().take(MAX) {
             writeln!(
                 f,
