@@ -10,6 +10,9 @@ use fencehound_ptx as ptx;
 use ptx::{Mod, Opcode, Operand, Statement};
 use std::collections::HashMap;
 
+/// The largest frame (`.local` and `.param` variables of one function) in bytes.
+const MAX_FRAME: u32 = 1 << 24;
+
 /// Addresses of module variables, assigned by the device before decoding.
 pub struct ModuleLayout {
     /// name → (space, address): global/const variables get device addresses, shared
@@ -83,6 +86,31 @@ pub fn var_align(v: &ptx::VarDecl) -> u64 {
         .map(|a| a as u64)
         .unwrap_or_else(|| type_bytes(v.ty).unwrap_or(1) as u64 * v.vector.unwrap_or(1) as u64)
         .max(1)
+}
+
+/// Declares a `.reg` parameter or return value of a device function in its scope: a
+/// scalar register, or for `.v2`/`.v4` a vector register of that many consecutive slots.
+/// Returns the first slot, or `None` for a shape the executor does not run (an array, a
+/// `.v8` register, any `.reg` parameter of a kernel).
+fn reg_param<'a>(
+    scope: &mut FnScope<'a>,
+    nregs: &mut u32,
+    p: &'a ptx::VarDecl,
+    device_fn: bool,
+) -> Option<Slot> {
+    if !device_fn || !p.dims.is_empty() || p.range.is_some() {
+        return None;
+    }
+    let name = match p.vector {
+        None => Name::Reg(scope.alloc(nregs, p.ty, 1)),
+        Some(n @ (2 | 4)) => Name::VecReg(scope.alloc(nregs, p.ty, n as u32), n),
+        Some(_) => return None,
+    };
+    scope.names.insert(&p.name, name);
+    match name {
+        Name::Reg(s) | Name::VecReg(s, _) => Some(s),
+        _ => None,
+    }
 }
 
 /// What a name means inside one function.
@@ -247,17 +275,17 @@ impl<'a> Decoder<'a> {
         };
 
         // Parameters. `.reg` parameters (PTX ISA §5.1.6.4, device functions only) are
-        // registers of the callee's frame that a call fills from the caller's operands.
+        // registers of the callee's frame that a call fills from the caller's operands; a
+        // `.reg .v2`/`.v4` one is a vector register (§5.4.2), `n` consecutive slots that
+        // a call fills from a vector register of the caller.
         for p in &f.params {
             if p.space == ptx::Space::Reg {
-                if f.is_kernel() || p.vector.is_some() || !p.dims.is_empty() {
+                let Some(slot) = reg_param(&mut scope, &mut nregs, p, !f.is_kernel()) else {
                     return Err(LoadError::Unsupported {
                         what: format!("`.reg` parameter `{}` of this shape", p.name),
                         location: loc0.clone(),
                     });
-                }
-                let slot = scope.alloc(&mut nregs, p.ty, 1);
-                scope.names.insert(&p.name, Name::Reg(slot));
+                };
                 param_names.push(p.name.clone());
                 params.push(ParamLoc::Reg(slot));
                 continue;
@@ -283,14 +311,12 @@ impl<'a> Decoder<'a> {
         }
         for r in &f.rets {
             if r.space == ptx::Space::Reg {
-                if r.vector.is_some() || !r.dims.is_empty() {
+                let Some(slot) = reg_param(&mut scope, &mut nregs, r, !f.is_kernel()) else {
                     return Err(LoadError::Unsupported {
                         what: format!("`.reg` return value `{}` of this shape", r.name),
                         location: loc0.clone(),
                     });
-                }
-                let slot = scope.alloc(&mut nregs, r.ty, 1);
-                scope.names.insert(&r.name, Name::Reg(slot));
+                };
                 rets.push(ParamLoc::Reg(slot));
                 continue;
             }
@@ -474,7 +500,7 @@ impl<'a> Decoder<'a> {
                 }
             }
         }
-        if frame > 1 << 24 {
+        if frame > MAX_FRAME as u64 {
             return Err(invalid(format!("frame of {frame} bytes is too large")));
         }
         if nregs > 1 << 20 {
@@ -657,6 +683,14 @@ impl Cx<'_, '_> {
             Operand::Select { name, sel } => Src::Reg(self.selected_reg(name, *sel)?),
             Operand::SymOffset { name, offset } => match self.src(&Operand::Name(name.clone()))? {
                 Src::Imm(a) => Src::Imm(a.wrapping_add(*offset as u64)),
+                // `mov.u64 %rd, __local_depot0+8`, `cvta.local.u64 %rd, buf+4`: the local
+                // address of a byte inside the thread's frame (PTX ISA §6.4.1, "the
+                // address of a variable ... plus an offset"). Kept inside the frame limit,
+                // so the frame base plus it cannot overflow.
+                Src::LocalAddr(o) => match u32::try_from(i64::from(o) + offset) {
+                    Ok(a) if a <= MAX_FRAME => Src::LocalAddr(a),
+                    _ => return self.unsupported("offset outside the local frame"),
+                },
                 _ => return self.unsupported("offset from a non-address"),
             },
             Operand::Not(inner) => match &**inner {
@@ -1219,6 +1253,21 @@ impl Cx<'_, '_> {
         }
     }
 
+    /// The first slot of the vector register `op` names, which must have `n` members: the
+    /// caller's side of a `.reg .vN` parameter or return value `param`.
+    fn vector_reg(&self, op: &Operand, n: u8, param: &str) -> Result<Slot, LoadError> {
+        if let Operand::Name(name) = op {
+            match self.lookup(name) {
+                Some(Name::VecReg(first, k)) if k == n => return Ok(first),
+                None => return self.undefined(name),
+                _ => {}
+            }
+        }
+        self.unsupported(&format!(
+            "`{param}` is a `.v{n}` register parameter; pass a `.v{n}` vector register"
+        ))
+    }
+
     fn frame_var(&self, op: &Operand) -> Result<(u32, u32), LoadError> {
         let Operand::Name(n) = op else {
             return self.unsupported("call argument must be a `.param` variable");
@@ -1321,6 +1370,19 @@ impl Cx<'_, '_> {
         let mut cargs = Vec::new();
         for (p, caller) in target.params.iter().zip(args) {
             if p.space == ptx::Space::Reg {
+                if let Some(n) = p.vector {
+                    // A vector parameter takes a vector register of the same width
+                    // (ptxas accepts no other operand there), member by member.
+                    let from = self.vector_reg(caller, n, &p.name)?;
+                    for i in 0..n as u32 {
+                        cargs.push(CallArg::Reg {
+                            value: Src::Reg(from + i),
+                            to: reg + i,
+                        });
+                    }
+                    reg += n as u32;
+                    continue;
+                }
                 let value = self.src(caller)?;
                 if matches!(value, Src::Special(..) | Src::LocalAddr(_)) {
                     return self.unsupported("special register as a call argument");
@@ -1341,6 +1403,17 @@ impl Cx<'_, '_> {
         let mut crets = Vec::new();
         for (r, caller) in target.rets.iter().zip(rets) {
             if r.space == ptx::Space::Reg {
+                if let Some(n) = r.vector {
+                    let to = self.vector_reg(caller, n, &r.name)?;
+                    for i in 0..n as u32 {
+                        crets.push(CallRet::Reg {
+                            from: reg + i,
+                            to: to + i,
+                        });
+                    }
+                    reg += n as u32;
+                    continue;
+                }
                 let Some(to) = self.dst(caller)? else {
                     return self.unsupported("`_` as a `.reg` return value");
                 };

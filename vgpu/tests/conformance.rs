@@ -282,6 +282,117 @@ BIG:
     }
 }
 
+/// Vector-typed `.reg` parameters and return values of a device function (PTX ISA
+/// §5.1.6.4 with the vector registers of §5.4.2; ptxas takes only a vector register of the
+/// same width as the argument). Scalar and vector parameters mix, the second call passes
+/// the first call's results back in, and the members keep their order.
+#[test]
+fn func_with_vector_register_parameters() {
+    let extra = "
+.func (.reg .v4 .u32 r, .reg .u32 s) shuffle(.reg .v2 .u64 w, .reg .v4 .u32 x, .reg .u32 k)
+{
+ .reg .b32 %lo;
+ add.u32 r.x, x.w, k;
+ mov.u32 r.y, x.z;
+ mov.u32 r.z, x.y;
+ sub.u32 r.w, x.x, k;
+ cvt.u32.u64 %lo, w.y;
+ add.u32 s, %lo, x.x;
+ ret;
+}
+";
+    let body = "
+ .reg .v4 .u32 %v<2>;
+ .reg .v2 .u64 %w;
+ mul.wide.u32 %t64, %tx, 16;
+ add.s64 %rd1, %in0, %t64;
+ ld.global.v4.u32 %v0, [%rd1];
+ cvt.u64.u32 %rd2, %tx;
+ mov.v2.u64 %w, {%rd2, %t64};
+ call (%v1, %r1), shuffle, (%w, %v0, 3);
+ call (%v0, %r2), shuffle, (%w, %v1, %r1);
+ mul.wide.u32 %t64, %tx, 64;
+ add.s64 %rd3, %out, %t64;
+ st.global.v4.u32 [%rd3], %v1;
+ st.global.v4.u32 [%rd3+16], %v0;
+ st.global.v2.u32 [%rd3+32], {%r1, %r2};
+";
+    let ptx = module("sm_80", extra, body);
+    ptxas_accepts(&ptx, "sm_80");
+    let input: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+    let out = run(&ptx, 32, &input, &[], 32 * 16);
+    for t in 0..32usize {
+        let [a, b, c, d] = [0, 1, 2, 3].map(|i| input[4 * t + i]);
+        let w1 = 16 * t as u32;
+        // First call: x = (a, b, c, d), k = 3.
+        let s1 = w1.wrapping_add(a);
+        let r1 = [d.wrapping_add(3), c, b, a.wrapping_sub(3)];
+        // Second call: x = r1, k = s1.
+        let s2 = w1.wrapping_add(r1[0]);
+        let r2 = [r1[3].wrapping_add(s1), r1[2], r1[1], r1[0].wrapping_sub(s1)];
+        let want: Vec<u32> = r1.into_iter().chain(r2).chain([s1, s2]).collect();
+        assert_eq!(&out[16 * t..16 * t + 10], &want[..], "thread {t}");
+    }
+}
+
+/// The address of a `.local` variable plus an offset (`mov`, `cvta.local` with
+/// `sym+off`, PTX ISA §6.4.1) in a device function, whose frame lies after the
+/// kernel's: each store lands on its byte of the callee's variable, and the kernel's own
+/// local variable is untouched.
+#[test]
+fn local_symbol_plus_offset() {
+    let extra = "
+.func (.reg .v4 .u32 r) locals(.reg .u32 x)
+{
+ .local .align 16 .b8 dep[32];
+ .reg .b32 %a<6>;
+ .reg .b64 %d<3>;
+ st.local.u32 [dep], x;
+ mov.u64 %d1, dep+8;
+ add.u32 %a1, x, 1;
+ st.local.u32 [%d1], %a1;
+ cvta.local.u64 %d2, dep+12;
+ add.u32 %a2, x, 2;
+ st.u32 [%d2], %a2;
+ mov.u32 %a3, dep+4;
+ add.u32 %a4, x, 3;
+ st.local.u32 [%a3], %a4;
+ ld.local.u32 %a5, [dep+12];
+ st.local.u32 [dep+16], %a5;
+ ld.local.v4.u32 r, [dep];
+ ld.local.u32 r.x, [dep+16];
+ ret;
+}
+";
+    let body = "
+ .local .align 16 .b8 mine[16];
+ .reg .v4 .u32 %v;
+ ld.global.u32 %r1, [%i4];
+ not.b32 %r2, %r1;
+ st.local.v4.u32 [mine], {%r2, %r2, %r2, %r2};
+ call (%v), locals, (%r1);
+ mov.u64 %rd1, mine+4;
+ ld.local.u32 %r3, [%rd1];
+ mul.wide.u32 %t64, %tx, 32;
+ add.s64 %rd2, %out, %t64;
+ st.global.v4.u32 [%rd2], %v;
+ st.global.u32 [%rd2+16], %r3;
+";
+    let ptx = module("sm_80", extra, body);
+    ptxas_accepts(&ptx, "sm_80");
+    let input: Vec<u32> = (0..32).map(|i| 1000 * i + 7).collect();
+    let out = run(&ptx, 32, &input, &[], 32 * 8);
+    for t in 0..32usize {
+        let x = input[t];
+        // dep = [x, x+3, x+1, x+2, x+2, ...]; r = (dep[4], dep[1], dep[2], dep[3]).
+        assert_eq!(
+            &out[8 * t..8 * t + 5],
+            &[x + 2, x + 3, x + 1, x + 2, !x],
+            "thread {t}"
+        );
+    }
+}
+
 /// `vote` without `.sync` (PTX ISA < 6.4) votes over the whole warp.
 #[test]
 fn legacy_vote_runs_with_the_full_warp() {
