@@ -1558,28 +1558,38 @@ impl Cx<'_, '_> {
         })
     }
 
-    /// `mma.sync.aligned.m16n8k{8,16,32}.row.col` with `.f16`/`.bf16` or `.s8`/`.u8`
-    /// inputs (PTX ISA §9.7.14.5.14); other shapes and types stay unsupported.
+    /// `mma.sync.aligned.shape.row.col` (PTX ISA §9.7.14.5.14) with `.f16`/`.bf16`
+    /// inputs (`.m16n8k8`, `.m16n8k16`), `.s8`/`.u8` inputs (`.m8n8k16`, `.m16n8k16`,
+    /// `.m16n8k32`) or `.s4`/`.u4` inputs (`.m8n8k32`): the shapes whose fragment layouts
+    /// §9.7.14.5.x gives. Other shapes and types stay unsupported.
     fn decode_mma(&self) -> Result<Op, LoadError> {
         let i = self.inst;
         let ops = self.operands();
         if !(i.has(Mod::Sync) && i.has(Mod::Aligned) && i.has(Mod::Row) && i.has(Mod::Col)) {
             return self.unsupported("`mma` needs `.sync.aligned` and the `.row.col` layout");
         }
-        let k = if i.has(Mod::M16n8k8) {
-            8
+        let (m, k) = if i.has(Mod::M16n8k8) {
+            (16, 8)
         } else if i.has(Mod::M16n8k16) {
-            16
+            (16, 16)
         } else if i.has(Mod::M16n8k32) {
-            32
+            (16, 32)
+        } else if i.has(Mod::M8n8k16) {
+            (8, 16)
+        } else if i.has(Mod::M8n8k32) {
+            (8, 32)
         } else {
-            return self.unsupported("shape (`.m16n8k8`, `.m16n8k16` and `.m16n8k32` run)");
+            return self.unsupported(
+                "shape (`.m16n8k8`, `.m16n8k16`, `.m16n8k32`, `.m8n8k16` and `.m8n8k32` run)",
+            );
         };
         let input = |m: Mod| match m {
             Mod::F16 => Some(MmaIn::F16),
             Mod::Bf16 => Some(MmaIn::Bf16),
             Mod::S8 => Some(MmaIn::S8),
             Mod::U8 => Some(MmaIn::U8),
+            Mod::S4 => Some(MmaIn::S4),
+            Mod::U4 => Some(MmaIn::U4),
             _ => None,
         };
         let acc = |m: Mod| match m {
@@ -1601,31 +1611,34 @@ impl Cx<'_, '_> {
             return self.unsupported("types");
         }
         let satfinite = i.has(Mod::Satfinite);
-        let int = matches!(a, MmaIn::S8 | MmaIn::U8);
+        let int = a.is_int();
         let ok = if int {
-            matches!(b, MmaIn::S8 | MmaIn::U8)
+            // A and B of one width (`.s8`/`.u8` mixes, `.s4`/`.u4` mixes), `.s32` C and D.
+            b.bits() == a.bits()
                 && c == MmaAcc::S32
                 && d == MmaAcc::S32
-                && (k == 16 || k == 32)
+                && match a.bits() {
+                    8 => matches!((m, k), (16, 16) | (16, 32) | (8, 16)),
+                    _ => (m, k) == (8, 32),
+                }
         } else {
             !satfinite
+                && m == 16
                 && a == b
                 && (k == 8 || k == 16)
                 && c == d
                 && (c == MmaAcc::F32 || (a == MmaIn::F16 && c == MmaAcc::F16))
         };
         if !ok {
-            return self.unsupported("type combination");
+            return self.unsupported("shape and type combination");
         }
-        // Registers per thread (PTX ISA §9.7.14.5.x fragment tables): A holds 16*k
-        // elements, B k*8, C/D 16*8, over 32 threads, packed 2 (16-bit) or 4 (8-bit) per
-        // `.b32` register, or one `.f32`/`.s32` per register.
-        let per_reg = if int { 4 } else { 2 };
-        let (na, nb) = (
-            16 * k as usize / 32 / per_reg,
-            k as usize * 8 / 32 / per_reg,
-        );
-        let ncd = |t: MmaAcc| if t == MmaAcc::F16 { 2 } else { 4 };
+        // Registers per thread (PTX ISA §9.7.14.5.x fragment tables): A holds m*k
+        // elements, B k*8, C/D m*8, over 32 threads, packed 32/bits per `.b32` register,
+        // or one `.f32`/`.s32` per register (two `.f16` per `.f16x2` register).
+        let per_reg = 32 / a.bits() as usize;
+        let (m, k) = (m as usize, k as usize);
+        let (na, nb) = (m * k / 32 / per_reg, k * 8 / 32 / per_reg);
+        let ncd = |t: MmaAcc| if t == MmaAcc::F16 { m / 8 } else { m / 4 };
         let list = |o: &Operand| -> Result<Vec<Src>, LoadError> {
             self.elements(o)?.iter().map(|x| self.src(x)).collect()
         };
@@ -1640,7 +1653,8 @@ impl Cx<'_, '_> {
         }
         Ok(Op::Mma {
             kind: MmaKind {
-                k,
+                m: m as u8,
+                k: k as u8,
                 a,
                 b,
                 c,
