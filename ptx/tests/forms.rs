@@ -96,6 +96,34 @@ Z:
     round_trip("sm80.ptx", &module("8.1", "sm_80", extra, body), "sm_80");
 }
 
+/// Issue 22 item 7: vector `.reg` parameters and return values, the local address of a
+/// variable plus an offset, `ldmatrix .x4.trans`, and the integer `mma` shapes.
+#[test]
+fn vector_register_parameters_local_offsets_and_integer_mma_round_trip() {
+    let extra = "
+.func (.reg .v4 .u32 r, .reg .u32 s) vf(.reg .v2 .b64 w, .reg .v4 .u32 x)
+{
+ mov.v4.u32 r, {x.w, x.z, x.y, x.x};
+ cvt.u32.u64 s, w.y;
+ ret;
+}
+";
+    let body = "
+ ld.param.u64 %rd1, [p];
+ mov.u32 %r1, sm;
+ call (%v, %r2), vf, (%w0, %v);
+ mov.u64 %rd2, buf+8;
+ cvta.local.u64 %rd3, buf+4;
+ mov.u32 %r3, buf+12;
+ st.local.u32 [%rd2], %r2;
+ ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r2, %r3, %r4, %r5}, [%r1];
+ mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r10, %r11, %r12, %r13}, {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r14, %r15, %r16, %r17};
+ mma.sync.aligned.m8n8k16.row.col.satfinite.s32.u8.s8.s32 {%r10, %r11}, {%r2}, {%r6}, {%r14, %r15};
+ mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32 {%r10, %r11}, {%r2}, {%r6}, {%r14, %r15};
+";
+    round_trip("issue22.ptx", &module("8.0", "sm_80", extra, body), "sm_80");
+}
+
 #[test]
 fn fp8_conversions_round_trip_through_ptxas() {
     let body = "

@@ -10,6 +10,9 @@ use fencehound_ptx as ptx;
 use ptx::{Mod, Opcode, Operand, Statement};
 use std::collections::HashMap;
 
+/// The largest frame (`.local` and `.param` variables of one function) in bytes.
+const MAX_FRAME: u32 = 1 << 24;
+
 /// Addresses of module variables, assigned by the device before decoding.
 pub struct ModuleLayout {
     /// name → (space, address): global/const variables get device addresses, shared
@@ -85,6 +88,31 @@ pub fn var_align(v: &ptx::VarDecl) -> u64 {
         .map(|a| a as u64)
         .unwrap_or_else(|| type_bytes(v.ty).unwrap_or(1) as u64 * v.vector.unwrap_or(1) as u64)
         .max(1)
+}
+
+/// Declares a `.reg` parameter or return value of a device function in its scope: a
+/// scalar register, or for `.v2`/`.v4` a vector register of that many consecutive slots.
+/// Returns the first slot, or `None` for a shape the executor does not run (an array, a
+/// `.v8` register, any `.reg` parameter of a kernel).
+fn reg_param<'a>(
+    scope: &mut FnScope<'a>,
+    nregs: &mut u32,
+    p: &'a ptx::VarDecl,
+    device_fn: bool,
+) -> Option<Slot> {
+    if !device_fn || !p.dims.is_empty() || p.range.is_some() {
+        return None;
+    }
+    let name = match p.vector {
+        None => Name::Reg(scope.alloc(nregs, p.ty, 1)),
+        Some(n @ (2 | 4)) => Name::VecReg(scope.alloc(nregs, p.ty, n as u32), n),
+        Some(_) => return None,
+    };
+    scope.names.insert(&p.name, name);
+    match name {
+        Name::Reg(s) | Name::VecReg(s, _) => Some(s),
+        _ => None,
+    }
 }
 
 /// What a name means inside one function.
@@ -249,17 +277,17 @@ impl<'a> Decoder<'a> {
         };
 
         // Parameters. `.reg` parameters (PTX ISA §5.1.6.4, device functions only) are
-        // registers of the callee's frame that a call fills from the caller's operands.
+        // registers of the callee's frame that a call fills from the caller's operands; a
+        // `.reg .v2`/`.v4` one is a vector register (§5.4.2), `n` consecutive slots that
+        // a call fills from a vector register of the caller.
         for p in &f.params {
             if p.space == ptx::Space::Reg {
-                if f.is_kernel() || p.vector.is_some() || !p.dims.is_empty() {
+                let Some(slot) = reg_param(&mut scope, &mut nregs, p, !f.is_kernel()) else {
                     return Err(LoadError::Unsupported {
                         what: format!("`.reg` parameter `{}` of this shape", p.name),
                         location: loc0.clone(),
                     });
-                }
-                let slot = scope.alloc(&mut nregs, p.ty, 1);
-                scope.names.insert(&p.name, Name::Reg(slot));
+                };
                 param_names.push(p.name.clone());
                 params.push(ParamLoc::Reg(slot));
                 continue;
@@ -285,14 +313,12 @@ impl<'a> Decoder<'a> {
         }
         for r in &f.rets {
             if r.space == ptx::Space::Reg {
-                if r.vector.is_some() || !r.dims.is_empty() {
+                let Some(slot) = reg_param(&mut scope, &mut nregs, r, !f.is_kernel()) else {
                     return Err(LoadError::Unsupported {
                         what: format!("`.reg` return value `{}` of this shape", r.name),
                         location: loc0.clone(),
                     });
-                }
-                let slot = scope.alloc(&mut nregs, r.ty, 1);
-                scope.names.insert(&r.name, Name::Reg(slot));
+                };
                 rets.push(ParamLoc::Reg(slot));
                 continue;
             }
@@ -476,7 +502,7 @@ impl<'a> Decoder<'a> {
                 }
             }
         }
-        if frame > 1 << 24 {
+        if frame > MAX_FRAME as u64 {
             return Err(invalid(format!("frame of {frame} bytes is too large")));
         }
         if nregs > 1 << 20 {
@@ -660,6 +686,14 @@ impl Cx<'_, '_> {
             Operand::Select { name, sel } => Src::Reg(self.selected_reg(name, *sel)?),
             Operand::SymOffset { name, offset } => match self.src(&Operand::Name(name.clone()))? {
                 Src::Imm(a) => Src::Imm(a.wrapping_add(*offset as u64)),
+                // `mov.u64 %rd, __local_depot0+8`, `cvta.local.u64 %rd, buf+4`: the local
+                // address of a byte inside the thread's frame (PTX ISA §6.4.1, "the
+                // address of a variable ... plus an offset"). Kept inside the frame limit,
+                // so the frame base plus it cannot overflow.
+                Src::LocalAddr(o) => match u32::try_from(i64::from(o) + offset) {
+                    Ok(a) if a <= MAX_FRAME => Src::LocalAddr(a),
+                    _ => return self.unsupported("offset outside the local frame"),
+                },
                 _ => return self.unsupported("offset from a non-address"),
             },
             Operand::Not(inner) => match &**inner {
@@ -1222,6 +1256,21 @@ impl Cx<'_, '_> {
         }
     }
 
+    /// The first slot of the vector register `op` names, which must have `n` members: the
+    /// caller's side of a `.reg .vN` parameter or return value `param`.
+    fn vector_reg(&self, op: &Operand, n: u8, param: &str) -> Result<Slot, LoadError> {
+        if let Operand::Name(name) = op {
+            match self.lookup(name) {
+                Some(Name::VecReg(first, k)) if k == n => return Ok(first),
+                None => return self.undefined(name),
+                _ => {}
+            }
+        }
+        self.unsupported(&format!(
+            "`{param}` is a `.v{n}` register parameter; pass a `.v{n}` vector register"
+        ))
+    }
+
     fn frame_var(&self, op: &Operand) -> Result<(u32, u32), LoadError> {
         let Operand::Name(n) = op else {
             return self.unsupported("call argument must be a `.param` variable");
@@ -1324,6 +1373,19 @@ impl Cx<'_, '_> {
         let mut cargs = Vec::new();
         for (p, caller) in target.params.iter().zip(args) {
             if p.space == ptx::Space::Reg {
+                if let Some(n) = p.vector {
+                    // A vector parameter takes a vector register of the same width
+                    // (ptxas accepts no other operand there), member by member.
+                    let from = self.vector_reg(caller, n, &p.name)?;
+                    for i in 0..n as u32 {
+                        cargs.push(CallArg::Reg {
+                            value: Src::Reg(from + i),
+                            to: reg + i,
+                        });
+                    }
+                    reg += n as u32;
+                    continue;
+                }
                 let value = self.src(caller)?;
                 if matches!(value, Src::Special(..) | Src::LocalAddr(_)) {
                     return self.unsupported("special register as a call argument");
@@ -1344,6 +1406,17 @@ impl Cx<'_, '_> {
         let mut crets = Vec::new();
         for (r, caller) in target.rets.iter().zip(rets) {
             if r.space == ptx::Space::Reg {
+                if let Some(n) = r.vector {
+                    let to = self.vector_reg(caller, n, &r.name)?;
+                    for i in 0..n as u32 {
+                        crets.push(CallRet::Reg {
+                            from: reg + i,
+                            to: to + i,
+                        });
+                    }
+                    reg += n as u32;
+                    continue;
+                }
                 let Some(to) = self.dst(caller)? else {
                     return self.unsupported("`_` as a `.reg` return value");
                 };
@@ -1488,28 +1561,38 @@ impl Cx<'_, '_> {
         })
     }
 
-    /// `mma.sync.aligned.m16n8k{8,16,32}.row.col` with `.f16`/`.bf16` or `.s8`/`.u8`
-    /// inputs (PTX ISA §9.7.14.5.14); other shapes and types stay unsupported.
+    /// `mma.sync.aligned.shape.row.col` (PTX ISA §9.7.14.5.14) with `.f16`/`.bf16`
+    /// inputs (`.m16n8k8`, `.m16n8k16`), `.s8`/`.u8` inputs (`.m8n8k16`, `.m16n8k16`,
+    /// `.m16n8k32`) or `.s4`/`.u4` inputs (`.m8n8k32`): the shapes whose fragment layouts
+    /// §9.7.14.5.x gives. Other shapes and types stay unsupported.
     fn decode_mma(&self) -> Result<Op, LoadError> {
         let i = self.inst;
         let ops = self.operands();
         if !(i.has(Mod::Sync) && i.has(Mod::Aligned) && i.has(Mod::Row) && i.has(Mod::Col)) {
             return self.unsupported("`mma` needs `.sync.aligned` and the `.row.col` layout");
         }
-        let k = if i.has(Mod::M16n8k8) {
-            8
+        let (m, k) = if i.has(Mod::M16n8k8) {
+            (16, 8)
         } else if i.has(Mod::M16n8k16) {
-            16
+            (16, 16)
         } else if i.has(Mod::M16n8k32) {
-            32
+            (16, 32)
+        } else if i.has(Mod::M8n8k16) {
+            (8, 16)
+        } else if i.has(Mod::M8n8k32) {
+            (8, 32)
         } else {
-            return self.unsupported("shape (`.m16n8k8`, `.m16n8k16` and `.m16n8k32` run)");
+            return self.unsupported(
+                "shape (`.m16n8k8`, `.m16n8k16`, `.m16n8k32`, `.m8n8k16` and `.m8n8k32` run)",
+            );
         };
         let input = |m: Mod| match m {
             Mod::F16 => Some(MmaIn::F16),
             Mod::Bf16 => Some(MmaIn::Bf16),
             Mod::S8 => Some(MmaIn::S8),
             Mod::U8 => Some(MmaIn::U8),
+            Mod::S4 => Some(MmaIn::S4),
+            Mod::U4 => Some(MmaIn::U4),
             _ => None,
         };
         let acc = |m: Mod| match m {
@@ -1531,31 +1614,34 @@ impl Cx<'_, '_> {
             return self.unsupported("types");
         }
         let satfinite = i.has(Mod::Satfinite);
-        let int = matches!(a, MmaIn::S8 | MmaIn::U8);
+        let int = a.is_int();
         let ok = if int {
-            matches!(b, MmaIn::S8 | MmaIn::U8)
+            // A and B of one width (`.s8`/`.u8` mixes, `.s4`/`.u4` mixes), `.s32` C and D.
+            b.bits() == a.bits()
                 && c == MmaAcc::S32
                 && d == MmaAcc::S32
-                && (k == 16 || k == 32)
+                && match a.bits() {
+                    8 => matches!((m, k), (16, 16) | (16, 32) | (8, 16)),
+                    _ => (m, k) == (8, 32),
+                }
         } else {
             !satfinite
+                && m == 16
                 && a == b
                 && (k == 8 || k == 16)
                 && c == d
                 && (c == MmaAcc::F32 || (a == MmaIn::F16 && c == MmaAcc::F16))
         };
         if !ok {
-            return self.unsupported("type combination");
+            return self.unsupported("shape and type combination");
         }
-        // Registers per thread (PTX ISA §9.7.14.5.x fragment tables): A holds 16*k
-        // elements, B k*8, C/D 16*8, over 32 threads, packed 2 (16-bit) or 4 (8-bit) per
-        // `.b32` register, or one `.f32`/`.s32` per register.
-        let per_reg = if int { 4 } else { 2 };
-        let (na, nb) = (
-            16 * k as usize / 32 / per_reg,
-            k as usize * 8 / 32 / per_reg,
-        );
-        let ncd = |t: MmaAcc| if t == MmaAcc::F16 { 2 } else { 4 };
+        // Registers per thread (PTX ISA §9.7.14.5.x fragment tables): A holds m*k
+        // elements, B k*8, C/D m*8, over 32 threads, packed 32/bits per `.b32` register,
+        // or one `.f32`/`.s32` per register (two `.f16` per `.f16x2` register).
+        let per_reg = 32 / a.bits() as usize;
+        let (m, k) = (m as usize, k as usize);
+        let (na, nb) = (m * k / 32 / per_reg, k * 8 / 32 / per_reg);
+        let ncd = |t: MmaAcc| if t == MmaAcc::F16 { m / 8 } else { m / 4 };
         let list = |o: &Operand| -> Result<Vec<Src>, LoadError> {
             self.elements(o)?.iter().map(|x| self.src(x)).collect()
         };
@@ -1570,7 +1656,8 @@ impl Cx<'_, '_> {
         }
         Ok(Op::Mma {
             kind: MmaKind {
-                k,
+                m: m as u8,
+                k: k as u8,
                 a,
                 b,
                 c,

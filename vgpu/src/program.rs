@@ -112,6 +112,25 @@ pub enum MmaIn {
     Bf16,
     S8,
     U8,
+    S4,
+    U4,
+}
+
+impl MmaIn {
+    /// Bits per element; a `.b32` register holds `32 / bits` of them, low first.
+    pub fn bits(self) -> u32 {
+        match self {
+            MmaIn::F16 | MmaIn::Bf16 => 16,
+            MmaIn::S8 | MmaIn::U8 => 8,
+            MmaIn::S4 | MmaIn::U4 => 4,
+        }
+    }
+    pub fn is_int(self) -> bool {
+        self.bits() < 16
+    }
+    pub fn is_signed(self) -> bool {
+        matches!(self, MmaIn::S8 | MmaIn::S4)
+    }
 }
 
 /// An accumulator type of `mma`.
@@ -122,9 +141,10 @@ pub enum MmaAcc {
     S32,
 }
 
-/// The shape (`m16n8kK`) and types of an `mma`.
+/// The shape (`mMn8kK`, `M` 8 or 16) and types of an `mma`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MmaKind {
+    pub m: u8,
     pub k: u8,
     pub a: MmaIn,
     pub b: MmaIn,

@@ -282,6 +282,117 @@ BIG:
     }
 }
 
+/// Vector-typed `.reg` parameters and return values of a device function (PTX ISA
+/// §5.1.6.4 with the vector registers of §5.4.2; ptxas takes only a vector register of the
+/// same width as the argument). Scalar and vector parameters mix, the second call passes
+/// the first call's results back in, and the members keep their order.
+#[test]
+fn func_with_vector_register_parameters() {
+    let extra = "
+.func (.reg .v4 .u32 r, .reg .u32 s) shuffle(.reg .v2 .u64 w, .reg .v4 .u32 x, .reg .u32 k)
+{
+ .reg .b32 %lo;
+ add.u32 r.x, x.w, k;
+ mov.u32 r.y, x.z;
+ mov.u32 r.z, x.y;
+ sub.u32 r.w, x.x, k;
+ cvt.u32.u64 %lo, w.y;
+ add.u32 s, %lo, x.x;
+ ret;
+}
+";
+    let body = "
+ .reg .v4 .u32 %v<2>;
+ .reg .v2 .u64 %w;
+ mul.wide.u32 %t64, %tx, 16;
+ add.s64 %rd1, %in0, %t64;
+ ld.global.v4.u32 %v0, [%rd1];
+ cvt.u64.u32 %rd2, %tx;
+ mov.v2.u64 %w, {%rd2, %t64};
+ call (%v1, %r1), shuffle, (%w, %v0, 3);
+ call (%v0, %r2), shuffle, (%w, %v1, %r1);
+ mul.wide.u32 %t64, %tx, 64;
+ add.s64 %rd3, %out, %t64;
+ st.global.v4.u32 [%rd3], %v1;
+ st.global.v4.u32 [%rd3+16], %v0;
+ st.global.v2.u32 [%rd3+32], {%r1, %r2};
+";
+    let ptx = module("sm_80", extra, body);
+    ptxas_accepts(&ptx, "sm_80");
+    let input: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+    let out = run(&ptx, 32, &input, &[], 32 * 16);
+    for t in 0..32usize {
+        let [a, b, c, d] = [0, 1, 2, 3].map(|i| input[4 * t + i]);
+        let w1 = 16 * t as u32;
+        // First call: x = (a, b, c, d), k = 3.
+        let s1 = w1.wrapping_add(a);
+        let r1 = [d.wrapping_add(3), c, b, a.wrapping_sub(3)];
+        // Second call: x = r1, k = s1.
+        let s2 = w1.wrapping_add(r1[0]);
+        let r2 = [r1[3].wrapping_add(s1), r1[2], r1[1], r1[0].wrapping_sub(s1)];
+        let want: Vec<u32> = r1.into_iter().chain(r2).chain([s1, s2]).collect();
+        assert_eq!(&out[16 * t..16 * t + 10], &want[..], "thread {t}");
+    }
+}
+
+/// The address of a `.local` variable plus an offset (`mov`, `cvta.local` with
+/// `sym+off`, PTX ISA §6.4.1) in a device function, whose frame lies after the
+/// kernel's: each store lands on its byte of the callee's variable, and the kernel's own
+/// local variable is untouched.
+#[test]
+fn local_symbol_plus_offset() {
+    let extra = "
+.func (.reg .v4 .u32 r) locals(.reg .u32 x)
+{
+ .local .align 16 .b8 dep[32];
+ .reg .b32 %a<6>;
+ .reg .b64 %d<3>;
+ st.local.u32 [dep], x;
+ mov.u64 %d1, dep+8;
+ add.u32 %a1, x, 1;
+ st.local.u32 [%d1], %a1;
+ cvta.local.u64 %d2, dep+12;
+ add.u32 %a2, x, 2;
+ st.u32 [%d2], %a2;
+ mov.u32 %a3, dep+4;
+ add.u32 %a4, x, 3;
+ st.local.u32 [%a3], %a4;
+ ld.local.u32 %a5, [dep+12];
+ st.local.u32 [dep+16], %a5;
+ ld.local.v4.u32 r, [dep];
+ ld.local.u32 r.x, [dep+16];
+ ret;
+}
+";
+    let body = "
+ .local .align 16 .b8 mine[16];
+ .reg .v4 .u32 %v;
+ ld.global.u32 %r1, [%i4];
+ not.b32 %r2, %r1;
+ st.local.v4.u32 [mine], {%r2, %r2, %r2, %r2};
+ call (%v), locals, (%r1);
+ mov.u64 %rd1, mine+4;
+ ld.local.u32 %r3, [%rd1];
+ mul.wide.u32 %t64, %tx, 32;
+ add.s64 %rd2, %out, %t64;
+ st.global.v4.u32 [%rd2], %v;
+ st.global.u32 [%rd2+16], %r3;
+";
+    let ptx = module("sm_80", extra, body);
+    ptxas_accepts(&ptx, "sm_80");
+    let input: Vec<u32> = (0..32).map(|i| 1000 * i + 7).collect();
+    let out = run(&ptx, 32, &input, &[], 32 * 8);
+    for t in 0..32usize {
+        let x = input[t];
+        // dep = [x, x+3, x+1, x+2, x+2, ...]; r = (dep[4], dep[1], dep[2], dep[3]).
+        assert_eq!(
+            &out[8 * t..8 * t + 5],
+            &[x + 2, x + 3, x + 1, x + 2, !x],
+            "thread {t}"
+        );
+    }
+}
+
 /// `vote` without `.sync` (PTX ISA < 6.4) votes over the whole warp.
 #[test]
 fn legacy_vote_runs_with_the_full_warp() {
@@ -500,6 +611,8 @@ enum El {
     Bf16,
     S8,
     U8,
+    S4,
+    U4,
     F32,
     S32,
 }
@@ -509,6 +622,7 @@ impl El {
         match self {
             El::F16 | El::Bf16 => 16,
             El::S8 | El::U8 => 8,
+            El::S4 | El::U4 => 4,
             El::F32 | El::S32 => 32,
         }
     }
@@ -518,6 +632,8 @@ impl El {
             El::Bf16 => "bf16",
             El::S8 => "s8",
             El::U8 => "u8",
+            El::S4 => "s4",
+            El::U4 => "u4",
             El::F32 => "f32",
             El::S32 => "s32",
         }
@@ -529,6 +645,7 @@ impl El {
             El::Bf16 => cvt_f64_to_bf16(v, Rounding::Rn).to_bits() as u32,
             El::S8 => (v as i8) as u8 as u32,
             El::U8 => v as u8 as u32,
+            El::S4 | El::U4 => v as i64 as u32 & 0xf,
             El::F32 => (v as f32).to_bits(),
             El::S32 => v as i64 as i32 as u32,
         }
@@ -763,6 +880,202 @@ fn mma_s8_u8_with_and_without_satfinite() {
     }
 }
 
+/// The 8×8 integer shapes, `.m8n8k16` (`.s8`/`.u8`) and `.m8n8k32` (`.s4`/`.u4`), in
+/// every signedness mix, with and without `.satfinite`. Fragments as PTX ISA
+/// §9.7.14.5.4 and §9.7.14.5.5 give them, with g = lane / 4 and t = lane % 4 and `e`
+/// elements per `.b32` register (4 of 8 bits, 8 of 4 bits), element i in bits
+/// `i * bits` up: A (8×k) element i is (g, t·e + i), B (k×8) element i is (t·e + i, g), C/D
+/// (8×8, two `.s32` registers) element i is (g, 2t + i).
+#[test]
+fn mma_m8n8_integer_shapes() {
+    let mixes = [
+        (16, El::S8, El::S8),
+        (16, El::U8, El::S8),
+        (16, El::S8, El::U8),
+        (16, El::U8, El::U8),
+        (32, El::S4, El::S4),
+        (32, El::U4, El::S4),
+        (32, El::S4, El::U4),
+        (32, El::U4, El::U4),
+    ];
+    for (k, at, bt) in mixes {
+        let bits = at.bits();
+        let e = 32 / bits;
+        // Element values spread over the whole range of each type.
+        let range = |t: El, x: usize| -> i64 {
+            let n = 1i64 << t.bits();
+            let v = (x as i64 * 37 + 11) % n;
+            match t {
+                El::S8 | El::S4 => v - n / 2,
+                _ => v,
+            }
+        };
+        let a: Vec<i64> = (0..8 * k).map(|x| range(at, x)).collect();
+        let b: Vec<i64> = (0..k * 8).map(|x| range(bt, 3 * x + 1)).collect();
+        let c: Vec<i64> = (0..64)
+            .map(|x| match x % 4 {
+                0 => i32::MAX as i64 - 50,
+                1 => i32::MIN as i64 + 50,
+                _ => x as i64 * 1000 - 31_000,
+            })
+            .collect();
+        let field = |v: i64| (v as u32) & ((1u32 << bits) - 1);
+        let mut input = vec![0u32; 32 * 4];
+        for lane in 0..32 {
+            let (g, t) = (lane / 4, lane % 4);
+            for i in 0..e {
+                input[4 * lane] |= field(a[g * k + t * e + i]) << (bits * i);
+                input[4 * lane + 1] |= field(b[(t * e + i) * 8 + g]) << (bits * i);
+            }
+            for i in 0..2 {
+                input[4 * lane + 2 + i] = c[g * 8 + 2 * t + i] as i32 as u32;
+            }
+        }
+        for sat in [false, true] {
+            let body = format!(
+                "
+ mul.wide.u32 %t64, %tx, 16;
+ add.s64 %rd1, %in0, %t64;
+ ld.global.v4.u32 {{%r0, %r1, %r2, %r3}}, [%rd1];
+ mma.sync.aligned.m8n8k{k}.row.col{sat}.s32.{at}.{bt}.s32 {{%r20, %r21}}, {{%r0}}, {{%r1}}, {{%r2, %r3}};
+ mul.wide.u32 %t64, %tx, 8;
+ add.s64 %rd2, %out, %t64;
+ st.global.v2.u32 [%rd2], {{%r20, %r21}};
+",
+                sat = if sat { ".satfinite" } else { "" },
+                at = at.name(),
+                bt = bt.name(),
+            );
+            let ptx = module("sm_80", "", &body);
+            ptxas_accepts(&ptx, "sm_80");
+            let out = run(&ptx, 32, &input, &[], 64);
+            let mut overflowed = false;
+            for lane in 0..32 {
+                let (g, t) = (lane / 4, lane % 4);
+                for i in 0..2 {
+                    let (r, n) = (g, 2 * t + i);
+                    let exact =
+                        c[r * 8 + n] + (0..k).map(|x| a[r * k + x] * b[x * 8 + n]).sum::<i64>();
+                    overflowed |= exact != exact as i32 as i64;
+                    let want = if sat {
+                        exact.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+                    } else {
+                        exact as i32
+                    };
+                    assert_eq!(
+                        out[2 * lane + i] as i32,
+                        want,
+                        "m8n8k{k} {}.{} sat={sat} lane {lane} d{i}",
+                        at.name(),
+                        bt.name()
+                    );
+                }
+            }
+            assert!(overflowed, "the data should overflow .s32 somewhere");
+        }
+    }
+}
+
+/// `mma.m16n8k32` with `.s8` inputs and `ldmatrix` `.x4.trans` as CUDA code does them
+/// (inline assembly, compiled with NVRTC). A8 (16×32 `.s8`, row-major) comes in with
+/// `ldmatrix.x4` and B8 (32×8, stored column-major: row n of B8ᵀ is column n) with
+/// `.x2`: a 16-byte row of 8 `.b16` is 16 bytes of the `.s8` matrix, so thread l's word
+/// is bytes 4(l%4)..4(l%4)+3 of row l/4 of each 8×16-byte block, which is the `.s8`
+/// fragment of PTX ISA §9.7.14.5.9 (A: blocks (rows 0-7, k 0-15), (8-15, 0-15), (0-7,
+/// 16-31), (8-15, 16-31); B: k 0-15, k 16-31). Bh (16×16 `.f16`, row-major k×n) comes in
+/// with `.x4.trans` for two `m16n8k16`s: transposed, thread l holds rows 2(l%4),
+/// 2(l%4)+1 of column l/4 of each 8×8 block (§9.7.14.5.15), which is the B fragment of
+/// §9.7.14.5.8 for blocks (k 0-7, n 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
+#[test]
+fn mma_s8_m16n8k32_and_ldmatrix_x4_trans_from_cuda() {
+    let src = r#"
+extern "C" __global__ void k(unsigned *out, const unsigned *a, const unsigned *b) {
+    __shared__ alignas(16) unsigned sa8[128];
+    __shared__ alignas(16) unsigned sbt8[64];
+    __shared__ alignas(16) unsigned short sah[256];
+    __shared__ alignas(16) unsigned short sbh[256];
+    unsigned l = threadIdx.x;
+    for (unsigned i = l; i < 128; i += 32) {
+        sa8[i] = a[i];
+        ((unsigned *)sah)[i] = a[128 + i];
+        ((unsigned *)sbh)[i] = b[64 + i];
+    }
+    for (unsigned i = l; i < 64; i += 32) sbt8[i] = b[i];
+    __syncthreads();
+    unsigned row = l % 8 + 8 * ((l / 8) % 2);
+    unsigned ra[4], rb[2], rah[4], rbh[4];
+    unsigned pa = (unsigned)__cvta_generic_to_shared((char *)sa8 + row * 32 + 16 * (l / 16));
+    unsigned pb = (unsigned)__cvta_generic_to_shared((char *)sbt8 + (l % 8) * 32 + 16 * ((l / 8) % 2));
+    unsigned pah = (unsigned)__cvta_generic_to_shared(&sah[row * 16 + 8 * (l / 16)]);
+    unsigned pbh = (unsigned)__cvta_generic_to_shared(&sbh[row * 16 + 8 * (l / 16)]);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(ra[0]), "=r"(ra[1]), "=r"(ra[2]), "=r"(ra[3]) : "r"(pa));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(rb[0]), "=r"(rb[1]) : "r"(pb));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(rah[0]), "=r"(rah[1]), "=r"(rah[2]), "=r"(rah[3]) : "r"(pah));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(rbh[0]), "=r"(rbh[1]), "=r"(rbh[2]), "=r"(rbh[3]) : "r"(pbh));
+    int d[4] = {0, 0, 0, 0};
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]));
+    unsigned g = l / 4, t = l % 4;
+    for (int i = 0; i < 4; i++) out[(g + 8 * (i / 2)) * 8 + 2 * t + (i & 1)] = d[i];
+    for (int j = 0; j < 2; j++) {
+        float c[4] = {0.f, 0.f, 0.f, 0.f};
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(rah[0]), "r"(rah[1]), "r"(rah[2]), "r"(rah[3]),
+                       "r"(rbh[2 * j]), "r"(rbh[2 * j + 1]));
+        for (int i = 0; i < 4; i++)
+            out[128 + (g + 8 * (i / 2)) * 16 + 8 * j + 2 * t + (i & 1)] = __float_as_uint(c[i]);
+    }
+}
+"#;
+    let ptx = common::nvrtc(src, "mma_s8.cu", &[], &[]);
+    assert!(
+        ptx.contains("m16n8k32.row.col.s32.s8.s8.s32") && ptx.contains("x4.trans"),
+        "{ptx}"
+    );
+    ptxas_accepts(&ptx, "sm_80");
+    // A8 16×32 and B8 32×8 (.s8), Ah and Bh 16×16 (small integers, exact in .f16).
+    let a8: Vec<i64> = (0..16 * 32).map(|x| (x * 29 % 256) as i64 - 128).collect();
+    let b8: Vec<i64> = (0..32 * 8).map(|x| (x * 71 % 256) as i64 - 128).collect();
+    let ah: Vec<f64> = (0..256).map(|x| ((x * 5) % 9) as f64 - 4.0).collect();
+    let bh: Vec<f64> = (0..256).map(|x| ((x * 7) % 11) as f64 - 5.0).collect();
+    let bytes = |v: &[i64]| -> Vec<u32> {
+        v.chunks(4)
+            .map(|q| q.iter().rev().fold(0u32, |w, &x| w << 8 | (x as u8) as u32))
+            .collect()
+    };
+    let halves = |v: &[f64]| -> Vec<u32> {
+        v.chunks(2)
+            .map(|p| El::F16.encode(p[0]) | El::F16.encode(p[1]) << 16)
+            .collect()
+    };
+    let bt8: Vec<i64> = (0..8 * 32).map(|x| b8[(x % 32) * 8 + x / 32]).collect();
+    let in0: Vec<u32> = bytes(&a8).into_iter().chain(halves(&ah)).collect();
+    let in1: Vec<u32> = bytes(&bt8).into_iter().chain(halves(&bh)).collect();
+    let out = run(&ptx, 32, &in0, &in1, 128 + 256);
+    for r in 0..16 {
+        for n in 0..8 {
+            let want: i64 = (0..32).map(|x| a8[r * 32 + x] * b8[x * 8 + n]).sum();
+            assert_eq!(out[r * 8 + n] as i32 as i64, want, "s8 D({r},{n})");
+        }
+        for n in 0..16 {
+            let want: f64 = (0..16).map(|x| ah[r * 16 + x] * bh[x * 16 + n]).sum();
+            assert_eq!(
+                f32::from_bits(out[128 + r * 16 + n]) as f64,
+                want,
+                "f16 D({r},{n})"
+            );
+        }
+    }
+}
+
 /// The canonical use (CUTLASS-style inline assembly, compiled with NVRTC): A (16×16,
 /// row-major) and B (16×8, row-major) are loaded from shared memory with `ldmatrix`
 /// (B transposed), multiplied with `mma.m16n8k16`, and D is written back with the C/D
@@ -864,9 +1177,49 @@ fn forms_that_stay_unsupported_are_load_errors() {
         ("cvt.rs.f16x2.f32 %r1, %f1, %f2, %r2;", "source operands"),
         (".reg .v4 .u32 %q[2];", "array"),
         ("mov.u32 %r1, %tx.x;", "not a vector register"),
+        (
+            "mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32 {%r10, %r11, %r12, %r13}, {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r14, %r15, %r16, %r17};",
+            "shape",
+        ),
+        (
+            "mma.sync.aligned.m16n8k16.row.col.s32.s8.s4.s32 {%r10, %r11, %r12, %r13}, {%r2, %r3}, {%r6}, {%r14, %r15, %r16, %r17};",
+            "shape and type combination",
+        ),
+        (
+            ".local .align 8 .b8 lb[8];\n mov.u64 %rd1, lb+-8;",
+            "offset outside the local frame",
+        ),
     ] {
         rejects(&module("sm_90", "", body), what);
     }
+    // A vector `.reg` parameter of a kernel, and a scalar passed to a vector one.
+    let kernel_vec =
+        module("sm_80", "", "").replace(".param .u64 in1)", ".param .u64 in1, .reg .v2 .u32 vv)");
+    rejects(&kernel_vec, "`.reg` parameter `vv` of this shape");
+    let extra = ".func (.reg .u32 r) f(.reg .v2 .u32 x)\n{\n mov.u32 r, x.y;\n ret;\n}\n";
+    rejects(
+        &module("sm_80", extra, "call (%r1), f, (%r2);"),
+        "pass a `.v2` vector register",
+    );
+}
+
+/// `mma.m16n8k32` with `.s4` inputs (sm_80) is a valid form whose fragment layout the
+/// executor does not implement: loading names the instruction and its PTX line.
+#[test]
+fn unsupported_mma_names_instruction_and_line() {
+    let inst = "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32 {%r10, %r11, %r12, %r13}, {%r2, %r3}, {%r6}, {%r14, %r15, %r16, %r17};";
+    let ptx = module("sm_80", "", inst);
+    ptxas_accepts(&ptx, "sm_80");
+    let line = 1 + ptx.lines().position(|l| l.trim() == inst).unwrap();
+    let mut dev = Device::new();
+    let err = common::load(&mut dev, "conformance.ptx", &ptx).unwrap_err();
+    assert!(
+        err.contains("unsupported")
+            && err.contains("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s4.s4.s32")
+            && err.contains("shape and type combination")
+            && err.contains(&format!("PTX line {line} in `k`")),
+        "{err}"
+    );
 }
 
 // =======================================================================================

@@ -99,7 +99,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
-    /// `mma.m16n8kK.row.col`: D (16×8) = A (16×K) · B (K×8) + C.
+    /// `mma.mMn8kK.row.col`: D (M×8) = A (M×K) · B (K×8) + C.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn complete_mma(
         &mut self,
@@ -113,57 +113,42 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         c: &[Src],
     ) -> Result<(), LaunchOutcome> {
         self.whole_warp(w, pc, have, "mma")?;
-        let k = kind.k as usize;
-        let int = matches!(kind.a, MmaIn::S8 | MmaIn::U8);
+        let (m, k) = (kind.m as usize, kind.k as usize);
+        let int = kind.a.is_int();
+        // Elements per `.b32` register of A and B.
+        let per = 32 / kind.a.bits() as usize;
         // Matrices as f64 (floats; exact for 16-bit inputs) or i64 (integers).
-        let mut ma = vec![0f64; 16 * k];
+        let mut ma = vec![0f64; m * k];
         let mut mb = vec![0f64; k * 8];
-        let mut ia = vec![0i64; 16 * k];
+        let mut ia = vec![0i64; m * k];
         let mut ib = vec![0i64; k * 8];
-        let mut mc = [0f64; 128];
-        let mut ic = [0i64; 128];
+        let mut mc = vec![0f64; m * 8];
+        let mut ic = vec![0i64; m * 8];
         for l in 0..WARP {
             let (g, t) = (l / 4, l % 4);
             let regs =
                 |srcs: &[Src]| -> Vec<u64> { srcs.iter().map(|s| self.src(w, l, *s)).collect() };
             let (ra, rb, rc) = (regs(a), regs(b), regs(c));
-            if int {
-                for i in 0..ra.len() * 4 {
-                    let (row, col) = if k == 32 {
-                        (g + 8 * ((i / 4) % 2), t * 4 + (i & 3) + 16 * (i / 8))
-                    } else {
-                        (g + 8 * (i / 4), t * 4 + (i & 3))
-                    };
-                    ia[row * k + col] = byte(ra[i / 4], i % 4, kind.a == MmaIn::S8);
-                }
-                for i in 0..rb.len() * 4 {
-                    let row = if k == 32 {
-                        t * 4 + (i & 3) + 16 * (i / 4)
-                    } else {
-                        t * 4 + i
-                    };
-                    ib[row * 8 + g] = byte(rb[i / 4], i % 4, kind.b == MmaIn::S8);
-                }
-            } else {
-                for i in 0..ra.len() * 2 {
-                    let (row, col) = if k == 16 {
-                        (g + 8 * ((i / 2) % 2), t * 2 + (i & 1) + 8 * (i / 4))
-                    } else {
-                        (g + 8 * (i / 2), t * 2 + (i & 1))
-                    };
-                    ma[row * k + col] = half(ra[i / 2], i % 2, kind.a);
-                }
-                for i in 0..rb.len() * 2 {
-                    let row = if k == 16 {
-                        t * 2 + (i & 1) + 8 * (i / 2)
-                    } else {
-                        t * 2 + i
-                    };
-                    mb[row * 8 + g] = half(rb[i / 2], i % 2, kind.b);
+            for i in 0..ra.len() * per {
+                let (row, col) = frag_a(m, k, per, g, t, i);
+                let r = ra[i / per];
+                if int {
+                    ia[row * k + col] = int_elem(r, i % per, kind.a);
+                } else {
+                    ma[row * k + col] = half(r, i % per, kind.a);
                 }
             }
-            for i in 0..4 {
-                let (row, col) = (g + 8 * (i / 2), t * 2 + (i & 1));
+            for i in 0..rb.len() * per {
+                let row = frag_b_row(m, k, per, t, i);
+                let r = rb[i / per];
+                if int {
+                    ib[row * 8 + g] = int_elem(r, i % per, kind.b);
+                } else {
+                    mb[row * 8 + g] = half(r, i % per, kind.b);
+                }
+            }
+            for i in 0..m / 4 {
+                let (row, col) = frag_c(g, t, i);
                 match kind.c {
                     MmaAcc::S32 => ic[row * 8 + col] = rc[i] as u32 as i32 as i64,
                     MmaAcc::F32 => mc[row * 8 + col] = f32::from_bits(rc[i] as u32) as f64,
@@ -177,8 +162,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         for l in 0..WARP {
             let (g, t) = (l / 4, l % 4);
             let mut out = [0u64; 4];
-            for i in 0..4 {
-                let (row, col) = (g + 8 * (i / 2), t * 2 + (i & 1));
+            for i in 0..m / 4 {
+                let (row, col) = frag_c(g, t, i);
                 let bits = if int {
                     let mut s = ic[row * 8 + col];
                     for x in 0..k {
@@ -218,13 +203,48 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     }
 }
 
-/// Byte `i` of `r`, sign- or zero-extended.
-fn byte(r: u64, i: usize, signed: bool) -> i64 {
-    let b = (r >> (8 * i)) as u8;
-    if signed {
-        b as i8 as i64
+/// (row, column) in A (M×K) of element `i` of the fragment of the thread with groupID
+/// `g` and threadID_in_group `t`; `per` elements per register (PTX ISA §9.7.14.5.x,
+/// "Matrix Fragments for mma.mMn8kK").
+fn frag_a(m: usize, k: usize, per: usize, g: usize, t: usize, i: usize) -> (usize, usize) {
+    match (m, k, per) {
+        // m8n8k16 (.s8/.u8) and m8n8k32 (.s4/.u4): one register, one row.
+        (8, _, _) => (g, t * per + i),
+        // m16n8k8 (16-bit): rows g, g+8 in turn per register.
+        (_, 8, _) => (g + 8 * (i / 2), t * 2 + (i & 1)),
+        // m16n8k16 (16-bit): registers (g, k 0-7), (g+8, 0-7), (g, 8-15), (g+8, 8-15).
+        (_, 16, 2) => (g + 8 * ((i / 2) % 2), t * 2 + (i & 1) + 8 * (i / 4)),
+        // m16n8k16 (8-bit): registers row g, row g+8.
+        (_, 16, _) => (g + 8 * (i / 4), t * 4 + (i & 3)),
+        // m16n8k32 (8-bit): (g, k 0-15), (g+8, 0-15), (g, 16-31), (g+8, 16-31).
+        _ => (g + 8 * ((i / 4) % 2), t * 4 + (i & 3) + 16 * (i / 8)),
+    }
+}
+
+/// The row in B (K×8) of element `i` of a thread's fragment (its column is the groupID).
+fn frag_b_row(m: usize, k: usize, per: usize, t: usize, i: usize) -> usize {
+    match (m, k, per) {
+        (8, _, _) | (_, 8, _) => t * per + i,
+        (_, 16, 2) => t * 2 + (i & 1) + 8 * (i / 2),
+        (_, 16, _) => t * 4 + i,
+        _ => t * 4 + (i & 3) + 16 * (i / 4),
+    }
+}
+
+/// (row, column) in C/D (M×8) of element `i`: `(g, 2t)`, `(g, 2t+1)`, then for M = 16
+/// the same columns of row g+8.
+fn frag_c(g: usize, t: usize, i: usize) -> (usize, usize) {
+    (g + 8 * (i / 2), t * 2 + (i & 1))
+}
+
+/// Element `i` (of `32 / bits`) of `r`, sign- or zero-extended per the element type.
+fn int_elem(r: u64, i: usize, ty: MmaIn) -> i64 {
+    let bits = ty.bits();
+    let v = (r >> (bits as usize * i)) & ((1 << bits) - 1);
+    if ty.is_signed() {
+        ((v << (64 - bits)) as i64) >> (64 - bits)
     } else {
-        b as i64
+        v as i64
     }
 }
 
