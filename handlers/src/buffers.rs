@@ -18,6 +18,15 @@
 //! - atomics act on memory after the thread's own entries for that address (and the
 //!   CTA overlay's) have drained.
 //!
+//! Every release pattern form of the PTX ISA (§8.8) is kept by the drain table itself: a
+//! release operation (form 1) and a release fence (form 3) drain everything before them up
+//! to their scope before they take effect, so a later strong write — the release
+//! operation's own location written again (form 2), or any location after the fence —
+//! can only become visible after what the pattern orders. Buffers never make a load read
+//! older data than memory holds, so acquire patterns need no rule here (the `weak` model
+//! is where they matter, through `fencehound_hb`). The device rewrite applies the same
+//! table.
+//!
 //! Deliberately not modelled: delayed *loads* (load buffering), non-multi-copy-atomic
 //! propagation between CTAs (IRIW), speculation. Such outcomes are allowed by PTX but we
 //! never produce them; the litmus results file lists them.

@@ -796,7 +796,7 @@ impl WeakMemory {
         }
         let s = strong(a.sem);
         let msg = if s {
-            self.hb.write_message(t, a.sem, a.scope)
+            self.hb.write_message(t, a.sem, a.scope, a.loc, a.size)
         } else {
             None
         };
@@ -908,7 +908,7 @@ impl WeakMemory {
             self.note_stale(trace, a, li, p, newest);
         }
         // Release first (it publishes what precedes the RMW), then acquire.
-        let mut msg = self.hb.write_message(t, a.sem, a.scope);
+        let mut msg = self.hb.write_message(t, a.sem, a.scope, a.loc, a.size);
         let chained = pos.and_then(|p| {
             let e = &self.lists[li][p];
             let link =

@@ -10,14 +10,24 @@
 //!   `volatile` = `.relaxed.sys`, fences) and each one's scope contains the other's thread.
 //!   A `.cta` operation therefore only relates to threads of its own CTA. (`.cluster`
 //!   counts as the CTA: the vgpu launches no multi-CTA clusters.)
-//! * **Release pattern** on a location: a release write (`st.release`, `atom.release` /
-//!   `.acq_rel`); or a release-capable fence (`fence.sc`, `fence.acq_rel`,
-//!   `fence.release`, `membar`) followed in program order by a strong write. It orders what
-//!   precedes its *first* operation.
-//! * **Acquire pattern**: an acquire read (`ld.acquire`, `atom.acquire` / `.acq_rel`); or a
-//!   strong read followed in program order by an acquire-capable fence (`fence.sc`,
-//!   `fence.acq_rel`, `fence.acquire`, `membar`). It orders what follows its *last*
-//!   operation.
+//! * **Release pattern** on a location M — the PTX ISA (§8.8, "Release and Acquire
+//!   Patterns") lists three forms: (1) a release operation on M (`st.release`,
+//!   `atom.release` / `.acq_rel`, `red.release`); (2) a release operation on M followed in
+//!   program order by a strong write on M (`st.release [M]; st.relaxed [M]`); (3) a
+//!   release-capable fence (`fence.sc`, `fence.acq_rel`, `fence.release`, `membar`)
+//!   followed in program order by a strong write on M. It orders what precedes its
+//!   *first* operation. Form (2) is why a thread remembers, per location, the snapshot of
+//!   its latest release operation there ([`ThreadSync::rel_ops`]): a later strong write
+//!   to an overlapping location carries it, so `st.release [x],1; st.relaxed [x],2` read
+//!   as 2 by an acquire pattern still publishes what preceded the release.
+//! * **Acquire pattern** on M, three forms: (1) an acquire operation on M (`ld.acquire`,
+//!   `atom.acquire` / `.acq_rel`); (2) a strong read on M followed in program order by an
+//!   acquire operation on M; (3) a strong read on M followed in program order by an
+//!   acquire-capable fence (`fence.sc`, `fence.acq_rel`, `fence.acquire`, `membar`). It
+//!   orders what follows its *last* operation. Forms (2) and (3) share one mechanism:
+//!   what a strong read observed waits in the reader's pending lists until an acquire
+//!   fence or an acquire operation takes it (the latter on any location: an
+//!   over-approximation, below).
 //! * **Synchronizes**: a release pattern with an acquire pattern when the acquire's read
 //!   observes the release's write — reads it through a morally strong read, or reads a
 //!   chain of morally strong atomic read-modify-writes starting at it (the PTX
@@ -82,7 +92,7 @@
 use crate::clock::{Epoch, VClock};
 use crate::fasthash::FastMap;
 use crate::obs::Obs;
-use fencehound_vgpu::{Barrier, BarrierKind, FenceKind, Scope, Sem, ThreadRef};
+use fencehound_vgpu::{Barrier, BarrierKind, FenceKind, Location, Scope, Sem, ThreadRef};
 use smallvec::{smallvec, SmallVec};
 use std::rc::Rc;
 
@@ -519,6 +529,53 @@ struct ThreadSync {
     /// CTA-scope fence takes, and those only a `.gpu`/`.sys` fence takes.
     pending_local: Pending,
     pending_wide: Pending,
+    /// Release pattern form (2): per location, the snapshot at this thread's latest
+    /// release operation there, which its later strong writes to the location complete.
+    /// Empty for most threads (no allocation); one entry per distinct location released.
+    /// Never forgotten within a launch: dropping one would drop synchronization PTX
+    /// guarantees, and let the `weak` model produce a forbidden outcome.
+    rel_ops: Vec<RelOp>,
+}
+
+/// A release operation's snapshot, for release pattern form (2).
+#[derive(Debug, Clone)]
+struct RelOp {
+    loc: Location,
+    size: u32,
+    snap: Rc<Knowledge>,
+    /// The release operation's scope was `.gpu`/`.sys`.
+    wide: bool,
+}
+
+impl RelOp {
+    fn overlaps(&self, loc: Location, size: u32) -> bool {
+        let same_space = match (self.loc, loc) {
+            (Location::Global(_), Location::Global(_)) => true,
+            (Location::Shared { cta: a, .. }, Location::Shared { cta: b, .. }) => a == b,
+            _ => false,
+        };
+        same_space
+            && self.loc.addr() < loc.addr() + size.max(1) as u64
+            && loc.addr() < self.loc.addr() + self.size.max(1) as u64
+    }
+}
+
+/// Of two snapshots of one thread's knowledge, the later in program order (snapshots only
+/// grow, and each raises the thread's own epoch).
+fn later<'a>(
+    a: Option<&'a Rc<Knowledge>>,
+    b: Option<&'a Rc<Knowledge>>,
+    t: ThreadRef,
+) -> Option<&'a Rc<Knowledge>> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.get(t.cta, t.tid) > x.get(t.cta, t.tid) {
+            y
+        } else {
+            x
+        }),
+        (x, None) => x,
+        (None, y) => y,
+    }
 }
 
 /// Publications waiting for an acquire: the messages read, kept as shared references
@@ -898,20 +955,55 @@ impl Hb {
         ts.rel_any = Some(snap);
     }
 
-    /// What a strong write by `t` with `sem`/`scope` publishes: its own release (when
-    /// `sem` releases) and the release fences before it. Call it when the write happens,
-    /// before stamping the write with [`Hb::epoch`]: a release raises the epoch.
-    pub fn write_message(&mut self, t: ThreadRef, sem: Sem, scope: Scope) -> Option<Message> {
+    /// What a strong write by `t` with `sem`/`scope` to `size` bytes at `loc` publishes:
+    /// its own release (when `sem` releases: form 1), the latest release fence before it
+    /// (form 3) and the latest release operation on the same location before it (form 2).
+    /// Call it when the write happens, before stamping the write with [`Hb::epoch`]: a
+    /// release raises the epoch.
+    pub fn write_message(
+        &mut self,
+        t: ThreadRef,
+        sem: Sem,
+        scope: Scope,
+        loc: Location,
+        size: u32,
+    ) -> Option<Message> {
         let own = if releases(sem) {
             self.snapshot(t)
         } else {
             None
         };
-        let ts = self.threads.get(t.global as usize)?;
-        let local = own.clone().or_else(|| ts.rel_any.clone());
-        let wide_part = match &own {
-            Some(o) if wide(scope) => Some(o.clone()),
-            _ => ts.rel_wide.clone(),
+        let ts = self.threads.get_mut(t.global as usize)?;
+        let (local, wide_part) = match &own {
+            Some(o) => {
+                let w = wide(scope);
+                ts.rel_ops.retain(|r| !(r.loc == loc && r.size == size));
+                ts.rel_ops.push(RelOp {
+                    loc,
+                    size,
+                    snap: o.clone(),
+                    wide: w,
+                });
+                let wide_part = if w {
+                    Some(o.clone())
+                } else {
+                    ts.rel_wide.clone()
+                };
+                (Some(o.clone()), wide_part)
+            }
+            None => {
+                // Every form (2) pattern this write completes, with the fence (form 3):
+                // the latest of them covers the others.
+                let mut local = ts.rel_any.as_ref();
+                let mut wide_part = ts.rel_wide.as_ref();
+                for r in ts.rel_ops.iter().filter(|r| r.overlaps(loc, size)) {
+                    local = later(local, Some(&r.snap), t);
+                    if r.wide {
+                        wide_part = later(wide_part, Some(&r.snap), t);
+                    }
+                }
+                (local.cloned(), wide_part.cloned())
+            }
         };
         let local = local?;
         Some(Message {
@@ -1044,6 +1136,82 @@ impl Hb {
 mod tests {
     use super::*;
 
+    /// The flag location of the tests' message-passing shapes.
+    const X: Location = Location::Global(0x1000);
+    /// Another location.
+    const Z: Location = Location::Global(0x2000);
+
+    /// Every release/acquire pattern form of the PTX ISA (§8.8), each as a message-passing
+    /// twin: the writer stores data, then completes a release pattern on the flag with
+    /// `ops`; the reader (another CTA, `.gpu`) reads the flag's last write strongly and
+    /// completes an acquire pattern with `acq`. Returns whether the data happens before
+    /// the reader's next access.
+    fn pattern(rel: &[(&str, Location)], acq: &[&str]) -> bool {
+        let mut hb = Hb::new();
+        hb.begin(4, 2, 2);
+        let (w, r) = (t(0, 0, 2), t(1, 0, 2));
+        let data = hb.epoch(w.global);
+        let mut last = None;
+        for (op, loc) in rel {
+            match *op {
+                "fence" => hb.fence(w, FenceKind::AcqRel, Scope::Gpu),
+                "st.release" => {
+                    last = hb
+                        .write_message(w, Sem::Release, Scope::Gpu, *loc, 4)
+                        .map(Rc::new)
+                }
+                "st.relaxed" => {
+                    last = hb
+                        .write_message(w, Sem::Relaxed, Scope::Gpu, *loc, 4)
+                        .map(Rc::new)
+                }
+                o => panic!("{o}"),
+            }
+        }
+        for op in acq {
+            match *op {
+                "ld.relaxed" => hb.read(r, Sem::Relaxed, Scope::Gpu, last.as_ref()),
+                "ld.acquire" => hb.read(r, Sem::Acquire, Scope::Gpu, last.as_ref()),
+                // A second read of the same write (acquire pattern form 2's last part).
+                "ld.acquire again" => hb.read(r, Sem::Acquire, Scope::Gpu, last.as_ref()),
+                "fence" => hb.fence(r, FenceKind::AcqRel, Scope::Gpu),
+                o => panic!("{o}"),
+            }
+        }
+        hb.knows(r.global, w.global, data)
+    }
+
+    #[test]
+    fn every_release_and_acquire_pattern_form() {
+        // Release (1) release op / (2) release op then strong write on M / (3) fence then
+        // strong write, each with acquire (1) acquire op / (2) strong read then acquire op
+        // / (3) strong read then fence.
+        let releases: [&[(&str, Location)]; 3] = [
+            &[("st.release", X)],
+            &[("st.release", X), ("st.relaxed", X)],
+            &[("fence", X), ("st.relaxed", X)],
+        ];
+        let acquires: [&[&str]; 3] = [
+            &["ld.acquire"],
+            &["ld.relaxed", "ld.acquire again"],
+            &["ld.relaxed", "fence"],
+        ];
+        for rel in releases {
+            for acq in acquires {
+                assert!(pattern(rel, acq), "{rel:?} with {acq:?} must synchronize");
+            }
+            // The forbidden twin's other half: a strong read with no acquire after it.
+            assert!(!pattern(rel, &["ld.relaxed"]), "{rel:?} without an acquire");
+        }
+        // Not patterns: a relaxed write alone; a release on another location followed by
+        // the strong write the reader reads; the release after the strong write.
+        assert!(!pattern(&[("st.relaxed", X)], &["ld.acquire"]));
+        assert!(!pattern(
+            &[("st.release", Z), ("st.relaxed", X)],
+            &["ld.acquire"]
+        ));
+    }
+
     fn t(cta: u32, tid: u32, tpc: u32) -> ThreadRef {
         ThreadRef {
             cta,
@@ -1068,7 +1236,7 @@ mod tests {
             let w = t(g / tpc, g % tpc, tpc);
             epochs.push((w, hb.epoch(w.global)));
             hb.fence(w, FenceKind::Sc, Scope::Gpu);
-            let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu);
+            let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu, X, 4);
             let m = match &last {
                 Some(c) => Message::continued(c, own),
                 None => own.unwrap_or_default(),
@@ -1098,7 +1266,7 @@ mod tests {
         if let Some(s) = rel_fence {
             hb.fence(w, FenceKind::AcqRel, s);
         }
-        let msg = hb.write_message(w, rel_sem, rel_scope).map(Rc::new);
+        let msg = hb.write_message(w, rel_sem, rel_scope, X, 4).map(Rc::new);
         hb.read(r, read_sem, read_scope, msg.as_ref());
         if let Some((k, s)) = acq_fence {
             hb.fence(r, k, s);
@@ -1171,7 +1339,9 @@ mod tests {
         let (w, r) = (t(0, 0, 2), t(1, 0, 2));
         let e = hb.epoch(w.global);
         hb.fence(w, FenceKind::AcqRel, Scope::Gpu);
-        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu).map(Rc::new);
+        let m = hb
+            .write_message(w, Sem::Relaxed, Scope::Gpu, X, 4)
+            .map(Rc::new);
         hb.read(r, Sem::Relaxed, Scope::Gpu, m.as_ref());
         hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(!hb.knows(r.global, w.global, e));
@@ -1188,9 +1358,9 @@ mod tests {
         let (w, r, x) = (t(0, 0, 2), t(0, 1, 2), t(1, 0, 2));
         let e = hb.epoch(w.global);
         hb.fence(w, FenceKind::AcqRel, Scope::Cta);
-        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu).unwrap();
+        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu, X, 4).unwrap();
         let mut chained = hb
-            .write_message(x, Sem::Relaxed, Scope::Gpu)
+            .write_message(x, Sem::Relaxed, Scope::Gpu, X, 4)
             .unwrap_or_default();
         chained.merge(&m);
         let chained = Rc::new(chained);
@@ -1218,7 +1388,9 @@ mod tests {
         assert!(!hb.knows(d.global, a.global, ea));
         // Transitivity: b releases to c with st.release / ld.acquire; c knows a's access.
         let eb = hb.epoch(b.global);
-        let m = hb.write_message(b, Sem::Release, Scope::Gpu).map(Rc::new);
+        let m = hb
+            .write_message(b, Sem::Release, Scope::Gpu, X, 4)
+            .map(Rc::new);
         hb.read(c, Sem::Acquire, Scope::Gpu, m.as_ref());
         assert!(hb.knows(c.global, b.global, eb));
         assert!(hb.knows(c.global, a.global, ea));

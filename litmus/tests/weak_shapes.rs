@@ -120,6 +120,19 @@ exists (P1:r1 == 0 /\ P1:r2 == 0)"#,
 /// the outcome must never appear.
 const FORBIDDEN: &[(&str, &str)] = &[
     (
+        // Release pattern form (2) of the PTX ISA: a release operation on x followed by a
+        // strong write on x. Reading 2 synchronizes (issue 23; `weak` produced r2 == 0 in
+        // about 5% of runs before hb knew this form).
+        "MP with st.release then st.relaxed on the flag",
+        r#"PTX MP-release-then-relaxed
+{ x=0; y=0; }
+ P0@cta 0,gpu 0      | P1@cta 1,gpu 0       ;
+ st.weak y, 1        | ld.relaxed.sys r1, x ;
+ st.release.sys x, 1 | fence.acq_rel.sys    ;
+ st.relaxed.sys x, 2 | ld.weak r2, y        ;
+exists (P1:r1 == 2 /\ P1:r2 == 0)"#,
+    ),
+    (
         "MP with release/acquire fences",
         r#"PTX MP-fences
 { x=0; y=0; }

@@ -1063,11 +1063,13 @@ impl<H: Hooks> RaceCheck<H> {
     }
 
     fn messages(&mut self, a: &Access) -> (Option<Message>, Option<Message>) {
-        let m = self.hb.write_message(a.thread, a.sem, a.scope);
+        let m = self
+            .hb
+            .write_message(a.thread, a.sem, a.scope, a.loc, a.size);
         let b = self
             .blind
             .as_mut()
-            .and_then(|b| b.write_message(a.thread, a.sem, Scope::Sys));
+            .and_then(|b| b.write_message(a.thread, a.sem, Scope::Sys, a.loc, a.size));
         (m, b)
     }
 
