@@ -12,10 +12,12 @@
 //! `exists` and falsifies no `forall` (it is counted as a hang).
 
 pub mod ast;
+pub mod axiom;
 pub mod error;
 pub mod expect;
 pub mod lower;
 pub mod parse;
+pub mod print;
 pub mod run;
 pub mod suite;
 
