@@ -1,5 +1,6 @@
 //! Prints the final states the axiomatic checker allows (and the SC ones) for each file:
-//! `cargo run --example axiom_check -- FILE...`.
+//! `cargo run --example axiom_check -- FILE...` (environment: `AXIOM_NOSC` skips the SC
+//! states, `AXIOM_NOTRANS` and `AXIOM_CASWRITES` weaken the model as `known.rs` does).
 use fencehound_litmus::axiom::{outcomes, Options};
 
 fn main() {
@@ -11,8 +12,12 @@ fn main() {
                 continue;
             }
         };
+        let env = |k: &str| std::env::var_os(k).is_some();
         let opts = Options {
-            sc: true,
+            sc: !env("AXIOM_NOSC"),
+            co_transitive: !env("AXIOM_NOTRANS"),
+            sc_per_location: !env("AXIOM_NOTRANS"),
+            failed_cas_writes: env("AXIOM_CASWRITES"),
             ..Options::default()
         };
         match outcomes(&t, &opts) {

@@ -15,10 +15,13 @@ pub mod ast;
 pub mod axiom;
 pub mod error;
 pub mod expect;
+pub mod generate;
+pub mod known;
 pub mod lower;
 pub mod parse;
 pub mod print;
 pub mod run;
+pub mod soundness;
 pub mod suite;
 
 pub use ast::LitmusTest;

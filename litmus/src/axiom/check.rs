@@ -58,6 +58,21 @@ impl Ev {
     }
 }
 
+/// Which set a consistent candidate's final states go to.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// Allowed by PTX; `in_order`: no read reads a write that depends on it through
+    /// program order and reads-from (po ∪ rf acyclic).
+    Allowed {
+        in_order: bool,
+    },
+    Sc,
+    /// Allowed with a total coherence order.
+    TotalCo {
+        in_order: bool,
+    },
+}
+
 /// Where a thread runs: (gpu, cta).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Place {
@@ -572,7 +587,8 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        if !order.acyclic() {
+        let closed = order.closure();
+        if !closed.irreflexive() {
             // A deadlock: the phases cannot complete in this way.
             return Ok(());
         }
@@ -594,16 +610,22 @@ impl<'a> Checker<'a> {
         }
         let sc_orders = self.sc_orders(b);
         let mut pick = vec![0usize; cands.len()];
+        let consistent_before = self.out.stats.consistent;
         loop {
             let mut rf = Rel::new(b.n);
             for (i, &r) in b.reads.iter().enumerate() {
                 rf.add(cands[i][pick[i]], r);
             }
             self.out.stats.rf_choices += 1;
-            self.candidate(b, &bar, &order, &rf, &sc_orders)?;
+            self.candidate(b, &bar, &rf, &sc_orders)?;
             let mut k = 0;
             loop {
                 if k == pick.len() {
+                    // Every SC execution is allowed by PTX: only look for interleavings
+                    // of traces PTX found consistent.
+                    if self.opts.sc && self.out.stats.consistent > consistent_before {
+                        self.sc_search(b, phases, &closed)?;
+                    }
                     return Ok(());
                 }
                 pick[k] += 1;
@@ -654,16 +676,12 @@ impl<'a> Checker<'a> {
         &mut self,
         b: &Base,
         bar: &Rel,
-        order: &Rel,
         rf: &Rel,
         sc_orders: &[Rel],
     ) -> Result<(), AxiomError> {
         // Axiom 4, No-Thin-Air: rf ∪ dep is acyclic.
         if !rf.union(&b.dep).acyclic() {
             return Ok(());
-        }
-        if self.opts.sc {
-            self.sc_check(b, order, rf)?;
         }
         // Observation order (§8.9.2): a morally strong read of a write, extended through
         // atomic read-modify-writes.
@@ -748,8 +766,9 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        let co0 = co0.closure();
-        if !co0.irreflexive() {
+        let tr = self.opts.co_transitive;
+        let co0 = if tr { co0.closure() } else { co0 };
+        if !(if tr { co0.irreflexive() } else { co0.acyclic() }) {
             return Ok(());
         }
         for l in 0..self.locs.len() {
@@ -770,7 +789,7 @@ impl<'a> Checker<'a> {
                 free.len()
             )));
         }
-        let fr_of = |co: &Rel| rf.inverse().then(co);
+        let mut in_order: Option<bool> = None;
         let mut poloc = Rel::new(b.n);
         for l in 0..self.locs.len() {
             let m = b.at_loc[l];
@@ -787,93 +806,166 @@ impl<'a> Checker<'a> {
                     co.add(v, w);
                 }
             }
-            let co = if free.is_empty() { co } else { co.closure() };
-            if !co.irreflexive() {
-                continue;
-            }
-            let fr = fr_of(&co);
-            // Axiom 3, Atomicity: no morally strong write between an RMW's read and its
-            // write.
-            let atomic_ok = b.rmw.iter().all(|&(r, a)| {
-                members(fr.rows[r] & b.ms.rows[r]).all(|w| !(co.has(w, a) && b.ms.has(w, a)))
-            });
-            if !atomic_ok {
-                continue;
-            }
-            // Axiom 5, SC per location: po-loc and morally strong communication acyclic.
-            let mut com = rf.union(&co);
-            com.union_with(&fr);
-            for (a, row) in com.rows.iter_mut().enumerate() {
-                *row &= b.ms.rows[a];
-            }
-            com.union_with(&poloc);
-            if !com.acyclic() {
-                continue;
-            }
-            // Axiom 6, Causality (its fr half): a read does not miss a write it follows.
-            if fr.pairs().any(|(r, w)| cause.has(w, r)) {
+            let co = if free.is_empty() || !tr {
+                co
+            } else {
+                co.closure()
+            };
+            if !axioms_hold(b, rf, cause, &co, &poloc, tr, self.opts.sc_per_location) {
                 continue;
             }
             self.out.stats.consistent += 1;
-            self.record(b, &co, false)?;
+            let in_order = *in_order.get_or_insert_with(|| rf.union(&b.po).acyclic());
+            self.record(b, &co, Target::Allowed { in_order })?;
+            if self.opts.total_co && tr {
+                self.totals(b, rf, cause, &co, &poloc, in_order)?;
+            }
         }
         Ok(())
     }
 
-    /// Sequential consistency: some total coherence order per location with po ∪ rf ∪
-    /// co ∪ fr (and the barrier edges) acyclic.
-    fn sc_check(&mut self, b: &Base, order: &Rel, rf: &Rel) -> Result<(), AxiomError> {
-        let mut per_loc: Vec<Vec<Vec<usize>>> = Vec::new();
+    /// The consistent total extensions of a consistent coherence order `co` (ordering the
+    /// writes that race too), for [`Outcomes::total_co`].
+    fn totals(
+        &mut self,
+        b: &Base,
+        rf: &Rel,
+        cause: &Rel,
+        co: &Rel,
+        poloc: &Rel,
+        in_order: bool,
+    ) -> Result<(), AxiomError> {
+        let mut open = Vec::new();
         for l in 0..self.locs.len() {
-            let ws: Vec<usize> = members(b.writes_at[l])
-                .filter(|w| b.evs[*w].kind != Kind::Init)
-                .collect();
-            per_loc.push(permutations(&ws));
-        }
-        let mut idx = vec![0usize; per_loc.len()];
-        let mut base = order.union(rf);
-        base.union_with(&b.po);
-        loop {
-            let mut co = Rel::new(b.n);
-            for (l, perms) in per_loc.iter().enumerate() {
-                let p = &perms[idx[l]];
-                let init = l; // initial writes are events 0..locations
-                for (i, &w) in p.iter().enumerate() {
-                    co.add(init, w);
-                    for &v in &p[i + 1..] {
-                        co.add(w, v);
+            let ws: Vec<usize> = members(b.writes_at[l]).collect();
+            for (i, &w) in ws.iter().enumerate() {
+                for &v in &ws[i + 1..] {
+                    if !co.has(w, v) && !co.has(v, w) {
+                        open.push((w, v));
                     }
                 }
             }
-            let fr = rf.inverse().then(&co);
-            let mut g = base.union(&co);
-            g.union_with(&fr);
-            // Atomicity: no write between an RMW's read and its write.
-            let atomic = b
-                .rmw
-                .iter()
-                .all(|&(r, a)| members(fr.rows[r]).all(|w| !co.has(w, a)));
-            if atomic && g.acyclic() {
-                self.record(b, &co, true)?;
+        }
+        if open.len() > 12 {
+            return Err(AxiomError::Limit(format!(
+                "{} racing pairs of writes to order",
+                open.len()
+            )));
+        }
+        for mask in 0u64..1 << open.len() {
+            let mut t = co.clone();
+            for (i, &(w, v)) in open.iter().enumerate() {
+                if mask >> i & 1 == 1 {
+                    t.add(w, v);
+                } else {
+                    t.add(v, w);
+                }
             }
-            let mut k = 0;
-            loop {
-                if k == idx.len() {
-                    return Ok(());
-                }
-                idx[k] += 1;
-                if idx[k] < per_loc[k].len() {
-                    break;
-                }
-                idx[k] = 0;
-                k += 1;
+            let t = if open.is_empty() { t } else { t.closure() };
+            if axioms_hold(b, rf, cause, &t, poloc, true, self.opts.sc_per_location) {
+                self.record(b, &t, Target::TotalCo { in_order })?;
             }
         }
+        Ok(())
+    }
+
+    /// Sequential consistency (for telling weak behaviours from interleavings): the
+    /// final states of every interleaving of the events that respects program order and
+    /// the barriers, where each read returns the latest write to its location (which must
+    /// carry the value the trace guessed) and an RMW's read and write are adjacent. A
+    /// depth-first search over (events done, last write per location), memoized.
+    fn sc_search(&mut self, b: &Base, phases: &[Phase], closed: &Rel) -> Result<(), AxiomError> {
+        // Waiting arrivals of incomplete phases never leave: their `Leave` never happens.
+        let mut stuck: Set = 0;
+        for ph in phases.iter().filter(|p| !p.complete) {
+            for &a in &ph.arrivals {
+                if b.evs[a].kind == (Kind::Arrive { waits: true }) {
+                    stuck |= 1 << (a + 1);
+                }
+            }
+        }
+        let nl = self.locs.len();
+        let all: Set = ((1u128 << b.phase0) - 1) & !((1u128 << nl) - 1) & !stuck;
+        let preds: Vec<Set> = (0..b.phase0)
+            .map(|e| {
+                let mut m: Set = 0;
+                for d in members(all) {
+                    if closed.has(d, e) {
+                        m |= 1 << d;
+                    }
+                }
+                m
+            })
+            .collect();
+        // The last write of each location, 7 bits per location.
+        if nl > 18 {
+            return Err(AxiomError::Limit(format!(
+                "{nl} locations (at most 18 for the SC search)"
+            )));
+        }
+        let get = |last: u128, l: usize| (last >> (7 * l) & 0x7f) as usize;
+        let set =
+            |last: u128, l: usize, w: usize| last & !(0x7fu128 << (7 * l)) | (w as u128) << (7 * l);
+        let mut start: u128 = 0;
+        for l in 0..nl {
+            start = set(start, l, l);
+        }
+        let mut seen: std::collections::HashSet<(Set, u128)> = Default::default();
+        let mut stack: Vec<(Set, u128)> = vec![(0, start)];
+        let mut finals: BTreeSet<u128> = BTreeSet::new();
+        while let Some((done, last)) = stack.pop() {
+            if !seen.insert((done, last)) {
+                continue;
+            }
+            if done == all {
+                finals.insert(last);
+                continue;
+            }
+            for e in members(all & !done) {
+                if preds[e] & !done != 0 {
+                    continue;
+                }
+                let ev = b.evs[e];
+                let mut d = done | 1 << e;
+                let mut l = last;
+                match ev.kind {
+                    Kind::Read | Kind::FailedCas if b.evs[get(last, ev.loc)].wval != ev.rval => {
+                        continue;
+                    }
+                    Kind::RmwR => {
+                        // The write follows at once.
+                        if b.evs[get(last, ev.loc)].wval != ev.rval || preds[e + 1] & !d != 0 {
+                            continue;
+                        }
+                        d |= 1 << (e + 1);
+                        l = set(l, ev.loc, e + 1);
+                    }
+                    Kind::Rmw => continue,
+                    Kind::Write => l = set(l, ev.loc, e),
+                    _ => {}
+                }
+                stack.push((d, l));
+            }
+        }
+        for packed in finals {
+            let last: Vec<usize> = (0..nl).map(|l| get(packed, l)).collect();
+            let mut co = Rel::new(b.n);
+            for (l, &w) in last.iter().enumerate() {
+                // Only "which write is last" matters for the final state.
+                for v in members(b.writes_at[l]) {
+                    if v != w {
+                        co.add(v, w);
+                    }
+                }
+            }
+            self.record(b, &co, Target::Sc)?;
+        }
+        Ok(())
     }
 
     /// Adds the final states of a consistent candidate: registers from the traces, each
     /// location's value from a write last in coherence order.
-    fn record(&mut self, b: &Base, co: &Rel, sc: bool) -> Result<(), AxiomError> {
+    fn record(&mut self, b: &Base, co: &Rel, to: Target) -> Result<(), AxiomError> {
         if let Some(u) = b.traces.iter().find_map(|t| t.undefined.clone()) {
             return Err(AxiomError::Undefined(u));
         }
@@ -903,30 +995,67 @@ impl<'a> Checker<'a> {
             }
             states = next;
         }
-        let set: &mut BTreeSet<Vec<i64>> = if sc {
-            &mut self.out.sc
-        } else {
-            &mut self.out.allowed
-        };
-        set.extend(states);
+        match to {
+            Target::Sc => self.out.sc.extend(states),
+            Target::TotalCo { in_order } => {
+                if in_order {
+                    self.out.plain.extend(states.iter().cloned());
+                }
+                self.out.total_co.extend(states)
+            }
+            Target::Allowed { in_order } => {
+                if in_order {
+                    self.out.in_order.extend(states.iter().cloned());
+                }
+                self.out.allowed.extend(states);
+            }
+        }
         Ok(())
     }
 }
 
-fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
-    if xs.is_empty() {
-        return vec![Vec::new()];
+/// Axioms 3 (Atomicity), 5 (SC per location) and 6 (Causality, its fr half) for a
+/// candidate coherence order `co` (closed transitively unless [`Options::co_transitive`]
+/// is off); axiom 1 holds by construction.
+fn axioms_hold(
+    b: &Base,
+    rf: &Rel,
+    cause: &Rel,
+    co: &Rel,
+    poloc: &Rel,
+    transitive: bool,
+    sc_per_location: bool,
+) -> bool {
+    if !(if transitive {
+        co.irreflexive()
+    } else {
+        co.acyclic()
+    }) {
+        return false;
     }
-    let mut out = Vec::new();
-    for i in 0..xs.len() {
-        let mut rest = xs.to_vec();
-        let x = rest.remove(i);
-        for mut p in permutations(&rest) {
-            p.insert(0, x);
-            out.push(p);
+    let fr = rf.inverse().then(co);
+    // Atomicity: no morally strong write between an RMW's read and its write.
+    let atomic_ok = b.rmw.iter().all(|&(r, a)| {
+        members(fr.rows[r] & b.ms.rows[r]).all(|w| !(co.has(w, a) && b.ms.has(w, a)))
+    });
+    if !atomic_ok {
+        return false;
+    }
+    // SC per location: po-loc and morally strong communication acyclic.
+    if sc_per_location {
+        let mut com = rf.union(co);
+        com.union_with(&fr);
+        for (a, row) in com.rows.iter_mut().enumerate() {
+            *row &= b.ms.rows[a];
+        }
+        com.union_with(poloc);
+        if !com.acyclic() {
+            return false;
         }
     }
-    out
+    // Causality, fr half: a read does not miss a write it follows in causality order.
+    let missed = fr.pairs().any(|(r, w)| cause.has(w, r));
+    !missed
 }
 
 /// Every way the arrivals at one resource can form phases.

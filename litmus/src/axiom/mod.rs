@@ -163,6 +163,20 @@ pub struct Options {
     pub max_rounds: usize,
     /// Also compute the final states of sequentially consistent executions.
     pub sc: bool,
+    /// Also compute [`Outcomes::total_co`] and [`Outcomes::plain`].
+    pub total_co: bool,
+    /// A failing `atom.cas` writes back the value it read, as the PTX ISA's description of
+    /// `atom` reads (`cas(r,s,t) = (r == s) ? t : r`, stored), instead of only reading (the
+    /// default: Dat3M's encoding, C++'s failed compare-exchange). Off for verdicts; used to
+    /// tell which unsound outcomes this difference explains ([`crate::known`]).
+    pub failed_cas_writes: bool,
+    /// Coherence order is closed transitively (the default, as the manual says: "a partial
+    /// transitive order"). Off only to tell which unsound outcomes a model that misses
+    /// transitive coherence explains ([`crate::known`]).
+    pub co_transitive: bool,
+    /// Check axiom 5, SC per location (the default). Off only to tell which unsound
+    /// outcomes a model that checks reads against known writes alone explains.
+    pub sc_per_location: bool,
     pub forms: Forms,
 }
 
@@ -174,6 +188,10 @@ impl Default for Options {
             max_values: 256,
             max_rounds: 32,
             sc: false,
+            total_co: false,
+            failed_cas_writes: false,
+            co_transitive: true,
+            sc_per_location: true,
             forms: Forms::default(),
         }
     }
@@ -199,6 +217,22 @@ pub struct Outcomes {
     pub allowed: BTreeSet<Vec<i64>>,
     /// Final states of sequentially consistent executions (with [`Options::sc`]).
     pub sc: BTreeSet<Vec<i64>>,
+    /// Final states of allowed executions in which `po ∪ rf` is acyclic: no read returns
+    /// a value from a write that comes later in program order and reads-from (load
+    /// buffering). A model whose loads only read stores already executed reaches at most
+    /// these; the others need a load to see the future.
+    pub in_order: BTreeSet<Vec<i64>>,
+    /// Final states of allowed executions whose coherence order is total (each
+    /// location's final value is the last of all its writes; with [`Options::total_co`]).
+    /// The others need writes that race to stay unordered — the final value is then any
+    /// write last in the partial coherence order, which no memory that serializes
+    /// stores per location ends with.
+    pub total_co: BTreeSet<Vec<i64>>,
+    /// Final states of allowed executions that are both in order (`po ∪ rf` acyclic) and
+    /// have a total coherence order (with [`Options::total_co`]): what a model whose loads
+    /// read stores already executed, in a memory that serializes each location's stores,
+    /// can produce at most.
+    pub plain: BTreeSet<Vec<i64>>,
     /// Some path exceeded [`Options::loop_bound`] and was dropped.
     pub cut: bool,
     pub stats: Stats,

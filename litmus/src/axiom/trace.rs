@@ -246,17 +246,28 @@ pub struct Domains {
 }
 
 impl Domains {
-    /// The values read `q` of location `l` may return, with the read instructions the
-    /// value is computed from (the intersection over its derivations).
-    fn choices(&self, prog: &Prog, l: usize, q: usize, looped: bool) -> Vec<(i64, u128)> {
+    /// The values read `q` of location `l` may return, with the read instructions each
+    /// is computed from: every derivation apart while the domains grow (`derivations`),
+    /// else each value once (its derivations no longer matter).
+    fn choices(
+        &self,
+        prog: &Prog,
+        l: usize,
+        q: usize,
+        looped: bool,
+        derivations: bool,
+    ) -> Vec<(i64, u128)> {
         let mut out: Vec<(i64, u128)> = vec![(prog.init[l], 0)];
         for &(v, ds) in &self.entries[l] {
             if !looped && ds >> q & 1 == 1 {
                 continue;
             }
-            match out.iter_mut().find(|(x, _)| *x == v) {
-                Some(e) => e.1 &= ds,
-                None => out.push((v, ds)),
+            if derivations {
+                if !out.contains(&(v, ds)) {
+                    out.push((v, ds));
+                }
+            } else if !out.iter().any(|(x, _)| *x == v) {
+                out.push((v, ds));
             }
         }
         out
@@ -281,6 +292,8 @@ struct Walker<'a, 'p> {
     opts: &'a Options,
     /// Paths cut at the loop bound.
     cut: bool,
+    /// The value domains are still growing: follow every derivation of a value.
+    growing: bool,
     out: Vec<Walked>,
 }
 
@@ -353,10 +366,13 @@ impl Walker<'_, '_> {
                     let l = self.prog.loc(loc);
                     let q = self.prog.read_id[self.th][k].unwrap_or(0);
                     let (mo, scope) = norm(*mo, *scope);
-                    for (v, ds) in self
-                        .dom
-                        .choices(self.prog, l, q, self.prog.in_loop[self.th][k])
-                    {
+                    for (v, ds) in self.dom.choices(
+                        self.prog,
+                        l,
+                        q,
+                        self.prog.in_loop[self.th][k],
+                        self.growing,
+                    ) {
                         let mut s = st.clone();
                         let e = self.push(
                             &mut s,
@@ -418,10 +434,13 @@ impl Walker<'_, '_> {
                     let l = self.prog.loc(loc);
                     let q = self.prog.read_id[self.th][k].unwrap_or(0);
                     let x = self.val(&st, val);
-                    for (old, ds) in
-                        self.dom
-                            .choices(self.prog, l, q, self.prog.in_loop[self.th][k])
-                    {
+                    for (old, ds) in self.dom.choices(
+                        self.prog,
+                        l,
+                        q,
+                        self.prog.in_loop[self.th][k],
+                        self.growing,
+                    ) {
                         let mut s = st.clone();
                         let new = rmw(*op, old, x.v);
                         let e = self.push(
@@ -478,16 +497,23 @@ impl Walker<'_, '_> {
                     let q = self.prog.read_id[self.th][k].unwrap_or(0);
                     let ex = self.val(&st, expected);
                     let nw = self.val(&st, new);
-                    for (old, ds) in
-                        self.dom
-                            .choices(self.prog, l, q, self.prog.in_loop[self.th][k])
-                    {
+                    for (old, ds) in self.dom.choices(
+                        self.prog,
+                        l,
+                        q,
+                        self.prog.in_loop[self.th][k],
+                        self.growing,
+                    ) {
                         let mut s = st.clone();
                         let ok = old == ex.v;
                         let e = self.push(
                             &mut s,
                             LEv {
-                                kind: if ok { LKind::RmwRead } else { LKind::FailedCas },
+                                kind: if ok || self.opts.failed_cas_writes {
+                                    LKind::RmwRead
+                                } else {
+                                    LKind::FailedCas
+                                },
                                 loc: l,
                                 mo: *mo,
                                 scope: *scope,
@@ -497,7 +523,10 @@ impl Walker<'_, '_> {
                                 instr: k,
                             },
                         )?;
-                        if ok {
+                        // A failing CAS writes nothing, unless it is taken to write back
+                        // what it read (`Options::failed_cas_writes`).
+                        if ok || self.opts.failed_cas_writes {
+                            let v = if ok { nw.v } else { old };
                             self.push(
                                 &mut s,
                                 LEv {
@@ -506,12 +535,12 @@ impl Walker<'_, '_> {
                                     mo: *mo,
                                     scope: *scope,
                                     rval: 0,
-                                    wval: nw.v,
+                                    wval: v,
                                     deps: ex.taint | nw.taint | 1 << e,
                                     instr: k,
                                 },
                             )?;
-                            s.writes.push((l, nw.v, nw.ds | ex.ds | ds | 1 << q));
+                            s.writes.push((l, v, nw.ds | ex.ds | ds | 1 << q));
                         }
                         s.regs.insert(
                             dst.clone(),
@@ -702,6 +731,7 @@ fn walk_thread(
     dom: &Domains,
     th: usize,
     opts: &Options,
+    growing: bool,
 ) -> Result<(Vec<Walked>, bool), AxiomError> {
     let t = &prog.test.threads[th];
     let mut regs = HashMap::new();
@@ -730,6 +760,7 @@ fn walk_thread(
         th,
         opts,
         cut: false,
+        growing,
         out: Vec::new(),
     };
     w.walk(State {
@@ -750,13 +781,11 @@ pub fn traces(prog: &Prog, opts: &Options) -> Result<(Vec<Vec<Trace>>, bool), Ax
     let mut dom = Domains {
         entries: vec![Vec::new(); prog.locs.len()],
     };
+    let mut settled = false;
     for _round in 0..=opts.max_rounds {
-        let mut all = Vec::new();
-        let mut cut = false;
         let mut changed = false;
         for th in 0..prog.test.threads.len() {
-            let (ts, c) = walk_thread(prog, &dom, th, opts)?;
-            cut |= c;
+            let (ts, _) = walk_thread(prog, &dom, th, opts, true)?;
             for (_, writes) in &ts {
                 for &(l, v, ds) in writes {
                     let e = &mut dom.entries[l];
@@ -769,7 +798,6 @@ pub fn traces(prog: &Prog, opts: &Options) -> Result<(Vec<Vec<Trace>>, bool), Ax
                     changed = true;
                 }
             }
-            all.push(ts.into_iter().map(|(t, _)| t).collect::<Vec<_>>());
         }
         let total: usize = dom.entries.iter().map(|e| e.len()).sum();
         if total > opts.max_values {
@@ -779,11 +807,22 @@ pub fn traces(prog: &Prog, opts: &Options) -> Result<(Vec<Vec<Trace>>, bool), Ax
             )));
         }
         if !changed {
-            return Ok((all, cut));
+            settled = true;
+            break;
         }
     }
-    Err(AxiomError::Limit(format!(
-        "written values still growing after {} rounds (a loop computing new values?)",
-        opts.max_rounds
-    )))
+    if !settled {
+        return Err(AxiomError::Limit(format!(
+            "written values still growing after {} rounds (a loop computing new values?)",
+            opts.max_rounds
+        )));
+    }
+    let mut all = Vec::new();
+    let mut cut = false;
+    for th in 0..prog.test.threads.len() {
+        let (ts, c) = walk_thread(prog, &dom, th, opts, false)?;
+        cut |= c;
+        all.push(ts.into_iter().map(|(t, _)| t).collect::<Vec<_>>());
+    }
+    Ok((all, cut))
 }
