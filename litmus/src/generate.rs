@@ -7,10 +7,13 @@
 //! `.release` / `.acq_rel`), `fence.sc` and `fence.acq_rel`, `bar.cta.sync` (threads of
 //! one CTA in warps of their own) and `bar.warp.sync` (threads sharing a warp); scopes
 //! `.cta`, `.gpu`, `.sys`; placements: threads in one warp, in one CTA, or in different
-//! CTAs. Every store writes a value no other store of its location writes, so a final
+//! CTAs. Like the classic shapes, a thread makes one to three accesses, mostly to a
+//! location other than its previous one, with now and then a fence or barrier between
+//! two. Every store writes a value no other store of its location writes, so a final
 //! state tells which write each read saw. A program always has a location written by
-//! one thread and read or written by another, and at most [`MAX_RMW`] atomics (each atomic
-//! multiplies the executions the checker enumerates).
+//! one thread and read or written by another, at most [`MAX_RMW`] atomics and
+//! [`MAX_WRITES`] writes per location (each multiplies the executions the checker
+//! enumerates and the final states a model has to reach).
 //!
 //! The condition of a generated test names every register and location (so that a final
 //! state is the whole state); its comparison values mean nothing until [`with_target`]
@@ -21,7 +24,9 @@ use crate::print::print;
 use std::collections::BTreeMap;
 
 /// Most atomics in one program.
-pub const MAX_RMW: usize = 3;
+pub const MAX_RMW: usize = 2;
+/// Most writes (stores and atomics) to one location.
+pub const MAX_WRITES: usize = 3;
 
 /// splitmix64, for reproducible draws without a dependency.
 #[derive(Debug, Clone)]
@@ -117,7 +122,7 @@ fn draw(r: &mut Rng, seed: u64, index: u64) -> LitmusTest {
     let mut warps: Vec<Option<u32>> = vec![None; n];
     for i in 0..n {
         if ctas[..i].contains(&ctas[i]) && r.chance(35) {
-            // Join the warp of an earlier thread of the same CTA.
+            // Join the warp of the CTA's first thread.
             let j = (0..i).find(|j| ctas[*j] == ctas[i]).unwrap_or(0);
             let w = warps[j].unwrap_or(j as u32);
             warps[j] = Some(w);
@@ -133,108 +138,22 @@ fn draw(r: &mut Rng, seed: u64, index: u64) -> LitmusTest {
         let shares_warp =
             warps[i].is_some() && warps.iter().filter(|w| **w == warps[i]).count() > 1;
         let cta_mates = ctas.iter().filter(|c| **c == ctas[i]).count() > 1;
-        let ops = 1 + r.weighted(&[20, 45, 35]);
-        let mut instrs = Vec::new();
+        // One to three memory accesses, a fence or barrier between two of them now and
+        // then (at most three operations), like the classic shapes.
+        let accesses = 1 + r.weighted(&[30, 55, 15]);
+        let mut instrs: Vec<Instr> = Vec::new();
         let mut regs = 0;
         let mut barrier = false;
-        for _ in 0..ops {
-            let kind = r.weighted(&[34, 34, 8, 16, 8]);
-            let node = match kind {
-                0 => {
-                    let mo = *r.pick(&[
-                        Mo::Weak,
-                        Mo::Volatile,
-                        Mo::Relaxed,
-                        Mo::Relaxed,
-                        Mo::Acquire,
-                        Mo::Acquire,
-                    ]);
-                    let dst = format!("r{regs}");
-                    regs += 1;
-                    Instr::Load {
-                        mo,
-                        scope: strong_scope(r, mo),
-                        dst,
-                        loc: r.pick(locs).to_string(),
-                    }
-                }
-                1 => {
-                    let mo = *r.pick(&[
-                        Mo::Weak,
-                        Mo::Volatile,
-                        Mo::Relaxed,
-                        Mo::Relaxed,
-                        Mo::Release,
-                        Mo::Release,
-                    ]);
-                    let loc = r.pick(locs).to_string();
-                    Instr::Store {
-                        mo,
-                        scope: strong_scope(r, mo),
-                        val: Value::Const(b.value(&loc)),
-                        loc,
-                    }
-                }
-                2 if b.rmw < MAX_RMW => {
-                    b.rmw += 1;
-                    let loc = r.pick(locs).to_string();
-                    let mo = *r.pick(&[Mo::Relaxed, Mo::Acquire, Mo::Release, Mo::AcqRel]);
-                    let scope = Some(scope(r));
-                    match r.weighted(&[30, 25, 25, 20]) {
-                        0 => {
-                            let dst = format!("r{regs}");
-                            regs += 1;
-                            Instr::Rmw {
-                                mo,
-                                scope,
-                                op: RmwOp::Add,
-                                dst: Some(dst),
-                                loc,
-                                val: Value::Const(1),
-                            }
-                        }
-                        1 => {
-                            let dst = format!("r{regs}");
-                            regs += 1;
-                            Instr::Rmw {
-                                mo,
-                                scope,
-                                op: RmwOp::Exch,
-                                dst: Some(dst),
-                                val: Value::Const(b.value(&loc)),
-                                loc,
-                            }
-                        }
-                        2 => {
-                            let dst = format!("r{regs}");
-                            regs += 1;
-                            // Expect the initial value or a value some store writes.
-                            let top = b.next_val.get(&loc).copied().unwrap_or(1);
-                            let expected = r.below(top as u64) as i64;
-                            Instr::Cas {
-                                mo,
-                                scope,
-                                dst,
-                                expected: Value::Const(expected),
-                                new: Value::Const(b.value(&loc)),
-                                loc,
-                            }
-                        }
-                        _ => Instr::Rmw {
-                            mo: *r.pick(&[Mo::Relaxed, Mo::Release]),
-                            scope,
-                            op: RmwOp::Add,
-                            dst: None,
-                            loc,
-                            val: Value::Const(1),
-                        },
-                    }
-                }
-                4 if !barrier && shares_warp => {
+        let mut last_loc: Option<&str> = None;
+        for k in 0..accesses {
+            if instrs.len() == 3 {
+                break;
+            }
+            if k > 0 && instrs.len() < 2 && r.chance(35) {
+                let node = if !barrier && shares_warp && r.chance(30) {
                     barrier = true;
                     Instr::WarpSync
-                }
-                4 if !barrier && cta_mates && warps[i].is_none() => {
+                } else if !barrier && cta_mates && warps[i].is_none() && r.chance(30) {
                     barrier = true;
                     Instr::Barrier {
                         kind: BarKind::Sync,
@@ -242,16 +161,24 @@ fn draw(r: &mut Rng, seed: u64, index: u64) -> LitmusTest {
                         id: None,
                         quorum: None,
                     }
+                } else {
+                    Instr::Fence {
+                        mo: *r.pick(&[Mo::Sc, Mo::AcqRel]),
+                        scope: scope(r),
+                    }
+                };
+                instrs.push(node);
+            }
+            // Mostly another location than the thread's previous access.
+            let loc = match last_loc {
+                Some(prev) if locs.len() > 1 && r.chance(75) => {
+                    let others: Vec<&str> = locs.iter().copied().filter(|l| *l != prev).collect();
+                    *r.pick(&others)
                 }
-                _ => Instr::Fence {
-                    mo: *r.pick(&[Mo::Sc, Mo::AcqRel]),
-                    scope: scope(r),
-                },
+                _ => *r.pick(locs),
             };
-            instrs.push(Spanned {
-                pos: Pos::default(),
-                node,
-            });
+            last_loc = Some(loc);
+            instrs.push(access(r, &mut b, loc, &mut regs));
         }
         threads.push(Thread {
             id: i as u32,
@@ -259,11 +186,15 @@ fn draw(r: &mut Rng, seed: u64, index: u64) -> LitmusTest {
             gpu: 0,
             warp: warps[i],
             pos: Pos::default(),
-            instrs,
+            instrs: instrs
+                .into_iter()
+                .map(|node| Spanned {
+                    pos: Pos::default(),
+                    node,
+                })
+                .collect(),
         });
     }
-    // A barrier is only useful if another thread of the CTA (or warp) has one too; a
-    // lone CTA barrier still completes (its participants are the threads that use it).
     let mut t = LitmusTest {
         name: format!("gen-{seed}-{index}"),
         init_mem: locs.iter().map(|l| (l.to_string(), 0)).collect(),
@@ -277,6 +208,100 @@ fn draw(r: &mut Rng, seed: u64, index: u64) -> LitmusTest {
     };
     t.condition.cond = whole_state(&t);
     t
+}
+
+/// One memory access to `loc`: a load, a store, or (at most [`MAX_RMW`] per program) an
+/// atomic; a location gets at most [`MAX_WRITES`] writes, then loads.
+fn access(r: &mut Rng, b: &mut Builder, loc: &str, regs: &mut u32) -> Instr {
+    let mut reg = || {
+        *regs += 1;
+        format!("r{}", *regs - 1)
+    };
+    let writes = b.next_val.get(loc).copied().unwrap_or(1) - 1;
+    let kind = if writes as usize >= MAX_WRITES {
+        0
+    } else {
+        r.weighted(&[45, 40, 15])
+    };
+    match kind {
+        1 => {
+            let mo = *r.pick(&[
+                Mo::Weak,
+                Mo::Volatile,
+                Mo::Relaxed,
+                Mo::Relaxed,
+                Mo::Release,
+                Mo::Release,
+            ]);
+            Instr::Store {
+                mo,
+                scope: strong_scope(r, mo),
+                val: Value::Const(b.value(loc)),
+                loc: loc.to_string(),
+            }
+        }
+        2 if b.rmw < MAX_RMW => {
+            b.rmw += 1;
+            let mo = *r.pick(&[Mo::Relaxed, Mo::Acquire, Mo::Release, Mo::AcqRel]);
+            let scope = Some(scope(r));
+            let loc = loc.to_string();
+            match r.weighted(&[30, 25, 25, 20]) {
+                0 => Instr::Rmw {
+                    mo,
+                    scope,
+                    op: RmwOp::Add,
+                    dst: Some(reg()),
+                    loc,
+                    val: Value::Const(1),
+                },
+                1 => Instr::Rmw {
+                    mo,
+                    scope,
+                    op: RmwOp::Exch,
+                    dst: Some(reg()),
+                    val: Value::Const(b.value(&loc)),
+                    loc,
+                },
+                2 => {
+                    // Expect the initial value or a value some store writes.
+                    let top = b.next_val.get(&loc).copied().unwrap_or(1);
+                    let expected = r.below(top as u64) as i64;
+                    Instr::Cas {
+                        mo,
+                        scope,
+                        dst: reg(),
+                        expected: Value::Const(expected),
+                        new: Value::Const(b.value(&loc)),
+                        loc,
+                    }
+                }
+                _ => Instr::Rmw {
+                    mo: *r.pick(&[Mo::Relaxed, Mo::Release]),
+                    scope,
+                    op: RmwOp::Add,
+                    dst: None,
+                    loc,
+                    val: Value::Const(1),
+                },
+            }
+        }
+        _ => {
+            let mo = *r.pick(&[
+                Mo::Weak,
+                Mo::Volatile,
+                Mo::Relaxed,
+                Mo::Relaxed,
+                Mo::Acquire,
+                Mo::Acquire,
+            ]);
+            Instr::Load {
+                mo,
+                scope: strong_scope(r, mo),
+                dst: reg(),
+                loc: loc.to_string(),
+            }
+        }
+    }
 }
 
 fn strong_scope(r: &mut Rng, mo: Mo) -> Option<Scope> {

@@ -36,6 +36,9 @@ pub struct Config {
     pub models: Vec<Model>,
     pub workers: usize,
     pub p_w: Vec<f64>,
+    /// Programs with more allowed final states are left out (redrawn): a litmus test is
+    /// a program whose every outcome a few hundred runs can hit.
+    pub max_states: usize,
 }
 
 impl Default for Config {
@@ -47,6 +50,7 @@ impl Default for Config {
             models: vec![Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak],
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             p_w: vec![0.5, 1.0],
+            max_states: 64,
         }
     }
 }
@@ -109,6 +113,8 @@ pub struct TestResult {
     pub sc_mismatch: Vec<String>,
     /// The checker or the lowering could not take the program.
     pub skipped: Option<String>,
+    /// More allowed final states than [`Config::max_states`]: left out.
+    pub oversized: bool,
     pub hangs: u64,
     pub faults: u64,
     pub checker_seconds: f64,
@@ -123,6 +129,9 @@ pub struct Report {
     pub runs: u64,
     pub models: Vec<String>,
     pub tests: u64,
+    /// Programs generated but left out for having more than `max_states` final states.
+    pub oversized: u64,
+    pub max_states: usize,
     pub seconds: f64,
     pub checker_seconds: f64,
     pub model_seconds: f64,
@@ -184,6 +193,10 @@ pub fn run_one(cfg: &Config, index: u64, t: &crate::LitmusTest) -> TestResult {
         }
     };
     res.checker_seconds = t0.elapsed().as_secs_f64();
+    if o.allowed.len() > cfg.max_states {
+        res.oversized = true;
+        return res;
+    }
     let name = format!("gen-{}-{index}", cfg.seed);
     let low = match crate::lower(&name, t) {
         Ok(l) => l,
@@ -254,45 +267,66 @@ pub fn run_one(cfg: &Config, index: u64, t: &crate::LitmusTest) -> TestResult {
 /// Runs `cfg.count` distinct generated programs; `progress(done)` after each.
 pub fn run(cfg: &Config, progress: impl Fn(u64) + Sync) -> Report {
     let t0 = std::time::Instant::now();
-    // The distinct programs, in index order.
+    // Distinct programs in index order; workers take them in that order and stop once
+    // `count` have been kept, so the kept ones are the first `count` in index order
+    // whatever the number of workers.
     let mut programs = Vec::new();
     let mut seen = HashSet::new();
     let mut index = 0u64;
-    while (programs.len() as u64) < cfg.count {
+    let want = cfg.count.saturating_mul(4).max(64);
+    while (programs.len() as u64) < want && index < want.saturating_mul(20) {
         let t = generate(cfg.seed, index);
         if seen.insert(print(&t)) {
             programs.push((index, t));
         }
         index += 1;
-        if index > cfg.count.saturating_mul(20).max(1000) {
-            break;
-        }
     }
     let next = AtomicU64::new(0);
-    let done = AtomicU64::new(0);
+    let kept = AtomicU64::new(0);
     let results: Mutex<Vec<TestResult>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..cfg.workers.max(1) {
             s.spawn(|| loop {
+                if kept.load(Ordering::Relaxed) >= cfg.count {
+                    break;
+                }
                 let k = next.fetch_add(1, Ordering::Relaxed) as usize;
                 let Some((i, t)) = programs.get(k) else { break };
                 let r = run_one(cfg, *i, t);
+                if !r.oversized {
+                    progress(kept.fetch_add(1, Ordering::Relaxed) + 1);
+                }
                 if let Ok(mut v) = results.lock() {
                     v.push(r);
                 }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
             });
         }
     });
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by_key(|r| r.index);
+    // The first `count` kept programs, and the oversized ones among them.
+    let mut n = 0;
+    results.retain(|r| {
+        if n >= cfg.count {
+            return false;
+        }
+        if !r.oversized {
+            n += 1;
+        }
+        true
+    });
     let mut rep = Report {
         seed: cfg.seed,
         runs: cfg.runs,
+        max_states: cfg.max_states,
         models: cfg.models.iter().map(|m| m.name().to_string()).collect(),
         ..Report::default()
     };
     for r in results {
+        if r.oversized {
+            rep.oversized += 1;
+            continue;
+        }
         rep.tests += 1;
         if let Some(s) = r.skipped {
             rep.skipped.push((r.index, s));
@@ -410,11 +444,13 @@ pub fn render(rep: &Report, shapes: usize) -> String {
     );
     let _ = writeln!(
         o,
-        "{} executions, {} hangs, {} faults, {} skipped",
+        "{} executions, {} hangs, {} faults, {} skipped; {} more programs left out for having over {} allowed final states",
         rep.executions,
         rep.hangs,
         rep.faults,
-        rep.skipped.len()
+        rep.skipped.len(),
+        rep.oversized,
+        rep.max_states
     );
     for (i, s) in rep.skipped.iter().take(10) {
         let _ = writeln!(o, "  skipped program {i}: {s}");
@@ -461,7 +497,7 @@ pub fn render(rep: &Report, shapes: usize) -> String {
     let t = &rep.total;
     let _ = writeln!(
         o,
-        "\nweak outcomes (allowed by PTX, not SC): {}; {} need load buffering, {} need racing writes left unordered (a final value no serialized memory ends with), {} are plain",
+        "\nweak outcomes (allowed by PTX, not SC): {}; {} need load buffering, {} need a coherence order no serializing memory has (racing writes left unordered, an RMW's write before what it read), {} are plain",
         t.weak,
         t.weak_lb,
         t.weak - t.weak_plain - t.weak_lb,

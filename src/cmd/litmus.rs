@@ -42,6 +42,9 @@ pub struct Args {
     /// Print every final state of every test, not only of unsound ones.
     #[arg(long, short)]
     verbose: bool,
+    /// With --generate: leave out (and redraw) programs with more allowed final states.
+    #[arg(long, default_value_t = 64)]
+    max_states: usize,
     /// Rows per coverage table with --generate (the rest are summed as "other").
     #[arg(long, default_value_t = 30)]
     rows: usize,
@@ -139,6 +142,7 @@ fn generate(args: &Args, n: u64, models: Vec<Model>, workers: usize) -> Result<u
         models,
         workers,
         p_w: args.p.clone(),
+        max_states: args.max_states,
     };
     let quiet = args.json;
     let step = (n / 20).max(1);

@@ -825,7 +825,8 @@ impl<'a> Checker<'a> {
     }
 
     /// The consistent total extensions of a consistent coherence order `co` (ordering the
-    /// writes that race too), for [`Outcomes::total_co`].
+    /// writes that race too) in which every RMW's write follows the write its read
+    /// returns, for [`Outcomes::total_co`].
     fn totals(
         &mut self,
         b: &Base,
@@ -862,7 +863,13 @@ impl<'a> Checker<'a> {
                 }
             }
             let t = if open.is_empty() { t } else { t.closure() };
-            if axioms_hold(b, rf, cause, &t, poloc, true, self.opts.sc_per_location) {
+            // A memory that serializes stores puts an RMW's write after what it read
+            // (PTX does not, between operations that are not morally strong).
+            let serial = b
+                .rmw
+                .iter()
+                .all(|&(r, a)| members(rf.inverse().rows[r]).all(|src| t.has(src, a)));
+            if serial && axioms_hold(b, rf, cause, &t, poloc, true, self.opts.sc_per_location) {
                 self.record(b, &t, Target::TotalCo { in_order })?;
             }
         }

@@ -223,15 +223,17 @@ pub struct Outcomes {
     /// these; the others need a load to see the future.
     pub in_order: BTreeSet<Vec<i64>>,
     /// Final states of allowed executions whose coherence order is total (each
-    /// location's final value is the last of all its writes; with [`Options::total_co`]).
-    /// The others need writes that race to stay unordered — the final value is then any
-    /// write last in the partial coherence order, which no memory that serializes
-    /// stores per location ends with.
+    /// location's final value is the last of all its writes) and puts every RMW's write
+    /// after the write its read returned (with [`Options::total_co`]). The others need
+    /// writes that race to stay unordered (the final value is then any write last in the
+    /// partial coherence order) or an RMW whose write precedes what it read (PTX allows
+    /// both between operations that are not morally strong) — no memory that serializes
+    /// each location's stores ends that way.
     pub total_co: BTreeSet<Vec<i64>>,
     /// Final states of allowed executions that are both in order (`po ∪ rf` acyclic) and
-    /// have a total coherence order (with [`Options::total_co`]): what a model whose loads
-    /// read stores already executed, in a memory that serializes each location's stores,
-    /// can produce at most.
+    /// serial as for [`Outcomes::total_co`] (with [`Options::total_co`]): what a model
+    /// whose loads read stores already executed, in a memory that serializes each
+    /// location's stores, can produce at most.
     pub plain: BTreeSet<Vec<i64>>,
     /// Some path exceeded [`Options::loop_bound`] and was dropped.
     pub cut: bool,
