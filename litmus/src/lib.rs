@@ -29,7 +29,7 @@ pub use error::LitmusError;
 pub use expect::{judge, Expectations, Judgement, Verdict};
 pub use lower::{lower, Lowered};
 pub use parse::parse;
-pub use run::{run_model, ExecOutcome, Histogram, RunConfig};
+pub use run::{run_model, run_range, ExecOutcome, Histogram, RunConfig};
 pub use suite::{run_suite, SuiteReport};
 
 /// Reads and parses one file.

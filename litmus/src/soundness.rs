@@ -18,7 +18,7 @@ use crate::axiom::{self, Options, Outcomes};
 use crate::generate::{generate, placement, program_seed, shape, sync_mix, with_target};
 use crate::known::{explain, Known};
 use crate::print::print;
-use crate::run::{run_model, ExecParams, RunConfig};
+use crate::run::{run_model, run_range, ExecParams, RunConfig};
 use fencehound_handlers::Model;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -33,6 +33,10 @@ pub struct Config {
     pub seed: u64,
     /// Executions per program and model.
     pub runs: u64,
+    /// `weak` goes on, `runs` executions at a time up to this many, while some plain weak
+    /// outcome of the program is still missing (the coverage measure; an unsound state
+    /// found on the way counts as any other).
+    pub weak_runs: u64,
     pub models: Vec<Model>,
     pub workers: usize,
     pub p_w: Vec<f64>,
@@ -47,6 +51,7 @@ impl Default for Config {
             count: 100,
             seed: 0,
             runs: 300,
+            weak_runs: 3000,
             models: vec![Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak],
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             p_w: vec![0.5, 1.0],
@@ -119,6 +124,8 @@ pub struct TestResult {
     pub faults: u64,
     pub checker_seconds: f64,
     pub model_seconds: f64,
+    /// Executions run, all models.
+    pub executions: u64,
     /// Weak outcomes `weak` missed, `var=value` lists.
     pub weak_missed: Vec<String>,
 }
@@ -127,6 +134,7 @@ pub struct TestResult {
 pub struct Report {
     pub seed: u64,
     pub runs: u64,
+    pub weak_runs: u64,
     pub models: Vec<String>,
     pub tests: u64,
     /// Programs generated but left out for having more than `max_states` final states.
@@ -219,7 +227,21 @@ pub fn run_one(cfg: &Config, index: u64, t: &crate::LitmusTest) -> TestResult {
             workers: 1,
             ..RunConfig::default()
         };
-        let h = run_model(t, &low, m, &rc);
+        let mut h = run_model(t, &low, m, &rc);
+        let mut done = cfg.runs;
+        if m == Model::Weak {
+            let plain: Vec<&Vec<i64>> = weak
+                .iter()
+                .filter(|s| o.plain.contains(**s))
+                .copied()
+                .collect();
+            while done < cfg.weak_runs && plain.iter().any(|s| !h.states.contains_key(*s)) {
+                let next = (done + cfg.runs).min(cfg.weak_runs);
+                h.merge(run_range(t, &low, m, &rc, done..next));
+                done = next;
+            }
+        }
+        res.executions += done;
         res.hangs += h.hangs;
         res.faults += h.faults;
         let mut reached = (0, 0);
@@ -318,6 +340,7 @@ pub fn run(cfg: &Config, progress: impl Fn(u64) + Sync) -> Report {
     let mut rep = Report {
         seed: cfg.seed,
         runs: cfg.runs,
+        weak_runs: cfg.weak_runs,
         max_states: cfg.max_states,
         models: cfg.models.iter().map(|m| m.name().to_string()).collect(),
         ..Report::default()
@@ -332,7 +355,7 @@ pub fn run(cfg: &Config, progress: impl Fn(u64) + Sync) -> Report {
             rep.skipped.push((r.index, s));
             continue;
         }
-        rep.executions += cfg.runs * cfg.models.len() as u64;
+        rep.executions += r.executions;
         rep.checker_seconds += r.checker_seconds;
         rep.model_seconds += r.model_seconds;
         rep.hangs += r.hangs;
@@ -433,10 +456,11 @@ pub fn render(rep: &Report, shapes: usize) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "generated {} programs (seed {}, {} runs per model: {}) in {:.1} s — checker {:.1} s, models {:.1} s (CPU time summed over workers)",
+        "generated {} programs (seed {}, {} runs per model, `weak` up to {} while a plain weak outcome is missing: {}) in {:.1} s — checker {:.1} s, models {:.1} s (CPU time summed over workers)",
         rep.tests,
         rep.seed,
         rep.runs,
+        rep.weak_runs,
         rep.models.join(", "),
         rep.seconds,
         rep.checker_seconds,

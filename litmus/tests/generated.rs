@@ -11,7 +11,8 @@ fn generated_programs_are_sound_under_every_model_but_known_bugs() {
     let cfg = Config {
         count: 250,
         seed: 23,
-        runs: 250,
+        runs: 200,
+        weak_runs: 1000,
         ..Config::default()
     };
     let t0 = std::time::Instant::now();
@@ -41,10 +42,10 @@ fn generated_programs_are_sound_under_every_model_but_known_bugs() {
     let reached = |m: &str| rep.total.reached.get(m).copied().unwrap_or_default();
     assert_eq!(reached("sc"), (0, 0));
     // The generator makes weak outcomes, and `weak` reaches most plain ones even in a
-    // short run (87.6% of 346 at 1000 runs over 300 programs).
+    // short run (90.5% of 346 over 300 programs at up to 3000 runs; BENCHMARKS.md).
     assert!(rep.total.weak_plain >= 100, "{:?}", rep.total);
     assert!(
-        reached("weak").1 * 10 >= rep.total.weak_plain * 6,
+        reached("weak").1 * 10 >= rep.total.weak_plain * 7,
         "weak reached {:?} of {} plain",
         reached("weak"),
         rep.total.weak_plain

@@ -42,6 +42,10 @@ pub struct Args {
     /// Print every final state of every test, not only of unsound ones.
     #[arg(long, short)]
     verbose: bool,
+    /// With --generate: `weak` goes on, --runs executions at a time up to this many,
+    /// while a plain weak outcome of the program is still missing [default: 10 × runs].
+    #[arg(long)]
+    weak_runs: Option<u64>,
     /// With --generate: leave out (and redraw) programs with more allowed final states.
     #[arg(long, default_value_t = 64)]
     max_states: usize,
@@ -135,10 +139,12 @@ pub fn run(args: Args) -> Result<u8> {
 }
 
 fn generate(args: &Args, n: u64, models: Vec<Model>, workers: usize) -> Result<u8> {
+    let runs = args.runs.unwrap_or(300);
     let cfg = soundness::Config {
         count: n,
         seed: args.seed,
-        runs: args.runs.unwrap_or(300),
+        runs,
+        weak_runs: args.weak_runs.unwrap_or(runs * 10).max(runs),
         models,
         workers,
         p_w: args.p.clone(),
