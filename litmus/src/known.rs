@@ -71,6 +71,30 @@ pub const KNOWN: &[Known] = &[
                failing CAS only read",
         weaken: |o| o.failed_cas_writes = true,
     },
+    Known {
+        id: "hb-rmw-publishes-acquired",
+        issue: "found by the litmus generator (issue 23 part 2), litmus/UNSOUND.md; \
+                hb/src/sync.rs",
+        models: &["weak"],
+        what: "an acq_rel RMW whose read synchronizes with a .cta release of its CTA does \
+               not publish what it acquired through its own (.gpu/.sys) release: a reader \
+               in another CTA that acquires the RMW's write does not see the first \
+               thread's earlier writes (cumulativity through the RMW). Explained outcomes: \
+               those allowed when an RMW's write does not follow its read in base causality",
+        weaken: |o| o.rmw_publishes_acquired = false,
+    },
+    Known {
+        id: "hb-sc-fence-wide-to-cta",
+        issue: "found by the litmus generator (issue 23 part 2), litmus/UNSOUND.md; \
+                hb/src/sync.rs",
+        models: &["weak"],
+        what: "a .gpu/.sys fence.sc does not synchronize with a later .cta fence.sc of \
+               its CTA in Fence-SC order (they are morally strong): what the wide fence's \
+               thread observed before it (e.g. a write of another CTA) does not reach the \
+               .cta fence's thread (RWC with fence.sc.gpu and fence.sc.cta). Explained \
+               outcomes: those allowed when such fence pairs do not synchronize",
+        weaken: |o| o.sc_wide_to_cta = false,
+    },
 ];
 
 /// The known bugs that explain `model` producing `state` (over `t.observed()`) in `t`:

@@ -1,9 +1,14 @@
 //! Lowering a litmus test to one PTX kernel for the vgpu (and ptxas).
 //!
-//! - One GPU thread per litmus thread, each in a warp of its own: litmus thread `j` of a
-//!   CTA is lane 0 of warp `j` of that CTA; the other lanes exit at once. CTAs are the
-//!   test's CTA ids in increasing order; every CTA has `32 × (most threads in a CTA)`
-//!   threads, and threads without a litmus role exit at once.
+//! - One GPU thread per litmus thread, in a warp of its own unless placed in a shared
+//!   warp (`@cta C,warp W,gpu G`, a fencehound extension): the threads of one CTA with the
+//!   same `W` are lanes 0, 1, … of one warp, every other thread is lane 0 of a warp of its
+//!   own ([`place`]); lanes without a litmus thread exit at once. CTAs are the test's CTA
+//!   ids in increasing order; every CTA has `32 × (most warps in a CTA)` threads.
+//! - `bar.warp.sync` gets the member mask of the lanes of its warp whose thread has a
+//!   `bar.warp.sync`. Threads that share a warp cannot use CTA barriers (a counted
+//!   barrier counts a warp's arrival once): that is reported unsupported.
+//! - `ld.volatile`/`st.volatile` stay volatile (PTX treats them as `.relaxed.sys`).
 //! - Memory locations are module `.global .u32` variables (8-byte aligned, so no two share
 //!   a write-buffer block) with the test's initial values; registers are PTX registers
 //!   `%tN_REG`. At the end each thread stores its registers to `fh_out`, and the host
@@ -262,7 +267,9 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
         out_slots.len().max(1)
     );
     let _ = writeln!(p, ".visible .entry {KERNEL}()\n{{");
-    p.push_str("\t.reg .pred %p<2>;\n\t.reg .b32 %s<4>;\n\t.reg .b32 %fh_tid, %fh_cta, %fh_key, %fh_lane, %fh_wkey, %fh_n;\n");
+    // Registers one by one: the vgpu leaks the names a `%r<N>` range declares, and the
+    // runner loads the module once per execution.
+    p.push_str("\t.reg .pred %p0, %p1;\n\t.reg .b32 %s0, %s1, %s2, %s3;\n\t.reg .b32 %fh_tid, %fh_cta, %fh_key, %fh_lane, %fh_wkey, %fh_n;\n");
     for (i, s) in regs.iter().enumerate() {
         for r in s {
             let _ = writeln!(p, "\t.reg .b32 {};", reg_name(i as u32, r));

@@ -51,7 +51,7 @@ impl Default for Config {
             count: 100,
             seed: 0,
             runs: 300,
-            weak_runs: 3000,
+            weak_runs: 6000,
             models: vec![Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak],
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             p_w: vec![0.5, 1.0],

@@ -809,3 +809,48 @@ fn unsupported_and_limits_are_typed_errors() {
         Err(AxiomError::Undefined(_))
     ));
 }
+
+#[test]
+fn arbitrary_inputs_never_panic_the_checker() {
+    // Every prefix of some tests, and byte flips: whatever parses, the checker answers
+    // with outcomes or a typed error.
+    let srcs = [
+        test(
+            "mp",
+            Place::OtherCta,
+            &[
+                &["st.weak x, 1", "fence.sc.gpu", "st.release.gpu y, 1"],
+                &["ld.acquire.gpu r1, y", "atom.relaxed.gpu.cas r2, x, 1, 2"],
+            ],
+            MP,
+        ),
+        "PTX b\n{ x=0; P0:r2=1; }\n P0@cta 0,gpu 0 | P1@cta 0,warp 3,gpu 0 | P2@cta 0,warp 3,gpu 0 ;\n LC: | bar.warp.sync | bar.warp.sync ;\n bar.cta.sync 1, r2, 2 | ld.weak r0, x | st.weak x, 2 ;\n ld.weak r1, x | ;\n bne r1, 2, LC | ;\nexists (0:r1 == 2)\n".to_string(),
+    ];
+    let opts = Options {
+        sc: true,
+        total_co: true,
+        max_traces: 200,
+        ..Options::default()
+    };
+    let mut n = 0;
+    for src in &srcs {
+        let mut inputs: Vec<String> = (0..src.len())
+            .filter(|i| src.is_char_boundary(*i))
+            .map(|i| src[..i].to_string())
+            .collect();
+        for (i, c) in src.char_indices().step_by(2) {
+            for r in ['|', ';', '2', 'x', ',', '0', '-', 'r'] {
+                let mut s = src.clone();
+                s.replace_range(i..i + c.len_utf8(), &r.to_string());
+                inputs.push(s);
+            }
+        }
+        for s in inputs {
+            if let Ok(t) = parse("f.litmus", &s) {
+                let _ = axiom::outcomes(&t, &opts);
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 50, "{n} inputs parsed");
+}

@@ -9,17 +9,17 @@ use fencehound_litmus::soundness::{self, Config};
 #[test]
 fn generated_programs_are_sound_under_every_model_but_known_bugs() {
     let cfg = Config {
-        count: 250,
+        count: 200,
         seed: 23,
         runs: 200,
-        weak_runs: 1000,
+        weak_runs: 800,
         ..Config::default()
     };
     let t0 = std::time::Instant::now();
     let rep = soundness::run(&cfg, |_| {});
     eprintln!("{}", soundness::render(&rep, 12));
     eprintln!("{:.1} s", t0.elapsed().as_secs_f64());
-    assert_eq!(rep.tests, 250);
+    assert_eq!(rep.tests, 200);
     assert!(rep.skipped.is_empty(), "{:?}", rep.skipped);
     assert_eq!(rep.faults, 0);
     let unexplained: Vec<String> = rep

@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long, short)]
     verbose: bool,
     /// With --generate: `weak` goes on, --runs executions at a time up to this many,
-    /// while a plain weak outcome of the program is still missing [default: 10 × runs].
+    /// while a plain weak outcome of the program is still missing [default: 20 × runs].
     #[arg(long)]
     weak_runs: Option<u64>,
     /// With --generate: leave out (and redraw) programs with more allowed final states.
@@ -144,7 +144,7 @@ fn generate(args: &Args, n: u64, models: Vec<Model>, workers: usize) -> Result<u
         count: n,
         seed: args.seed,
         runs,
-        weak_runs: args.weak_runs.unwrap_or(runs * 10).max(runs),
+        weak_runs: args.weak_runs.unwrap_or(runs * 20).max(runs),
         models,
         workers,
         p_w: args.p.clone(),

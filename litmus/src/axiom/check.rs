@@ -719,12 +719,34 @@ impl<'a> Checker<'a> {
         }
         sync.union_with(bar);
         let mut base_po = b.po.clone();
+        if !self.opts.rmw_publishes_acquired {
+            // Weakened (`crate::known`): an RMW's write does not follow its own read.
+            for &(r, w) in &b.rmw {
+                base_po.rows[r] &= !(1u128 << w);
+            }
+        }
         base_po.union_with(&sync);
         for so in sc_orders {
             // Base causality order (§8.9.5): po, synchronizes-with (patterns, fence-SC
             // order, barriers), transitively.
             let mut bc = base_po.clone();
-            bc.union_with(so);
+            if self.opts.sc_wide_to_cta {
+                bc.union_with(so);
+            } else {
+                // Weakened (`crate::known`): a .gpu/.sys fence.sc does not synchronize
+                // with a later .cta one.
+                for (f, row) in so.rows.iter().enumerate() {
+                    let mut r = *row;
+                    if b.evs.get(f).is_some_and(|e| e.scope != Scope::Cta) {
+                        for g in members(r) {
+                            if b.evs.get(g).is_some_and(|e| e.scope == Scope::Cta) {
+                                r &= !(1u128 << g);
+                            }
+                        }
+                    }
+                    bc.rows[f] |= r;
+                }
+            }
             let bc = bc.closure();
             // Axiom 2, Fence-SC: the fence-SC order does not contradict causality.
             if members(b.sc_fences).any(|f| bc.has(f, f)) {
@@ -892,7 +914,8 @@ impl<'a> Checker<'a> {
             }
         }
         let nl = self.locs.len();
-        let all: Set = ((1u128 << b.phase0) - 1) & !((1u128 << nl) - 1) & !stuck;
+        let below = |k: usize| if k >= 128 { !0 } else { (1u128 << k) - 1 };
+        let all: Set = below(b.phase0) & !below(nl) & !stuck;
         let preds: Vec<Set> = (0..b.phase0)
             .map(|e| {
                 let mut m: Set = 0;

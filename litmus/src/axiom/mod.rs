@@ -177,6 +177,14 @@ pub struct Options {
     /// Check axiom 5, SC per location (the default). Off only to tell which unsound
     /// outcomes a model that checks reads against known writes alone explains.
     pub sc_per_location: bool,
+    /// An RMW's write follows its own read in base causality order (the default: program
+    /// order). Off only to tell which unsound outcomes a model explains whose RMW releases
+    /// publish what the thread knew before the RMW's acquire, not what it acquired.
+    pub rmw_publishes_acquired: bool,
+    /// A `.gpu`/`.sys` `fence.sc` synchronizes with every later morally strong `fence.sc`,
+    /// `.cta` ones included (the default). Off only to tell which unsound outcomes a model
+    /// explains that does not pass a wide SC fence's knowledge on to a later `.cta` one.
+    pub sc_wide_to_cta: bool,
     pub forms: Forms,
 }
 
@@ -192,6 +200,8 @@ impl Default for Options {
             failed_cas_writes: false,
             co_transitive: true,
             sc_per_location: true,
+            rmw_publishes_acquired: true,
+            sc_wide_to_cta: true,
             forms: Forms::default(),
         }
     }
