@@ -503,6 +503,114 @@ pub fn shape(t: &LitmusTest) -> String {
     sk
 }
 
+/// The classic shapes a program *contains*: for each of [`NAMED`], whether some of its
+/// threads, with some renaming of locations, make the shape's accesses in order (other
+/// accesses may come between; an atomic counts as a read and as a write). A program
+/// usually contains several (an `MP` thread pair inside a 3-thread program, say).
+pub fn idioms(t: &LitmusTest) -> Vec<&'static str> {
+    let acc: Vec<Vec<(char, String)>> = t
+        .threads
+        .iter()
+        .map(|th| {
+            th.instrs
+                .iter()
+                .filter_map(|i| match &i.node {
+                    Instr::Load { loc, .. } => Some(('R', loc.clone())),
+                    Instr::Store { loc, .. } => Some(('W', loc.clone())),
+                    Instr::Rmw { loc, .. } | Instr::Cas { loc, .. } => Some(('A', loc.clone())),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (name, pattern) in NAMED {
+        let pat: Vec<Vec<(char, usize)>> = pattern
+            .split('|')
+            .map(|col| {
+                col.split_whitespace()
+                    .map(|a| (a.as_bytes()[0] as char, a[1..].parse().unwrap_or(0)))
+                    .collect()
+            })
+            .collect();
+        if pat.len() <= acc.len() && contains(&acc, &pat, 0, &mut Vec::new(), &mut Vec::new()) {
+            out.push(*name);
+        }
+    }
+    out
+}
+
+/// Can pattern threads `k..` be matched to unused program threads, extending the
+/// location map `locs` (pattern location `i` ↦ `locs[i]`)?
+fn contains(
+    acc: &[Vec<(char, String)>],
+    pat: &[Vec<(char, usize)>],
+    k: usize,
+    used: &mut Vec<usize>,
+    locs: &mut Vec<Option<String>>,
+) -> bool {
+    if k == pat.len() {
+        return true;
+    }
+    for th in 0..acc.len() {
+        if used.contains(&th) {
+            continue;
+        }
+        let saved = locs.clone();
+        if embed(&acc[th], &pat[k], 0, 0, locs) {
+            used.push(th);
+            if contains(acc, pat, k + 1, used, locs) {
+                return true;
+            }
+            used.pop();
+        }
+        *locs = saved;
+    }
+    false
+}
+
+/// Is pattern thread `p[j..]` a subsequence of `a[i..]` under (an extension of) `locs`?
+fn embed(
+    a: &[(char, String)],
+    p: &[(char, usize)],
+    i: usize,
+    j: usize,
+    locs: &mut Vec<Option<String>>,
+) -> bool {
+    if j == p.len() {
+        return true;
+    }
+    for x in i..a.len() {
+        let (kind, ref loc) = a[x];
+        let (pk, pl) = p[j];
+        if !(kind == pk || kind == 'A') {
+            continue;
+        }
+        if locs.len() <= pl {
+            locs.resize(pl + 1, None);
+        }
+        match &locs[pl] {
+            Some(l) if l != loc => continue,
+            Some(_) => {
+                if embed(a, p, x + 1, j + 1, locs) {
+                    return true;
+                }
+            }
+            None => {
+                if locs.iter().any(|m| m.as_deref() == Some(loc.as_str())) {
+                    continue;
+                }
+                locs[pl] = Some(loc.clone());
+                if embed(a, p, x + 1, j + 1, locs) {
+                    return true;
+                }
+                locs[pl] = None;
+            }
+        }
+    }
+    false
+}
+
 /// [`skeleton`] of a skeleton written by hand.
 fn canonical(pattern: &str) -> String {
     let threads: Vec<Thread> = pattern

@@ -15,7 +15,7 @@
 //! in parallel but merged in order, so a report does not depend on the number of workers.
 
 use crate::axiom::{self, Options, Outcomes};
-use crate::generate::{generate, placement, program_seed, shape, sync_mix, with_target};
+use crate::generate::{generate, idioms, placement, program_seed, shape, sync_mix, with_target};
 use crate::known::{explain, Known};
 use crate::print::print;
 use crate::run::{run_model, run_range, ExecParams, RunConfig};
@@ -112,6 +112,7 @@ pub struct TestResult {
     pub shape: String,
     pub mix: String,
     pub placement: String,
+    pub idioms: Vec<String>,
     pub row: Row,
     pub unsound: Vec<Unsound>,
     /// States the `sc` model produced that the checker's SC enumeration does not have.
@@ -153,6 +154,9 @@ pub struct Report {
     pub by_shape: BTreeMap<String, Row>,
     pub by_mix: BTreeMap<String, Row>,
     pub by_placement: BTreeMap<String, Row>,
+    /// By classic shape contained ([`crate::generate::idioms`]): a program counts in
+    /// every row whose shape it contains.
+    pub by_idiom: BTreeMap<String, Row>,
     /// Per shape, a few weak outcomes `weak` missed (program index and state).
     pub weak_misses: BTreeMap<String, Vec<(u64, String)>>,
 }
@@ -182,6 +186,7 @@ pub fn run_one(cfg: &Config, index: u64, t: &crate::LitmusTest) -> TestResult {
         shape: shape(t),
         mix: sync_mix(t),
         placement: placement(t).to_string(),
+        idioms: idioms(t).into_iter().map(str::to_string).collect(),
         ..TestResult::default()
     };
     res.row.tests = 1;
@@ -369,6 +374,9 @@ pub fn run(cfg: &Config, progress: impl Fn(u64) + Sync) -> Report {
             .entry(r.placement.clone())
             .or_default()
             .add(&r.row);
+        for i in &r.idioms {
+            rep.by_idiom.entry(i.clone()).or_default().add(&r.row);
+        }
         let misses = rep.weak_misses.entry(r.shape.clone()).or_default();
         for m in r.weak_missed {
             if misses.len() < 3 {
@@ -544,6 +552,13 @@ pub fn render(rep: &Report, shapes: usize) -> String {
     o.push_str(&table("synchronization", &rep.by_mix, &rep.models, shapes));
     let _ = writeln!(o);
     o.push_str(&table("placement", &rep.by_placement, &rep.models, shapes));
+    let _ = writeln!(o);
+    o.push_str(&table(
+        "contains classic shape",
+        &rep.by_idiom,
+        &rep.models,
+        shapes,
+    ));
     if !rep.weak_misses.is_empty() {
         let _ = writeln!(
             o,

@@ -86,4 +86,13 @@ fn shapes_have_their_classic_names() {
     assert_eq!(name(sb), "SB");
     let iriw = "PTX iriw\n{ x=0; y=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 | P2@cta 2,gpu 0 | P3@cta 3,gpu 0 ;\n st.weak x, 1 | ld.weak r0, x | st.weak y, 1 | ld.weak r2, y ;\n | ld.weak r1, y | | ld.weak r3, x ;\nexists (1:r0 == 1)\n";
     assert_eq!(name(iriw), "IRIW");
+    // Containment: a 3-thread program with an MP pair and an extra reader contains MP.
+    let mp3 = "PTX mp3\n{ x=0; y=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 | P2@cta 2,gpu 0 ;\n st.weak x, 1 | ld.weak r0, y | ld.weak r2, x ;\n st.weak y, 1 | ld.weak r1, x | ;\nexists (1:r0 == 1)\n";
+    let t = fencehound_litmus::parse("mp3", mp3).unwrap();
+    let ids = fencehound_litmus::generate::idioms(&t);
+    assert!(ids.contains(&"MP") && !ids.contains(&"SB"), "{ids:?}");
+    assert!(
+        fencehound_litmus::generate::idioms(&fencehound_litmus::parse("sb", sb).unwrap())
+            .contains(&"SB")
+    );
 }
