@@ -30,7 +30,8 @@ enum Command {
     /// Work with PTX files: format, check.
     #[command(subcommand)]
     Ptx(cmd::ptx::PtxCommand),
-    /// Run PTX litmus tests under the write-buffer models; judge them against model verdicts.
+    /// Run PTX litmus tests (or generated programs) under the memory models; judge them with
+    /// the axiomatic checker of the PTX memory model.
     Litmus(cmd::litmus::Args),
     /// Run the flagship demo.
     Demo(cmd::demo::Args),

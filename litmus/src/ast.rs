@@ -21,6 +21,8 @@ impl fmt::Display for Pos {
 #[serde(rename_all = "snake_case")]
 pub enum Mo {
     Weak,
+    /// `ld.volatile` / `st.volatile`: PTX treats them as `.relaxed.sys` (no scope written).
+    Volatile,
     Relaxed,
     Acquire,
     Release,
@@ -32,6 +34,7 @@ impl Mo {
     pub fn parse(s: &str) -> Option<Mo> {
         Some(match s {
             "weak" => Mo::Weak,
+            "volatile" => Mo::Volatile,
             "relaxed" => Mo::Relaxed,
             "acquire" => Mo::Acquire,
             "release" => Mo::Release,
@@ -43,6 +46,7 @@ impl Mo {
     pub fn name(self) -> &'static str {
         match self {
             Mo::Weak => "weak",
+            Mo::Volatile => "volatile",
             Mo::Relaxed => "relaxed",
             Mo::Acquire => "acquire",
             Mo::Release => "release",
@@ -216,6 +220,9 @@ pub enum Instr {
     Goto {
         label: String,
     },
+    /// `bar.warp.sync` (a fencehound extension of the dialect): the member mask is every
+    /// litmus thread of the same warp (`@…,warp N`) that has a `bar.warp.sync`.
+    WarpSync,
     Label {
         name: String,
     },
@@ -233,6 +240,9 @@ pub struct Thread {
     pub id: u32,
     pub cta: u32,
     pub gpu: u32,
+    /// `@cta C,warp W,gpu G` (a fencehound extension): threads of one CTA with the same
+    /// `W` are lanes of one warp. Without it a thread has a warp of its own.
+    pub warp: Option<u32>,
     pub pos: Pos,
     pub instrs: Vec<Spanned<Instr>>,
 }

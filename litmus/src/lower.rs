@@ -1,9 +1,14 @@
 //! Lowering a litmus test to one PTX kernel for the vgpu (and ptxas).
 //!
-//! - One GPU thread per litmus thread, each in a warp of its own: litmus thread `j` of a
-//!   CTA is lane 0 of warp `j` of that CTA; the other lanes exit at once. CTAs are the
-//!   test's CTA ids in increasing order; every CTA has `32 × (most threads in a CTA)`
-//!   threads, and threads without a litmus role exit at once.
+//! - One GPU thread per litmus thread, in a warp of its own unless placed in a shared
+//!   warp (`@cta C,warp W,gpu G`, a fencehound extension): the threads of one CTA with the
+//!   same `W` are lanes 0, 1, … of one warp, every other thread is lane 0 of a warp of its
+//!   own ([`place`]); lanes without a litmus thread exit at once. CTAs are the test's CTA
+//!   ids in increasing order; every CTA has `32 × (most warps in a CTA)` threads.
+//! - `bar.warp.sync` gets the member mask of the lanes of its warp whose thread has a
+//!   `bar.warp.sync`. Threads that share a warp cannot use CTA barriers (a counted
+//!   barrier counts a warp's arrival once): that is reported unsupported.
+//! - `ld.volatile`/`st.volatile` stay volatile (PTX treats them as `.relaxed.sys`).
 //! - Memory locations are module `.global .u32` variables (8-byte aligned, so no two share
 //!   a write-buffer block) with the test's initial values; registers are PTX registers
 //!   `%tN_REG`. At the end each thread stores its registers to `fh_out`, and the host
@@ -106,15 +111,58 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let per_cta = |c: u32| t.threads.iter().filter(|x| x.cta == c).count() as u32;
-    let max_per_cta = ctas.iter().map(|c| per_cta(*c)).max().unwrap_or(1);
-    let block = 32 * max_per_cta;
+    let slots = place(t);
+    let max_warps = slots.iter().map(|s| s.warp + 1).max().unwrap_or(1);
+    let block = 32 * max_warps;
     if block > 1024 {
         return Err(unsupported(
             file,
             t.threads[0].pos,
-            format!("{max_per_cta} threads in one CTA (at most 32)"),
+            format!("{max_warps} warps in one CTA (at most 32)"),
         ));
+    }
+    let warp_mates = |i: usize| -> Vec<usize> {
+        (0..slots.len())
+            .filter(|j| slots[*j].cta == slots[i].cta && slots[*j].warp == slots[i].warp)
+            .collect()
+    };
+    // The `bar.warp.sync` member mask of each thread: the lanes of its warp whose thread
+    // has a `bar.warp.sync`.
+    let mut warp_masks = vec![0u32; t.threads.len()];
+    for (i, th) in t.threads.iter().enumerate() {
+        let mates = warp_mates(i);
+        if mates.len() > 32 {
+            return Err(unsupported(
+                file,
+                th.pos,
+                "more than 32 threads in one warp",
+            ));
+        }
+        // A counted `bar.sync` counts arrivals per warp: a warp that holds several litmus
+        // threads would arrive once for all of them, so they cannot use CTA barriers.
+        let bar = th
+            .instrs
+            .iter()
+            .find(|i| matches!(i.node, Instr::Barrier { .. }));
+        if let (Some(b), true) = (bar, mates.len() > 1) {
+            return Err(unsupported(
+                file,
+                b.pos,
+                format!(
+                    "P{} shares its warp with another thread and uses a CTA barrier (arrivals are counted per warp)",
+                    th.id
+                ),
+            ));
+        }
+        for j in mates {
+            if t.threads[j]
+                .instrs
+                .iter()
+                .any(|x| matches!(x.node, Instr::WarpSync))
+            {
+                warp_masks[i] |= 1 << slots[j].lane;
+            }
+        }
     }
     let locations: Vec<(String, String)> = t
         .locations()
@@ -174,7 +222,10 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
                     v(a);
                     v(b)
                 }
-                Instr::Fence { .. } | Instr::Goto { .. } | Instr::Label { .. } => {}
+                Instr::Fence { .. }
+                | Instr::Goto { .. }
+                | Instr::Label { .. }
+                | Instr::WarpSync => {}
             }
         }
     }
@@ -216,21 +267,39 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
         out_slots.len().max(1)
     );
     let _ = writeln!(p, ".visible .entry {KERNEL}()\n{{");
-    p.push_str("\t.reg .pred %p<2>;\n\t.reg .b32 %s<4>;\n\t.reg .b32 %fh_tid, %fh_cta, %fh_key, %fh_lane;\n");
+    // Registers one by one: the vgpu leaks the names a `%r<N>` range declares, and the
+    // runner loads the module once per execution.
+    p.push_str("\t.reg .pred %p0, %p1;\n\t.reg .b32 %s0, %s1, %s2, %s3;\n\t.reg .b32 %fh_tid, %fh_cta, %fh_key, %fh_lane, %fh_wkey, %fh_n;\n");
     for (i, s) in regs.iter().enumerate() {
         for r in s {
             let _ = writeln!(p, "\t.reg .b32 {};", reg_name(i as u32, r));
         }
     }
-    // Lanes 1..31 exit in the warp's first, converged, instructions: a predicated `exit`
-    // retires them before lane 0 runs on, so every barrier sees them as exited.
-    p.push_str("\tmov.u32 %fh_lane, %laneid;\n\tsetp.ne.u32 %p0, %fh_lane, 0;\n\t@%p0 exit;\n");
-    p.push_str("\tmov.u32 %fh_tid, %tid.x;\n\tmov.u32 %fh_cta, %ctaid.x;\n\tmad.lo.u32 %fh_key, %fh_cta, 1024, %fh_tid;\n");
-    let mut seen_in_cta: Vec<u32> = vec![0; ctas.len()];
-    for th in &t.threads {
-        let ci = ctas.iter().position(|c| *c == th.cta).unwrap_or(0);
-        let key = ci as u32 * 1024 + 32 * seen_in_cta[ci];
-        seen_in_cta[ci] += 1;
+    // Lanes without a litmus role exit in the warp's first, converged, instructions: a
+    // predicated `exit` retires them before the others run on, so every barrier sees
+    // them as exited. A warp holds `n` litmus threads in lanes 0..n (1 by default).
+    p.push_str("\tmov.u32 %fh_lane, %laneid;\n\tmov.u32 %fh_tid, %tid.x;\n\tmov.u32 %fh_cta, %ctaid.x;\n\tmad.lo.u32 %fh_key, %fh_cta, 1024, %fh_tid;\n\tsub.u32 %fh_wkey, %fh_key, %fh_lane;\n\tmov.u32 %fh_n, 1;\n");
+    let mut wide_warps: Vec<(u32, u32)> = Vec::new();
+    for s in &slots {
+        let n = slots
+            .iter()
+            .filter(|x| x.cta == s.cta && x.warp == s.warp)
+            .count() as u32;
+        let wkey = s.cta * 1024 + 32 * s.warp;
+        if n > 1 && !wide_warps.iter().any(|w| w.0 == wkey) {
+            wide_warps.push((wkey, n));
+        }
+    }
+    for (wkey, n) in &wide_warps {
+        let _ = writeln!(
+            p,
+            "\tsetp.eq.u32 %p0, %fh_wkey, {wkey};\n\t@%p0 mov.u32 %fh_n, {n};"
+        );
+    }
+    p.push_str("\tsetp.ge.u32 %p0, %fh_lane, %fh_n;\n\t@%p0 exit;\n");
+    for (i, th) in t.threads.iter().enumerate() {
+        let s = slots[i];
+        let key = s.cta * 1024 + 32 * s.warp + s.lane;
         let _ = writeln!(
             p,
             "\tsetp.eq.u32 %p0, %fh_key, {key};\n\t@%p0 bra $T{};",
@@ -284,10 +353,10 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
         for (k, ins) in th.instrs.iter().enumerate() {
             if Some(k) == trailing {
                 store_regs(&mut p, &mut slot);
-                lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs)?;
+                lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs, warp_masks[i])?;
                 trailing_barriers.push(p.matches('\n').count() as u32);
             } else {
-                lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs)?;
+                lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs, warp_masks[i])?;
             }
         }
         if trailing.is_none() {
@@ -316,6 +385,58 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
         out_slots,
         trailing_barriers,
     })
+}
+
+/// Where a litmus thread runs: CTA index (0-based, in increasing CTA id), warp of that
+/// CTA, lane of that warp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub cta: u32,
+    pub warp: u32,
+    pub lane: u32,
+}
+
+/// The slot of every thread (indexed by thread id): threads with the same `warp N` of a
+/// CTA share a warp (lanes in thread order), every other thread has a warp of its own;
+/// warps are numbered in order of first appearance.
+pub fn place(t: &LitmusTest) -> Vec<Slot> {
+    let ctas: Vec<u32> = t
+        .threads
+        .iter()
+        .map(|x| x.cta)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    // Per CTA: the warp keys seen so far (`Some(w)` named warps, `None` a private one).
+    let mut warps: Vec<Vec<Option<u32>>> = vec![Vec::new(); ctas.len()];
+    let mut lanes: Vec<Vec<u32>> = vec![Vec::new(); ctas.len()];
+    let mut out = Vec::with_capacity(t.threads.len());
+    for th in &t.threads {
+        let ci = ctas.iter().position(|c| *c == th.cta).unwrap_or(0);
+        let w = match th.warp {
+            Some(n) => match warps[ci].iter().position(|k| *k == Some(n)) {
+                Some(i) => i,
+                None => {
+                    warps[ci].push(Some(n));
+                    lanes[ci].push(0);
+                    warps[ci].len() - 1
+                }
+            },
+            None => {
+                warps[ci].push(None);
+                lanes[ci].push(0);
+                warps[ci].len() - 1
+            }
+        };
+        let lane = lanes[ci][w];
+        lanes[ci][w] += 1;
+        out.push(Slot {
+            cta: ci as u32,
+            warp: w as u32,
+            lane,
+        });
+    }
+    out
 }
 
 fn set_insert(v: &mut impl FnMut(&Value), r: &str) {
@@ -358,6 +479,9 @@ fn sem_scope(
     }
     if mo == Mo::Weak {
         return Ok(String::new());
+    }
+    if mo == Mo::Volatile {
+        return Ok(".volatile".into());
     }
     let Some(s) = scope else {
         return Err(unsupported(
@@ -434,6 +558,7 @@ fn lower_instr(
     ins: &Spanned<Instr>,
     peers: &[&Thread],
     init: &[(u32, String, i64)],
+    warp_mask: u32,
 ) -> Result<(), LitmusError> {
     let pos = ins.pos;
     match &ins.node {
@@ -449,7 +574,7 @@ fn lower_instr(
                 *mo,
                 *scope,
                 "ld",
-                &[Mo::Weak, Mo::Relaxed, Mo::Acquire],
+                &[Mo::Weak, Mo::Volatile, Mo::Relaxed, Mo::Acquire],
             )?;
             let _ = writeln!(
                 p,
@@ -470,7 +595,7 @@ fn lower_instr(
                 *mo,
                 *scope,
                 "st",
-                &[Mo::Weak, Mo::Relaxed, Mo::Release],
+                &[Mo::Weak, Mo::Volatile, Mo::Relaxed, Mo::Release],
             )?;
             let v = operand(p, t, val, 0, file, pos)?;
             let _ = writeln!(p, "\tst{ss}.global.u32 [{}], {v};", loc_var(loc));
@@ -636,6 +761,9 @@ fn lower_instr(
         }
         Instr::Goto { label } => {
             let _ = writeln!(p, "\tbra $L{t}_{label};");
+        }
+        Instr::WarpSync => {
+            let _ = writeln!(p, "\tbar.warp.sync {warp_mask:#010x};");
         }
         Instr::Label { name } => {
             let _ = writeln!(p, "$L{t}_{name}:");

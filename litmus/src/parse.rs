@@ -346,7 +346,7 @@ fn parse_thread_header(src: &Src, c: Piece) -> Result<Thread, LitmusError> {
                 format!("expected a thread name `PN`, found `{name}`"),
             )
         })?;
-    let (mut cta, mut gpu) = (0, 0);
+    let (mut cta, mut gpu, mut warp) = (0, 0, None);
     if let Some(p) = place {
         for part in p.split(',') {
             let mut w = part.split_whitespace();
@@ -359,10 +359,11 @@ fn parse_thread_header(src: &Src, c: Piece) -> Result<Thread, LitmusError> {
             match k {
                 "cta" => cta = v,
                 "gpu" => gpu = v,
+                "warp" => warp = Some(v),
                 _ => {
                     return Err(src.err(
                         c.off,
-                        format!("unknown placement `{k}` (expected cta, gpu)"),
+                        format!("unknown placement `{k}` (expected cta, warp, gpu)"),
                     ))
                 }
             }
@@ -372,6 +373,7 @@ fn parse_thread_header(src: &Src, c: Piece) -> Result<Thread, LitmusError> {
         id,
         cta,
         gpu,
+        warp,
         pos: src.pos(c.off),
         instrs: Vec::new(),
     })
@@ -566,6 +568,10 @@ fn parse_instr(src: &Src, c: Piece) -> Result<Instr, LitmusError> {
                 src.err(c.off, format!("`{opcode}` needs a scope (cta, gpu, sys)"))
             })?;
             Ok(Instr::Fence { mo, scope })
+        }
+        "bar" if parts[1..] == ["warp", "sync"] => {
+            n_ops(0..=0)?;
+            Ok(Instr::WarpSync)
         }
         "bar" => {
             let kind = match &parts[1..] {

@@ -236,7 +236,8 @@ impl Histogram {
         }
     }
 
-    fn merge(&mut self, other: Histogram) {
+    /// Adds another histogram's executions (the earliest execution of a state is kept).
+    pub fn merge(&mut self, other: Histogram) {
         for (k, (n, ep)) in other.states {
             match self.states.get_mut(&k) {
                 Some(e) => {
@@ -266,9 +267,22 @@ impl Histogram {
 
 /// Runs executions `0..cfg.runs` of `test` under `model` on `cfg.workers` threads.
 pub fn run_model(test: &LitmusTest, low: &Lowered, model: Model, cfg: &RunConfig) -> Histogram {
+    run_range(test, low, model, cfg, 0..cfg.runs)
+}
+
+/// Runs executions `range` (`cfg.runs` is ignored): a later range continues where an
+/// earlier one stopped, with the same per-execution seeds as one longer run.
+pub fn run_range(
+    test: &LitmusTest,
+    low: &Lowered,
+    model: Model,
+    cfg: &RunConfig,
+    range: std::ops::Range<u64>,
+) -> Histogram {
     const CHUNK: u64 = 256;
-    let chunks: Vec<std::ops::Range<u64>> = (0..cfg.runs.div_ceil(CHUNK))
-        .map(|c| c * CHUNK..((c + 1) * CHUNK).min(cfg.runs))
+    let (a, b) = (range.start, range.end.max(range.start));
+    let chunks: Vec<std::ops::Range<u64>> = (0..(b - a).div_ceil(CHUNK))
+        .map(|c| a + c * CHUNK..(a + (c + 1) * CHUNK).min(b))
         .collect();
     let run_chunk = |r: std::ops::Range<u64>| {
         let mut h = Histogram::default();

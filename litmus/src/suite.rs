@@ -40,8 +40,17 @@ pub enum FileStatus {
     Ran {
         name: String,
         condition: String,
-        /// The model's verdict from `--expect`, if any.
+        /// The verdict used: the axiomatic checker's, else `--expect`'s, if any.
         verdict: Option<bool>,
+        /// The axiomatic checker's verdict ([`crate::axiom`]).
+        checker: Option<bool>,
+        /// Why the checker has no verdict.
+        checker_error: Option<String>,
+        /// The verdict `--expect` gives, if any (a cross-check of the checker).
+        expected: Option<bool>,
+        /// The checker judged every final state, not only the target: it enumerated all
+        /// allowed states (no loop was cut at its bound).
+        all_states: bool,
         /// Whether the model allows the target outcome.
         target_allowed: Option<bool>,
         /// The target was produced by the `sc` model (so it is not a weak behaviour).
@@ -84,6 +93,10 @@ pub struct Summary {
     pub unsupported: Vec<String>,
     pub errors: Vec<String>,
     pub without_verdict: Vec<String>,
+    /// Files where the checker and `--expect` disagree.
+    pub disagreements: Vec<String>,
+    /// Files the checker does not take, with the reason.
+    pub checker_unsupported: Vec<String>,
     /// Tests whose target the model allows and the `sc` model also produced.
     pub sc_targets: Vec<String>,
     /// Tests whose target the model allows and `sc` never produced.
@@ -152,13 +165,27 @@ pub fn show_cond(c: &Cond) -> String {
     }
 }
 
-/// Runs one parsed test under `models`.
+/// Runs one parsed test under `models`, judging only its target against `verdict`.
 pub fn run_test(
     file: &str,
     test: &LitmusTest,
     models: &[Model],
     cfg: &RunConfig,
     verdict: Option<bool>,
+) -> FileStatus {
+    run_test_with(file, test, models, cfg, verdict, None)
+}
+
+/// Runs one parsed test under `models`. With `allowed` (every final state the PTX model
+/// allows, over [`LitmusTest::observed`]) any other state produced is unsound, not only
+/// a forbidden target.
+pub fn run_test_with(
+    file: &str,
+    test: &LitmusTest,
+    models: &[Model],
+    cfg: &RunConfig,
+    verdict: Option<bool>,
+    allowed: Option<&std::collections::BTreeSet<Vec<i64>>>,
 ) -> FileStatus {
     let low = match crate::lower(file, test) {
         Ok(l) => l,
@@ -178,7 +205,22 @@ pub fn run_test(
     for &m in models {
         let t0 = std::time::Instant::now();
         let h = run_model(test, &low, m, cfg);
-        let j = judge(test, &h, verdict);
+        let mut j = judge(test, &h, verdict);
+        if let Some(a) = allowed {
+            for (st, (n, ep)) in &h.states {
+                let counted = j.verdict == Verdict::Unsound && crate::expect::is_target(test, st);
+                if !a.contains(st) && !counted {
+                    j.unsound += n;
+                    j.verdict = Verdict::Unsound;
+                    if j.unsound_example
+                        .as_ref()
+                        .is_none_or(|e| ep.index < e.1.index)
+                    {
+                        j.unsound_example = Some((st.clone(), ep.clone()));
+                    }
+                }
+            }
+        }
         let states: Vec<StateCount> = h
             .states
             .iter()
@@ -219,6 +261,10 @@ pub fn run_test(
             show_cond(&test.condition.cond)
         ),
         verdict,
+        checker: None,
+        checker_error: None,
+        expected: None,
+        all_states: allowed.is_some(),
         target_allowed,
         sc_reachable,
         models: reports,
@@ -237,9 +283,33 @@ pub fn run_suite(
     let mut out = Vec::new();
     for f in files {
         let name = f.display().to_string();
-        let verdict = expect.and_then(|e| e.verdict(f));
+        let expected = expect.and_then(|e| e.verdict(f));
         let status = match crate::load(f) {
-            Ok(t) => run_test(&name, &t, models, cfg, verdict),
+            Ok(t) => {
+                // The axiomatic checker is the verdict source; `--expect` cross-checks it.
+                let (checker, allowed, checker_error) =
+                    match crate::axiom::verdict(&t, &crate::axiom::Options::default()) {
+                        Ok(v) => {
+                            let all = (!v.outcomes.cut).then_some(v.outcomes.allowed);
+                            (Some(v.holds), all, None)
+                        }
+                        Err(e) => (None, None, Some(e.to_string())),
+                    };
+                let verdict = checker.or(expected);
+                let mut st = run_test_with(&name, &t, models, cfg, verdict, allowed.as_ref());
+                if let FileStatus::Ran {
+                    checker: c,
+                    checker_error: ce,
+                    expected: x,
+                    ..
+                } = &mut st
+                {
+                    *c = checker;
+                    *ce = checker_error;
+                    *x = expected;
+                }
+                st
+            }
             Err(e) if e.is_unsupported() => FileStatus::Unsupported {
                 message: e.to_string(),
             },
@@ -276,15 +346,28 @@ fn summarize(files: &[FileReport], models: &[Model], have_expect: bool, seconds:
             FileStatus::Unsupported { message } => s.unsupported.push(message.clone()),
             FileStatus::Error { message } => s.errors.push(message.clone()),
             FileStatus::Ran {
-                verdict,
+                checker,
+                checker_error,
+                expected,
                 target_allowed,
                 sc_reachable,
                 models: reps,
                 ..
             } => {
                 s.ran += 1;
-                if have_expect && verdict.is_none() {
+                if have_expect && expected.is_none() {
                     s.without_verdict.push(f.file.clone());
+                }
+                if let (Some(c), Some(x)) = (checker, expected) {
+                    if c != x {
+                        s.disagreements.push(format!(
+                            "{}: the checker says {}, --expect says {}",
+                            f.file, *c as u8, *x as u8
+                        ));
+                    }
+                }
+                if let Some(e) = checker_error {
+                    s.checker_unsupported.push(e.clone());
                 }
                 // Without an `sc` run we cannot tell weak targets apart: count all.
                 let weak = *target_allowed == Some(true) && *sc_reachable != Some(true);
@@ -332,25 +415,51 @@ pub fn render_file(r: &FileReport, verbose: bool) -> String {
             name,
             condition,
             verdict,
+            checker,
+            checker_error,
+            expected,
+            all_states,
             target_allowed,
             sc_reachable,
             models,
         } => {
+            let source = if checker.is_some() {
+                "the checker"
+            } else {
+                "--expect"
+            };
             let model_says = match target_allowed {
-                Some(true) => "target allowed by PTX v7.5",
-                Some(false) => "target forbidden by PTX v7.5",
-                None => "no model verdict",
+                Some(true) => format!("target allowed by the PTX model ({source})"),
+                Some(false) => format!("target forbidden by the PTX model ({source})"),
+                None => "no model verdict".to_string(),
             };
             let _ = writeln!(
                 o,
-                "Test {name} ({}): {condition} — {model_says}{}",
+                "Test {name} ({}): {condition} — {model_says}{}{}",
                 r.file,
                 match (verdict, sc_reachable) {
                     (Some(_), Some(true)) if *target_allowed == Some(true) => ", SC-reachable",
                     (Some(_), Some(false)) if *target_allowed == Some(true) => ", not SC-reachable",
                     _ => "",
+                },
+                if *all_states {
+                    "; every state judged"
+                } else {
+                    ""
                 }
             );
+            if let Some(e) = checker_error {
+                let _ = writeln!(o, "  checker: {e}");
+            }
+            if let (Some(c), Some(x)) = (checker, expected) {
+                if c != x {
+                    let _ = writeln!(
+                        o,
+                        "  DISAGREEMENT: the checker's verdict is {}, --expect says {}",
+                        *c as u8, *x as u8
+                    );
+                }
+            }
             for m in models {
                 let obs = if m.satisfied == 0 {
                     "Never"
@@ -423,7 +532,20 @@ pub fn render_summary(s: &Summary) -> String {
         let _ = writeln!(o, "  error: {e}");
     }
     for w in &s.without_verdict {
-        let _ = writeln!(o, "  no verdict: {w}");
+        let _ = writeln!(o, "  no verdict in --expect: {w}");
+    }
+    for c in &s.checker_unsupported {
+        let _ = writeln!(o, "  not taken by the checker: {c}");
+    }
+    if !s.disagreements.is_empty() {
+        let _ = writeln!(
+            o,
+            "{} disagreements between the checker and --expect:",
+            s.disagreements.len()
+        );
+        for d in &s.disagreements {
+            let _ = writeln!(o, "  DISAGREEMENT {d}");
+        }
     }
     if !s.weak_targets.is_empty() || !s.sc_targets.is_empty() {
         let _ = writeln!(

@@ -1,8 +1,11 @@
-//! `fencehound litmus FILE...`: run PTX litmus tests under the write-buffer models and,
-//! with `--expect`, judge them against the PTX memory model's verdicts.
+//! `fencehound litmus FILE...`: run PTX litmus tests under the operational models and judge
+//! them with the axiomatic checker of the PTX memory model (`--expect CSV` cross-checks
+//! the checker's verdicts). `fencehound litmus --generate N`: run N generated programs
+//! under every model and report unsound outcomes and the coverage of weak outcomes.
 use anyhow::{bail, Context, Result};
 use fencehound_handlers::Model;
 use fencehound_litmus::expect::Expectations;
+use fencehound_litmus::soundness;
 use fencehound_litmus::suite::{expand, render_file, render_summary, run_suite};
 use fencehound_litmus::RunConfig;
 use std::io::Write as _;
@@ -10,23 +13,27 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Litmus files, or directories searched for `*.litmus`.
-    #[arg(required = true)]
+    /// Litmus files, or directories searched for `*.litmus` (not with --generate).
     files: Vec<PathBuf>,
-    /// Executions per test and model.
-    #[arg(long, default_value_t = 1000)]
-    runs: u64,
+    /// Run N generated programs (2–4 threads × ≤ 3 operations) instead of files.
+    #[arg(long, value_name = "N")]
+    generate: Option<u64>,
+    /// Executions per test and model [default: 1000 for files, 300 with --generate].
+    #[arg(long)]
+    runs: Option<u64>,
     /// Models to run (sc, bugaroo, scoped, weak).
     #[arg(long, value_delimiter = ',', default_value = "sc,bugaroo,scoped,weak")]
     models: Vec<String>,
     /// Store-buffering probabilities, cycled over executions.
     #[arg(long = "p", value_delimiter = ',', default_value = "0.5,1")]
     p: Vec<f64>,
-    /// Master seed; execution i uses a seed derived from it and i.
+    /// Master seed; execution i uses a seed derived from it and i (with --generate, also
+    /// which programs are generated).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Model verdicts (`PATH,0|1` lines, e.g. expected-ptx-v7.5.csv): report unsound
-    /// outcomes and power.
+    /// Model verdicts (`PATH,0|1` lines, e.g. expected-ptx-v7.5.csv): a cross-check of the
+    /// checker's verdicts (disagreements are reported), and the verdict for files the
+    /// checker does not take.
     #[arg(long)]
     expect: Option<PathBuf>,
     /// Worker threads (default: all cores). Results do not depend on it.
@@ -35,12 +42,24 @@ pub struct Args {
     /// Print every final state of every test, not only of unsound ones.
     #[arg(long, short)]
     verbose: bool,
+    /// With --generate: `weak` goes on, --runs executions at a time up to this many,
+    /// while a plain weak outcome of the program is still missing [default: 20 × runs].
+    #[arg(long)]
+    weak_runs: Option<u64>,
+    /// With --generate: leave out (and redraw) programs with more allowed final states.
+    #[arg(long, default_value_t = 64)]
+    max_states: usize,
+    /// Rows per coverage table with --generate (the rest are summed as "other").
+    #[arg(long, default_value_t = 30)]
+    rows: usize,
     /// Machine-readable report on stdout.
     #[arg(long)]
     json: bool,
 }
 
-/// Exits 1 when any forbidden outcome was produced, 2 on usage or input errors.
+/// Exits 1 when any forbidden outcome was produced (or the checker and --expect disagree,
+/// or with --generate the `sc` model produced a state the checker finds not sequentially
+/// consistent), 2 on usage or input errors.
 pub fn run(args: Args) -> Result<u8> {
     let mut models = Vec::new();
     for m in &args.models {
@@ -50,11 +69,30 @@ pub fn run(args: Args) -> Result<u8> {
             None => bail!("unknown model `{m}` (expected sc, bugaroo, scoped, weak)"),
         }
     }
-    if args.runs == 0 {
+    if args.runs == Some(0) {
         bail!("--runs must be at least 1");
     }
     if let Some(p) = args.p.iter().find(|p| !(0.0..=1.0).contains(*p)) {
         bail!("--p {p} is not a probability in [0, 1]");
+    }
+    let workers = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    if let Some(n) = args.generate {
+        if !args.files.is_empty() {
+            bail!("give litmus files or --generate N, not both");
+        }
+        if args.expect.is_some() {
+            bail!("--expect applies to litmus files, not to --generate");
+        }
+        if n == 0 {
+            bail!("--generate needs at least 1 program");
+        }
+        return generate(&args, n, models, workers);
+    }
+    if args.files.is_empty() {
+        bail!("no litmus files given (or use --generate N)");
     }
     let expect = match &args.expect {
         Some(p) => Some(Expectations::load(p).with_context(|| "cannot read --expect")?),
@@ -65,13 +103,10 @@ pub fn run(args: Args) -> Result<u8> {
         bail!("no .litmus files found");
     }
     let cfg = RunConfig {
-        runs: args.runs,
+        runs: args.runs.unwrap_or(1000),
         p_w: args.p.clone(),
         seed: args.seed,
-        workers: args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .max(1),
+        workers,
         ..RunConfig::default()
     };
     let json = args.json;
@@ -92,10 +127,49 @@ pub fn run(args: Args) -> Result<u8> {
             .lock()
             .write_all(render_summary(&report.summary).as_bytes());
     }
-    Ok(if report.summary.unsound() > 0 {
+    Ok(
+        if report.summary.unsound() > 0 || !report.summary.disagreements.is_empty() {
+            crate::exit::FOUND
+        } else if !report.summary.errors.is_empty() {
+            crate::exit::INPUT
+        } else {
+            crate::exit::OK
+        },
+    )
+}
+
+fn generate(args: &Args, n: u64, models: Vec<Model>, workers: usize) -> Result<u8> {
+    let runs = args.runs.unwrap_or(300);
+    let cfg = soundness::Config {
+        count: n,
+        seed: args.seed,
+        runs,
+        weak_runs: args.weak_runs.unwrap_or(runs * 20).max(runs),
+        models,
+        workers,
+        p_w: args.p.clone(),
+        max_states: args.max_states,
+    };
+    let quiet = args.json;
+    let step = (n / 20).max(1);
+    let rep = soundness::run(&cfg, |done| {
+        if !quiet && (done % step == 0 || done == n) {
+            eprint!("\r{done}/{n} programs");
+            if done == n {
+                eprintln!();
+            }
+        }
+    });
+    if args.json {
+        let s = serde_json::to_string_pretty(&rep)?;
+        let _ = writeln!(std::io::stdout().lock(), "{s}");
+    } else {
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(soundness::render(&rep, args.rows).as_bytes());
+    }
+    Ok(if !rep.unsound.is_empty() || !rep.sc_mismatch.is_empty() {
         crate::exit::FOUND
-    } else if !report.summary.errors.is_empty() {
-        crate::exit::INPUT
     } else {
         crate::exit::OK
     })

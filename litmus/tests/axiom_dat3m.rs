@@ -1,0 +1,102 @@
+//! The axiomatic checker against every verdict of `expected-ptx-v7.5.csv` (the Dat3M PTX
+//! litmus tests in `../shared/litmus`, PTX v7.5 as encoded in Dat3M's `ptx-v7.5.cat`): it
+//! must agree on every file it supports, and the files it does not support are listed
+//! here with the reason (none today).
+//!
+//! Those files are not in the repository. This test binary has its own harness
+//! (`harness = false`, like `tests/html_browser.rs`): where the directory is missing it
+//! prints that it was SKIPPED and prints no `test result:` line, so nothing counts it as
+//! passed. `FENCEHOUND_LITMUS_DIR` points at another copy.
+
+use fencehound_litmus::axiom::{self, Options};
+use fencehound_litmus::expect::Expectations;
+use fencehound_litmus::suite::expand;
+use std::path::PathBuf;
+use std::time::Instant;
+
+const NAME: &str = "axiomatic_checker_agrees_with_every_dat3m_verdict";
+
+/// Files the checker does not support, with the reason. Keep empty unless a construct is
+/// really out of the model (the proxy tests are not in the CSV at all).
+const UNSUPPORTED: &[(&str, &str)] = &[];
+
+fn suite_dir() -> PathBuf {
+    std::env::var_os("FENCEHOUND_LITMUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/litmus"))
+}
+
+fn main() {
+    let dir = suite_dir();
+    if !dir.join("expected-ptx-v7.5.csv").exists() {
+        println!(
+            "test {NAME} ... SKIPPED: {} not found (set FENCEHOUND_LITMUS_DIR); not counted as passed",
+            dir.display()
+        );
+        return;
+    }
+    println!("\nrunning 1 test");
+    let start = Instant::now();
+    let outcome = std::panic::catch_unwind(|| agree(&dir));
+    let secs = start.elapsed().as_secs_f64();
+    match outcome {
+        Ok(()) => {
+            println!("test {NAME} ... ok");
+            println!("\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in {secs:.2}s\n");
+        }
+        Err(_) => {
+            println!("test {NAME} ... FAILED");
+            println!("\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in {secs:.2}s\n");
+            std::process::exit(101);
+        }
+    }
+}
+
+fn agree(dir: &std::path::Path) {
+    let exp = Expectations::load(&dir.join("expected-ptx-v7.5.csv")).unwrap();
+    let files = expand(&[dir.join("ptx")]).unwrap();
+    assert!(files.len() >= 104, "{} files", files.len());
+    let mut checked = 0;
+    let mut disagree = Vec::new();
+    let mut unsupported = Vec::new();
+    for f in &files {
+        let Some(want) = exp.verdict(f) else { continue };
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let t = fencehound_litmus::load(f).unwrap();
+        let t0 = Instant::now();
+        match axiom::verdict(&t, &Options::default()) {
+            Ok(v) => {
+                checked += 1;
+                let ms = t0.elapsed().as_secs_f64() * 1e3;
+                println!(
+                    "  {name}: checker {} csv {} ({} allowed states, {:.1} ms){}",
+                    v.holds as u8,
+                    want as u8,
+                    v.outcomes.allowed.len(),
+                    ms,
+                    if v.outcomes.cut { ", loops cut" } else { "" }
+                );
+                if v.holds != want {
+                    disagree.push(format!(
+                        "{name}: checker says {}, expected-ptx-v7.5.csv says {}",
+                        v.holds as u8, want as u8
+                    ));
+                }
+            }
+            Err(e) => unsupported.push((name, e.to_string())),
+        }
+    }
+    for (n, e) in &unsupported {
+        println!("  unsupported: {n}: {e}");
+    }
+    assert!(
+        disagree.is_empty(),
+        "disagreements:\n{}",
+        disagree.join("\n")
+    );
+    let listed: Vec<&str> = UNSUPPORTED.iter().map(|u| u.0).collect();
+    let got: Vec<&str> = unsupported.iter().map(|u| u.0.as_str()).collect();
+    assert_eq!(got, listed, "unsupported files changed: {unsupported:?}");
+    assert!(checked >= 103, "{checked} files checked");
+    println!("  {checked} verdicts checked, all agree");
+}
