@@ -1352,6 +1352,12 @@ impl Hooks for WriteBuffers {
         }
     }
 
+    fn transparent(&self) -> bool {
+        // `sc`, or a launch the filters leave unbuffered: loads, stores and atomics go
+        // straight to memory (see the first lines of each).
+        self.weak.is_none() && !self.buffering()
+    }
+
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         if let Some(w) = self.weak.as_deref_mut() {
             return w.stalled();

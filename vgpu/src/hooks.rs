@@ -186,10 +186,25 @@ pub trait Hooks {
     /// Called once after the last thread exited (or the launch ended otherwise).
     #[inline]
     fn launch_end(&mut self, _mem: &mut Memory) {}
+
+    /// True when `load`, `store` and `atomic` are plain memory for the rest of this
+    /// launch (asked after `launch_begin`): the interpreter may then access memory
+    /// directly, without building an [`Access`] per lane or calling them. Fences,
+    /// barriers and exits still reach the hooks. Only say true if the three are exactly
+    /// the default methods' behaviour.
+    #[inline]
+    fn transparent(&self) -> bool {
+        false
+    }
 }
 
 /// Plain memory: the `sc` model.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoHooks;
 
-impl Hooks for NoHooks {}
+impl Hooks for NoHooks {
+    #[inline]
+    fn transparent(&self) -> bool {
+        true
+    }
+}

@@ -248,16 +248,83 @@ impl Memory {
         match loc {
             Location::Global(a) => self.global.slice_mut(a, len)?.copy_from_slice(data),
             Location::Shared { cta, offset } => {
-                let err = self.shared_err(cta, offset, len);
-                let s = self
+                // The error (with its allocated name) only when there is one: this is on
+                // every shared store's path.
+                match self
                     .shared
                     .get_mut(cta as usize)
                     .and_then(|s| s.get_mut(offset as usize..offset as usize + len as usize))
-                    .ok_or(err)?;
-                s.copy_from_slice(data);
+                {
+                    Some(s) => s.copy_from_slice(data),
+                    None => return Err(self.shared_err(cta, offset, len)),
+                }
             }
         }
         Ok(())
+    }
+
+    /// The `size` bytes (1, 2, 4 or 8) at `loc` as a little-endian value; `None` when they
+    /// are not all in one allocation (the caller's slow path reports the fault). The
+    /// interpreter's path for transparent hooks: no slice copy of variable length.
+    #[inline]
+    pub fn load_fast(&self, loc: Location, size: u32) -> Option<u64> {
+        let b = self.bytes(loc, size)?;
+        Some(match size {
+            1 => b[0] as u64,
+            2 => u16::from_le_bytes([b[0], b[1]]) as u64,
+            4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64,
+            8 => u64::from_le_bytes(b.try_into().ok()?),
+            _ => return None,
+        })
+    }
+
+    /// Writes the low `size` bytes (1, 2, 4 or 8) of `v` at `loc`; `None` (and nothing
+    /// written) when they are not all in one allocation.
+    #[inline]
+    pub fn store_fast(&mut self, loc: Location, size: u32, v: u64) -> Option<()> {
+        let b = self.bytes_mut(loc, size)?;
+        match size {
+            1 => b[0] = v as u8,
+            2 => b.copy_from_slice(&(v as u16).to_le_bytes()),
+            4 => b.copy_from_slice(&(v as u32).to_le_bytes()),
+            8 => b.copy_from_slice(&v.to_le_bytes()),
+            _ => return None,
+        }
+        Some(())
+    }
+
+    #[inline]
+    fn bytes(&self, loc: Location, size: u32) -> Option<&[u8]> {
+        match loc {
+            Location::Global(a) => {
+                let h = &self.global;
+                let i = h.allocs.partition_point(|x| x.base <= a);
+                let al = h.allocs.get(i.checked_sub(1)?)?;
+                let off = (a - al.base) as usize;
+                al.data.get(off..off.checked_add(size as usize)?)
+            }
+            Location::Shared { cta, offset } => self
+                .shared
+                .get(cta as usize)?
+                .get(offset as usize..offset as usize + size as usize),
+        }
+    }
+
+    #[inline]
+    fn bytes_mut(&mut self, loc: Location, size: u32) -> Option<&mut [u8]> {
+        match loc {
+            Location::Global(a) => {
+                let h = &mut self.global;
+                let i = h.allocs.partition_point(|x| x.base <= a);
+                let al = h.allocs.get_mut(i.checked_sub(1)?)?;
+                let off = (a - al.base) as usize;
+                al.data.get_mut(off..off.checked_add(size as usize)?)
+            }
+            Location::Shared { cta, offset } => self
+                .shared
+                .get_mut(cta as usize)?
+                .get_mut(offset as usize..offset as usize + size as usize),
+        }
     }
 
     /// Reads a little-endian value of `size` bytes (1, 2, 4, 8).

@@ -288,9 +288,20 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             return Ok(());
         };
         let total = size * ds.len() as u32;
+        // Plain memory (transparent hooks) and a scalar load: read it directly.
+        let direct = ds.len() == 1 && self.hooks.transparent();
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, total.next_power_of_two())?;
+            if let (Place::Mem(loc), true) = (p, direct) {
+                if let Some(v) = self.mem.load_fast(loc, size) {
+                    if let Some(d) = ds[0] {
+                        let v = if signed { sign_extend(v, size) } else { v };
+                        self.set(w, l, d, v);
+                    }
+                    continue;
+                }
+            }
             if let (Place::Mem(loc), true) = (p, ds.len() > 1 && total <= 8) {
                 // A vector of at most 8 bytes is one access (see `Access`).
                 let a = self.access(w, l, loc, total, AccessKind::Load, sem, scope, site);
@@ -364,9 +375,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             return Ok(());
         };
         let total = size * vals.len() as u32;
+        // Plain memory (transparent hooks) and a scalar store: write it directly.
+        let direct = vals.len() == 1 && self.hooks.transparent();
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, total.next_power_of_two())?;
+            if let (Place::Mem(loc), true) = (p, direct) {
+                let v = self.src(w, l, vals[0]);
+                if self.mem.store_fast(loc, size, v).is_some() {
+                    self.since_progress = 0;
+                    self.changed();
+                    continue;
+                }
+            }
             if let (Place::Mem(loc), true) = (p, vals.len() > 1 && total <= 8) {
                 // A vector of at most 8 bytes is one access (see `Access`).
                 let mut whole = 0u64;
@@ -463,9 +484,29 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         else {
             return Ok(());
         };
+        let direct = self.hooks.transparent();
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, size)?;
+            if let (Place::Mem(loc), true) = (p, direct) {
+                // Plain memory: the read-modify-write directly (nothing can come between
+                // its read and its write: the interpreter runs one lane at a time).
+                if let Some(old) = self.mem.load_fast(loc, size) {
+                    let bv = self.src(w, l, b);
+                    let cv = c.map_or(0, |c| self.src(w, l, c));
+                    let new = rmw(op, size, bv, cv)(old);
+                    if self.mem.store_fast(loc, size, new).is_some() {
+                        self.since_progress = 0;
+                        if new != old {
+                            self.changed();
+                        }
+                        if let Some(d) = d {
+                            self.set(w, l, d, old);
+                        }
+                        continue;
+                    }
+                }
+            }
             let Place::Mem(loc) = p else {
                 return Err(self.fault(
                     w,

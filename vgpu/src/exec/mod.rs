@@ -569,32 +569,48 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         // Choose the group: ready lanes sharing (pc, frame).
         let (mask, pc0) = {
             let warp = &self.warps[w as usize];
-            let mut groups: Vec<(u32, u32, u32)> = Vec::new(); // (pc, reg_base, mask)
-            for l in lanes(warp.ready) {
-                let lane = &warp.lanes[l];
-                match groups
-                    .iter_mut()
-                    .find(|g| g.0 == lane.pc && g.1 == lane.reg_base)
-                {
-                    Some(g) => g.2 |= 1 << l,
-                    None => groups.push((lane.pc, lane.reg_base, 1 << l)),
-                }
-            }
-            if groups.is_empty() {
+            let ready = warp.ready;
+            if ready == 0 {
                 return StepEnd::Continue;
             }
-            let k = if groups.len() == 1 {
-                0
+            // The common case, a converged warp: one group, found without building a list.
+            let first = &warp.lanes[ready.trailing_zeros() as usize];
+            let (pc, base) = (first.pc, first.reg_base);
+            let mut same = 0u32;
+            for l in lanes(ready) {
+                let lane = &warp.lanes[l];
+                if lane.pc == pc && lane.reg_base == base {
+                    same |= 1 << l;
+                }
+            }
+            if same == ready {
+                (ready, pc)
             } else {
+                // (pc, reg_base, mask) per group, ordered by program counter.
+                let mut groups = [(0u32, 0u32, 0u32); WARP];
+                let mut n = 0;
+                for l in lanes(ready) {
+                    let lane = &warp.lanes[l];
+                    match groups[..n]
+                        .iter_mut()
+                        .find(|g| g.0 == lane.pc && g.1 == lane.reg_base)
+                    {
+                        Some(g) => g.2 |= 1 << l,
+                        None => {
+                            groups[n] = (lane.pc, lane.reg_base, 1 << l);
+                            n += 1;
+                        }
+                    }
+                }
+                let groups = &mut groups[..n];
                 groups.sort_unstable();
                 let mut masks = [0u32; WARP];
-                for (m, g) in masks.iter_mut().zip(&groups) {
+                for (m, g) in masks.iter_mut().zip(groups.iter()) {
                     *m = g.2;
                 }
-                let n = groups.len().min(WARP);
-                self.sched.pick_group_of(&masks[..n]).min(groups.len() - 1)
-            };
-            (groups[k].2, groups[k].0)
+                let k = self.sched.pick_group_of(&masks[..n]).min(n - 1);
+                (groups[k].2, groups[k].0)
+            }
         };
         let mut pc = pc0;
         let mut run = 0u32;
