@@ -622,7 +622,8 @@ impl WriteBuffers {
         } else {
             (1u64 << (a.size * 8)) - 1
         };
-        let new = rmw(visible) & mask;
+        // A failing compare-and-swap writes nothing: the visible value stays.
+        let new = rmw(visible).unwrap_or(visible) & mask;
         if new != visible {
             self.overlay_room(mem, t.cta, Some(a.site));
             self.seq += 1;
@@ -1303,7 +1304,9 @@ impl Hooks for WriteBuffers {
             }
         }
         let old = mem.read_u64(a.loc, a.size)?;
-        mem.write_u64(a.loc, a.size, rmw(old))?;
+        if let Some(new) = rmw(old) {
+            mem.write_u64(a.loc, a.size, new)?;
+        }
         Ok(old)
     }
 

@@ -516,6 +516,48 @@ impl WeakMemory {
         points
     }
 
+    /// Whether inserting a store of thread `t` (strong with scope `sw`) at list position
+    /// `q` leaves the coherence order among the existing entries as it is. The insertion
+    /// makes everything before the new store (what it must follow) coherence-before
+    /// everything after it (what it must precede), transitively; if that orders two
+    /// entries that were unordered, a read already made may become inconsistent after the
+    /// fact (a thread that knew the later one read the earlier: UNSOUND.md,
+    /// `weak-late-insertion`). Such positions are not used.
+    #[allow(clippy::too_many_arguments)]
+    fn insertion_orders_nothing_new(
+        &self,
+        li: usize,
+        q: usize,
+        required: u16,
+        t: ThreadRef,
+        sw: Option<Scope>,
+        off: u8,
+        size: u8,
+    ) -> bool {
+        let ms = |x: &Entry| {
+            x.off == off
+                && x.size == size
+                && sw.is_some_and(|s| x.strong() && scopes_meet(x.cta, x.scope(), t.cta, s))
+        };
+        let list = &self.lists[li];
+        let mut before = 0u16;
+        for (p, x) in list.iter().enumerate().take(q) {
+            if required >> p & 1 == 1 || ms(x) {
+                before |= 1 << p | x.co;
+            }
+        }
+        let mut after = 0u16;
+        for (p, x) in list.iter().enumerate().skip(q) {
+            if ms(x) || x.co & after != 0 {
+                after |= 1 << p;
+                if x.co & before != before {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// Inserts plain store `e` of thread `t` at list position `q`: coherence-after the
     /// `required` entries, the entries before `q` it is morally strong with, and what
     /// those follow; coherence-before the entries from `q` on that it is morally strong
@@ -814,7 +856,14 @@ impl WeakMemory {
             // later stores its thread does not know (same coin as stale reads).
             let mut q = None;
             if !own && self.active && self.space_enabled(a.loc) && !self.fresh {
-                let points = self.insertion_points(li, required, off, size);
+                let mut points = self.insertion_points(li, required, off, size);
+                for q in 0..16 {
+                    if points >> q & 1 == 1
+                        && !self.insertion_orders_nothing_new(li, q, required, t, sw, off, size)
+                    {
+                        points &= !(1 << q);
+                    }
+                }
                 if points != 0 {
                     q = self
                         .pick_among(t.global, points, 0x696e_7372)
@@ -868,8 +917,9 @@ impl WeakMemory {
         let g = t.global;
         let (key, off, size) = (pack(a.loc) & !7, (pack(a.loc) & 7) as u8, a.size as u8);
         let Some(li) = self.slot(mem, a.loc, true) else {
-            let new = rmw(current);
-            mem.write_u64(a.loc, a.size, new)?;
+            if let Some(new) = rmw(current) {
+                mem.write_u64(a.loc, a.size, new)?;
+            }
             return Ok(current);
         };
         self.ensure_init(mem, li, a.loc, off, size)?;
@@ -907,7 +957,12 @@ impl WeakMemory {
             self.stats.stale_rmws += 1;
             self.note_stale(trace, a, li, p, newest);
         }
-        // Release first (it publishes what precedes the RMW), then acquire.
+        // Acquire first, then release: PTX orders an RMW's read before its write (base
+        // causality through the instruction), so what its read part acquired is published
+        // by its write's release too — an acq_rel RMW that takes a `.cta` release of its
+        // CTA passes it on to a `.gpu` acquirer elsewhere (UNSOUND.md,
+        // `hb-rmw-publishes-acquired`: released first, it did not).
+        self.sync_read(a, li, pos, key);
         let mut msg = self.hb.write_message(t, a.sem, a.scope, a.loc, a.size);
         let chained = pos.and_then(|p| {
             let e = &self.lists[li][p];
@@ -922,7 +977,6 @@ impl WeakMemory {
         if let Some(c) = chained {
             msg = Some(Message::continued(&c, msg.take()));
         }
-        self.sync_read(a, li, pos, key);
         let epoch = self.hb.epoch(g);
         let (mut preds, _) = self.write_preds(li, t, key, off, size, Some(a.scope));
         if let Some(p) = pos {
@@ -933,7 +987,12 @@ impl WeakMemory {
         } else {
             (1u64 << (a.size * 8)) - 1
         };
-        let new = rmw(old) & mask;
+        // A failing compare-and-swap is only a read: no store enters the history (and
+        // memory keeps the newest store), whatever value it read.
+        let Some(new) = rmw(old) else {
+            return Ok(old);
+        };
+        let new = new & mask;
         self.seq += 1;
         let e = Entry {
             seq: self.seq,

@@ -777,6 +777,10 @@ pub struct Hb {
     /// Per CTA: the number of its last `.gpu`/`.sys` fence.sc (a `.cta` fence.sc of the
     /// CTA is morally strong with it, and through it knows the order up to there).
     sc_last_gpu: Vec<u32>,
+    /// Per CTA: the observations the fence-SC order held at that fence (the order knows
+    /// epochs by fence number, observations only as a whole, so the `.cta` fence takes
+    /// this snapshot: UNSOUND.md, `hb-sc-fence-wide-to-cta`).
+    sc_obs_gpu: Vec<Obs>,
     /// (SipHash was a tenth of a barrier-heavy kernel's time.)
     barriers: FastMap<BarrierKey, BarrierAcc>,
 }
@@ -803,6 +807,7 @@ impl Hb {
         self.sc.reset(0);
         self.sc_cta = vec![Knowledge::default(); ctas as usize];
         self.sc_last_gpu = vec![0; ctas as usize];
+        self.sc_obs_gpu = vec![Obs::default(); ctas as usize];
         self.barriers.clear();
     }
 
@@ -919,6 +924,8 @@ impl Hb {
                 ts.know.sc_seen = ts.know.sc_seen.max(upto);
                 if w {
                     ts.know.obs.join(&self.sc.obs);
+                } else if let Some(o) = self.sc_obs_gpu.get(cta) {
+                    ts.know.obs.join(o);
                 }
             }
         }
@@ -940,6 +947,9 @@ impl Hb {
                 self.sc.n = k;
                 if let Some(l) = self.sc_last_gpu.get_mut(cta) {
                     *l = k;
+                }
+                if let Some(o) = self.sc_obs_gpu.get_mut(cta) {
+                    *o = self.sc.obs.clone();
                 }
                 let ts = &mut self.threads[g];
                 ts.know.sc_seen = k;

@@ -1301,13 +1301,15 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
 
     #[inline]
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
-        let mut new = 0;
+        let mut new = None;
         let mut f = |old: u64| {
             new = rmw(old);
             new
         };
         let old = self.inner.atomic(mem, a, &mut f)?;
-        self.on_atomic(mem, a, old, new);
+        // A failing compare-and-swap writes nothing; the race check still sees the RMW
+        // access (its value, the one it read, is what memory holds).
+        self.on_atomic(mem, a, old, new.unwrap_or(old));
         Ok(old)
     }
 

@@ -132,8 +132,9 @@ pub struct LaunchInfo<'a> {
     pub threads_per_cta: u32,
 }
 
-/// The operation of an atomic: the vgpu computes `new = op(old)`.
-pub type RmwFn<'a> = &'a mut dyn FnMut(u64) -> u64;
+/// The operation of an atomic: the vgpu computes `new = op(old)`; `None` when it writes
+/// nothing (a compare-and-swap whose comparison failed: then it is only a read).
+pub type RmwFn<'a> = &'a mut dyn FnMut(u64) -> Option<u64>;
 
 pub trait Hooks {
     /// Called once before the first instruction of a launch.
@@ -155,7 +156,9 @@ pub trait Hooks {
     #[inline]
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
         let old = mem.read_u64(a.loc, a.size)?;
-        mem.write_u64(a.loc, a.size, rmw(old))?;
+        if let Some(new) = rmw(old) {
+            mem.write_u64(a.loc, a.size, new)?;
+        }
         Ok(old)
     }
 

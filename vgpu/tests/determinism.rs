@@ -62,7 +62,7 @@ impl Hooks for Recorder {
     }
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
         let old = mem.read_u64(a.loc, a.size)?;
-        let new = rmw(old);
+        let new = rmw(old).unwrap_or(old);
         mem.write_u64(a.loc, a.size, new)?;
         self.events.push(Event::Atomic(
             a.thread.global,

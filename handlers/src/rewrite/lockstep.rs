@@ -285,7 +285,9 @@ impl Hooks for LockstepHooks {
 
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
         let old = mem.read_u64(a.loc, a.size)?;
-        let new = rmw(old);
+        let Some(new) = rmw(old) else {
+            return Ok(old);
+        };
         mem.write_u64(a.loc, a.size, new)?;
         let mut s = self.0.borrow_mut();
         if !s.ignored(a.loc) {
@@ -412,7 +414,7 @@ impl Hooks for NativeLog {
         let mut new = None;
         let mut f = |old: u64| {
             let n = rmw(old);
-            new = Some(n);
+            new = n;
             n
         };
         let r = self.wb.atomic(mem, a, &mut f);

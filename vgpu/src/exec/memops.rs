@@ -38,10 +38,18 @@ pub(super) fn sign_extend(v: u64, bytes: u32) -> u64 {
     }
 }
 
-/// The read-modify-write function of an atomic, as PTX ISA §9.7.13.4 defines each op.
-pub(super) fn rmw(op: AtomOp, size: u32, b: u64, c: u64) -> impl FnMut(u64) -> u64 {
+/// The read-modify-write function of an atomic, as PTX ISA §9.7.13.4 defines each op:
+/// the value it writes, or `None` for a compare-and-swap whose comparison fails.
+///
+/// A failing `atom.cas` writes nothing. The ISA's pseudo-code stores `(r == s) ? t : r`,
+/// which on hardware is unobservable; but in a model where a CAS may read a stale value
+/// (`weak`), storing that value back would make it the newest, an outcome the PTX model
+/// forbids as Lustig et al. (ASPLOS'19) and Dat3M encode it (a failed CAS only reads), as
+/// C++'s failed `compare_exchange` does (found by the litmus generator: UNSOUND.md,
+/// `failed-cas-writes-back`).
+pub(super) fn rmw(op: AtomOp, size: u32, b: u64, c: u64) -> impl FnMut(u64) -> Option<u64> {
     let m = mask_bits(size * 8);
-    move |old: u64| -> u64 {
+    move |old: u64| -> Option<u64> {
         let r = match op {
             AtomOp::And => old & b,
             AtomOp::Or => old | b,
@@ -51,7 +59,7 @@ pub(super) fn rmw(op: AtomOp, size: u32, b: u64, c: u64) -> impl FnMut(u64) -> u
                 if old & m == b & m {
                     c
                 } else {
-                    old
+                    return None;
                 }
             }
             AtomOp::AddInt => old.wrapping_add(b),
@@ -121,7 +129,7 @@ pub(super) fn rmw(op: AtomOp, size: u32, b: u64, c: u64) -> impl FnMut(u64) -> u
                 }
             }
         };
-        r & m
+        Some(r & m)
     }
 }
 
@@ -494,8 +502,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 if let Some(old) = self.mem.load_fast(loc, size) {
                     let bv = self.src(w, l, b);
                     let cv = c.map_or(0, |c| self.src(w, l, c));
-                    let new = rmw(op, size, bv, cv)(old);
-                    if self.mem.store_fast(loc, size, new).is_some() {
+                    let new = rmw(op, size, bv, cv)(old).unwrap_or(old);
+                    if new == old || self.mem.store_fast(loc, size, new).is_some() {
                         self.since_progress = 0;
                         if new != old {
                             self.changed();
@@ -524,7 +532,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let mut changed = false;
             let mut g = |old: u64| {
                 let new = f(old);
-                changed |= new != old;
+                changed |= new.is_some_and(|n| n != old);
                 new
             };
             let old = match self.hooks.atomic(self.mem, &a, &mut g) {
