@@ -347,6 +347,8 @@ struct ThreadBuf {
     mixed: [bool; 2],
     /// Loads and atomics since the last liveness drain ([`DrainPolicy::Device`]).
     ticks: u32,
+    /// Liveness drains of this thread in this launch (seeds which entry they drain).
+    lives: u32,
 }
 
 pub struct WriteBuffers {
@@ -658,8 +660,68 @@ impl WriteBuffers {
         tb.ticks += 1;
         if liveness_period > 0 && tb.ticks >= liveness_period {
             tb.ticks = 0;
+            tb.lives = tb.lives.wrapping_add(1);
+            let lives = tb.lives;
             self.drain_thread(mem, t, Scope::Sys, DrainReason::Liveness, Some(site));
-            self.drain_ctas(mem, DrainReason::Liveness, Some(site));
+            self.drain_one_cta_entry(mem, t.global, lives, Some(site));
+        }
+    }
+
+    /// [`DrainPolicy::Device`]'s liveness drain of other threads' stores: one entry of one
+    /// CTA to memory, chosen at random (seeded by the thread and its liveness count): a CTA
+    /// among those holding overlay or orphan entries, then an entry of its overlay followed
+    /// by its orphans, replaced by the oldest entry of its 8-byte block (each address keeps
+    /// its order). One entry rather than whole queues: a spinning reader must be able to see
+    /// a later store before an earlier one to another address, as the native rule lets it
+    /// (draining the queues in order made `fuzz --instrumented` blind at `p_w = 1` to the
+    /// missing or CTA-scoped fences the native handlers find every time: issue 25). The
+    /// device runtime does the same (`fh_drain_one_cta_entry`).
+    fn drain_one_cta_entry(&mut self, mem: &mut Memory, g: u32, lives: u32, at: Option<SiteId>) {
+        let prefix =
+            select::mix(select::mix(select::mix(self.cfg.seed) ^ self.launch as u64) ^ g as u64);
+        let r = select::mix(prefix ^ 0x6c69_7665_0000_0000 ^ lives as u64);
+        let len = |c: usize, s: &Self| {
+            s.overlays.get(c).map_or(0, |o| o.len()) + s.orphans.get(c).map_or(0, |o| o.len())
+        };
+        let nctas = self.orphans.len();
+        let k = (0..nctas).filter(|&c| len(c, self) > 0).count();
+        if k == 0 {
+            return;
+        }
+        let Some(c) = (0..nctas)
+            .filter(|&c| len(c, self) > 0)
+            .nth((r % k as u64) as usize)
+        else {
+            return;
+        };
+        let nov = self.overlays.get(c).map_or(0, |o| o.len());
+        let n = len(c, self);
+        let at_k = |s: &Self, x: usize| {
+            if x < nov {
+                s.overlays[c][x].k
+            } else {
+                s.orphans[c][x - nov].k
+            }
+        };
+        let i = (select::mix(r) % n as u64) as usize;
+        let b = at_k(self, i) & !7;
+        let j = (0..i).find(|&x| at_k(self, x) & !7 == b).unwrap_or(i);
+        if j < nov {
+            let Some(e) = self.overlays[c].remove(j) else {
+                return;
+            };
+            Self::write_mem(mem, &e);
+            self.pend(e.k, -1);
+            self.note_drain(&e, Level::Memory, DrainReason::Liveness, at);
+        } else {
+            let Some(e) = self.orphans[c].remove(j - nov) else {
+                return;
+            };
+            let shared = (e.k >> 63) as usize;
+            self.commit_entry(mem, c as u32, e, DrainReason::Liveness, at);
+            let mut counts = [0u32; 2];
+            counts[shared] = 1;
+            self.record_flush(counts, DrainReason::Liveness);
         }
     }
 

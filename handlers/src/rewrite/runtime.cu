@@ -98,7 +98,8 @@ struct FhThread {
     u64 forwarded;
     u64 overlay_loads;
     u32 peak;
-    u32 pad[3];
+    u32 lives;  // liveness drains of this thread this launch (seeds their pick)
+    u32 pad[2];
 };
 
 // 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
@@ -162,6 +163,7 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->len_s[1] = 0;
         t->stores = 0;
         t->ticks = 0;
+        t->lives = 0;
         t->atom_pending = 0;
         t->prefix = fh_mix(fh_mix(fh_mix(c->seed) ^ (u64)c->launch) ^ (u64)g);
     }
@@ -498,14 +500,72 @@ static __device__ __noinline__ void fh_drain_ctas(Fh &f, u32 reason) {
     }
 }
 
+// WriteBuffers::drain_one_cta_entry: one entry of one CTA to memory, chosen at random
+// (seeded by the thread's liveness count): a CTA among those holding overlay or orphan
+// entries, then an entry of its overlay followed by its orphans, replaced by the oldest
+// entry of the same 8-byte block (so each address keeps its order). One entry, not the
+// queues: a spinning reader must be able to see a later store before an earlier one of
+// another address, as under the native rule (issue 25: draining whole queues in order hid
+// every bug that needs that). Takes the chosen CTA's lock, so the caller must hold none.
+static __device__ __noinline__ void fh_drain_one_cta_entry(Fh &f, u32 reason) {
+    u64 r = fh_mix(f.t->prefix ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
+    u32 nctas = gridDim.x * gridDim.y * gridDim.z;
+    u32 k = 0;
+    for (u32 i = 0; i < nctas; i++) {
+        FhCta *c = fh_cta_area(f.c, i);
+        if ((*(volatile u32 *)&c->ov_len | *(volatile u32 *)&c->orph_len) != 0) k++;
+    }
+    if (k == 0) return;
+    u64 pick = r % (u64)k;
+    FhCta *c = 0;
+    for (u32 i = 0; i < nctas; i++) {
+        FhCta *x = fh_cta_area(f.c, i);
+        if ((*(volatile u32 *)&x->ov_len | *(volatile u32 *)&x->orph_len) != 0) {
+            if (pick == 0) {
+                c = x;
+                break;
+            }
+            pick--;
+        }
+    }
+    if (c == 0) return;
+    fh_cta_lock(c);
+    u32 nov = c->ov_len, n = nov + c->orph_len;
+    if (n != 0) {
+        FhEntry *ov = fh_ov_entries(f, c), *orph = fh_orphan_entries(f, c);
+        u32 i = (u32)(fh_mix(r) % (u64)n);
+        u64 b = K_ADDR((i < nov ? ov[i] : orph[i - nov]).key) & ~7ull;
+        u32 j = 0;
+        while (j < i && (K_ADDR((j < nov ? ov[j] : orph[j - nov]).key) & ~7ull) != b) j++;
+        if (j < nov) {
+            FhEntry e = ov[j];
+            for (u32 x = j + 1; x < nov; x++) ov[x - 1] = ov[x];
+            c->ov_len = nov - 1;
+            fh_write_entry(e.key, e.value);
+        } else {
+            u32 no = n - nov;
+            FhEntry e = orph[j - nov];
+            for (u32 x = j - nov + 1; x < no; x++) orph[x - 1] = orph[x];
+            c->orph_len = no - 1;
+            fh_commit_c(f, c, e);
+            if (K_SPACE(e.key))
+                fh_record(f, 0, 1, reason);
+            else
+                fh_record(f, 1, 0, reason);
+        }
+    }
+    fh_cta_unlock(c);
+}
+
 // DrainPolicy::Device's liveness rule (WriteBuffers::liveness_tick).
 static __device__ void fh_tick(Fh &f) {
     f.t->ticks += 1;
     if (f.c->liveness > 0 && f.t->ticks >= f.c->liveness) {
         f.t->ticks = 0;
+        f.t->lives += 1;
         fh_drain_thread(f, SCOPE_SYS, R_LIVENESS);
         fh_end(f);
-        fh_drain_ctas(f, R_LIVENESS);
+        fh_drain_one_cta_entry(f, R_LIVENESS);
     }
 }
 
