@@ -1274,7 +1274,10 @@ impl Hooks for WriteBuffers {
             .cfg
             .sites
             .as_ref()
-            .is_none_or(|set| set.contains(&a.site));
+            .is_none_or(|set| set.contains(&a.site))
+            // An element of a strong 16-byte vector goes to memory with its sibling in
+            // the same step: the vector is one message (vgpu `Access::indivisible`).
+            && !a.indivisible;
         let mut v = [0u8; 8];
         v[..data.len()].copy_from_slice(data);
         let value = u64::from_le_bytes(v);

@@ -783,7 +783,9 @@ impl WeakMemory {
             }
             return Ok(());
         };
-        let cands = if self.space_enabled(a.loc) {
+        // An element of a strong 16-byte vector reads the newest value, as its sibling
+        // does: the vector is one message (vgpu `Access::indivisible`).
+        let cands = if self.space_enabled(a.loc) && !a.indivisible {
             c.allowed & !(1 << c.newest)
         } else {
             0
@@ -855,7 +857,7 @@ impl WeakMemory {
             // Coherence order need not follow execution order: the store may go before
             // later stores its thread does not know (same coin as stale reads).
             let mut q = None;
-            if !own && self.active && self.space_enabled(a.loc) && !self.fresh {
+            if !own && self.active && self.space_enabled(a.loc) && !self.fresh && !a.indivisible {
                 let mut points = self.insertion_points(li, required, off, size);
                 for q in 0..16 {
                     if points >> q & 1 == 1

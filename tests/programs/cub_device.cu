@@ -83,6 +83,29 @@ int main() {
     for (int i = 0; i < n; i++) { check("DeviceScan::ExclusiveSum", i, o[i], s); s += h[i]; }
   }
 
+  // DeviceScan over 64-bit values: CUB passes each tile's status and value as one
+  // 16-byte `st.relaxed.gpu.v2.u64` read by one `ld.relaxed.gpu.v2.u64`, which no model
+  // may tear (vgpu `Access::indivisible`; torn, `weak` failed this scan falsely).
+  {
+    std::vector<long long> h64(n);
+    for (int i = 0; i < n; i++) h64[i] = (1ll << 33) + h[i] - 500;
+    long long *in64 = put(h64), *out64;
+    CK(cudaMalloc(&out64, n * sizeof(long long)));
+    bytes = 0;
+    CK(cub::DeviceScan::InclusiveSum(nullptr, bytes, in64, out64, n));
+    if (temp(bytes)) return 1;
+    CK(cub::DeviceScan::InclusiveSum(tmp, bytes, in64, out64, n));
+    auto o = get(out64, n);
+    long long s = 0;
+    for (int i = 0; i < n; i++) {
+      s += h64[i];
+      if (o[i] != s) {
+        check("DeviceScan::InclusiveSum<long long>", i, 0, 1);
+        break;
+      }
+    }
+  }
+
   // DeviceReduce: sum and max.
   int *dres;
   CK(cudaMalloc(&dres, 2 * sizeof(int)));

@@ -69,8 +69,13 @@ pub enum AccessKind {
 /// tile's status and value in one `st.relaxed.gpu.v2.u32` that the next tile reads with
 /// one `ld.relaxed.gpu.v2.u32`. Splitting it made `cub::DeviceScan` fail under `scoped`
 /// and `weak` — a false alarm on correct code (issue 22) — so no model tears such a
-/// vector. 16-byte vectors (CUB's descriptor for 8-byte values) are still split per
-/// element.
+/// vector. A 16-byte vector (`.v2.u64`, `.v4.u32`: CUB's descriptor for 8-byte values) is
+/// one access per element, the hooks' values being at most 8 bytes; when it is *strong*
+/// (relaxed, volatile, acquire, release) its elements come with [`Access::indivisible`]
+/// set, and every model performs them at once and reads the newest values, so the pair
+/// is never torn either (a scan of 64-bit values with `cub::DeviceScan` failed falsely
+/// under `weak` before). Plain (weak) 16-byte vectors are still split: a torn plain read
+/// is what a stale read of vectorized data looks like, and must stay visible.
 #[derive(Debug, Clone, Copy)]
 pub struct Access {
     pub thread: ThreadRef,
@@ -83,6 +88,10 @@ pub struct Access {
     pub site: SiteId,
     /// Which launch of the device this is (0-based), for counter-based choices.
     pub launch: u32,
+    /// One element of a strong, naturally aligned 16-byte vector access (see above): a
+    /// model must neither delay it nor let it read an older value than the newest, so the
+    /// vector is one message as on hardware.
+    pub indivisible: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -201,6 +201,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             scope,
             site,
             launch: self.launch,
+            indivisible: false,
         }
     }
 
@@ -331,7 +332,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 let off = k as u64 * size as u64;
                 let v = match p {
                     Place::Mem(loc) => {
-                        let a = self.access(
+                        let mut a = self.access(
                             w,
                             l,
                             loc.offset(off),
@@ -341,6 +342,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             scope,
                             site,
                         );
+                        a.indivisible = total == 16 && sem != Sem::Weak;
                         let mut b = [0u8; 8];
                         if let Err(e) = self.hooks.load(self.mem, &a, &mut b[..size as usize]) {
                             return Err(self.mem_fault(w, l, pc, e));
@@ -419,7 +421,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 let data = &bytes[..size as usize];
                 match p {
                     Place::Mem(loc) => {
-                        let a = self.access(
+                        let mut a = self.access(
                             w,
                             l,
                             loc.offset(off),
@@ -429,6 +431,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             scope,
                             site,
                         );
+                        a.indivisible = total == 16 && sem != Sem::Weak;
                         if let Err(e) = self.hooks.store(self.mem, &a, data) {
                             return Err(self.mem_fault(w, l, pc, e));
                         }
