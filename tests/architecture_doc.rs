@@ -82,3 +82,38 @@ fn readme_links_the_architecture_doc() {
         "README.md still points outside the repository"
     );
 }
+
+/// Every workspace member (Cargo.toml `members`) has a row in the crate table, by folder
+/// and by package name.
+#[test]
+fn architecture_doc_names_every_workspace_member() {
+    let doc = std::fs::read_to_string(root().join("docs/ARCHITECTURE.md")).unwrap();
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let line = manifest
+        .lines()
+        .find(|l| l.trim_start().starts_with("members"))
+        .expect("a members line");
+    let members: Vec<&str> = line
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|m| *m != ".")
+        .collect();
+    assert!(members.len() >= 10, "{members:?}");
+    let mut missing = Vec::new();
+    for m in members {
+        let toml = std::fs::read_to_string(root().join(m).join("Cargo.toml")).unwrap();
+        let name = toml
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("name = \""))
+            .and_then(|r| r.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("{m}/Cargo.toml has no name"));
+        let row = doc
+            .lines()
+            .any(|l| l.starts_with(&format!("| `{m}/` | `{name}` |")));
+        if !row {
+            missing.push(format!("{m} ({name})"));
+        }
+    }
+    assert!(missing.is_empty(), "not in docs/ARCHITECTURE.md's crate table: {missing:?}");
+}

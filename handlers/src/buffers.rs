@@ -662,13 +662,63 @@ impl WriteBuffers {
             tb.ticks = 0;
             tb.lives = tb.lives.wrapping_add(1);
             let lives = tb.lives;
-            self.drain_thread(mem, t, Scope::Sys, DrainReason::Liveness, Some(site));
-            self.drain_one_cta_entry(mem, t.global, lives, Some(site));
+            let prefix = select::mix(
+                select::mix(select::mix(self.cfg.seed) ^ self.launch as u64) ^ t.global as u64,
+            );
+            let r = select::mix(prefix ^ 0x6c69_7665_0000_0000 ^ lives as u64);
+            self.drain_one_own_entry(mem, t, r, Some(site));
+            self.drain_one_cta_entry(mem, r, Some(site));
         }
     }
 
+    /// [`DrainPolicy::Device`]'s liveness drain of the thread's own stores: one entry to
+    /// memory, chosen at random (`r`, then replaced by the oldest entry of its 8-byte
+    /// block). One at a time, not the whole buffer in program order, for the reason
+    /// [`Self::drain_one_cta_entry`] gives: a thread that spins while it holds stores must
+    /// let them out in other orders too (CUB's look-back under `fuzz --instrumented` found
+    /// nothing at `p_w = 1` otherwise). The device runtime does the same
+    /// (`fh_drain_one_own_entry`).
+    fn drain_one_own_entry(&mut self, mem: &mut Memory, t: ThreadRef, r: u64, at: Option<SiteId>) {
+        let Some(tb) = self.threads.get_mut(t.global as usize) else {
+            return;
+        };
+        let n = tb.q[0].len() + tb.q[1].len();
+        if n == 0 {
+            return;
+        }
+        // Both spaces in store order, as (space, index, key).
+        let mut order = Vec::with_capacity(n);
+        let (mut a, mut b) = (0, 0);
+        while a < tb.q[0].len() || b < tb.q[1].len() {
+            let first = match (tb.q[0].get(a), tb.q[1].get(b)) {
+                (Some(x), Some(y)) => x.seq() < y.seq(),
+                (Some(_), None) => true,
+                _ => false,
+            };
+            if first {
+                order.push((0usize, a, tb.q[0][a].k));
+                a += 1;
+            } else {
+                order.push((1usize, b, tb.q[1][b].k));
+                b += 1;
+            }
+        }
+        let i = (select::mix(r.wrapping_add(1)) % n as u64) as usize;
+        let block = order[i].2 & !7;
+        let j = (0..i).find(|&x| order[x].2 & !7 == block).unwrap_or(i);
+        let (s, idx, _) = order[j];
+        let Some(e) = tb.q[s].remove(idx) else {
+            return;
+        };
+        self.sync_holder(t.global);
+        self.place(mem, t.cta, e, Level::Memory, DrainReason::Liveness, at);
+        let mut counts = [0u32; 2];
+        counts[s] = 1;
+        self.record_flush(counts, DrainReason::Liveness);
+    }
+
     /// [`DrainPolicy::Device`]'s liveness drain of other threads' stores: one entry of one
-    /// CTA to memory, chosen at random (seeded by the thread and its liveness count): a CTA
+    /// CTA to memory, chosen at random (`r`, seeded by the thread and its liveness count): a CTA
     /// among those holding overlay or orphan entries, then an entry of its overlay followed
     /// by its orphans, replaced by the oldest entry of its 8-byte block (each address keeps
     /// its order). One entry rather than whole queues: a spinning reader must be able to see
@@ -676,10 +726,7 @@ impl WriteBuffers {
     /// (draining the queues in order made `fuzz --instrumented` blind at `p_w = 1` to the
     /// missing or CTA-scoped fences the native handlers find every time: issue 25). The
     /// device runtime does the same (`fh_drain_one_cta_entry`).
-    fn drain_one_cta_entry(&mut self, mem: &mut Memory, g: u32, lives: u32, at: Option<SiteId>) {
-        let prefix =
-            select::mix(select::mix(select::mix(self.cfg.seed) ^ self.launch as u64) ^ g as u64);
-        let r = select::mix(prefix ^ 0x6c69_7665_0000_0000 ^ lives as u64);
+    fn drain_one_cta_entry(&mut self, mem: &mut Memory, r: u64, at: Option<SiteId>) {
         let len = |c: usize, s: &Self| {
             s.overlays.get(c).map_or(0, |o| o.len()) + s.orphans.get(c).map_or(0, |o| o.len())
         };

@@ -501,14 +501,13 @@ static __device__ __noinline__ void fh_drain_ctas(Fh &f, u32 reason) {
 }
 
 // WriteBuffers::drain_one_cta_entry: one entry of one CTA to memory, chosen at random
-// (seeded by the thread's liveness count): a CTA among those holding overlay or orphan
+// (r: seeded by the thread and its liveness count): a CTA among those holding overlay or orphan
 // entries, then an entry of its overlay followed by its orphans, replaced by the oldest
 // entry of the same 8-byte block (so each address keeps its order). One entry, not the
 // queues: a spinning reader must be able to see a later store before an earlier one of
 // another address, as under the native rule (issue 25: draining whole queues in order hid
 // every bug that needs that). Takes the chosen CTA's lock, so the caller must hold none.
-static __device__ __noinline__ void fh_drain_one_cta_entry(Fh &f, u32 reason) {
-    u64 r = fh_mix(f.t->prefix ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
+static __device__ __noinline__ void fh_drain_one_cta_entry(Fh &f, u64 r, u32 reason) {
     u32 nctas = gridDim.x * gridDim.y * gridDim.z;
     u32 k = 0;
     for (u32 i = 0; i < nctas; i++) {
@@ -557,15 +556,40 @@ static __device__ __noinline__ void fh_drain_one_cta_entry(Fh &f, u32 reason) {
     fh_cta_unlock(c);
 }
 
+// WriteBuffers::drain_one_own_entry: one of the thread's own entries to memory, chosen at
+// random (an entry, replaced by the oldest of its 8-byte block). One at a time for the
+// reason fh_drain_one_cta_entry gives: a thread that spins holding stores must let them
+// out in an order other than program order, or a missing fence between them never shows.
+static __device__ __noinline__ void fh_drain_one_own_entry(Fh &f, u64 r, u32 reason) {
+    FhThread *t = f.t;
+    u32 n = t->len;
+    if (n == 0) return;
+    u32 i = (u32)(fh_mix(r + 1ull) % (u64)n);
+    u64 b = K_ADDR(f.q[i].key) & ~7ull;
+    u32 j = 0;
+    while (j < i && (K_ADDR(f.q[j].key) & ~7ull) != b) j++;
+    FhEntry e = f.q[j];
+    for (u32 x = j + 1; x < n; x++) f.q[x - 1] = f.q[x];
+    t->len = n - 1;
+    u32 s = K_SPACE(e.key);
+    t->len_s[s] -= 1;
+    fh_place(f, e, false);
+    if (s)
+        fh_record(f, 0, 1, reason);
+    else
+        fh_record(f, 1, 0, reason);
+}
+
 // DrainPolicy::Device's liveness rule (WriteBuffers::liveness_tick).
 static __device__ void fh_tick(Fh &f) {
     f.t->ticks += 1;
     if (f.c->liveness > 0 && f.t->ticks >= f.c->liveness) {
         f.t->ticks = 0;
         f.t->lives += 1;
-        fh_drain_thread(f, SCOPE_SYS, R_LIVENESS);
+        u64 r = fh_mix(f.t->prefix ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
+        fh_drain_one_own_entry(f, r, R_LIVENESS);
         fh_end(f);
-        fh_drain_one_cta_entry(f, R_LIVENESS);
+        fh_drain_one_cta_entry(f, r, R_LIVENESS);
     }
 }
 
