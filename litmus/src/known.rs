@@ -10,7 +10,7 @@
 //! entry with a minimal program (kept in `tests/fixed/` once fixed).
 
 use crate::ast::LitmusTest;
-use crate::axiom::{self, Forms, Options};
+use crate::axiom::{self, Options};
 use fencehound_handlers::Model;
 use serde::Serialize;
 

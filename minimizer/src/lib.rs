@@ -14,7 +14,15 @@
 //! 5. the cheapest fix per fence — `__syncwarp()` (warp-synchronous code), a block-scope
 //!    fence, a release store / acquire load where the code uses libcu++, widening an
 //!    existing `__threadfence_block()`, a new `__threadfence()` — ranked by cost, each
-//!    tried, the cheapest that passes kept, with the reason;
+//!    tried, the cheapest that passes kept, with the reason. The PTX copies of one source
+//!    line (an unrolled loop, an inlined helper) are judged together, each kind of fix
+//!    applied to all of them at once, so a line gets one fix; fences the search put after
+//!    several statements of one line are first moved after the line's last access (kept
+//!    only if that passes the batch and a fresh one). Narrower scopes (`__syncwarp()`,
+//!    `__threadfence_block()`) are judged only when a model of the run sees scopes
+//!    (`scoped`, `weak`): under `bugaroo` every scope drains the same buffer, so the
+//!    device-scope fix is recommended and the report's `scope_note` says the scope
+//!    question needs `--model scoped` or `weak`;
 //! 6. the source patch — statement-exact, in the user's own files ([`source`]);
 //! 7. verification — the patched source is compiled and fuzzed on fresh seeds under every
 //!    model of the run: "patch verified: 0 failures in N runs" or "patch NOT verified".

@@ -262,6 +262,9 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
             println!("{d}");
         }
     }
+    if let Some(note) = &r.scope_note {
+        println!("{note}");
+    }
     if !r.ptx_change.is_empty() {
         println!(
             "PTX-level change:\n  {}",
