@@ -51,6 +51,7 @@ pub mod ptxinfo;
 pub mod source;
 
 pub use audit::{audit, AuditReport, FenceAudit, FenceVerdict};
+pub use minimize::SCOPE_BLIND;
 pub use minimize::{
     baseline_fence_all, minimize, BaselineReport, FenceSide, FenceSuggestion, FixKind, FixOption,
     MinimizeReport,
@@ -96,6 +97,9 @@ pub fn model_strength(m: Model) -> u8 {
     }
 }
 
+/// The default cap on a batch sized from the failure rate (seeds per `p_w`).
+pub const DEFAULT_MAX_BATCH: u32 = 2000;
+
 #[derive(Debug, thiserror::Error)]
 pub enum MinimizeError {
     #[error(transparent)]
@@ -125,6 +129,94 @@ pub struct Options {
     pub jobs: usize,
     /// Cache file (created if missing).
     pub cache: Option<PathBuf>,
+    /// A failing execution recorded by a fuzz run: the search starts from it.
+    pub known: Option<KnownFailure>,
+    /// The largest batch (seeds per `p_w`) the failure rate may ask for.
+    pub max_batch: u32,
+}
+
+/// A failing execution a fuzz report recorded (`minimize REPORT --exec ID`). Its seed
+/// reproduces it bit for bit; the report's cell gives the failure rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownFailure {
+    /// Where it comes from: `report.json, execution 244`.
+    pub origin: String,
+    pub model: Model,
+    pub p: f64,
+    pub seed: u64,
+    /// Failures and executions of its cell (variant × model × p_w) in the report.
+    pub cell_failures: u64,
+    pub cell_runs: u64,
+    /// The PTX the report ran is not what the campaign compiles to now.
+    pub ptx_changed: bool,
+}
+
+/// The confidence every check aims at: the chance that a batch shows the failure it is
+/// looking for, when it fails at the measured rate.
+pub const POWER: f64 = 0.95;
+
+/// Seeds a check needs to see, with probability `power`, a failure that happens with
+/// probability `rate` per execution: the least n with 1 − (1 − rate)^n ≥ power, i.e.
+/// n ≥ ln(1 − power) / ln(1 − rate). `None` when `rate` is 0 (no batch is enough).
+pub fn batch_for_rate(rate: f64, power: f64) -> Option<u64> {
+    if rate.is_nan() || rate <= 0.0 || !(0.0..1.0).contains(&power) {
+        return None;
+    }
+    if rate >= 1.0 {
+        return Some(1);
+    }
+    let n = ((1.0 - power).ln() / (1.0 - rate).ln()).ceil();
+    Some(if n.is_finite() && n >= 1.0 {
+        n.min(u64::MAX as f64 / 2.0) as u64
+    } else {
+        1
+    })
+}
+
+/// The chance that `n` executions show a failure of probability `rate` at least once.
+pub fn power_of(rate: f64, n: u64) -> f64 {
+    1.0 - (1.0 - rate.clamp(0.0, 1.0)).powf(n as f64)
+}
+
+/// How the checks' batches were sized from the failure rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchSizing {
+    /// Failures and executions the rate was measured on, and where (`the report's cell`,
+    /// `the first batch`).
+    pub failures: u64,
+    pub runs: u64,
+    pub measured_on: String,
+    pub rate: f64,
+    /// Seeds per `p_w` for 95% power at that rate.
+    pub needed: u64,
+    /// Seeds per `p_w` each check runs (at least the `--batch` asked for).
+    pub batch: u32,
+    /// `needed` was above the maximum: the checks have less power than 95%.
+    pub capped: bool,
+    /// The power each check has at the measured rate.
+    pub power: f64,
+}
+
+impl BatchSizing {
+    pub fn describe(&self) -> String {
+        let base = format!(
+            "failure rate {:.3} ({} of {} on {}): {} seed(s) per p_w give a check {:.0}% power to see it",
+            self.rate,
+            self.failures,
+            self.runs,
+            self.measured_on,
+            self.batch,
+            self.power * 100.0
+        );
+        if self.capped {
+            format!(
+                "{base} — CAPPED: 95% power would need {} seeds, above the maximum (--max-batch); a check that passes is weaker evidence",
+                self.needed
+            )
+        } else {
+            base
+        }
+    }
 }
 
 impl Options {
@@ -142,6 +234,8 @@ impl Options {
             scheduler: SchedulerKind::Random,
             jobs: 2,
             cache: None,
+            known: None,
+            max_batch: DEFAULT_MAX_BATCH,
         }
     }
 
@@ -273,6 +367,9 @@ pub(crate) struct Checker {
     oracle_error: Option<String>,
     cache: HashMap<String, Option<String>>,
     preps: HashMap<String, Arc<Prepared>>,
+    /// (p, seed) of a known failing execution: tried first in every check that starts at
+    /// seed 0 (the search's batches), so a fix must also make that execution pass.
+    pub(crate) witnesses: Vec<(f64, u64)>,
 }
 
 impl Checker {
@@ -292,6 +389,7 @@ impl Checker {
             oracle_error: None,
             cache,
             preps: HashMap::new(),
+            witnesses: Vec::new(),
         }
     }
 
@@ -386,7 +484,67 @@ impl Checker {
             .find_map(|m| self.first_failure(prep, &Filters::default(), *m, from, n))
     }
 
+    /// Runs one execution (cached); the failure's summary, if it fails.
+    pub(crate) fn run_one(
+        &mut self,
+        prep: &Arc<Prepared>,
+        filters: &Filters,
+        model: Model,
+        p: f64,
+        seed: u64,
+    ) -> Option<String> {
+        let key = self.key(prep, filters, model, p, seed);
+        if let Some(v) = self.cache.get(&key) {
+            self.cached += 1;
+            return v.clone();
+        }
+        let spec = ExecSpec {
+            id: 0,
+            model,
+            p,
+            seed,
+            scheduler: self.opts.scheduler,
+            trace: false,
+            filters: filters.clone(),
+            race: false,
+        };
+        let r = execute(prep, &spec, None);
+        self.executions += 1;
+        if let fencehound_fuzzer::Verdict::OracleError { message } = &r.verdict {
+            self.note_oracle_error(message.clone());
+            return Some(r.verdict.summary());
+        }
+        let v = r.verdict.is_failure().then(|| r.verdict.summary());
+        self.cache.insert(key, v.clone());
+        v
+    }
+
+    /// Failures and executions over seeds `from..from+n` of every p (all of them run).
+    pub(crate) fn count_failures(
+        &mut self,
+        prep: &Arc<Prepared>,
+        filters: &Filters,
+        model: Model,
+        from: u64,
+        n: u32,
+    ) -> (u64, u64) {
+        let mut fails = 0;
+        let mut runs = 0;
+        for p in self.opts.ps.clone() {
+            for i in from..from + n as u64 {
+                let seed = self.seed(i);
+                runs += 1;
+                if self.run_one(prep, filters, model, p, seed).is_some() {
+                    fails += 1;
+                }
+            }
+        }
+        (fails, runs)
+    }
+
     /// Runs seeds `from..from+n` for every p; returns the first failure in (p, seed) order.
+    /// A check of the search's batch (`from` = 0) first tries the known failing
+    /// executions' seeds.
     pub(crate) fn first_failure(
         &mut self,
         prep: &Arc<Prepared>,
@@ -395,6 +553,18 @@ impl Checker {
         from: u64,
         n: u32,
     ) -> Option<Failing> {
+        if from == 0 {
+            for (p, seed) in self.witnesses.clone() {
+                if let Some(v) = self.run_one(prep, filters, model, p, seed) {
+                    return Some(Failing {
+                        seed,
+                        p,
+                        model: model.name().into(),
+                        verdict: v,
+                    });
+                }
+            }
+        }
         let mut todo: Vec<(usize, f64, u64)> = Vec::new();
         let mut order = 0;
         let mut known: BTreeMap<usize, Option<String>> = BTreeMap::new();
@@ -521,7 +691,25 @@ impl Checker {
         };
         let n = self.opts.verify_runs.max(1);
         let before = self.executions + self.cached;
-        v.failing = self.first_failure_any(&prep, models, VERIFY_FROM, n);
+        // The recorded failing execution's seed first: the patch must fix that one too.
+        for m in models {
+            for (p, seed) in self.witnesses.clone() {
+                if v.failing.is_some() {
+                    break;
+                }
+                if let Some(verdict) = self.run_one(&prep, &Filters::default(), *m, p, seed) {
+                    v.failing = Some(Failing {
+                        seed,
+                        p,
+                        model: m.name().into(),
+                        verdict,
+                    });
+                }
+            }
+        }
+        if v.failing.is_none() {
+            v.failing = self.first_failure_any(&prep, models, VERIFY_FROM, n);
+        }
         v.runs = self.executions + self.cached - before;
         v.verified = v.failing.is_none();
         v
@@ -606,6 +794,30 @@ impl Sites {
             cuda,
             statement,
             stack,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_have_95_percent_power_at_the_measured_rate() {
+        // n >= ln(0.05) / ln(1 - f)
+        assert_eq!(batch_for_rate(0.05, POWER), Some(59));
+        assert_eq!(batch_for_rate(0.045, POWER), Some(66));
+        assert_eq!(batch_for_rate(0.5, POWER), Some(5));
+        assert_eq!(batch_for_rate(1.0, POWER), Some(1));
+        assert_eq!(batch_for_rate(0.0, POWER), None);
+        assert_eq!(batch_for_rate(f64::NAN, POWER), None);
+        for f in [0.001, 0.01, 0.02, 0.05, 0.1, 0.3, 0.9] {
+            let n = batch_for_rate(f, POWER).unwrap();
+            assert!(power_of(f, n) >= POWER, "{f}: {n}");
+            assert!(
+                power_of(f, n - 1) < POWER || n == 1,
+                "{f}: {n} is not the least"
+            );
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::edit::{self, FenceScope, InstRef, PtxEdit};
 use crate::observe::FenceObserver;
 use crate::ptxinfo::{AccessKind, InstKind, Space};
 use crate::source::{self, Fit, Patch, Placer, SourceSite};
+use crate::{batch_for_rate, power_of, BatchSizing, POWER};
 use crate::{
     ddmin, model_delays_loads, model_sees_scopes, Checker, Failing, MinimizeError, Options, Site,
     Sites, Verification, OBSERVE_FROM,
@@ -174,6 +175,15 @@ pub struct MinimizeReport {
     /// Unified diff of the CUDA source (= `patch.diff`).
     pub diff: String,
     pub ptx_change: String,
+    /// Where the search started: a failing execution recorded by a fuzz report.
+    #[serde(default)]
+    pub start: Option<String>,
+    /// That recorded execution did not fail when re-run (and why, when known).
+    #[serde(default)]
+    pub replay_failed: Option<String>,
+    /// How each check's batch was sized from the measured failure rate.
+    #[serde(default)]
+    pub sizing: Option<BatchSizing>,
     /// Set when the run's models cannot tell fence scopes apart (`bugaroo`, `sc`): the
     /// narrower scopes were not judged and why.
     #[serde(default)]
@@ -204,6 +214,25 @@ pub struct BaselineReport {
     pub wall_seconds: f64,
 }
 
+/// Each check's batch from the failure rate measured on (failures, runs, where).
+fn size_batches((failures, runs, on): (u64, u64, &str), opts: &Options) -> BatchSizing {
+    let rate = failures as f64 / runs as f64;
+    let needed = batch_for_rate(rate, POWER).unwrap_or(u64::MAX);
+    let max = opts.max_batch.max(1);
+    let capped = needed > max as u64;
+    let batch = opts.batch.max(needed.min(max as u64) as u32);
+    BatchSizing {
+        failures,
+        runs,
+        measured_on: on.into(),
+        rate,
+        needed,
+        batch,
+        capped,
+        power: power_of(rate, batch as u64),
+    }
+}
+
 /// How a fix that the model cannot judge is marked in its note.
 const CANNOT_JUDGE: &str = "cannot judge under";
 
@@ -232,7 +261,7 @@ pub fn minimize(
     let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
     ck.add(base.clone());
     let model = opts.model;
-    let b = opts.batch;
+    let mut b = opts.batch;
     let mut report = MinimizeReport {
         campaign: campaign.name.clone(),
         variant: variant.into(),
@@ -249,10 +278,56 @@ pub fn minimize(
         ck.check_oracle()?;
         Ok(report)
     };
-    report.failure = ck.first_failure(&base, &all_filters(), model, 0, b);
-    if report.failure.is_none() {
-        return finish(report, &ck, 0);
-    }
+    // The failure to start from, and the failure rate the batches are sized by: a known
+    // failing execution (re-run from its seed: it reproduces bit for bit) and its cell's
+    // rate in the report, or the first failure of the first batch and that batch's rate.
+    let measured = match &opts.known {
+        Some(k) => {
+            report.start = Some(k.origin.clone());
+            match ck.run_one(&base, &all_filters(), k.model, k.p, k.seed) {
+                Some(verdict) => {
+                    report.failure = Some(Failing {
+                        seed: k.seed,
+                        p: k.p,
+                        model: k.model.name().into(),
+                        verdict,
+                    });
+                    ck.witnesses.push((k.p, k.seed));
+                    (
+                        k.cell_failures.max(1),
+                        k.cell_runs.max(1),
+                        "the report's cell",
+                    )
+                }
+                None => {
+                    report.replay_failed = Some(format!(
+                        "{} did not fail when re-run from its seed{}",
+                        k.origin,
+                        if k.ptx_changed {
+                            ": the campaign now compiles to other PTX than the report ran (the source or the tool changed)"
+                        } else {
+                            ""
+                        }
+                    ));
+                    return finish(report, &ck, 0);
+                }
+            }
+        }
+        None => {
+            report.failure = ck.first_failure(&base, &all_filters(), model, 0, b);
+            if report.failure.is_none() {
+                return finish(report, &ck, 0);
+            }
+            let (f, n) = ck.count_failures(&base, &all_filters(), model, 0, b);
+            (f.max(1), n.max(1), "the first batch")
+        }
+    };
+    let sizing = size_batches(measured, &opts);
+    b = sizing.batch;
+    ck.opts.batch = b;
+    ck.opts.confirm = ck.opts.confirm.max(b);
+    ck.opts.verify_runs = ck.opts.verify_runs.max(b);
+    report.sizing = Some(sizing);
     // 1. Which space.
     let only = |g: bool, s: bool| Filters {
         global: g,
@@ -392,7 +467,7 @@ pub fn minimize(
                     .first_failure(&prep, &all_filters(), model, 0, b)
                     .is_none()
                     && ck
-                        .first_failure(&prep, &all_filters(), model, LINE_END_FROM, opts.confirm)
+                        .first_failure(&prep, &all_filters(), model, LINE_END_FROM, ck.opts.confirm)
                         .is_none();
                 if std::env::var_os("FENCEHOUND_DEBUG_MIN").is_some() {
                     let a: Vec<u32> = found.fences.iter().map(|(_, at)| at.ptx_line).collect();

@@ -210,7 +210,7 @@ fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
         .collect()
 }
 
-fn parse_sched(s: &str) -> Result<SchedulerKind> {
+pub fn parse_sched(s: &str) -> Result<SchedulerKind> {
     SchedulerKind::parse(s)
         .with_context(|| format!("unknown scheduler `{s}` (random, pct[:depth], rr[:quantum])"))
 }
@@ -798,6 +798,23 @@ pub struct ReplayArgs {
     pub trace_all: bool,
     #[arg(long)]
     pub json: bool,
+}
+
+/// The plan a report ran: execution ids map to (variant, model, p_w, seed) through it.
+pub fn plan_of(r: &Report) -> Result<Plan> {
+    let models: Vec<Model> = r.models.iter().filter_map(|m| Model::parse(m)).collect();
+    Ok(Plan {
+        variants: r.variants.iter().map(|v| v.name.clone()).collect(),
+        models,
+        ps: r.p.clone(),
+        runs: r.runs,
+        master_seed: r.master_seed,
+        scheduler: parse_sched(&r.scheduler)?,
+        scheduler_name: r.scheduler.clone(),
+        jobs: 1,
+        stop_at_first: false,
+        race: false,
+    })
 }
 
 pub fn replay(a: ReplayArgs) -> Result<u8> {
