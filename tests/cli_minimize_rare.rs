@@ -141,8 +141,9 @@ fn minimize_starts_from_a_recorded_rare_failure() {
         out.contains("confirmed: no failure on a fresh batch"),
         "{out}"
     );
+    // Verification: the recorded execution's seed, then n fresh seeds.
     assert!(
-        out.contains(&format!("patch verified: 0 failures in {n} runs")),
+        out.contains(&format!("patch verified: 0 failures in {} runs", n + 1)),
         "{out}"
     );
     // One fence for the unrolled line, device scope, with the scope caveat (bugaroo).
