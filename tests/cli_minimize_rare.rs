@@ -255,3 +255,58 @@ fn exec_input_errors_exit_2() {
     let o = s.run(&["minimize", "rare.toml"]);
     assert_exit(&o, 2);
 }
+
+/// The same kernel's store line is unrolled into four PTX copies: under bugaroo one
+/// `__threadfence();` for the line and the scope caveat (block scope is not judged);
+/// under scoped the block-scope fence is tried and refuted.
+#[test]
+fn unrolled_store_line_gets_one_fence_and_scope_advice_only_where_scope_is_seen() {
+    let s = Scratch::new();
+    let args = |model: &'static str| {
+        [
+            "minimize",
+            "rare.toml",
+            "--variant",
+            "unfenced",
+            "--model",
+            model,
+            "--p",
+            "0.5,1",
+        ]
+    };
+    let o = s.run(&args("bugaroo"));
+    assert_exit(&o, 1);
+    let out = text(&o.stdout);
+    assert_eq!(
+        added(&out),
+        vec!["+                __threadfence();"],
+        "{out}"
+    );
+    assert!(!out.contains("__threadfence_block();"), "{out}");
+    assert!(
+        out.contains("__threadfence_block() cannot be judged under this model"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "scope not judged: under bugaroo every fence scope drains the same write buffer"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("run `minimize --model scoped` (or `weak`)"),
+        "{out}"
+    );
+    assert!(out.contains("patch verified: 0 failures in"), "{out}");
+    let o = s.run(&args("scoped"));
+    assert_exit(&o, 1);
+    let out = text(&o.stdout);
+    assert_eq!(
+        added(&out),
+        vec!["+                __threadfence();"],
+        "{out}"
+    );
+    assert!(out.contains("__threadfence_block() fails (seed"), "{out}");
+    assert!(!out.contains("scope not judged"), "{out}");
+    assert!(out.contains("patch verified: 0 failures in"), "{out}");
+}
