@@ -27,6 +27,17 @@
 //! 7. verification — the patched source is compiled and fuzzed on fresh seeds under every
 //!    model of the run: "patch verified: 0 failures in N runs" or "patch NOT verified".
 //!
+//! Rare failures. The search starts from a failure: the first of the first batch, or a
+//! failing execution a fuzz report recorded ([`Options::known`], `minimize REPORT --exec
+//! ID`), re-run from its seed (it reproduces bit for bit; when it no longer fails the
+//! report says so in `replay_failed` and nothing is minimized). The failure rate `f` —
+//! the recorded cell's, or the first batch's — sizes every check: `n ≥ ln 0.05 /
+//! ln(1 − f)` seeds per `p_w` ([`batch_for_rate`]), so a check sees a failure of that rate
+//! with 95% probability; capped at [`Options::max_batch`] (the report's
+//! [`BatchSizing`] says when, and the power left). Confirmation and verification run at
+//! least as many seeds, and the recorded execution's seed is tried first in every check
+//! of the search and in the verification, so a fix must also make that execution pass.
+//!
 //! `audit` ([`audit`](crate::audit::audit)): fences grouped by source statement (the PTX
 //! copies of an unrolled loop or inlined helper together); each group removed — necessary
 //! (with a failing seed), not exercised (a copy no execution reached), cannot be judged
