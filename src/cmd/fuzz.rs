@@ -823,19 +823,7 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         Path::new(&r.campaign.path),
         r.campaign.text.clone(),
     )?);
-    let models: Vec<Model> = r.models.iter().filter_map(|m| Model::parse(m)).collect();
-    let plan = Plan {
-        variants: r.variants.iter().map(|v| v.name.clone()).collect(),
-        models,
-        ps: r.p.clone(),
-        runs: r.runs,
-        master_seed: r.master_seed,
-        scheduler: parse_sched(&r.scheduler)?,
-        scheduler_name: r.scheduler.clone(),
-        jobs: 1,
-        stop_at_first: false,
-        race: false,
-    };
+    let plan = plan_of(&r)?;
     if a.exec >= plan.total() {
         bail!(
             "--exec {}: the report has executions 0..{}",
