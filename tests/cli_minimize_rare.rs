@@ -232,6 +232,37 @@ fn a_recorded_failure_that_no_longer_reproduces_is_said_so() {
 }
 
 #[test]
+fn a_recorded_failure_of_older_code_is_not_used() {
+    let s = Scratch::new();
+    s.fuzz(None);
+    let cu = s.path("seqwriter.cu");
+    let src = std::fs::read_to_string(&cu).unwrap();
+    let fixed = src.replace(
+        "((volatile int *)d)[1] = v;\n",
+        "((volatile int *)d)[1] = v;\n                __threadfence();\n",
+    );
+    assert_ne!(src, fixed);
+    std::fs::write(&cu, fixed).unwrap();
+    let o = s.run(&[
+        "minimize",
+        "rare.toml",
+        "--variant",
+        "unfenced",
+        "--model",
+        "bugaroo",
+        "--batch",
+        "5",
+    ]);
+    assert_exit(&o, 0);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("records a failing execution of this variant, but for other PTX than the campaign compiles to now (the source changed): not used"),
+        "{out}"
+    );
+    assert!(out.contains("nothing to minimize"), "{out}");
+}
+
+#[test]
 fn exec_input_errors_exit_2() {
     let s = Scratch::new();
     s.fuzz(Some("rep.json"));

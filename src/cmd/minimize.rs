@@ -479,10 +479,11 @@ fn no_failure(r: &fencehound_minimizer::MinimizeReport, json: bool) -> Result<u8
     }
     let n = r.executions + r.cached;
     println!(
-        "{} / {}: no failure in the first batch ({n} executions; p_fail < {:.3} at 95%) and no recorded failing execution — nothing to minimize (a rare failure a fuzz run found: `fencehound minimize REPORT.json --exec ID`)",
+        "{} / {}: no failure in the first batch ({n} executions; p_fail < {:.3} at 95%) and no failing execution of it recorded under {} in the campaign's fuzz report — nothing to minimize (a rare failure a fuzz run found elsewhere: `fencehound minimize REPORT.json --exec ID`)",
         r.campaign,
         r.variant,
-        3.0 / n.max(1) as f64
+        3.0 / n.max(1) as f64,
+        r.models.join(", ")
     );
     Ok(0)
 }
