@@ -86,3 +86,79 @@ fn scoped_searches_the_scope_and_refutes_block_scope() {
         assert!(f.block_scope_fails.is_some());
     }
 }
+
+/// `campaigns/minimizer/mixedscope.cu`: the four copies of line 15 need different
+/// strengths (slot 0 is read inside the writer's CTA, slots 1–3 by another CTA). Judged
+/// copy by copy, copy 0 would get `__threadfence_block()` and the others `__threadfence()`
+/// — two fences after one line. Judged together, the line gets one `__threadfence();`.
+#[test]
+fn copies_needing_different_strengths_get_the_strongest_once() {
+    use fencehound_fuzzer::{execute, prepare, prepare_with_ptx, ExecSpec};
+    use fencehound_minimizer::edit::{apply_all, FenceScope, PtxEdit};
+    let c = load("minimizer/mixedscope");
+    let r = minimize(c.clone(), "unfenced", opts(Model::Scoped)).unwrap();
+    assert!(r.confirmed, "{r:#?}");
+    assert_eq!(r.fences.len(), 4, "{r:#?}");
+    for f in &r.fences {
+        assert_eq!(f.fix, FixKind::DeviceFence, "{f:#?}");
+        let block = f
+            .options
+            .iter()
+            .find(|o| o.kind == FixKind::BlockFence)
+            .unwrap();
+        assert_eq!(block.works, Some(false), "{block:#?}");
+    }
+    let v = r.verification.as_ref().expect("a verification");
+    assert!(v.verified, "{}", v.summary());
+    let p = r.patch.as_ref().unwrap();
+    assert_eq!(
+        added(&p.diff),
+        vec!["__threadfence();".to_string()],
+        "{}",
+        p.diff
+    );
+    patched_passes(&c, p, "unfenced", &[Model::Scoped, Model::Weak], 200);
+
+    // The copies do need different strengths: a block fence after copy 0 (device fences
+    // after the others) passes, a block fence after copy 1 fails.
+    let base = prepare(c.clone(), "unfenced").unwrap();
+    let mut at: Vec<_> = r.fences.iter().map(|f| f.after.at.clone()).collect();
+    at.sort_by_key(|a| a.ptx_line);
+    let failures = |block: usize| -> usize {
+        let edits: Vec<PtxEdit> = at
+            .iter()
+            .enumerate()
+            .map(|(k, a)| PtxEdit::InsertFence {
+                after: a.clone(),
+                scope: if k == block {
+                    FenceScope::Block
+                } else {
+                    FenceScope::Device
+                },
+            })
+            .collect();
+        let m = apply_all(&base.module, &edits).unwrap();
+        let prep = prepare_with_ptx(c.clone(), "unfenced", fencehound_ptx::print(&m)).unwrap();
+        let mut n = 0;
+        for p in [0.5, 1.0] {
+            for seed in 0..200u64 {
+                let spec = ExecSpec {
+                    id: 0,
+                    model: Model::Scoped,
+                    p,
+                    seed,
+                    scheduler: fencehound_vgpu::SchedulerKind::Random,
+                    trace: false,
+                    filters: Default::default(),
+                    race: false,
+                };
+                if execute(&prep, &spec, None).verdict.is_failure() {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    assert_eq!(failures(0), 0);
+    assert!(failures(1) > 0);
+}
