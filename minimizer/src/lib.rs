@@ -539,17 +539,9 @@ impl Checker {
         from: u64,
         n: u32,
     ) -> (u64, u64) {
-        let mut fails = 0;
-        let mut runs = 0;
-        for p in self.opts.ps.clone() {
-            for i in from..from + n as u64 {
-                let seed = self.seed(i);
-                runs += 1;
-                if self.run_one(prep, filters, model, p, seed).is_some() {
-                    fails += 1;
-                }
-            }
-        }
+        let known = self.run_batch(prep, filters, model, from, n, false);
+        let fails = known.values().filter(|v| v.is_some()).count() as u64;
+        let runs = known.len() as u64;
         (fails, runs)
     }
 
@@ -576,6 +568,30 @@ impl Checker {
                 }
             }
         }
+        let known = self.run_batch(prep, filters, model, from, n, true);
+        let (ord, v) = known.iter().find(|(_, v)| v.is_some())?;
+        let p = self.opts.ps[ord / n as usize];
+        let i = from + (ord % n as usize) as u64;
+        Some(Failing {
+            seed: self.seed(i),
+            p,
+            model: model.name().into(),
+            verdict: v.clone().unwrap_or_default(),
+        })
+    }
+
+    /// Runs seeds `from..from+n` for every p in parallel chunks (answers from the cache
+    /// where known): the verdict by order (p-major). With `stop`, after the first chunk
+    /// with a failure (or before any chunk after a known failure).
+    fn run_batch(
+        &mut self,
+        prep: &Arc<Prepared>,
+        filters: &Filters,
+        model: Model,
+        from: u64,
+        n: u32,
+        stop: bool,
+    ) -> BTreeMap<usize, Option<String>> {
         let mut todo: Vec<(usize, f64, u64)> = Vec::new();
         let mut order = 0;
         let mut known: BTreeMap<usize, Option<String>> = BTreeMap::new();
@@ -598,7 +614,7 @@ impl Checker {
         let jobs = self.opts.jobs.max(1);
         let first_known = known.iter().find(|(_, v)| v.is_some()).map(|(k, _)| *k);
         for chunk in todo.chunks(jobs * 4) {
-            if first_known.is_some_and(|k| k < chunk[0].0) {
+            if stop && first_known.is_some_and(|k| k < chunk[0].0) {
                 break;
             }
             let results: Mutex<Vec<CheckResult>> = Mutex::new(Vec::new());
@@ -653,19 +669,11 @@ impl Checker {
                 failed |= v.is_some();
                 known.insert(ord, v);
             }
-            if failed {
+            if stop && failed {
                 break;
             }
         }
-        let (ord, v) = known.iter().find(|(_, v)| v.is_some())?;
-        let p = self.opts.ps[ord / n as usize];
-        let i = from + (ord % n as usize) as u64;
-        Some(Failing {
-            seed: self.seed(i),
-            p,
-            model: model.name().into(),
-            verdict: v.clone().unwrap_or_default(),
-        })
+        known
     }
 
     /// Compiles the patched files, then fuzzes them on fresh seeds under every model.
