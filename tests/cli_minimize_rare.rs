@@ -305,9 +305,27 @@ fn unrolled_store_line_gets_one_fence_and_scope_advice_only_where_scope_is_seen(
             "0.5,1",
         ]
     };
-    let o = s.run(&args("bugaroo"));
+    let mut bugaroo = args("bugaroo").to_vec();
+    bugaroo.extend(["--sarif", "min.sarif"]);
+    let o = s.run(&bugaroo);
     assert_exit(&o, 1);
     let out = text(&o.stdout);
+    // SARIF: one missing-fence result for the line, with the scope caveat.
+    let sarif: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.path("min.sarif")).unwrap()).unwrap();
+    let results: Vec<&Value> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "fencehound/missing-fence")
+        .collect();
+    assert_eq!(results.len(), 1, "{sarif:#}");
+    let msg = results[0]["message"]["text"].as_str().unwrap();
+    assert!(
+        msg.contains("insert `__threadfence();` after seqwriter.cu:17"),
+        "{msg}"
+    );
+    assert!(msg.contains("scope not judged: under bugaroo"), "{msg}");
     assert_eq!(
         added(&out),
         vec!["+                __threadfence();"],
