@@ -33,10 +33,11 @@ pub struct MinimizeArgs {
     pub model: Vec<String>,
     #[arg(long, value_delimiter = ',', default_value = "0.5,1")]
     pub p: Vec<f64>,
-    /// Seeds per p_w in each check.
+    /// Seeds per p_w in each check: the first batch, and the least any check runs (once a
+    /// failure is seen, raised to give 95% power at the measured failure rate).
     #[arg(long, default_value_t = 20)]
     pub batch: u32,
-    /// Fresh seeds per p_w to confirm the result.
+    /// Fresh seeds per p_w to confirm the result (at least the sized batch).
     #[arg(long, default_value_t = 50)]
     pub confirm: u32,
     /// Fresh seeds per p_w and model to verify the patched source.
@@ -348,7 +349,8 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
                 }
                 fallback_note = Some(format!(
                     "no failure in the first batch ({} executions), but {} records a failing execution: starting from it",
-                    r.executions, k.origin
+                    r.executions + r.cached,
+                    k.origin
                 ));
                 let mut o = opts.clone();
                 o.model = k.model;
