@@ -624,7 +624,18 @@ pub fn render(inp: &HtmlInputs) -> Result<String, HtmlError> {
         if m.fences.is_empty() {
             h.push_str("<p>No missing fence found.</p>");
         }
+        // One entry per source line and insertion (the PTX copies of an unrolled line
+        // get one fix, as in the patch).
+        let mut seen: Vec<String> = Vec::new();
         for f in &m.fences {
+            let key = match &f.after.cuda {
+                Some(c) => format!("{}:{} {}", c.file, c.line, f.insertion),
+                None => format!("PTX {} {}", f.after.at.ptx_line, f.insertion),
+            };
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
             let _ = write!(
                 h,
                 "<p>insert <code>{}</code> after {}</p>",
@@ -638,6 +649,9 @@ pub fn render(inp: &HtmlInputs) -> Result<String, HtmlError> {
             if let Some(c) = &f.after.cuda {
                 h.push_str(&excerpt_or_note(&c.file, c.line));
             }
+        }
+        if let Some(n) = &m.scope_note {
+            let _ = write!(h, "<p>{}</p>", esc(n));
         }
         if !m.diff.is_empty() {
             let _ = write!(h, "<pre class=\"diff\">{}</pre>", esc(&m.diff));

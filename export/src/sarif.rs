@@ -404,10 +404,18 @@ impl SarifLog {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        // One result per source line and insertion: the PTX copies of an unrolled line
+        // (or an inlined helper) get one fix, as in the patch.
+        let mut seen: Vec<(std::path::PathBuf, u32, String)> = Vec::new();
         for f in &r.fences {
             let Some(pos) = site_pos(&f.after) else {
                 continue;
             };
+            let key = (pos.file.clone(), pos.line, f.insertion.clone());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
             let indent: String = source_line(&pos.file, pos.line)
                 .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
                 .unwrap_or_default();
@@ -456,6 +464,10 @@ impl SarifLog {
                     "; NOT confirmed on fresh seeds."
                 }
             );
+            let message = match &r.scope_note {
+                Some(n) => format!("{message} {n}"),
+                None => message,
+            };
             let snippet = f.after.statement.clone();
             let loc = self.location(&pos.file, Some(pos.line), snippet);
             self.push(

@@ -14,10 +14,29 @@
 //! 5. the cheapest fix per fence — `__syncwarp()` (warp-synchronous code), a block-scope
 //!    fence, a release store / acquire load where the code uses libcu++, widening an
 //!    existing `__threadfence_block()`, a new `__threadfence()` — ranked by cost, each
-//!    tried, the cheapest that passes kept, with the reason;
+//!    tried, the cheapest that passes kept, with the reason. The PTX copies of one source
+//!    line (an unrolled loop, an inlined helper) are judged together, each kind of fix
+//!    applied to all of them at once, so a line gets one fix; fences the search put after
+//!    several statements of one line are first moved after the line's last access (kept
+//!    only if that passes the batch and a fresh one). Narrower scopes (`__syncwarp()`,
+//!    `__threadfence_block()`) are judged only when a model of the run sees scopes
+//!    (`scoped`, `weak`): under `bugaroo` every scope drains the same buffer, so the
+//!    device-scope fix is recommended and the report's `scope_note` says the scope
+//!    question needs `--model scoped` or `weak`;
 //! 6. the source patch — statement-exact, in the user's own files ([`source`]);
 //! 7. verification — the patched source is compiled and fuzzed on fresh seeds under every
 //!    model of the run: "patch verified: 0 failures in N runs" or "patch NOT verified".
+//!
+//! Rare failures. The search starts from a failure: the first of the first batch, or a
+//! failing execution a fuzz report recorded ([`Options::known`], `minimize REPORT --exec
+//! ID`), re-run from its seed (it reproduces bit for bit; when it no longer fails the
+//! report says so in `replay_failed` and nothing is minimized). The failure rate `f` —
+//! the recorded cell's, or the first batch's — sizes every check: `n ≥ ln 0.05 /
+//! ln(1 − f)` seeds per `p_w` ([`batch_for_rate`]), so a check sees a failure of that rate
+//! with 95% probability; capped at [`Options::max_batch`] (the report's
+//! [`BatchSizing`] says when, and the power left). Confirmation and verification run at
+//! least as many seeds, and the recorded execution's seed is tried first in every check
+//! of the search and in the verification, so a fix must also make that execution pass.
 //!
 //! `audit` ([`audit`](crate::audit::audit)): fences grouped by source statement (the PTX
 //! copies of an unrolled loop or inlined helper together); each group removed — necessary
@@ -43,6 +62,7 @@ pub mod ptxinfo;
 pub mod source;
 
 pub use audit::{audit, AuditReport, FenceAudit, FenceVerdict};
+pub use minimize::SCOPE_BLIND;
 pub use minimize::{
     baseline_fence_all, minimize, BaselineReport, FenceSide, FenceSuggestion, FixKind, FixOption,
     MinimizeReport,
@@ -88,6 +108,9 @@ pub fn model_strength(m: Model) -> u8 {
     }
 }
 
+/// The default cap on a batch sized from the failure rate (seeds per `p_w`).
+pub const DEFAULT_MAX_BATCH: u32 = 2000;
+
 #[derive(Debug, thiserror::Error)]
 pub enum MinimizeError {
     #[error(transparent)]
@@ -117,6 +140,94 @@ pub struct Options {
     pub jobs: usize,
     /// Cache file (created if missing).
     pub cache: Option<PathBuf>,
+    /// A failing execution recorded by a fuzz run: the search starts from it.
+    pub known: Option<KnownFailure>,
+    /// The largest batch (seeds per `p_w`) the failure rate may ask for.
+    pub max_batch: u32,
+}
+
+/// A failing execution a fuzz report recorded (`minimize REPORT --exec ID`). Its seed
+/// reproduces it bit for bit; the report's cell gives the failure rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownFailure {
+    /// Where it comes from: `report.json, execution 244`.
+    pub origin: String,
+    pub model: Model,
+    pub p: f64,
+    pub seed: u64,
+    /// Failures and executions of its cell (variant × model × p_w) in the report.
+    pub cell_failures: u64,
+    pub cell_runs: u64,
+    /// The PTX the report ran is not what the campaign compiles to now.
+    pub ptx_changed: bool,
+}
+
+/// The confidence every check aims at: the chance that a batch shows the failure it is
+/// looking for, when it fails at the measured rate.
+pub const POWER: f64 = 0.95;
+
+/// Seeds a check needs to see, with probability `power`, a failure that happens with
+/// probability `rate` per execution: the least n with 1 − (1 − rate)^n ≥ power, i.e.
+/// n ≥ ln(1 − power) / ln(1 − rate). `None` when `rate` is 0 (no batch is enough).
+pub fn batch_for_rate(rate: f64, power: f64) -> Option<u64> {
+    if rate.is_nan() || rate <= 0.0 || !(0.0..1.0).contains(&power) {
+        return None;
+    }
+    if rate >= 1.0 {
+        return Some(1);
+    }
+    let n = ((1.0 - power).ln() / (1.0 - rate).ln()).ceil();
+    Some(if n.is_finite() && n >= 1.0 {
+        n.min(u64::MAX as f64 / 2.0) as u64
+    } else {
+        1
+    })
+}
+
+/// The chance that `n` executions show a failure of probability `rate` at least once.
+pub fn power_of(rate: f64, n: u64) -> f64 {
+    1.0 - (1.0 - rate.clamp(0.0, 1.0)).powf(n as f64)
+}
+
+/// How the checks' batches were sized from the failure rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchSizing {
+    /// Failures and executions the rate was measured on, and where (`the report's cell`,
+    /// `the first batch`).
+    pub failures: u64,
+    pub runs: u64,
+    pub measured_on: String,
+    pub rate: f64,
+    /// Seeds per `p_w` for 95% power at that rate.
+    pub needed: u64,
+    /// Seeds per `p_w` each check runs (at least the `--batch` asked for).
+    pub batch: u32,
+    /// `needed` was above the maximum: the checks have less power than 95%.
+    pub capped: bool,
+    /// The power each check has at the measured rate.
+    pub power: f64,
+}
+
+impl BatchSizing {
+    pub fn describe(&self) -> String {
+        let base = format!(
+            "failure rate {:.3} ({} of {} on {}): {} seed(s) per p_w give a check {:.0}% power to see it",
+            self.rate,
+            self.failures,
+            self.runs,
+            self.measured_on,
+            self.batch,
+            self.power * 100.0
+        );
+        if self.capped {
+            format!(
+                "{base} — CAPPED: 95% power would need {} seeds, above the maximum (--max-batch); a check that passes is weaker evidence",
+                self.needed
+            )
+        } else {
+            base
+        }
+    }
 }
 
 impl Options {
@@ -134,6 +245,8 @@ impl Options {
             scheduler: SchedulerKind::Random,
             jobs: 2,
             cache: None,
+            known: None,
+            max_batch: DEFAULT_MAX_BATCH,
         }
     }
 
@@ -265,6 +378,9 @@ pub(crate) struct Checker {
     oracle_error: Option<String>,
     cache: HashMap<String, Option<String>>,
     preps: HashMap<String, Arc<Prepared>>,
+    /// (p, seed) of a known failing execution: tried first in every check that starts at
+    /// seed 0 (the search's batches), so a fix must also make that execution pass.
+    pub(crate) witnesses: Vec<(f64, u64)>,
 }
 
 impl Checker {
@@ -284,6 +400,7 @@ impl Checker {
             oracle_error: None,
             cache,
             preps: HashMap::new(),
+            witnesses: Vec::new(),
         }
     }
 
@@ -378,7 +495,59 @@ impl Checker {
             .find_map(|m| self.first_failure(prep, &Filters::default(), *m, from, n))
     }
 
+    /// Runs one execution (cached); the failure's summary, if it fails.
+    pub(crate) fn run_one(
+        &mut self,
+        prep: &Arc<Prepared>,
+        filters: &Filters,
+        model: Model,
+        p: f64,
+        seed: u64,
+    ) -> Option<String> {
+        let key = self.key(prep, filters, model, p, seed);
+        if let Some(v) = self.cache.get(&key) {
+            self.cached += 1;
+            return v.clone();
+        }
+        let spec = ExecSpec {
+            id: 0,
+            model,
+            p,
+            seed,
+            scheduler: self.opts.scheduler,
+            trace: false,
+            filters: filters.clone(),
+            race: false,
+        };
+        let r = execute(prep, &spec, None);
+        self.executions += 1;
+        if let fencehound_fuzzer::Verdict::OracleError { message } = &r.verdict {
+            self.note_oracle_error(message.clone());
+            return Some(r.verdict.summary());
+        }
+        let v = r.verdict.is_failure().then(|| r.verdict.summary());
+        self.cache.insert(key, v.clone());
+        v
+    }
+
+    /// Failures and executions over seeds `from..from+n` of every p (all of them run).
+    pub(crate) fn count_failures(
+        &mut self,
+        prep: &Arc<Prepared>,
+        filters: &Filters,
+        model: Model,
+        from: u64,
+        n: u32,
+    ) -> (u64, u64) {
+        let known = self.run_batch(prep, filters, model, from, n, false);
+        let fails = known.values().filter(|v| v.is_some()).count() as u64;
+        let runs = known.len() as u64;
+        (fails, runs)
+    }
+
     /// Runs seeds `from..from+n` for every p; returns the first failure in (p, seed) order.
+    /// A check of the search's batch (`from` = 0) first tries the known failing
+    /// executions' seeds.
     pub(crate) fn first_failure(
         &mut self,
         prep: &Arc<Prepared>,
@@ -387,6 +556,42 @@ impl Checker {
         from: u64,
         n: u32,
     ) -> Option<Failing> {
+        if from == 0 {
+            for (p, seed) in self.witnesses.clone() {
+                if let Some(v) = self.run_one(prep, filters, model, p, seed) {
+                    return Some(Failing {
+                        seed,
+                        p,
+                        model: model.name().into(),
+                        verdict: v,
+                    });
+                }
+            }
+        }
+        let known = self.run_batch(prep, filters, model, from, n, true);
+        let (ord, v) = known.iter().find(|(_, v)| v.is_some())?;
+        let p = self.opts.ps[ord / n as usize];
+        let i = from + (ord % n as usize) as u64;
+        Some(Failing {
+            seed: self.seed(i),
+            p,
+            model: model.name().into(),
+            verdict: v.clone().unwrap_or_default(),
+        })
+    }
+
+    /// Runs seeds `from..from+n` for every p in parallel chunks (answers from the cache
+    /// where known): the verdict by order (p-major). With `stop`, after the first chunk
+    /// with a failure (or before any chunk after a known failure).
+    fn run_batch(
+        &mut self,
+        prep: &Arc<Prepared>,
+        filters: &Filters,
+        model: Model,
+        from: u64,
+        n: u32,
+        stop: bool,
+    ) -> BTreeMap<usize, Option<String>> {
         let mut todo: Vec<(usize, f64, u64)> = Vec::new();
         let mut order = 0;
         let mut known: BTreeMap<usize, Option<String>> = BTreeMap::new();
@@ -409,7 +614,7 @@ impl Checker {
         let jobs = self.opts.jobs.max(1);
         let first_known = known.iter().find(|(_, v)| v.is_some()).map(|(k, _)| *k);
         for chunk in todo.chunks(jobs * 4) {
-            if first_known.is_some_and(|k| k < chunk[0].0) {
+            if stop && first_known.is_some_and(|k| k < chunk[0].0) {
                 break;
             }
             let results: Mutex<Vec<CheckResult>> = Mutex::new(Vec::new());
@@ -464,19 +669,11 @@ impl Checker {
                 failed |= v.is_some();
                 known.insert(ord, v);
             }
-            if failed {
+            if stop && failed {
                 break;
             }
         }
-        let (ord, v) = known.iter().find(|(_, v)| v.is_some())?;
-        let p = self.opts.ps[ord / n as usize];
-        let i = from + (ord % n as usize) as u64;
-        Some(Failing {
-            seed: self.seed(i),
-            p,
-            model: model.name().into(),
-            verdict: v.clone().unwrap_or_default(),
-        })
+        known
     }
 
     /// Compiles the patched files, then fuzzes them on fresh seeds under every model.
@@ -513,7 +710,25 @@ impl Checker {
         };
         let n = self.opts.verify_runs.max(1);
         let before = self.executions + self.cached;
-        v.failing = self.first_failure_any(&prep, models, VERIFY_FROM, n);
+        // The recorded failing execution's seed first: the patch must fix that one too.
+        for m in models {
+            for (p, seed) in self.witnesses.clone() {
+                if v.failing.is_some() {
+                    break;
+                }
+                if let Some(verdict) = self.run_one(&prep, &Filters::default(), *m, p, seed) {
+                    v.failing = Some(Failing {
+                        seed,
+                        p,
+                        model: m.name().into(),
+                        verdict,
+                    });
+                }
+            }
+        }
+        if v.failing.is_none() {
+            v.failing = self.first_failure_any(&prep, models, VERIFY_FROM, n);
+        }
         v.runs = self.executions + self.cached - before;
         v.verified = v.failing.is_none();
         v
@@ -598,6 +813,30 @@ impl Sites {
             cuda,
             statement,
             stack,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_have_95_percent_power_at_the_measured_rate() {
+        // n >= ln(0.05) / ln(1 - f)
+        assert_eq!(batch_for_rate(0.05, POWER), Some(59));
+        assert_eq!(batch_for_rate(0.045, POWER), Some(66));
+        assert_eq!(batch_for_rate(0.5, POWER), Some(5));
+        assert_eq!(batch_for_rate(1.0, POWER), Some(1));
+        assert_eq!(batch_for_rate(0.0, POWER), None);
+        assert_eq!(batch_for_rate(f64::NAN, POWER), None);
+        for f in [0.001, 0.01, 0.02, 0.05, 0.1, 0.3, 0.9] {
+            let n = batch_for_rate(f, POWER).unwrap();
+            assert!(power_of(f, n) >= POWER, "{f}: {n}");
+            assert!(
+                power_of(f, n - 1) < POWER || n == 1,
+                "{f}: {n} is not the least"
+            );
         }
     }
 }

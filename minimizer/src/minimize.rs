@@ -5,6 +5,7 @@ use crate::edit::{self, FenceScope, InstRef, PtxEdit};
 use crate::observe::FenceObserver;
 use crate::ptxinfo::{AccessKind, InstKind, Space};
 use crate::source::{self, Fit, Patch, Placer, SourceSite};
+use crate::{batch_for_rate, power_of, BatchSizing, POWER};
 use crate::{
     ddmin, model_delays_loads, model_sees_scopes, Checker, Failing, MinimizeError, Options, Site,
     Sites, Verification, OBSERVE_FROM,
@@ -174,6 +175,19 @@ pub struct MinimizeReport {
     /// Unified diff of the CUDA source (= `patch.diff`).
     pub diff: String,
     pub ptx_change: String,
+    /// Where the search started: a failing execution recorded by a fuzz report.
+    #[serde(default)]
+    pub start: Option<String>,
+    /// That recorded execution did not fail when re-run (and why, when known).
+    #[serde(default)]
+    pub replay_failed: Option<String>,
+    /// How each check's batch was sized from the measured failure rate.
+    #[serde(default)]
+    pub sizing: Option<BatchSizing>,
+    /// Set when the run's models cannot tell fence scopes apart (`bugaroo`, `sc`): the
+    /// narrower scopes were not judged and why.
+    #[serde(default)]
+    pub scope_note: Option<String>,
     /// Candidate fence placements (after stores; after loads when the model delays loads).
     #[serde(default)]
     pub candidates: usize,
@@ -200,6 +214,31 @@ pub struct BaselineReport {
     pub wall_seconds: f64,
 }
 
+/// Each check's batch from the failure rate measured on (failures, runs, where).
+fn size_batches((failures, runs, on): (u64, u64, &str), opts: &Options) -> BatchSizing {
+    let rate = failures as f64 / runs as f64;
+    let needed = batch_for_rate(rate, POWER).unwrap_or(u64::MAX);
+    let max = opts.max_batch.max(1);
+    let capped = needed > max as u64;
+    let batch = opts.batch.max(needed.min(max as u64) as u32);
+    BatchSizing {
+        failures,
+        runs,
+        measured_on: on.into(),
+        rate,
+        needed,
+        batch,
+        capped,
+        power: power_of(rate, batch as u64),
+    }
+}
+
+/// How a fix that the model cannot judge is marked in its note.
+const CANNOT_JUDGE: &str = "cannot judge under";
+
+/// Why a store-buffering model without scopes cannot judge a narrower fence.
+pub const SCOPE_BLIND: &str = "every fence scope drains the same write buffer, so a block-scope fence always looks as good as a device-scope one and whether block scope suffices cannot be told";
+
 fn all_filters() -> Filters {
     Filters::default()
 }
@@ -222,7 +261,7 @@ pub fn minimize(
     let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
     ck.add(base.clone());
     let model = opts.model;
-    let b = opts.batch;
+    let mut b = opts.batch;
     let mut report = MinimizeReport {
         campaign: campaign.name.clone(),
         variant: variant.into(),
@@ -239,10 +278,56 @@ pub fn minimize(
         ck.check_oracle()?;
         Ok(report)
     };
-    report.failure = ck.first_failure(&base, &all_filters(), model, 0, b);
-    if report.failure.is_none() {
-        return finish(report, &ck, 0);
-    }
+    // The failure to start from, and the failure rate the batches are sized by: a known
+    // failing execution (re-run from its seed: it reproduces bit for bit) and its cell's
+    // rate in the report, or the first failure of the first batch and that batch's rate.
+    let measured = match &opts.known {
+        Some(k) => {
+            report.start = Some(k.origin.clone());
+            match ck.run_one(&base, &all_filters(), k.model, k.p, k.seed) {
+                Some(verdict) => {
+                    report.failure = Some(Failing {
+                        seed: k.seed,
+                        p: k.p,
+                        model: k.model.name().into(),
+                        verdict,
+                    });
+                    ck.witnesses.push((k.p, k.seed));
+                    (
+                        k.cell_failures.max(1),
+                        k.cell_runs.max(1),
+                        "the report's cell",
+                    )
+                }
+                None => {
+                    report.replay_failed = Some(format!(
+                        "{} did not fail when re-run from its seed{}",
+                        k.origin,
+                        if k.ptx_changed {
+                            ": the campaign now compiles to other PTX than the report ran (the source or the tool changed)"
+                        } else {
+                            ""
+                        }
+                    ));
+                    return finish(report, &ck, 0);
+                }
+            }
+        }
+        None => {
+            report.failure = ck.first_failure(&base, &all_filters(), model, 0, b);
+            if report.failure.is_none() {
+                return finish(report, &ck, 0);
+            }
+            let (f, n) = ck.count_failures(&base, &all_filters(), model, 0, b);
+            (f.max(1), n.max(1), "the first batch")
+        }
+    };
+    let sizing = size_batches(measured, &opts);
+    b = sizing.batch;
+    ck.opts.batch = b;
+    ck.opts.confirm = ck.opts.confirm.max(b);
+    ck.opts.verify_runs = ck.opts.verify_runs.max(b);
+    report.sizing = Some(sizing);
     // 1. Which space.
     let only = |g: bool, s: bool| Filters {
         global: g,
@@ -359,13 +444,6 @@ pub fn minimize(
             warp_search = true;
         }
     }
-    report.confirmed = found.confirmed;
-    report.remaining_failure = found.remaining_failure.clone();
-    // 5. The cheapest fix per fence.
-    let mut placer = Placer::new(&campaign, &base.module, &st.insts);
-    let mut compiler = source::Compiler::new(campaign.clone(), variant);
-    let libcupp = placer.user_uses_libcupp();
-    let mut suggestions: Vec<FenceSuggestion> = Vec::new();
     let plain = |at: &InstRef| {
         if warp_search {
             PtxEdit::InsertWarpSync { after: at.clone() }
@@ -376,21 +454,105 @@ pub fn minimize(
             }
         }
     };
+    // One source line, one fence: when the search put fences after several statements of
+    // one line (`a = x; b = y;` unrolled), try a single fence after the line's last
+    // access in each copy instead; kept only if it passes the batch and a fresh one.
+    if found.confirmed && !found.fences.is_empty() {
+        let ends = line_ends(&st, &found.fences);
+        if ends != found.fences {
+            let edits: Vec<PtxEdit> = ends.iter().map(|(_, at)| plain(at)).collect();
+            if let Some(m) = edit::apply_all(&base.module, &edits) {
+                let prep = ck.prep(&m)?;
+                let passes = ck
+                    .first_failure(&prep, &all_filters(), model, 0, b)
+                    .is_none()
+                    && ck
+                        .first_failure(&prep, &all_filters(), model, LINE_END_FROM, ck.opts.confirm)
+                        .is_none();
+                if std::env::var_os("FENCEHOUND_DEBUG_MIN").is_some() {
+                    let a: Vec<u32> = found.fences.iter().map(|(_, at)| at.ptx_line).collect();
+                    let e: Vec<u32> = ends.iter().map(|(_, at)| at.ptx_line).collect();
+                    eprintln!(
+                        "line ends: {a:?} -> {e:?}: {}",
+                        if passes { "pass" } else { "fail" }
+                    );
+                }
+                if passes {
+                    found.fences = ends;
+                }
+            }
+        }
+    }
+    report.confirmed = found.confirmed;
+    report.remaining_failure = found.remaining_failure.clone();
+    // 5. The cheapest fix per fence.
+    let mut placer = Placer::new(&campaign, &base.module, &st.insts);
+    let mut compiler = source::Compiler::new(campaign.clone(), variant);
+    let libcupp = placer.user_uses_libcupp();
     let mut chosen: Vec<PtxEdit> = found.fences.iter().map(|(_, at)| plain(at)).collect();
+    // Whether a narrower scope can be judged at all: under `bugaroo` (or `sc`) every fence
+    // scope drains the same buffer, so a block-scope fence always looks as good as a
+    // device-scope one. Narrower scopes are then not tried, the device-scope fence is
+    // recommended, and the report says the scope question needs `scoped` or `weak`.
+    let scope_blind = !opts.run_models().iter().any(|m| model_sees_scopes(*m));
+    // One source line gets one fix: the PTX copies of a line (an unrolled loop, an inlined
+    // helper) are judged together — each kind of fix is applied to every copy at once, as
+    // the source edit would — so a patch never adds two fences of different strengths
+    // after the same line.
+    let mut groups: Vec<(Option<LineKey>, Vec<usize>)> = Vec::new();
     for (k, (_, at)) in found.fences.iter().enumerate() {
-        let options = if warp_search {
-            vec![(
-                FixKind::SyncWarp,
-                plain(at),
-                "fences do not make another lane wait: warp-synchronous code needs __syncwarp()"
-                    .to_string(),
-            )]
+        let key = st.site(at).cuda.map(|c| (c.file, c.line));
+        match groups.iter_mut().find(|(g, _)| key.is_some() && *g == key) {
+            Some((_, members)) => members.push(k),
+            None => groups.push((key, vec![k])),
+        }
+    }
+    let mut picked: Vec<Option<FenceSuggestion>> = vec![None; found.fences.len()];
+    for (_, members) in &groups {
+        let per_copy: Vec<Vec<(FixKind, PtxEdit, String)>> = members
+            .iter()
+            .map(|&k| {
+                let at = &found.fences[k].1;
+                if warp_search {
+                    vec![(
+                        FixKind::SyncWarp,
+                        plain(at),
+                        "fences do not make another lane wait: warp-synchronous code needs __syncwarp()"
+                            .to_string(),
+                    )]
+                } else {
+                    fix_options(&st, at, readers && reads(&st, at), libcupp, warp_local)
+                }
+            })
+            .collect();
+        // The kinds of fix every copy offers, cheapest first (the device fence always).
+        let options: Vec<(FixKind, String)> = per_copy[0]
+            .iter()
+            .filter(|(kind, _, _)| {
+                per_copy
+                    .iter()
+                    .all(|os| os.iter().any(|(k2, _, _)| k2 == kind))
+            })
+            .map(|(kind, _, note)| (*kind, note.clone()))
+            .collect();
+        let edit_of = |copy: usize, kind: FixKind| -> Option<PtxEdit> {
+            per_copy[copy]
+                .iter()
+                .find(|(k2, _, _)| *k2 == kind)
+                .map(|(_, e, _)| e.clone())
+        };
+        let copies_note = if members.len() > 1 {
+            format!(
+                " (one fix for the line: judged on its {} PTX copies that need a fence together)",
+                members.len()
+            )
         } else {
-            fix_options(&st, at, readers && reads(&st, at), libcupp, warp_local)
+            String::new()
         };
         let mut tried: Vec<FixOption> = Vec::new();
         let mut pick: Option<usize> = None;
-        for (kind, e, note) in options {
+        for (kind, note) in options {
+            let Some(e) = edit_of(0, kind) else { continue };
             let at_site = st.site(e.anchor());
             if kind == FixKind::DeviceFence || warp_search {
                 tried.push(FixOption {
@@ -417,8 +579,22 @@ pub fn minimize(
                 });
                 continue;
             }
+            if scope_blind && matches!(kind, FixKind::SyncWarp | FixKind::BlockFence) {
+                tried.push(FixOption {
+                    kind,
+                    edit: e,
+                    at: at_site,
+                    works: None,
+                    failing: None,
+                    note: format!("{note}; {CANNOT_JUDGE} {}: {SCOPE_BLIND}", model.name()),
+                });
+                continue;
+            }
+            let edits_k: Vec<PtxEdit> = (0..members.len())
+                .filter_map(|c| edit_of(c, kind))
+                .collect();
             // A cheaper fix must also be writable in the user's source.
-            if placer.candidates(&e).is_empty() {
+            if edits_k.iter().any(|e| placer.candidates(e).is_empty()) {
                 tried.push(FixOption {
                     kind,
                     edit: e,
@@ -430,16 +606,14 @@ pub fn minimize(
                 continue;
             }
             let mut edits = chosen.clone();
-            edits[k] = e.clone();
-            let mut models = opts.run_models();
-            if matches!(kind, FixKind::SyncWarp | FixKind::BlockFence)
-                && !models.iter().any(|m| model_sees_scopes(*m))
-            {
-                // Only a model that sees scopes can judge a narrower scope.
-                models.push(Model::Scoped);
+            for (c, &k) in members.iter().enumerate() {
+                if let Some(e) = edits_k.get(c) {
+                    edits[k] = e.clone();
+                }
             }
             // The strongest model first: it is the likeliest to refute a cheaper fix, and
             // a check stops at its first failure.
+            let mut models = opts.run_models();
             models.sort_by_key(|m| std::cmp::Reverse(crate::model_strength(*m)));
             let failing = match edit::apply_all(&base.module, &edits) {
                 Some(m) => {
@@ -470,32 +644,60 @@ pub fn minimize(
         let Some(fix) = tried.get(pick).cloned() else {
             continue;
         };
-        chosen[k] = fix.edit.clone();
         let block_scope_fails = tried
             .iter()
             .find(|o| o.kind == FixKind::BlockFence)
             .and_then(|o| o.failing.clone());
-        let reason = reason_for(&fix, &tried);
-        suggestions.push(FenceSuggestion {
-            after: st.site(at),
-            side: if readers && reads(&st, at) {
-                FenceSide::Reader
-            } else {
-                FenceSide::Writer
-            },
-            scope: match fix.kind {
-                FixKind::SyncWarp | FixKind::BlockFence => FenceScope::Block,
-                _ => FenceScope::Device,
-            },
-            insertion: cuda_text(fix.kind).into(),
-            ptx_insertion: ptx_text(&fix.edit),
-            block_scope_fails,
-            fix: fix.kind,
-            reason,
-            options: tried,
-            source: None,
-            fit: None,
-        });
+        let reason = format!("{}{copies_note}", reason_for(&fix, &tried));
+        for (c, &k) in members.iter().enumerate() {
+            let at = &found.fences[k].1;
+            let edit = edit_of(c, fix.kind).unwrap_or_else(|| plain(at));
+            chosen[k] = edit.clone();
+            // The options as they apply to this copy.
+            let options = tried
+                .iter()
+                .map(|o| FixOption {
+                    edit: edit_of(c, o.kind).unwrap_or_else(|| o.edit.clone()),
+                    ..o.clone()
+                })
+                .collect();
+            picked[k] = Some(FenceSuggestion {
+                after: st.site(at),
+                side: if readers && reads(&st, at) {
+                    FenceSide::Reader
+                } else {
+                    FenceSide::Writer
+                },
+                scope: match fix.kind {
+                    FixKind::SyncWarp | FixKind::BlockFence => FenceScope::Block,
+                    _ => FenceScope::Device,
+                },
+                insertion: cuda_text(fix.kind).into(),
+                ptx_insertion: ptx_text(&edit),
+                block_scope_fails: block_scope_fails.clone(),
+                fix: fix.kind,
+                reason: reason.clone(),
+                options,
+                source: None,
+                fit: None,
+            });
+        }
+    }
+    // One suggestion per PTX fence, in the order of `chosen` (the placement's indices).
+    let mut suggestions: Vec<FenceSuggestion> = Vec::new();
+    let mut kept: Vec<PtxEdit> = Vec::new();
+    for (k, s) in picked.into_iter().enumerate() {
+        if let Some(s) = s {
+            suggestions.push(s);
+            kept.push(chosen[k].clone());
+        }
+    }
+    let mut chosen = kept;
+    if scope_blind && !warp_search && !suggestions.is_empty() {
+        report.scope_note = Some(format!(
+            "scope not judged: under {} {SCOPE_BLIND}. The device-scope fix is recommended; run `minimize --model scoped` (or `weak`) to ask whether a narrower scope suffices.",
+            model.name()
+        ));
     }
     // 6–7. Source patch, then verification; when a cheaper fix's patch does not verify,
     // the plain device fences are placed and verified instead.
@@ -606,6 +808,41 @@ fn place_and_verify(
     };
     let v = ck.verify(compiler, &patch, models, |c| placer.matches(edits, c));
     (Some(patch), v, placement)
+}
+
+/// A CUDA source line: (file, line).
+type LineKey = (String, u32);
+
+/// Seeds of the check of a fence set moved to line ends: apart from the search's batches.
+const LINE_END_FROM: u64 = 1 << 20;
+
+/// Each fence moved after the last memory access of its CUDA line (the run of following
+/// instructions of the same function on the same line), without repeats.
+fn line_ends(st: &Sites, fences: &[(u32, InstRef)]) -> Vec<(u32, InstRef)> {
+    let loc = |i: &crate::ptxinfo::PtxInst| i.stack.first().map(|f| (f.file.clone(), f.line));
+    let mut out: Vec<(u32, InstRef)> = Vec::new();
+    for (id, at) in fences {
+        let mut end = (*id, at.clone());
+        if let Some(p) = st.insts.iter().position(|i| &i.at == at) {
+            let here = loc(&st.insts[p]);
+            if here.is_some() {
+                for i in st.insts[p + 1..]
+                    .iter()
+                    .take_while(|i| i.at.function == at.function && loc(i) == here)
+                {
+                    if matches!(i.kind, InstKind::Access { .. }) {
+                        if let Some(k) = st.id(&i.at) {
+                            end = (k, i.at.clone());
+                        }
+                    }
+                }
+            }
+        }
+        if !out.contains(&end) {
+            out.push(end);
+        }
+    }
+    out
 }
 
 /// Whether the instruction reads memory (a load or an atomic).
@@ -756,6 +993,9 @@ fn reason_for(fix: &FixOption, tried: &[FixOption]) -> String {
                 f.p,
                 f.model
             ),
+            (None, _) if o.note.contains(CANNOT_JUDGE) => {
+                format!("{} cannot be judged under this model", short_kind(o.kind))
+            }
             _ => format!("{} not applicable", short_kind(o.kind)),
         })
         .collect();

@@ -210,7 +210,7 @@ fn parse_models(v: &[String], default: &[String]) -> Result<Vec<Model>> {
         .collect()
 }
 
-fn parse_sched(s: &str) -> Result<SchedulerKind> {
+pub fn parse_sched(s: &str) -> Result<SchedulerKind> {
     SchedulerKind::parse(s)
         .with_context(|| format!("unknown scheduler `{s}` (random, pct[:depth], rr[:quantum])"))
 }
@@ -800,14 +800,10 @@ pub struct ReplayArgs {
     pub json: bool,
 }
 
-pub fn replay(a: ReplayArgs) -> Result<u8> {
-    let r = Report::read(&a.report).map_err(anyhow::Error::msg)?;
-    let c = Arc::new(Campaign::from_text(
-        Path::new(&r.campaign.path),
-        r.campaign.text.clone(),
-    )?);
+/// The plan a report ran: execution ids map to (variant, model, p_w, seed) through it.
+pub fn plan_of(r: &Report) -> Result<Plan> {
     let models: Vec<Model> = r.models.iter().filter_map(|m| Model::parse(m)).collect();
-    let plan = Plan {
+    Ok(Plan {
         variants: r.variants.iter().map(|v| v.name.clone()).collect(),
         models,
         ps: r.p.clone(),
@@ -818,7 +814,16 @@ pub fn replay(a: ReplayArgs) -> Result<u8> {
         jobs: 1,
         stop_at_first: false,
         race: false,
-    };
+    })
+}
+
+pub fn replay(a: ReplayArgs) -> Result<u8> {
+    let r = Report::read(&a.report).map_err(anyhow::Error::msg)?;
+    let c = Arc::new(Campaign::from_text(
+        Path::new(&r.campaign.path),
+        r.campaign.text.clone(),
+    )?);
+    let plan = plan_of(&r)?;
     if a.exec >= plan.total() {
         bail!(
             "--exec {}: the report has executions 0..{}",

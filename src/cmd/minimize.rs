@@ -1,20 +1,31 @@
 //! `fencehound minimize` and `fencehound audit`.
 
 use anyhow::{Context, Result};
-use fencehound_fuzzer::Campaign;
+use fencehound_fuzzer::{Campaign, Report};
 use fencehound_handlers::Model;
 use fencehound_minimizer::{
-    model_strength, FenceVerdict, Options, Site, Verification, DEFAULT_MODEL,
+    model_strength, FenceVerdict, KnownFailure, Options, Site, Verification, DEFAULT_MODEL,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct MinimizeArgs {
+    /// The campaign file (TOML), or with `--exec` a fuzz report (JSON).
+    #[arg(value_name = "CAMPAIGN|REPORT")]
     pub campaign: PathBuf,
-    /// The failing variant.
-    #[arg(long)]
-    pub variant: String,
+    /// The failing variant (with `--exec`: taken from the execution).
+    #[arg(long, required_unless_present = "exec")]
+    pub variant: Option<String>,
+    /// Start from this failing execution of the fuzz report given instead of a campaign
+    /// (the id `fuzz` prints as `replay: … --exec ID`): it is re-run from its seed, the
+    /// search runs under its model and p_w, and its cell's failure rate sizes the checks.
+    #[arg(long, value_name = "ID")]
+    pub exec: Option<u64>,
+    /// The largest number of seeds per p_w a check may run when the failure rate asks for
+    /// more (95% power at the measured rate); above it the output says the checks are capped.
+    #[arg(long, default_value_t = fencehound_minimizer::DEFAULT_MAX_BATCH)]
+    pub max_batch: u32,
     /// Models of the run (sc, bugaroo, scoped, weak): the search runs under the strongest,
     /// cheaper fixes are judged and the patch is verified under all. Default: the
     /// strongest available.
@@ -22,10 +33,11 @@ pub struct MinimizeArgs {
     pub model: Vec<String>,
     #[arg(long, value_delimiter = ',', default_value = "0.5,1")]
     pub p: Vec<f64>,
-    /// Seeds per p_w in each check.
+    /// Seeds per p_w in each check: the first batch, and the least any check runs (once a
+    /// failure is seen, raised to give 95% power at the measured failure rate).
     #[arg(long, default_value_t = 20)]
     pub batch: u32,
-    /// Fresh seeds per p_w to confirm the result.
+    /// Fresh seeds per p_w to confirm the result (at least the sized batch).
     #[arg(long, default_value_t = 50)]
     pub confirm: u32,
     /// Fresh seeds per p_w and model to verify the patched source.
@@ -115,7 +127,98 @@ fn options(
         cache: Some(
             PathBuf::from("fencehound-out").join(format!("{}.minimize-cache.json", c.name)),
         ),
+        known: None,
+        max_batch: fencehound_minimizer::DEFAULT_MAX_BATCH,
     })
+}
+
+/// A failing execution of `variant` recorded in `r`: stored in full or the first of a
+/// failure signature, under one of `models` (the first such model preferred), lowest id.
+fn recorded_failure(r: &Report, variant: &str, models: &[Model]) -> Option<u64> {
+    let mut ids: Vec<(usize, u64)> = Vec::new();
+    for (k, m) in models.iter().enumerate() {
+        for f in &r.failures {
+            if f.variant == variant && f.model == m.name() {
+                ids.push((k, f.id));
+            }
+        }
+        for sg in &r.signatures {
+            if sg.variant == variant && sg.model == m.name() {
+                ids.push((k, sg.first_id));
+            }
+        }
+    }
+    ids.into_iter().min().map(|(_, id)| id)
+}
+
+/// The known failure `id` of report `r` (its variant, model, p_w, seed and its cell's
+/// failure rate), with the campaign it ran.
+fn known_failure(
+    r: &Report,
+    report_path: &std::path::Path,
+    id: u64,
+) -> Result<(
+    Arc<Campaign>,
+    String,
+    KnownFailure,
+    fencehound_vgpu::SchedulerKind,
+)> {
+    let plan = crate::cmd::fuzz::plan_of(r)?;
+    if id >= plan.total() {
+        anyhow::bail!(
+            "--exec {id}: {} has executions 0..{}",
+            report_path.display(),
+            plan.total()
+        );
+    }
+    let job = plan.job(id);
+    let v = r
+        .variants
+        .get(job.variant)
+        .with_context(|| format!("--exec {id}: no such variant in the report"))?;
+    let recorded =
+        r.failures.iter().any(|f| f.id == id) || r.signatures.iter().any(|sg| sg.first_id == id);
+    if !recorded {
+        eprintln!(
+            "note: execution {id} is not recorded as failing in {} (it keeps the first failures of each cell and the first of each signature); re-running it anyway",
+            report_path.display()
+        );
+    }
+    // The campaign as the report ran it; its files are found where they were.
+    let abs = std::path::Path::new(&r.campaign.abs_path);
+    let path = if !r.campaign.abs_path.is_empty() && abs.exists() {
+        abs.to_path_buf()
+    } else {
+        PathBuf::from(&r.campaign.path)
+    };
+    let c = Arc::new(Campaign::from_text(&path, r.campaign.text.clone())?);
+    let (cell_failures, cell_runs) = r
+        .summary
+        .iter()
+        .find(|cell| cell.variant == v.name && cell.model == job.model.name() && cell.p == job.p)
+        .map(|cell| (cell.failures, cell.runs))
+        .unwrap_or((1, 1));
+    // The same PTX, up to where the compiler was told the source file is (`.file`
+    // holds the path as given, which depends on the directory fuzz ran in).
+    let code = |ptx: &str| -> Vec<String> {
+        ptx.lines()
+            .filter(|l| !l.trim_start().starts_with(".file"))
+            .map(str::to_string)
+            .collect()
+    };
+    let same = fencehound_fuzzer::prepare(c.clone(), &v.name)
+        .map(|p| code(&p.ptx) == code(&v.ptx))
+        .unwrap_or(false);
+    let k = KnownFailure {
+        origin: format!("{}, execution {id}", report_path.display()),
+        model: job.model,
+        p: job.p,
+        seed: job.seed,
+        cell_failures,
+        cell_runs,
+        ptx_changed: !same,
+    };
+    Ok((c, v.name.clone(), k, plan.scheduler))
 }
 
 fn where_(s: &Site) -> String {
@@ -170,10 +273,33 @@ fn print_patch(
 }
 
 pub fn minimize(a: MinimizeArgs) -> Result<u8> {
-    let c = Arc::new(Campaign::load(&a.campaign)?);
+    let mut known = None;
+    let (c, variant) = match a.exec {
+        Some(id) => {
+            let r = Report::read(&a.campaign).map_err(|e| {
+                anyhow::anyhow!("--exec needs a fuzz report (JSON) as first argument: {e}")
+            })?;
+            let (c, variant, k, sched) = known_failure(&r, &a.campaign, id)?;
+            if let Some(v) = &a.variant {
+                if *v != variant {
+                    anyhow::bail!("--exec {id} is an execution of variant `{variant}`, not `{v}`");
+                }
+            }
+            known = Some((k, sched, r.master_seed));
+            (c, variant)
+        }
+        None => (
+            Arc::new(Campaign::load(&a.campaign)?),
+            a.variant.clone().unwrap_or_default(),
+        ),
+    };
     c.require_oracle()?;
-    let opts = options(
-        &a.model,
+    let mut models = a.model.clone();
+    if let Some((k, _, _)) = &known {
+        models.insert(0, k.model.name().to_string());
+    }
+    let mut opts = options(
+        &models,
         &a.p,
         a.batch,
         a.confirm,
@@ -182,8 +308,18 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         a.jobs,
         &c,
     )?;
+    opts.max_batch = a.max_batch.max(1);
+    if let Some((k, sched, master)) = known.take() {
+        // The search runs where the recorded execution failed: its model, p_w, scheduler.
+        opts.model = k.model;
+        opts.ps = vec![k.p];
+        opts.scheduler = sched;
+        opts.master_seed = master;
+        opts.known = Some(k);
+    }
+    let variant = variant.as_str();
     if a.baseline {
-        let r = fencehound_minimizer::baseline_fence_all(c, &a.variant, opts)?;
+        let r = fencehound_minimizer::baseline_fence_all(c, variant, opts)?;
         if a.json {
             println!("{}", serde_json::to_string_pretty(&r)?);
         } else {
@@ -194,23 +330,73 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         }
         return Ok(if r.fences.is_empty() { 0 } else { 1 });
     }
-    let r = fencehound_minimizer::minimize(c, &a.variant, opts)?;
+    let mut r = fencehound_minimizer::minimize(c.clone(), variant, opts.clone())?;
+    // Nothing failed in the first batch, but the campaign's own fuzz report records a
+    // failing execution of this variant: start from it instead of calling it clean.
+    let mut fallback_note = None;
+    if r.failure.is_none() && r.replay_failed.is_none() && opts.known.is_none() {
+        let path =
+            crate::cmd::fuzz::default_out_dir(&a.campaign).join(format!("{}.report.json", c.name));
+        if let Ok(rep) = Report::read(&path) {
+            if let Some(id) = recorded_failure(&rep, variant, &opts.run_models()) {
+                let (_, _, k, sched) = known_failure(&rep, &path, id)?;
+                if k.ptx_changed {
+                    println!(
+                        "note: {} records a failing execution of this variant, but for other PTX than the campaign compiles to now (the source changed): not used",
+                        path.display()
+                    );
+                    return no_failure(&r, a.json);
+                }
+                fallback_note = Some(format!(
+                    "no failure in the first batch ({} executions), but {} records a failing execution: starting from it",
+                    r.executions + r.cached,
+                    k.origin
+                ));
+                let mut o = opts.clone();
+                o.model = k.model;
+                if !o.models.contains(&k.model) {
+                    o.models.push(k.model);
+                }
+                o.ps = vec![k.p];
+                o.scheduler = sched;
+                o.master_seed = rep.master_seed;
+                o.known = Some(k);
+                r = fencehound_minimizer::minimize(c, variant, o)?;
+            }
+        }
+    }
     crate::cmd::write_sarif(a.sarif.as_deref(), |l| l.add_minimize(&r))?;
+    if let Some(why) = &r.replay_failed {
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&r)?);
+        } else {
+            println!(
+                "{} / {}: {why}; nothing was minimized",
+                r.campaign, r.variant
+            );
+        }
+        return Err(crate::exit::Exit(crate::exit::INPUT).into());
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(if r.failure.is_some() { 1 } else { 0 });
     }
+    if let Some(note) = &fallback_note {
+        println!("{note}");
+    }
     let Some(f) = &r.failure else {
-        println!(
-            "{} / {}: no failure in the first batch ({} executions) — nothing to minimize",
-            r.campaign, r.variant, r.executions
-        );
-        return Ok(0);
+        return no_failure(&r, false);
     };
+    if let Some(start) = &r.start {
+        println!("starting from {start} (re-run from its seed: it fails again)");
+    }
     println!(
         "{} / {} under {}: fails (seed {}, p_w={}: {})",
         r.campaign, r.variant, r.model, f.seed, f.p, f.verdict
     );
+    if let Some(sz) = &r.sizing {
+        println!("batches: {}", sz.describe());
+    }
     println!(
         "space:  {} (global alone {}, shared alone {})",
         r.spaces.join(" + "),
@@ -262,6 +448,9 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
             println!("{d}");
         }
     }
+    if let Some(note) = &r.scope_note {
+        println!("{note}");
+    }
     if !r.ptx_change.is_empty() {
         println!(
             "PTX-level change:\n  {}",
@@ -282,6 +471,23 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
         r.executions, r.cached, r.compiles, r.wall_seconds
     );
     Ok(1)
+}
+
+/// The variant passed the first batch and no failing execution of it is on record.
+fn no_failure(r: &fencehound_minimizer::MinimizeReport, json: bool) -> Result<u8> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(r)?);
+        return Ok(0);
+    }
+    let n = r.executions + r.cached;
+    println!(
+        "{} / {}: no failure in the first batch ({n} executions; p_fail < {:.3} at 95%) and no failing execution of it recorded under {} in the campaign's fuzz report — nothing to minimize (a rare failure a fuzz run found elsewhere: `fencehound minimize REPORT.json --exec ID`)",
+        r.campaign,
+        r.variant,
+        3.0 / n.max(1) as f64,
+        r.models.join(", ")
+    );
+    Ok(0)
 }
 
 pub fn audit(a: AuditArgs) -> Result<u8> {
