@@ -32,9 +32,12 @@ pub enum RaceClass {
     /// earlier one held with a relaxed RMW (`atomicCAS`) and no acquire fence (of enough
     /// scope) after it, so its critical section may read the previous holder's data stale.
     LockAcquire,
-    /// Unordered, stale read possible: two strong (e.g. `volatile`) accesses that PTX does
-    /// not call a data race, that nothing orders, and that are not synchronization (the
-    /// write completes no release pattern, the read starts no acquire pattern).
+    /// Unordered: two strong (e.g. `volatile`) accesses that PTX does not call a data
+    /// race and that nothing orders: two writes of different values (the final value
+    /// depends on the schedule), or a write and a read of which neither is
+    /// synchronization (the write completes no release pattern, the read starts no
+    /// acquire pattern), or lock-protected data accessed outside the critical section.
+    /// (`check.rs` has the exact rule.)
     Unordered,
 }
 
@@ -496,6 +499,30 @@ fn missing_text(
                 "device-scope (the lock is shared across CTAs) "
             } else {
                 ""
+            }
+        ),
+        RaceClass::Unordered if r.lock.is_some() => format!(
+            "unordered: the location is data of a lock (accessed inside its critical \
+             sections), but thread {} (CTA {}) and thread {} (CTA {}) take that lock and \
+             one of them made this access outside its critical section (after the unlock \
+             or before the lock): move the access inside it",
+            a.tid, a.cta, b.tid, b.cta
+        ),
+        RaceClass::Unordered if r.conflict == Conflict::Waw => format!(
+            "unordered writes: thread {} (CTA {}) and thread {} (CTA {}) store different \
+             values and nothing orders the two stores, so the final value depends on the \
+             schedule: {}",
+            a.tid,
+            a.cta,
+            b.tid,
+            b.cta,
+            if a.cta == b.cta && a.tid / 32 == b.tid / 32 {
+                "__syncwarp() between them"
+            } else if a.cta == b.cta {
+                "__syncthreads() between them, or a release/acquire hand-off"
+            } else {
+                "a device-scope release/acquire between them (__threadfence() before the \
+                 first thread's signal or unlock, and after the second's wait or lock)"
             }
         ),
         RaceClass::Unordered if r.signal.is_some() => {
