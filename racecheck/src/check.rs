@@ -196,6 +196,10 @@ struct ThreadState {
     unsynced: Vec<(u64, u32, bool)>,
     /// The epoch of the thread's last acquire (fence or acquire operation); 0 = none.
     last_acquire: Epoch,
+    /// The thread's epoch at its latest device-scope release (fence or operation): its
+    /// accesses up to this epoch are published device-wide. 0 = none. (Kept past the
+    /// thread's exit, unlike the happens-before state.)
+    wide_release: Epoch,
     /// Strong writes (and RMWs) so far: their program-order number.
     writes: u32,
     /// The thread's recent strong writes: (location, site, epoch, number).
@@ -413,7 +417,13 @@ pub struct RaceCheck<H> {
     stats: ShadowStats,
     /// The value the access being checked writes (stores and RMWs).
     cur_value: u64,
+    /// Per CTA: its threads' latest device-scope relaxed RMWs with no acquire after them
+    /// yet, (thread, site, epoch), the last [`CTA_RMWS`] (for naming the reader side).
+    cta_rmws: Vec<SmallVec<[(u32, u32, Epoch); 2]>>,
 }
+
+/// Unacquired RMWs remembered per CTA.
+const CTA_RMWS: usize = 4;
 
 impl<H: Hooks> RaceCheck<H> {
     /// A checker without lock recognition.
@@ -438,6 +448,7 @@ impl<H: Hooks> RaceCheck<H> {
             races: RaceSet::default(),
             stats: ShadowStats::default(),
             cur_value: 0,
+            cta_rmws: Vec::new(),
         }
     }
 
@@ -522,6 +533,8 @@ impl<H: Hooks> RaceCheck<H> {
         self.lock_pending.clear();
         self.strong_pending.clear();
         self.lock_table = LockTable::default();
+        self.cta_rmws.clear();
+        self.cta_rmws.resize_with(info.ctas as usize, SmallVec::new);
         self.races.executions += 1;
         self.stats = ShadowStats::default();
     }
@@ -946,10 +959,14 @@ impl<H: Hooks> RaceCheck<H> {
         one_way(a, b, raw.second.global) || one_way(b, a, raw.first.global)
     }
 
-    fn commit(&mut self, key: RaceKey, raw: RawRace) {
+    fn commit(&mut self, key: RaceKey, mut raw: RawRace) {
         let execution = self.races.executions;
         match self.races.races.get_mut(&key) {
             Some(r) => {
+                if r.addresses.len() < crate::report::MAX_ADDRESSES {
+                    r.addresses.insert(raw.addr);
+                }
+                crate::report::add_addresses(&mut r.addresses, &raw.addresses);
                 r.occurrences += raw.occurrences.max(1);
                 if r.last_execution != execution {
                     r.last_execution = execution;
@@ -957,6 +974,7 @@ impl<H: Hooks> RaceCheck<H> {
                 }
             }
             None => {
+                raw.addresses.insert(raw.addr);
                 self.races.races.insert(key, raw);
             }
         }
@@ -1000,6 +1018,27 @@ impl<H: Hooks> RaceCheck<H> {
                 .find(|(l, _, cta_ok)| held.contains(l) && !(*cta_ok && pc == cc))
                 .map(|(l, site, _)| (*site, *l))
         });
+        // Which side of a cross-CTA read after write lacks its half of release/acquire:
+        // the writer, if no device-scope release fence followed its write; else the
+        // reader, if it comes after a relaxed RMW (a ticket) of its CTA with no acquire
+        // after it.
+        let (mut reader_rmw, mut writer_unreleased) = (None, false);
+        if conflict == Conflict::Raw && pc != cc && p.kind() != meta::ATOMIC {
+            let released = self
+                .threads
+                .get(p.g as usize)
+                .is_some_and(|t| t.wide_release >= p.epoch);
+            if !released {
+                writer_unreleased = true;
+            } else {
+                reader_rmw = self.cta_rmws.get(cc as usize).and_then(|l| {
+                    l.iter()
+                        .rev()
+                        .find(|(t, _, e)| self.hb.knows(cur.g, *t, *e))
+                        .map(|x| x.1)
+                });
+            }
+        }
         let key = RaceKey::new(&self.launch.kernel, p.site, cur.site, class);
         let execution = self.races.executions;
         let raw = |r: &Rec| RawAccess {
@@ -1056,6 +1095,9 @@ impl<H: Hooks> RaceCheck<H> {
                 signal: None,
                 acquire_lock: acquire.map_or(0, |a| a.1),
                 lock_ids: (p.locks, cur.locks),
+                addresses: Default::default(),
+                reader_rmw,
+                writer_unreleased,
                 occurrences: 1,
                 executions: 1,
                 last_execution: execution,
@@ -1119,6 +1161,11 @@ impl<H: Hooks> RaceCheck<H> {
 
     /// The thread executed an acquire (fence or operation) of `scope`.
     fn note_acquire(&mut self, t: ThreadRef, scope: Scope) {
+        if fencehound_hb::wide(scope) {
+            if let Some(l) = self.cta_rmws.get_mut(t.cta as usize) {
+                l.retain(|x| x.0 != t.global);
+            }
+        }
         let e = self.hb.epoch(t.global);
         if let Some(ts) = self.threads.get_mut(t.global as usize) {
             ts.last_acquire = e;
@@ -1233,6 +1280,9 @@ impl<H: Hooks> RaceCheck<H> {
         } else {
             0
         };
+        if strong && releases(a.sem) && fencehound_hb::wide(a.scope) {
+            self.note_wide_release(g);
+        }
         // The message first: a release raises the epoch, and the store is after it.
         let (msg, bmsg) = if strong {
             self.messages(a)
@@ -1266,6 +1316,9 @@ impl<H: Hooks> RaceCheck<H> {
         } | if acquires(a.sem) { flags::ACQUIRE } else { 0 }
             | if old == new { flags::NOWRITE } else { 0 };
         self.cur_value = new;
+        if releases(a.sem) && fencehound_hb::wide(a.scope) {
+            self.note_wide_release(a.thread.global);
+        }
         // Release part (publishes what precedes the RMW), then the access, then the read
         // part (observes `old`), and the write continues the release sequence it read.
         let (mut msg, mut bmsg) = self.messages(a);
@@ -1287,6 +1340,15 @@ impl<H: Hooks> RaceCheck<H> {
             }
         }
         self.observe_found(a, src);
+        if !acquires(a.sem) && fencehound_hb::wide(a.scope) {
+            if let Some(l) = self.cta_rmws.get_mut(t.cta as usize) {
+                l.retain(|x| x.0 != t.global);
+                if l.len() >= CTA_RMWS {
+                    l.remove(0);
+                }
+                l.push((t.global, a.site, self.hb.epoch(t.global)));
+            }
+        }
         self.remember(a, new, true, msg, bmsg, number, epoch);
         let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
         if flags & SITE_CAS != 0 {
@@ -1366,8 +1428,19 @@ impl<H: Hooks> RaceCheck<H> {
         }
     }
 
+    /// Thread `g` makes a device-scope release now (before its epoch is raised).
+    fn note_wide_release(&mut self, g: u32) {
+        let e = self.hb.epoch(g);
+        if let Some(ts) = self.threads.get_mut(g as usize) {
+            ts.wide_release = e;
+        }
+    }
+
     fn on_fence(&mut self, f: &Fence) {
         self.scoped_event(f.scope);
+        if f.kind != FenceKind::Acquire && fencehound_hb::wide(f.scope) {
+            self.note_wide_release(f.thread.global);
+        }
         let acquire = matches!(
             f.kind,
             FenceKind::Sc | FenceKind::AcqRel | FenceKind::Acquire
