@@ -559,8 +559,8 @@ fn side_text(
     }
     if r.writer_unreleased {
         return Some(format!(
-            "writer side: a release after the {} at {} (`__threadfence()` between it and \
-             the signal, or a release store/RMW as the signal)",
+            "writer side: a device-scope release after the {} at {} (`__threadfence()` \
+             between it and the signal, or a release store/RMW as the signal)",
             first.access,
             first.place()
         ));
