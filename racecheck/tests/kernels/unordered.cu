@@ -9,6 +9,7 @@
 // case: ua_volatile_same_value; expect: none; grid: 2; block: 64; args: v:u32[1]
 // case: ub_exch_volatile; expect: unordered:WAW; grid: 2; block: 32; args: w:u32[1], flag:u32[1]
 // case: ub_exch_volatile_fenced; expect: none; grid: 2; block: 32; args: w:u32[1], flag:u32[1]
+// case: ub_exch_block_volatile; expect: insufficient-scope; grid: 2; block: 32; args: w:u32[1], flag:u32[1]
 // case: uc_unlock_no_fence; expect: unordered:WAW; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
 // case: uc_unlock_fenced; expect: none; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
 // case: ud_lock_block_fence_across; expect: unordered:WAW; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
@@ -91,6 +92,20 @@ extern "C" __global__ void ub_exch_volatile_fenced(unsigned *w, unsigned *flag)
     } else {
         while (atomicAdd(flag, 0u) == 0u) { }
         __threadfence();
+        *(volatile unsigned *)w = 2;
+    }
+}
+
+/* A .cta-scoped exchange against a volatile store of another CTA is not morally strong:
+   it stays a data race, of class insufficient-scope. */
+extern "C" __global__ void ub_exch_block_volatile(unsigned *w, unsigned *flag)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        atomicExch_block(w, 1u);
+        atomicExch(flag, 1u);
+    } else {
+        while (atomicAdd(flag, 0u) == 0u) { }
         *(volatile unsigned *)w = 2;
     }
 }
