@@ -579,11 +579,20 @@ impl Report {
                     x.race.occurrences + e.race.occurrences,
                     x.race.executions + e.race.executions,
                 );
+                // Distinct addresses over all executions: the smallest ones when there are
+                // too many, so the result does not depend on the order of merging.
+                let mut addrs: std::collections::BTreeSet<u64> =
+                    x.race.addresses.iter().copied().collect();
+                addrs.extend(e.race.addresses.iter().copied());
                 if e.first_exec < x.first_exec {
                     *x = e;
                 }
                 x.race.occurrences = occ;
                 x.race.executions = execs;
+                x.race.addresses = addrs
+                    .into_iter()
+                    .take(fencehound_racecheck::report::MAX_ADDRESSES)
+                    .collect();
             }
             None => self.races.push(e),
         }
@@ -1161,7 +1170,7 @@ mod tests {
 
     fn exec(id: u64) -> (ExecRecord, u32, BufferStats) {
         let (v, p, run) = (id / 20, (id / 10) % 2, (id % 10) as u32);
-        let fail = id % 3 == 0;
+        let fail = id.is_multiple_of(3);
         let got = id % 4;
         let verdict = if fail {
             Verdict::WrongOutput {

@@ -32,15 +32,43 @@
 //!   CAS after which `__threadfence()` goes.
 //! * **`unordered`** ("unordered, stale read possible") — both accesses are strong
 //!   (`volatile` is `.relaxed.sys`) and morally strong, so PTX calls it no data race, yet
-//!   nothing orders them and neither is synchronization: the write is not part of a
-//!   release pattern (no release semantics, no release fence before it in its thread) and
-//!   the read is not part of an acquire pattern (no acquire semantics, no acquire fence
-//!   after it in its thread before the launch ends). That is the volatile warp-reduction
-//!   without `__syncwarp()` and the flag written and polled without any fence. A poll
-//!   whose thread fences afterwards, or a flag written after a fence, is synchronization
-//!   and is not reported (its data accesses are checked on their own). Write-write pairs
-//!   of strong stores and pairs involving atomics are not reported (coherence orders them;
-//!   atomics are made to race).
+//!   happens-before does not order them. Not every such pair is a bug: a flag's store and
+//!   the polls that wait for it are unordered by construction — the synchronization is
+//!   the poll *observing* the store (PTX's observation order), which orders what comes
+//!   before the release and after the acquire, never the flag accesses themselves. So
+//!   the class is decided by this rule (issue 23.3), for a morally strong pair that
+//!   happens-before does not order:
+//!
+//!   1. **Two RMWs**: never (they are atomic with respect to each other: two
+//!      `atomicAdd`s on a counter, a CAS spin against the `atomicExch` that unlocks).
+//!      An RMW that left the value as it was (a failed CAS, `atomicAdd(p, 0)`) wrote
+//!      nothing and counts as a read below.
+//!   2. **Write–write** (at most one an RMW): reported when the two wrote *different
+//!      values* and the second writer had not read the location since the first write
+//!      (a strong read of the first write's value by the same thread, or the RMW's own
+//!      read when the second write is an RMW). Then the final value depends on the
+//!      schedule. Writes of the same value ("done" flags) leave nothing to the schedule;
+//!      a consumer resetting a flag it saw is ordered after the set by coherence.
+//!   3. **Read–write** (RAW or WAR, at most one an RMW): reported when neither side is
+//!      synchronization — the write completes no release pattern (no release semantics,
+//!      no release fence before it in its thread) and the read starts no acquire pattern
+//!      (no acquire semantics, no acquire fence after it in its thread before the launch
+//!      ends): the volatile warp reduction without `__syncwarp()`, a flag set and polled
+//!      without fences. A read that observed a later write of the same writer with no
+//!      release fence between (failed message passing) is reported whatever follows it.
+//!      **Lock rule**: a pair where one access is inside a critical section of a lock
+//!      and the other is made by a thread that takes that same lock elsewhere but did
+//!      not hold it here (a store after the unlock, a read before the lock) is reported
+//!      even when its two sides look like a flag: that location is data the lock
+//!      protects, not a flag. (The lock word itself is exempt.) A flag that a lock
+//!      holder writes and a thread that never takes the lock polls stays a flag.
+//!
+//!   Why not "every unordered pair": the read-write pairs of every correct flag hand-off
+//!   (the polls that read the old value, the poll that reads the new one) are unordered
+//!   in every execution, so that rule would report all correct message passing. Rules 2
+//!   and 3 keep the pairs that no correct hand-off consists of: a blind overwrite with a
+//!   different value, a read/write pair where neither side fences, and protected data
+//!   accessed outside its lock.
 //!
 //! Each unordered pair is reported once (the key does not depend on which access came
 //! first). A weak load that races with atomics is held back and dropped if the same thread's
@@ -73,7 +101,11 @@
 //! * The lock heuristic knows locks only by their CAS/exchange and 0/non-0 values.
 //! * The `unordered` class is deliberately narrow (see above): an optimistic reader that
 //!   fences (a seqlock) is not reported even when a fence is missing elsewhere; the
-//!   `weak` memory model finds those by execution.
+//!   `weak` memory model finds those by execution. Write–write pairs are judged in the
+//!   order the execution made them: when the later write is an RMW, it read the earlier
+//!   one and the pair is not reported (another schedule may reverse them and report it).
+//!   Values are compared with the last few strong writes remembered per location; a
+//!   write no longer remembered is not reported.
 
 use crate::clock::Epoch;
 use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAccess, RawRace};
@@ -164,6 +196,10 @@ struct ThreadState {
     unsynced: Vec<(u64, u32, bool)>,
     /// The epoch of the thread's last acquire (fence or acquire operation); 0 = none.
     last_acquire: Epoch,
+    /// The thread's epoch at its latest device-scope release (fence or operation): its
+    /// accesses up to this epoch are published device-wide. 0 = none. (Kept past the
+    /// thread's exit, unlike the happens-before state.)
+    wide_release: Epoch,
     /// Strong writes (and RMWs) so far: their program-order number.
     writes: u32,
     /// The thread's recent strong writes: (location, site, epoch, number).
@@ -222,6 +258,8 @@ struct LockTable {
     /// Per lock: the CTA that took it with a `.cta`-scope RMW, and whether threads of
     /// more than one CTA did (then its RMWs exclude nothing across CTAs).
     cta_taken: HashMap<u64, (u32, bool)>,
+    /// (lock, thread): the thread took the lock at some point of the launch.
+    takers: std::collections::HashSet<(u64, u32)>,
 }
 
 impl Default for LockTable {
@@ -234,6 +272,7 @@ impl Default for LockTable {
             confirmed: Default::default(),
             good_release: Default::default(),
             cta_taken: HashMap::new(),
+            takers: Default::default(),
         }
     }
 }
@@ -323,6 +362,18 @@ fn region<'a>(
     }
 }
 
+/// Whether the reads `r` of a cell (one read or a read set) include a strong read by `g`.
+fn read_by(r: &Rec, read_sets: &ReadSets, g: u32) -> bool {
+    if r.kind() == meta::READ_SET {
+        read_sets
+            .get(r.epoch)
+            .iter()
+            .any(|x| x.g == g && x.strong())
+    } else {
+        !r.is_empty() && r.g == g && r.strong()
+    }
+}
+
 /// How a conflicting earlier access relates to the current one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Relation {
@@ -364,7 +415,15 @@ pub struct RaceCheck<H> {
     lock_table: LockTable,
     races: RaceSet,
     stats: ShadowStats,
+    /// The value the access being checked writes (stores and RMWs).
+    cur_value: u64,
+    /// Per CTA: its threads' latest device-scope relaxed RMWs with no acquire after them
+    /// yet, (thread, site, epoch), the last [`CTA_RMWS`] (for naming the reader side).
+    cta_rmws: Vec<SmallVec<[(u32, u32, Epoch); 2]>>,
 }
+
+/// Unacquired RMWs remembered per CTA.
+const CTA_RMWS: usize = 4;
 
 impl<H: Hooks> RaceCheck<H> {
     /// A checker without lock recognition.
@@ -388,6 +447,8 @@ impl<H: Hooks> RaceCheck<H> {
             lock_table: LockTable::default(),
             races: RaceSet::default(),
             stats: ShadowStats::default(),
+            cur_value: 0,
+            cta_rmws: Vec::new(),
         }
     }
 
@@ -472,6 +533,8 @@ impl<H: Hooks> RaceCheck<H> {
         self.lock_pending.clear();
         self.strong_pending.clear();
         self.lock_table = LockTable::default();
+        self.cta_rmws.clear();
+        self.cta_rmws.resize_with(info.ctas as usize, SmallVec::new);
         self.races.executions += 1;
         self.stats = ShadowStats::default();
     }
@@ -578,14 +641,14 @@ impl<H: Hooks> RaceCheck<H> {
                 || know.is_some_and(|k| hb.covers(k, p.g, p.epoch))
         };
         let cur_atomic = a.kind == AccessKind::Atomic;
-        let relation = |p: &Rec, c: Conflict| -> Relation {
+        let relation = |p: &Rec| -> Relation {
             let p_scope = if p.wide() { Scope::Gpu } else { Scope::Cta };
             let morally_strong =
                 p.strong() && strong && scopes_meet(p.g / tpb, p_scope, my_cta, my_scope);
-            // A morally strong pair of two writes, or with an RMW in it, is reported
-            // neither ordered nor unordered (see `strong_candidate`): no need to ask
-            // happens-before. (Every RMW on a counter conflicts with the previous one.)
-            if morally_strong && (c == Conflict::Waw || cur_atomic || p.kind() == meta::ATOMIC) {
+            // Two morally strong RMWs are atomic with respect to each other: never a race
+            // of any class, so no need to ask happens-before. (Every RMW on a shared
+            // counter conflicts with the previous one.)
+            if morally_strong && cur_atomic && p.kind() == meta::ATOMIC {
                 return Relation::Ordered;
             }
             if ordered(p) {
@@ -608,8 +671,13 @@ impl<H: Hooks> RaceCheck<H> {
             // Against the last write.
             if !cell.w.is_empty() {
                 let c = if writes { Conflict::Waw } else { Conflict::Raw };
-                let r = relation(&cell.w, c);
-                if r != Relation::Ordered {
+                let r = relation(&cell.w);
+                // A strong write that overwrites a value its thread has read (a strong
+                // read since that write) is ordered after it by coherence: it saw it.
+                let overwrites_seen = c == Conflict::Waw
+                    && r == Relation::StrongUnordered
+                    && read_by(&cell.r, read_sets, me);
+                if r != Relation::Ordered && !overwrites_seen {
                     seen(&cell.w, c, r, &mut races);
                 }
             }
@@ -617,14 +685,14 @@ impl<H: Hooks> RaceCheck<H> {
                 // Against the reads since.
                 if cell.r.kind() == meta::READ_SET {
                     for rd in read_sets.get(cell.r.epoch) {
-                        let r = relation(rd, Conflict::War);
+                        let r = relation(rd);
                         if r != Relation::Ordered {
                             seen(rd, Conflict::War, r, &mut races);
                         }
                     }
                     read_sets.release(cell.r.epoch);
                 } else if !cell.r.is_empty() {
-                    let r = relation(&cell.r, Conflict::War);
+                    let r = relation(&cell.r);
                     if r != Relation::Ordered {
                         seen(&cell.r, Conflict::War, r, &mut races);
                     }
@@ -693,12 +761,29 @@ impl<H: Hooks> RaceCheck<H> {
     /// synchronization (see the module docs). The read side's "followed by an acquire" is
     /// decided at the end of the launch.
     fn strong_candidate(&mut self, mem: &Memory, a: &Access, p: &Rec, cur: &Rec, c: Conflict) {
+        // An RMW that left the value as it was wrote nothing: it is a read here.
+        let nowrite = |x: &Rec| x.kind() == meta::ATOMIC && x.flags & flags::NOWRITE != 0;
+        let c = match c {
+            Conflict::Waw if nowrite(p) && nowrite(cur) => return,
+            Conflict::Waw if nowrite(p) => Conflict::War,
+            Conflict::Waw if nowrite(cur) => Conflict::Raw,
+            Conflict::Raw if nowrite(p) => return,
+            Conflict::War if nowrite(cur) => return,
+            c => c,
+        };
+        if c == Conflict::Waw {
+            self.strong_waw(mem, a, p, cur);
+            return;
+        }
         let (w, r) = match c {
             Conflict::Raw => (p, cur),
-            Conflict::War => (cur, p),
-            Conflict::Waw => return,
+            _ => (cur, p),
         };
-        if w.kind() == meta::ATOMIC || r.kind() == meta::ATOMIC || r.flags & flags::ACQUIRE != 0 {
+        if w.kind() == meta::ATOMIC && r.kind() == meta::ATOMIC {
+            return;
+        }
+        let locked = p.locks != 0 || cur.locks != 0;
+        if r.flags & flags::ACQUIRE != 0 && !locked {
             return;
         }
         let (mut key, mut raw) = self.race(mem, a, p, cur, c);
@@ -706,7 +791,9 @@ impl<H: Hooks> RaceCheck<H> {
         raw.class = RaceClass::Unordered;
         // Message passing that failed: before this read, its thread read a later strong
         // write of the writer (the signal), yet this read is not ordered after the write.
-        if c == Conflict::Raw {
+        // (Plain accesses only: a control word changed by RMWs is not data handed over.)
+        let plain = w.kind() != meta::ATOMIC && r.kind() != meta::ATOMIC;
+        if c == Conflict::Raw && plain && r.flags & flags::ACQUIRE == 0 {
             let number = self.threads.get(w.g as usize).and_then(|t| {
                 t.recent
                     .newest_first()
@@ -730,6 +817,13 @@ impl<H: Hooks> RaceCheck<H> {
                 return;
             }
         }
+        // A write that completes a release pattern, or a read that is an acquire, is
+        // synchronization (a flag): decided now unless a lock is involved (the lock rule
+        // below needs the end of the launch).
+        let write_release = w.flags & flags::RELEASE != 0 || r.flags & flags::ACQUIRE != 0;
+        if write_release && !locked {
+            return;
+        }
         let write = (w.g, w.site, w.epoch);
         let read = (r.g, r.epoch);
         if let Some(x) = self
@@ -746,9 +840,35 @@ impl<H: Hooks> RaceCheck<H> {
             key,
             raw,
             write,
-            write_release: w.flags & flags::RELEASE != 0,
+            write_release,
             read,
         });
+    }
+
+    /// Two morally strong writes that happens-before does not order (at most one an RMW,
+    /// which then came first: an RMW that comes second read the first write). Reported
+    /// when they wrote different values — the final value depends on the schedule — and
+    /// the second writer had not read the first write (checked by the caller).
+    fn strong_waw(&mut self, mem: &Memory, a: &Access, p: &Rec, cur: &Rec) {
+        if cur.kind() == meta::ATOMIC {
+            return;
+        }
+        let (g, site, epoch) = (p.g, p.site, p.epoch);
+        let Some(before) = self.sync.get(&loc_key(a.loc)).and_then(|q| {
+            q.iter()
+                .rev()
+                .find(|w| w.writer == g && w.site == site && w.epoch == epoch && w.strong)
+        }) else {
+            // Not remembered (evicted): no value to compare, no report.
+            return;
+        };
+        if before.size != a.size || before.value == self.cur_value {
+            return;
+        }
+        let (mut key, mut raw) = self.race(mem, a, p, cur, Conflict::Waw);
+        key.class = RaceClass::Unordered;
+        raw.class = RaceClass::Unordered;
+        self.commit(key, raw);
     }
 
     /// A strong write (or RMW) of thread `g`: its program-order number, remembered.
@@ -812,10 +932,41 @@ impl<H: Hooks> RaceCheck<H> {
         (key, raw)
     }
 
-    fn commit(&mut self, key: RaceKey, raw: RawRace) {
+    /// The lock rule of the `unordered` class: one access was made inside a critical
+    /// section of a (confirmed) lock, the other by a thread that takes that same lock
+    /// elsewhere but did not hold it at this access — data the lock protects, touched
+    /// outside the critical section (a store after the unlock, a read before the lock).
+    /// A flag that a lock holder writes and a thread that never takes the lock polls is
+    /// not this.
+    fn outside_critical_section(&self, raw: &RawRace) -> bool {
+        let t = &self.lock_table;
+        // The lock word itself: its CASes and its release are the lock, not data.
+        let word = match raw.shared_cta {
+            Some(cta) => (1 << 63) | (cta as u64) << 32 | raw.addr,
+            None => raw.addr,
+        };
+        if t.takers.iter().any(|(l, _)| *l == word) {
+            return false;
+        }
+        let (a, b) = (t.get(raw.lock_ids.0), t.get(raw.lock_ids.1));
+        let one_way = |held: &[u64], other: &[u64], other_thread: u32| {
+            held.iter().any(|l| {
+                t.confirmed.contains(l)
+                    && !other.contains(l)
+                    && t.takers.contains(&(*l, other_thread))
+            })
+        };
+        one_way(a, b, raw.second.global) || one_way(b, a, raw.first.global)
+    }
+
+    fn commit(&mut self, key: RaceKey, mut raw: RawRace) {
         let execution = self.races.executions;
         match self.races.races.get_mut(&key) {
             Some(r) => {
+                if r.addresses.len() < crate::report::MAX_ADDRESSES {
+                    r.addresses.insert(raw.addr);
+                }
+                crate::report::add_addresses(&mut r.addresses, &raw.addresses);
                 r.occurrences += raw.occurrences.max(1);
                 if r.last_execution != execution {
                     r.last_execution = execution;
@@ -823,6 +974,7 @@ impl<H: Hooks> RaceCheck<H> {
                 }
             }
             None => {
+                raw.addresses.insert(raw.addr);
                 self.races.races.insert(key, raw);
             }
         }
@@ -866,6 +1018,27 @@ impl<H: Hooks> RaceCheck<H> {
                 .find(|(l, _, cta_ok)| held.contains(l) && !(*cta_ok && pc == cc))
                 .map(|(l, site, _)| (*site, *l))
         });
+        // Which side of a cross-CTA read after write lacks its half of release/acquire:
+        // the writer, if no device-scope release fence followed its write; else the
+        // reader, if it comes after a relaxed RMW (a ticket) of its CTA with no acquire
+        // after it.
+        let (mut reader_rmw, mut writer_unreleased) = (None, false);
+        if conflict == Conflict::Raw && pc != cc && p.kind() != meta::ATOMIC {
+            let released = self
+                .threads
+                .get(p.g as usize)
+                .is_some_and(|t| t.wide_release >= p.epoch);
+            if !released {
+                writer_unreleased = true;
+            } else {
+                reader_rmw = self.cta_rmws.get(cc as usize).and_then(|l| {
+                    l.iter()
+                        .rev()
+                        .find(|(t, _, e)| self.hb.knows(cur.g, *t, *e))
+                        .map(|x| x.1)
+                });
+            }
+        }
         let key = RaceKey::new(&self.launch.kernel, p.site, cur.site, class);
         let execution = self.races.executions;
         let raw = |r: &Rec| RawAccess {
@@ -922,6 +1095,9 @@ impl<H: Hooks> RaceCheck<H> {
                 signal: None,
                 acquire_lock: acquire.map_or(0, |a| a.1),
                 lock_ids: (p.locks, cur.locks),
+                addresses: Default::default(),
+                reader_rmw,
+                writer_unreleased,
                 occurrences: 1,
                 executions: 1,
                 last_execution: execution,
@@ -985,6 +1161,11 @@ impl<H: Hooks> RaceCheck<H> {
 
     /// The thread executed an acquire (fence or operation) of `scope`.
     fn note_acquire(&mut self, t: ThreadRef, scope: Scope) {
+        if fencehound_hb::wide(scope) {
+            if let Some(l) = self.cta_rmws.get_mut(t.cta as usize) {
+                l.retain(|x| x.0 != t.global);
+            }
+        }
         let e = self.hb.epoch(t.global);
         if let Some(ts) = self.threads.get_mut(t.global as usize) {
             ts.last_acquire = e;
@@ -1099,6 +1280,9 @@ impl<H: Hooks> RaceCheck<H> {
         } else {
             0
         };
+        if strong && releases(a.sem) && fencehound_hb::wide(a.scope) {
+            self.note_wide_release(g);
+        }
         // The message first: a release raises the epoch, and the store is after it.
         let (msg, bmsg) = if strong {
             self.messages(a)
@@ -1106,16 +1290,17 @@ impl<H: Hooks> RaceCheck<H> {
             (None, None)
         };
         let epoch = self.hb.epoch(g);
+        let mut b = [0u8; 8];
+        let n = data.len().min(8);
+        b[..n].copy_from_slice(&data[..n]);
+        let value = u64::from_le_bytes(b);
+        self.cur_value = value;
         self.check(mem, a, strong, fl);
         let number = if strong {
             self.note_strong_write(g, loc_key(a.loc), a.site, epoch)
         } else {
             0
         };
-        let mut b = [0u8; 8];
-        let n = data.len().min(8);
-        b[..n].copy_from_slice(&data[..n]);
-        let value = u64::from_le_bytes(b);
         self.remember(a, value, strong, msg, bmsg, number, epoch);
         if value == 0 {
             self.unlock(a);
@@ -1128,7 +1313,12 @@ impl<H: Hooks> RaceCheck<H> {
             flags::RELEASE
         } else {
             0
-        } | if acquires(a.sem) { flags::ACQUIRE } else { 0 };
+        } | if acquires(a.sem) { flags::ACQUIRE } else { 0 }
+            | if old == new { flags::NOWRITE } else { 0 };
+        self.cur_value = new;
+        if releases(a.sem) && fencehound_hb::wide(a.scope) {
+            self.note_wide_release(a.thread.global);
+        }
         // Release part (publishes what precedes the RMW), then the access, then the read
         // part (observes `old`), and the write continues the release sequence it read.
         let (mut msg, mut bmsg) = self.messages(a);
@@ -1150,6 +1340,15 @@ impl<H: Hooks> RaceCheck<H> {
             }
         }
         self.observe_found(a, src);
+        if !acquires(a.sem) && fencehound_hb::wide(a.scope) {
+            if let Some(l) = self.cta_rmws.get_mut(t.cta as usize) {
+                l.retain(|x| x.0 != t.global);
+                if l.len() >= CTA_RMWS {
+                    l.remove(0);
+                }
+                l.push((t.global, a.site, self.hb.epoch(t.global)));
+            }
+        }
         self.remember(a, new, true, msg, bmsg, number, epoch);
         let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
         if flags & SITE_CAS != 0 {
@@ -1176,6 +1375,7 @@ impl<H: Hooks> RaceCheck<H> {
         }
         set.push(k);
         set.sort_unstable();
+        self.lock_table.takers.insert((k, a.thread.global));
         let id = self.lock_table.intern(set);
         if !fencehound_hb::wide(a.scope) {
             let e = self
@@ -1228,8 +1428,19 @@ impl<H: Hooks> RaceCheck<H> {
         }
     }
 
+    /// Thread `g` makes a device-scope release now (before its epoch is raised).
+    fn note_wide_release(&mut self, g: u32) {
+        let e = self.hb.epoch(g);
+        if let Some(ts) = self.threads.get_mut(g as usize) {
+            ts.wide_release = e;
+        }
+    }
+
     fn on_fence(&mut self, f: &Fence) {
         self.scoped_event(f.scope);
+        if f.kind != FenceKind::Acquire && fencehound_hb::wide(f.scope) {
+            self.note_wide_release(f.thread.global);
+        }
         let acquire = matches!(
             f.kind,
             FenceKind::Sc | FenceKind::AcqRel | FenceKind::Acquire
@@ -1267,12 +1478,16 @@ impl<H: Hooks> RaceCheck<H> {
         // Otherwise an `unordered` pair is reported only when neither side is
         // synchronization at all (no release fence before the write, no acquire after the
         // read: the volatile warp reduction, the flag written and polled without fences).
-        for c in std::mem::take(&mut self.strong_pending) {
+        for mut c in std::mem::take(&mut self.strong_pending) {
             let followed = self
                 .threads
                 .get(c.read.0 as usize)
                 .is_some_and(|t| t.last_acquire >= c.read.1);
-            if !c.write_release && !followed {
+            let outside = self.outside_critical_section(&c.raw);
+            if outside {
+                c.raw.lock = Some(LockProblem::Unprotected);
+            }
+            if (!c.write_release && !followed) || outside {
                 self.commit(c.key, c.raw);
             }
         }

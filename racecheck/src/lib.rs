@@ -17,6 +17,6 @@ pub mod shadow;
 
 pub use check::{RaceCheck, ShadowStats};
 pub use report::{
-    AccessReport, Conflict, LockProblem, RaceClass, RaceKey, RaceReport, RaceSet, RawAccess,
-    RawRace, SourceLine,
+    AccessReport, Conflict, LockProblem, RaceClass, RaceKey, RaceReport, RaceSet, RaceSummary,
+    RawAccess, RawRace, SourceLine,
 };

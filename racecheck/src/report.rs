@@ -8,7 +8,20 @@
 
 use fencehound_vgpu::{AccessKind, Device, ModuleId, Scope, Sem, SiteId};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Distinct addresses remembered per race.
+pub const MAX_ADDRESSES: usize = 1024;
+
+/// Adds `from` to `into`, up to [`MAX_ADDRESSES`].
+pub(crate) fn add_addresses(into: &mut BTreeSet<u64>, from: &BTreeSet<u64>) {
+    for a in from {
+        if into.len() >= MAX_ADDRESSES {
+            break;
+        }
+        into.insert(*a);
+    }
+}
 use std::fmt;
 
 /// Which synchronization is missing, from the relation of the two threads.
@@ -32,9 +45,12 @@ pub enum RaceClass {
     /// earlier one held with a relaxed RMW (`atomicCAS`) and no acquire fence (of enough
     /// scope) after it, so its critical section may read the previous holder's data stale.
     LockAcquire,
-    /// Unordered, stale read possible: two strong (e.g. `volatile`) accesses that PTX does
-    /// not call a data race, that nothing orders, and that are not synchronization (the
-    /// write completes no release pattern, the read starts no acquire pattern).
+    /// Unordered: two strong (e.g. `volatile`) accesses that PTX does not call a data
+    /// race and that nothing orders: two writes of different values (the final value
+    /// depends on the schedule), or a write and a read of which neither is
+    /// synchronization (the write completes no release pattern, the read starts no
+    /// acquire pattern), or lock-protected data accessed outside the critical section.
+    /// (`check.rs` has the exact rule.)
     Unordered,
 }
 
@@ -148,6 +164,16 @@ pub struct RawRace {
     pub signal: Option<(SiteId, bool)>,
     /// Interned lock sets of the two accesses (checker-internal).
     pub(crate) lock_ids: (u16, u16),
+    /// Distinct addresses (global) or shared offsets the race was seen at, at most
+    /// [`MAX_ADDRESSES`].
+    pub addresses: BTreeSet<u64>,
+    /// Cross-CTA read after write whose writer published the write with a device-scope
+    /// release: the relaxed RMW (a ticket, a counter) on the reader's side after which no
+    /// acquire came — the missing piece is on the reader side, right after it.
+    pub reader_rmw: Option<SiteId>,
+    /// Cross-CTA read after write whose write no device-scope release followed: the
+    /// missing piece is on the writer side.
+    pub writer_unreleased: bool,
     pub occurrences: u64,
     pub executions: u64,
     /// The execution (checker launch counter) that last counted this race.
@@ -208,6 +234,7 @@ impl RaceSet {
                 Some(mine) => {
                     mine.occurrences += r.occurrences;
                     mine.executions += r.executions;
+                    add_addresses(&mut mine.addresses, &r.addresses);
                 }
                 None => {
                     self.races.insert(k.clone(), r.clone());
@@ -231,6 +258,9 @@ impl RaceSet {
                     x.occurrences += rep.occurrences;
                     x.executions = x.executions.max(rep.executions);
                     x.sites += 1;
+                    let mut all: BTreeSet<u64> = x.addresses.iter().copied().collect();
+                    add_addresses(&mut all, &rep.addresses.iter().copied().collect());
+                    x.addresses = all.into_iter().collect();
                 }
                 None => out.push(rep),
             }
@@ -294,6 +324,13 @@ pub struct RaceReport {
     /// PTX site pairs this report stands for (same class and source lines).
     #[serde(default = "one")]
     pub sites: u32,
+    /// Distinct addresses (global) or shared-memory offsets it was seen at, sorted (at
+    /// most [`MAX_ADDRESSES`]).
+    #[serde(default)]
+    pub addresses: Vec<u64>,
+    /// The RMW after which the reader side lacks an acquire (see [`RawRace::reader_rmw`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acquire_after: Option<AccessReport>,
 }
 
 fn one() -> u32 {
@@ -380,7 +417,34 @@ impl RaceReport {
                 module,
             )
         });
-        let missing = missing_text(r, fence_after.as_ref(), signal.as_ref());
+        let acquire_after = r.reader_rmw.map(|site| {
+            let mut rmw = AccessReport::resolve(
+                &RawAccess {
+                    site,
+                    kind: AccessKind::Atomic,
+                    ..r.second
+                },
+                dev,
+                module,
+            );
+            // `atomicInc` is inlined from CUDA's headers: name the line that calls it.
+            let call = dev
+                .site(module, site)
+                .and_then(|s| s.cuda.as_ref())
+                .filter(|c| second.cuda.as_ref().is_some_and(|x| x.file != c.file))
+                .and_then(|c| c.inlined_at.as_ref());
+            if let Some((file, line, _)) = call {
+                rmw.cuda = Some(SourceLine {
+                    file: file.clone(),
+                    line: *line,
+                });
+            }
+            rmw
+        });
+        let mut missing = missing_text(r, fence_after.as_ref(), signal.as_ref());
+        if let Some(side) = side_text(r, acquire_after.as_ref(), &first) {
+            missing = format!("{side}; {missing}");
+        }
         RaceReport {
             kernel: r.kernel.clone(),
             class: r.class,
@@ -403,6 +467,12 @@ impl RaceReport {
             occurrences: r.occurrences,
             executions: r.executions,
             sites: 1,
+            addresses: if r.addresses.is_empty() {
+                vec![r.addr]
+            } else {
+                r.addresses.iter().copied().collect()
+            },
+            acquire_after,
         }
     }
 
@@ -444,6 +514,58 @@ impl RaceReport {
             self.second.cuda.as_ref().map(|c| c.line),
         )
     }
+}
+
+/// The CUDA call and the `cuda::atomic_ref` member an RMW's PTX instruction comes from.
+fn rmw_names(instruction: &str) -> (&'static str, &'static str) {
+    let op = instruction
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .find_map(|m| match m {
+            "inc" => Some(("atomicInc", "fetch_add")),
+            "dec" => Some(("atomicDec", "fetch_sub")),
+            "add" => Some(("atomicAdd", "fetch_add")),
+            "min" => Some(("atomicMin", "fetch_min")),
+            "max" => Some(("atomicMax", "fetch_max")),
+            "and" => Some(("atomicAnd", "fetch_and")),
+            "or" => Some(("atomicOr", "fetch_or")),
+            "xor" => Some(("atomicXor", "fetch_xor")),
+            "cas" => Some(("atomicCAS", "compare_exchange_strong")),
+            "exch" => Some(("atomicExch", "exchange")),
+            _ => None,
+        });
+    op.unwrap_or(("atomic", "fetch_add"))
+}
+
+/// Which side of a cross-CTA read-after-write misses its half of the release/acquire
+/// pair, when the checker could tell.
+fn side_text(
+    r: &RawRace,
+    acquire_after: Option<&AccessReport>,
+    first: &AccessReport,
+) -> Option<String> {
+    if let Some(rmw) = acquire_after {
+        let (call, member) = rmw_names(&rmw.instruction);
+        let line = match &rmw.cuda {
+            Some(c) => format!("line {}", c.line),
+            None => format!("PTX line {}", rmw.ptx_line),
+        };
+        return Some(format!(
+            "reader side: an acquire after the `{call}` at {line} (`__threadfence()` after \
+             it, or `cuda::atomic_ref::{member}(…, memory_order_acq_rel)`)"
+        ));
+    }
+    if r.writer_unreleased {
+        return Some(format!(
+            "writer side: a device-scope release after the {} at {} (`__threadfence()` \
+             between it and the signal, or a release store/RMW as the signal)",
+            first.access,
+            first.place()
+        ));
+    }
+    None
 }
 
 fn missing_text(
@@ -496,6 +618,30 @@ fn missing_text(
                 "device-scope (the lock is shared across CTAs) "
             } else {
                 ""
+            }
+        ),
+        RaceClass::Unordered if r.lock.is_some() => format!(
+            "unordered: the location is data of a lock (accessed inside its critical \
+             sections), but thread {} (CTA {}) and thread {} (CTA {}) take that lock and \
+             one of them made this access outside its critical section (after the unlock \
+             or before the lock): move the access inside it",
+            a.tid, a.cta, b.tid, b.cta
+        ),
+        RaceClass::Unordered if r.conflict == Conflict::Waw => format!(
+            "unordered writes: thread {} (CTA {}) and thread {} (CTA {}) store different \
+             values and nothing orders the two stores, so the final value depends on the \
+             schedule: {}",
+            a.tid,
+            a.cta,
+            b.tid,
+            b.cta,
+            if a.cta == b.cta && a.tid / 32 == b.tid / 32 {
+                "__syncwarp() between them"
+            } else if a.cta == b.cta {
+                "__syncthreads() between them, or a release/acquire hand-off"
+            } else {
+                "a device-scope release/acquire between them (__threadfence() before the \
+                 first thread's signal or unlock, and after the second's wait or lock)"
             }
         ),
         RaceClass::Unordered if r.signal.is_some() => {
@@ -568,14 +714,83 @@ impl fmt::Display for RaceReport {
         writeln!(f, "  missing: {}", self.missing)?;
         write!(
             f,
-            "  seen {} times in {} execution(s){}",
+            "  seen {} times at {} address(es) in {} execution(s){}",
             self.occurrences,
+            self.addresses.len().max(1),
             self.executions,
             if self.sites > 1 {
                 format!(
                     " at {} PTX site pairs (unrolled or inlined code)",
                     self.sites
                 )
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// One race over the launches of a program: every report of the same race — same kernel,
+/// class and pair of source statements ([`RaceReport::same_race`]) — folded into one,
+/// whatever the address and the launch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceSummary {
+    /// The first report, with the kernel named as given, occurrences summed, addresses
+    /// united and executions the largest count of any launch's report.
+    pub report: RaceReport,
+    /// Launches it was seen in.
+    pub launches: u64,
+}
+
+impl RaceSummary {
+    /// Folds `(kernel name, report)` pairs — e.g. each launch's reports under the
+    /// launch's demangled kernel name — into one summary per race, in first-seen order.
+    pub fn fold<'a>(
+        races: impl IntoIterator<Item = (&'a str, &'a RaceReport)>,
+    ) -> Vec<RaceSummary> {
+        let mut out: Vec<RaceSummary> = Vec::new();
+        for (kernel, r) in races {
+            let mut rep = r.clone();
+            rep.kernel = kernel.to_string();
+            match out.iter_mut().find(|s| s.report.same_race(&rep)) {
+                Some(s) => {
+                    let x = &mut s.report;
+                    x.occurrences += rep.occurrences;
+                    x.executions = x.executions.max(rep.executions);
+                    x.sites = x.sites.max(rep.sites);
+                    let mut all: BTreeSet<u64> = x.addresses.iter().copied().collect();
+                    add_addresses(&mut all, &rep.addresses.iter().copied().collect());
+                    x.addresses = all.into_iter().collect();
+                    s.launches += 1;
+                }
+                None => out.push(RaceSummary {
+                    report: rep,
+                    launches: 1,
+                }),
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for RaceSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.report.to_string();
+        // Everything but the report's own "seen" line, which is per launch.
+        let body = text.rsplit_once('\n').map_or(text.as_str(), |(b, _)| b);
+        writeln!(f, "{body}")?;
+        let r = &self.report;
+        let n = r.addresses.len().max(1);
+        write!(
+            f,
+            "  seen {} times at {}{} address(es) in {} launch(es) of {} execution(s){}",
+            r.occurrences,
+            if n >= MAX_ADDRESSES { "≥ " } else { "" },
+            n,
+            self.launches,
+            r.executions,
+            if r.sites > 1 {
+                format!(" at {} PTX site pairs (unrolled or inlined code)", r.sites)
             } else {
                 String::new()
             }

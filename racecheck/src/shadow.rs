@@ -49,6 +49,9 @@ pub mod flags {
     pub const RELEASE: u8 = 1;
     /// An acquire read (`ld.acquire`, `atom.acquire`).
     pub const ACQUIRE: u8 = 2;
+    /// An RMW that left the value as it was (a failed CAS, `atomicAdd(p, 0)`): for the
+    /// `unordered` class it is a read, not a write.
+    pub const NOWRITE: u8 = 4;
 }
 
 impl Rec {

@@ -78,3 +78,8 @@ fn at_least_thirty_labelled_kernels() {
     assert!(n >= 30, "{n} cases");
     assert!(racy >= 10 && n - racy >= 10, "{racy} racy of {n}");
 }
+
+#[test]
+fn unordered() {
+    check_file("unordered.cu");
+}

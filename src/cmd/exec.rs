@@ -61,8 +61,9 @@ pub fn find_runtime() -> Result<PathBuf> {
     Ok(program::find_runtime()?)
 }
 
-/// 0: the program exited 0 and no launch failed; 1: a launch faulted, trapped or hung,
-/// or the program failed (non-zero status, signal); 2: the program could not be run.
+/// 0: the program exited 0, no launch failed and (with `--race`) no race was found; 1: a
+/// launch faulted, trapped or hung, the program failed (non-zero status, signal), or the
+/// race check reported a race; 2: the program could not be run.
 pub fn run(a: Args) -> Result<u8> {
     if !(0.0..=1.0).contains(&a.p) {
         bail!("--p {}: must be in [0, 1]", a.p);
@@ -155,8 +156,22 @@ fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
                 eprintln!("        {t}");
             }
         }
-        for r in &l.races {
-            eprintln!("        race: {r}");
+    }
+    // One report per (kernel, pair of source lines, class), over every address and launch,
+    // under the kernel's name as the launch lines give it.
+    let races = fencehound_racecheck::RaceSummary::fold(
+        sc.launches
+            .iter()
+            .flat_map(|l| l.races.iter().map(move |r| (l.name.as_str(), r))),
+    );
+    if a.race {
+        if races.is_empty() {
+            eprintln!("race check: no races");
+        } else {
+            eprintln!("race check: {} race(s)", races.len());
+            for r in &races {
+                eprintln!("race: {r}");
+            }
         }
     }
     for name in &sc.unimplemented {
@@ -180,6 +195,11 @@ fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
         format!("the program was killed by signal {sig}")
     } else if out.killed_after_timeout {
         "the program was killed after --timeout".to_string()
+    } else if !races.is_empty() && out.status == Some(0) {
+        format!(
+            "race(s) found: {} (the program exited with status 0)",
+            races.len()
+        )
     } else {
         match out.status {
             Some(0) => "pass (exit status 0)".to_string(),
@@ -196,6 +216,7 @@ fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
     }
     eprintln!("verdict: {verdict}");
     let failed = failed_launch.is_some()
+        || !races.is_empty()
         || out.signal.is_some()
         || out.killed_after_timeout
         || out.status != Some(0);

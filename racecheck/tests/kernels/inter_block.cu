@@ -1,7 +1,7 @@
 // Inter-block races: device-scope synchronization between CTAs is missing.
 // case: xb_flag_no_fence; expect: inter-block unordered; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
 // case: xb_flag_fence; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
-// case: xb_grid_barrier_no_fence; expect: inter-block; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
+// case: xb_grid_barrier_no_fence; expect: inter-block unordered; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_grid_barrier_arrive_fence_only; expect: inter-block; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_grid_barrier_leader_fences; expect: none; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_last_block_no_fence; expect: inter-block; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]

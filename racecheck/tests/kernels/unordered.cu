@@ -1,0 +1,263 @@
+// Issue 23.3: unordered strong accesses. Every pair here is morally strong (volatile is
+// .relaxed.sys, atomics are .relaxed.gpu), so PTX calls none of them a data race; the
+// racy kernels leave a conflicting pair unordered by happens-before, their twins order it
+// and must stay silent.
+// case: ua_volatile_waw_cta; expect: unordered:WAW; grid: 1; block: 64; args: v:u32[1]
+// case: ua_volatile_waw_cta_barrier; expect: none; grid: 1; block: 64; args: v:u32[1]
+// case: ua_volatile_waw_across; expect: unordered:WAW; grid: 2; block: 32; args: v:u32[1]
+// case: ua_volatile_waw_across_fenced; expect: none; grid: 2; block: 32; args: v:u32[1], flag:u32[1]
+// case: ua_volatile_same_value; expect: none; grid: 2; block: 64; args: v:u32[1]
+// case: ub_exch_volatile; expect: unordered:WAW; grid: 2; block: 32; args: w:u32[1], flag:u32[1]
+// case: ub_exch_volatile_fenced; expect: none; grid: 2; block: 32; args: w:u32[1], flag:u32[1]
+// case: ub_exch_block_volatile; expect: insufficient-scope; grid: 2; block: 32; args: w:u32[1], flag:u32[1]
+// case: uc_unlock_no_fence; expect: unordered:WAW; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
+// case: uc_unlock_fenced; expect: none; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
+// case: ud_lock_block_fence_across; expect: unordered:WAW; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
+// case: ud_lock_block_fence_one_cta; expect: none; grid: 1; block: 128; args: lock:u32[1], data:u32[1]
+// case: ud_lock_fence_across; expect: none; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
+// case: ue_store_after_unlock; expect: unordered; grid: 4; block: 32; args: lock:u32[1], data:u32[1], out:u32[4]
+// case: ue_store_before_unlock; expect: none; grid: 4; block: 32; args: lock:u32[1], data:u32[1], out:u32[4]
+// case: uf_flag_spin; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: uf_flag_spin_reset; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: uf_flag_spin_atomic_poll; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: ug_counter_atomics; expect: none; grid: 4; block: 32; args: c:u32[1], out:u32[128]
+// case: ug_volatile_unlock; expect: none; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
+// case: ug_volatile_unlock_no_fence; expect: unordered:WAW; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
+
+/* (a) Two threads write different values to one volatile word, no synchronization:
+   in one CTA (two warps) and across CTAs. */
+extern "C" __global__ void ua_volatile_waw_cta(unsigned *v)
+{
+    if (threadIdx.x % 32 != 0) return;
+    *(volatile unsigned *)v = threadIdx.x + 1;
+}
+
+extern "C" __global__ void ua_volatile_waw_cta_barrier(unsigned *v)
+{
+    if (threadIdx.x == 0) *(volatile unsigned *)v = 1;
+    __syncthreads();
+    if (threadIdx.x == 32) *(volatile unsigned *)v = 2;
+}
+
+extern "C" __global__ void ua_volatile_waw_across(unsigned *v)
+{
+    if (threadIdx.x != 0) return;
+    *(volatile unsigned *)v = blockIdx.x + 1;
+}
+
+/* Twin: CTA 1 overwrites only after a release/acquire hand-off (fence + relaxed flag). */
+extern "C" __global__ void ua_volatile_waw_across_fenced(unsigned *v, unsigned *flag)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        *(volatile unsigned *)v = 1;
+        __threadfence();
+        atomicExch(flag, 1u);
+    } else {
+        while (atomicAdd(flag, 0u) == 0u) { }
+        __threadfence();
+        *(volatile unsigned *)v = 2;
+    }
+}
+
+/* Many threads writing the same value (a "done" flag) leave nothing to the schedule. */
+extern "C" __global__ void ua_volatile_same_value(unsigned *v)
+{
+    if (threadIdx.x % 32 != 0) return;
+    *(volatile unsigned *)v = 1;
+}
+
+/* (b) atomicExch and a volatile store to one word. CTA 1 waits for CTA 0's flag, but no
+   fence on either side makes that synchronization: the store is not ordered after the
+   exchange (and the wait makes the store the later write in every schedule). */
+extern "C" __global__ void ub_exch_volatile(unsigned *w, unsigned *flag)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        atomicExch(w, 1u);
+        atomicExch(flag, 1u);
+    } else {
+        while (atomicAdd(flag, 0u) == 0u) { }
+        *(volatile unsigned *)w = 2;
+    }
+}
+
+extern "C" __global__ void ub_exch_volatile_fenced(unsigned *w, unsigned *flag)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        atomicExch(w, 1u);
+        __threadfence();
+        atomicExch(flag, 1u);
+    } else {
+        while (atomicAdd(flag, 0u) == 0u) { }
+        __threadfence();
+        *(volatile unsigned *)w = 2;
+    }
+}
+
+/* A .cta-scoped exchange against a volatile store of another CTA is not morally strong:
+   it stays a data race, of class insufficient-scope. */
+extern "C" __global__ void ub_exch_block_volatile(unsigned *w, unsigned *flag)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        atomicExch_block(w, 1u);
+        atomicExch(flag, 1u);
+    } else {
+        while (atomicAdd(flag, 0u) == 0u) { }
+        *(volatile unsigned *)w = 2;
+    }
+}
+
+__device__ void u_lock(unsigned *l)
+{
+    while (atomicCAS(l, 0u, 1u) != 0u) { }
+    __threadfence();
+}
+
+/* (c) A lock released by atomicExch with no fence before it: the next holder's write to
+   the same (volatile) word is not ordered after the previous holder's. */
+extern "C" __global__ void uc_unlock_no_fence(unsigned *lock, unsigned *data)
+{
+    if (threadIdx.x != 0) return;
+    u_lock(lock);
+    *(volatile unsigned *)data = blockIdx.x + 1;
+    atomicExch(lock, 0u);
+}
+
+extern "C" __global__ void uc_unlock_fenced(unsigned *lock, unsigned *data)
+{
+    if (threadIdx.x != 0) return;
+    u_lock(lock);
+    *(volatile unsigned *)data = blockIdx.x + 1;
+    __threadfence();
+    atomicExch(lock, 0u);
+}
+
+/* (d) A lock taken with only __threadfence_block() by threads of different CTAs. */
+extern "C" __global__ void ud_lock_block_fence_across(unsigned *lock, unsigned *data)
+{
+    if (threadIdx.x != 0) return;
+    while (atomicCAS(lock, 0u, 1u) != 0u) { }
+    __threadfence_block();
+    *(volatile unsigned *)data = blockIdx.x + 1;
+    __threadfence();
+    atomicExch(lock, 0u);
+}
+
+/* Twins: the same inside one CTA (one taker per warp), and across CTAs with
+   __threadfence(). */
+extern "C" __global__ void ud_lock_block_fence_one_cta(unsigned *lock, unsigned *data)
+{
+    if (threadIdx.x % 32 != 0) return;
+    while (atomicCAS(lock, 0u, 1u) != 0u) { }
+    __threadfence_block();
+    *(volatile unsigned *)data = threadIdx.x + 1;
+    __threadfence();
+    atomicExch(lock, 0u);
+}
+
+extern "C" __global__ void ud_lock_fence_across(unsigned *lock, unsigned *data)
+{
+    if (threadIdx.x != 0) return;
+    u_lock(lock);
+    *(volatile unsigned *)data = blockIdx.x + 1;
+    __threadfence();
+    atomicExch(lock, 0u);
+}
+
+/* (e) A volatile store made after the unlock while the next holder reads the word in its
+   critical section. (Every holder stores the same value, so only the read/write pairs
+   are at stake.) */
+extern "C" __global__ void ue_store_after_unlock(unsigned *lock, unsigned *data, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    u_lock(lock);
+    out[blockIdx.x] = *(volatile unsigned *)data;
+    __threadfence();
+    atomicExch(lock, 0u);
+    *(volatile unsigned *)data = 7;
+}
+
+extern "C" __global__ void ue_store_before_unlock(unsigned *lock, unsigned *data, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    u_lock(lock);
+    out[blockIdx.x] = *(volatile unsigned *)data;
+    *(volatile unsigned *)data = 7;
+    __threadfence();
+    atomicExch(lock, 0u);
+}
+
+/* Correct flag hand-offs: the flag's store and its polls are the synchronization. */
+extern "C" __global__ void uf_flag_spin(unsigned *data, unsigned *flag, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        data[0] = 42;
+        __threadfence();
+        *(volatile unsigned *)flag = 1;
+    } else {
+        while (*(volatile unsigned *)flag == 0) { }
+        __threadfence();
+        out[0] = data[0];
+    }
+}
+
+/* The consumer resets the flag it saw: it overwrites a value it read. */
+extern "C" __global__ void uf_flag_spin_reset(unsigned *data, unsigned *flag, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        data[0] = 42;
+        __threadfence();
+        *(volatile unsigned *)flag = 1;
+    } else {
+        while (*(volatile unsigned *)flag == 0) { }
+        __threadfence();
+        out[0] = data[0];
+        *(volatile unsigned *)flag = 0;
+    }
+}
+
+/* Polled with atomicAdd(flag, 0), an RMW that writes nothing. */
+extern "C" __global__ void uf_flag_spin_atomic_poll(unsigned *data, unsigned *flag, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        data[0] = 42;
+        __threadfence();
+        *(volatile unsigned *)flag = 1;
+    } else {
+        while (atomicAdd(flag, 0u) == 0u) { }
+        __threadfence();
+        out[0] = data[0];
+    }
+}
+
+/* Two atomicAdds on a counter are never a race. */
+extern "C" __global__ void ug_counter_atomics(unsigned *c, unsigned *out)
+{
+    unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+    out[g] = atomicAdd(c, 1u);
+}
+
+/* A lock released by a fenced volatile store: the failed CASes of waiting threads (RMWs
+   that write nothing) against the unlocking store are synchronization. */
+extern "C" __global__ void ug_volatile_unlock(unsigned *lock, unsigned *data)
+{
+    if (threadIdx.x != 0) return;
+    u_lock(lock);
+    *(volatile unsigned *)data = blockIdx.x + 1;
+    __threadfence();
+    *(volatile unsigned *)lock = 0;
+}
+
+extern "C" __global__ void ug_volatile_unlock_no_fence(unsigned *lock, unsigned *data)
+{
+    if (threadIdx.x != 0) return;
+    u_lock(lock);
+    *(volatile unsigned *)data = blockIdx.x + 1;
+    *(volatile unsigned *)lock = 0;
+}
