@@ -115,5 +115,8 @@ fn architecture_doc_names_every_workspace_member() {
             missing.push(format!("{m} ({name})"));
         }
     }
-    assert!(missing.is_empty(), "not in docs/ARCHITECTURE.md's crate table: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "not in docs/ARCHITECTURE.md's crate table: {missing:?}"
+    );
 }
