@@ -61,7 +61,7 @@ pub mod observe;
 pub mod ptxinfo;
 pub mod source;
 
-pub use audit::{audit, AuditReport, FenceAudit, FenceVerdict};
+pub use audit::{audit, AuditReport, FenceAudit, FenceCopy, FenceVerdict};
 pub use minimize::SCOPE_BLIND;
 pub use minimize::{
     baseline_fence_all, minimize, BaselineReport, FenceSide, FenceSuggestion, FixKind, FixOption,

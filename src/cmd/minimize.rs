@@ -532,17 +532,8 @@ pub fn audit(a: AuditArgs) -> Result<u8> {
             };
             println!("  {at} `{}`: {v}", fa.fence.ptx);
             if fa.copies.len() > 1 {
-                for c in &fa.copies {
-                    println!(
-                        "      copy at PTX line {}: ran {} times{}",
-                        c.fence.at.ptx_line,
-                        c.reached,
-                        if c.reached == 0 {
-                            " (never: not exercised)"
-                        } else {
-                            ""
-                        }
-                    );
+                for line in copy_lines(&fa.copies) {
+                    println!("      {line}");
                 }
             }
             let m = fa.block_scope_model.as_deref().unwrap_or("scoped");
@@ -563,4 +554,126 @@ pub fn audit(a: AuditArgs) -> Result<u8> {
         );
     }
     Ok(if r.base_failure.is_some() { 1 } else { 0 })
+}
+
+/// The PTX copies of one audited fence, for a person: each copy that ran on a line of its
+/// own; the copies that never ran said once, by the kernels (template instances) they are
+/// in, when there are more than two of them — a templated kernel has one copy per
+/// instance, and a program launches few (issue 26: twenty lines of "ran 0 times" per
+/// fence). `--json` keeps every copy.
+fn copy_lines(copies: &[fencehound_minimizer::FenceCopy]) -> Vec<String> {
+    let ran: Vec<_> = copies.iter().filter(|c| c.reached > 0).collect();
+    let never: Vec<_> = copies.iter().filter(|c| c.reached == 0).collect();
+    let mut out: Vec<String> = ran
+        .iter()
+        .map(|c| {
+            format!(
+                "copy at PTX line {} (in `{}`): ran {} times",
+                c.fence.at.ptx_line,
+                demangle(&c.fence.at.function),
+                c.reached
+            )
+        })
+        .collect();
+    if never.len() <= 2 {
+        out.extend(never.iter().map(|c| {
+            format!(
+                "copy at PTX line {} (in `{}`): ran 0 times (never: not exercised)",
+                c.fence.at.ptx_line,
+                demangle(&c.fence.at.function)
+            )
+        }));
+        return out;
+    }
+    let mut kernels: Vec<String> = Vec::new();
+    for c in &never {
+        let k = demangle(&c.fence.at.function);
+        if !kernels.contains(&k) {
+            kernels.push(k);
+        }
+    }
+    const SHOWN: usize = 3;
+    let mut names = kernels
+        .iter()
+        .take(SHOWN)
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if kernels.len() > SHOWN {
+        names.push_str(&format!(
+            " and {} more (all in --json)",
+            kernels.len() - SHOWN
+        ));
+    }
+    out.push(format!(
+        "{} {}copies never ran (not exercised), in {} kernel instance(s): {names}",
+        never.len(),
+        if ran.is_empty() { "" } else { "other " },
+        kernels.len()
+    ));
+    out
+}
+
+/// `_Z6reduceILi128EEvPf` → `reduce<128>`; a name that does not demangle stays.
+fn demangle(name: &str) -> String {
+    let opts = cpp_demangle::DemangleOptions::default()
+        .no_params()
+        .no_return_type();
+    cpp_demangle::Symbol::new(name)
+        .ok()
+        .and_then(|s| s.demangle(&opts).ok())
+        .unwrap_or_else(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencehound_minimizer::edit::InstRef;
+    use fencehound_minimizer::{FenceCopy, Site};
+
+    fn copy(function: &str, line: u32, reached: u64) -> FenceCopy {
+        FenceCopy {
+            fence: Site {
+                at: InstRef {
+                    function: function.into(),
+                    ptx_line: line,
+                },
+                ptx: "membar.gl;".into(),
+                cuda: None,
+                statement: None,
+                stack: Vec::new(),
+            },
+            reached,
+            drained: 0,
+            acquire_after: None,
+            store_before: None,
+        }
+    }
+
+    #[test]
+    fn copies_that_never_ran_are_said_once_by_kernel() {
+        let mut copies = vec![copy("_Z6reduceILi128EEvPf", 10, 7)];
+        for i in 0..20 {
+            copies.push(copy(
+                &format!("_Z6reduceILi{}EEvPf", 1 << (i % 6)),
+                100 + i,
+                0,
+            ));
+        }
+        let lines = copy_lines(&copies);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            "copy at PTX line 10 (in `reduce<128>`): ran 7 times"
+        );
+        assert!(
+            lines[1].starts_with("20 other copies never ran (not exercised), in 6 kernel instance(s): `reduce<1>`, `reduce<2>`, `reduce<4>` and 3 more (all in --json)"),
+            "{}",
+            lines[1]
+        );
+        // Two or fewer are listed one by one.
+        let lines = copy_lines(&copies[..3]);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[2].ends_with("ran 0 times (never: not exercised)"));
+    }
 }
