@@ -200,6 +200,9 @@ fn instrumented_finds_the_narrowed_ring_buffer_fences_at_p_1_as_native_does() {
     let dir = tempfile::tempdir().unwrap();
     let toml = campaigns().join("mp_queue.toml");
     let toml = toml.to_str().unwrap();
+    // Reports go to the scratch folder, not next to the campaign in the source tree.
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
     let failures = |variant: &str, instrumented: bool| -> u64 {
         let mut args = vec![
             "fuzz",
@@ -216,6 +219,8 @@ fn instrumented_finds_the_narrowed_ring_buffer_fences_at_p_1_as_native_does() {
             "--jobs",
             "2",
             "--json",
+            "--out-dir",
+            out,
         ];
         if instrumented {
             args.push("--instrumented");
