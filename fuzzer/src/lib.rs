@@ -31,3 +31,15 @@ pub use execution::{
 pub use report::{Cell, ExecRecord, Report, Shard, Signature};
 pub use runner::{Event, Job, Plan, RunOptions};
 pub use verdict::Verdict;
+
+/// `_Z6reduceILi128EEvPf` → `reduce<128>`: a kernel's name as written at its launch (no
+/// parameters, no return type); a name that does not demangle (`extern "C"`) stays.
+pub fn demangle(name: &str) -> String {
+    let opts = cpp_demangle::DemangleOptions::default()
+        .no_params()
+        .no_return_type();
+    cpp_demangle::Symbol::new(name)
+        .ok()
+        .and_then(|s| s.demangle(&opts).ok())
+        .unwrap_or_else(|| name.to_string())
+}

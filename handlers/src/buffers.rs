@@ -662,9 +662,7 @@ impl WriteBuffers {
             tb.ticks = 0;
             tb.lives = tb.lives.wrapping_add(1);
             let lives = tb.lives;
-            let prefix = select::mix(
-                select::mix(select::mix(self.cfg.seed) ^ self.launch as u64) ^ t.global as u64,
-            );
+            let prefix = select::thread_prefix(self.cfg.seed, self.launch, t.global);
             let r = select::mix(prefix ^ 0x6c69_7665_0000_0000 ^ lives as u64);
             self.drain_one_own_entry(mem, t, r, Some(site));
             self.drain_one_cta_entry(mem, r, Some(site));
@@ -686,27 +684,20 @@ impl WriteBuffers {
         if n == 0 {
             return;
         }
-        // Both spaces in store order, as (space, index, key).
-        let mut order = Vec::with_capacity(n);
-        let (mut a, mut b) = (0, 0);
-        while a < tb.q[0].len() || b < tb.q[1].len() {
-            let first = match (tb.q[0].get(a), tb.q[1].get(b)) {
-                (Some(x), Some(y)) => x.seq() < y.seq(),
-                (Some(_), None) => true,
-                _ => false,
-            };
-            if first {
-                order.push((0usize, a, tb.q[0][a].k));
-                a += 1;
-            } else {
-                order.push((1usize, b, tb.q[1][b].k));
-                b += 1;
-            }
-        }
+        // Both spaces in store order, as (seq, space, index, key).
+        let mut order: Vec<(u64, usize, usize, u64)> = (0..2)
+            .flat_map(|s| {
+                tb.q[s]
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, e)| (e.seq(), s, i, e.k))
+            })
+            .collect();
+        order.sort_unstable();
         let i = (select::mix(r.wrapping_add(1)) % n as u64) as usize;
-        let block = order[i].2 & !7;
-        let j = (0..i).find(|&x| order[x].2 & !7 == block).unwrap_or(i);
-        let (s, idx, _) = order[j];
+        let block = order[i].3 & !7;
+        let j = (0..i).find(|&x| order[x].3 & !7 == block).unwrap_or(i);
+        let (_, s, idx, _) = order[j];
         let Some(e) = tb.q[s].remove(idx) else {
             return;
         };

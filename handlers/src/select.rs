@@ -29,10 +29,17 @@ pub fn threshold(p: f64) -> u64 {
     (p * (1u64 << 53) as f64).round() as u64
 }
 
+/// `mix(mix(mix(seed) ^ launch) ^ thread)`: the part of the hash fixed for a thread in a
+/// launch (the device runtime keeps it in the thread's header as `prefix`).
+#[inline]
+pub fn thread_prefix(seed: u64, launch: u32, thread: u32) -> u64 {
+    mix(mix(mix(seed) ^ launch as u64) ^ thread as u64)
+}
+
 /// Whether store number `n` of `thread` in `launch` is buffered.
 #[inline]
 pub fn selected(seed: u64, launch: u32, thread: u32, n: u64, threshold: u64) -> bool {
-    let h = mix(mix(mix(mix(seed) ^ launch as u64) ^ thread as u64) ^ n);
+    let h = mix(thread_prefix(seed, launch, thread) ^ n);
     (h >> 11) < threshold
 }
 

@@ -570,7 +570,7 @@ fn copy_lines(copies: &[fencehound_minimizer::FenceCopy]) -> Vec<String> {
             format!(
                 "copy at PTX line {} (in `{}`): ran {} times",
                 c.fence.at.ptx_line,
-                demangle(&c.fence.at.function),
+                fencehound_fuzzer::demangle(&c.fence.at.function),
                 c.reached
             )
         })
@@ -580,14 +580,14 @@ fn copy_lines(copies: &[fencehound_minimizer::FenceCopy]) -> Vec<String> {
             format!(
                 "copy at PTX line {} (in `{}`): ran 0 times (never: not exercised)",
                 c.fence.at.ptx_line,
-                demangle(&c.fence.at.function)
+                fencehound_fuzzer::demangle(&c.fence.at.function)
             )
         }));
         return out;
     }
     let mut kernels: Vec<String> = Vec::new();
     for c in &never {
-        let k = demangle(&c.fence.at.function);
+        let k = fencehound_fuzzer::demangle(&c.fence.at.function);
         if !kernels.contains(&k) {
             kernels.push(k);
         }
@@ -612,17 +612,6 @@ fn copy_lines(copies: &[fencehound_minimizer::FenceCopy]) -> Vec<String> {
         kernels.len()
     ));
     out
-}
-
-/// `_Z6reduceILi128EEvPf` → `reduce<128>`; a name that does not demangle stays.
-fn demangle(name: &str) -> String {
-    let opts = cpp_demangle::DemangleOptions::default()
-        .no_params()
-        .no_return_type();
-    cpp_demangle::Symbol::new(name)
-        .ok()
-        .and_then(|s| s.demangle(&opts).ok())
-        .unwrap_or_else(|| name.to_string())
 }
 
 #[cfg(test)]
