@@ -28,6 +28,7 @@ pub mod known;
 pub mod lower;
 pub mod parse;
 pub mod print;
+pub mod racejudge;
 pub mod run;
 pub mod soundness;
 pub mod suite;

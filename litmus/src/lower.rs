@@ -59,6 +59,9 @@ pub struct Lowered {
     /// which does not model blocking, counts it: e.g. a quorum of 2 reached by two of
     /// three threads, `quorum1-pass`).
     pub trailing_barriers: Vec<u32>,
+    /// Per thread (in [`LitmusTest::threads`] order), per instruction: the first and last
+    /// PTX line it was lowered to (1-based; `first > last` if it became no PTX).
+    pub instr_lines: Vec<Vec<(u32, u32)>>,
 }
 
 pub fn loc_var(l: &str) -> String {
@@ -309,6 +312,7 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
     p.push_str("\texit;\n");
     let mut slot = 0usize;
     let mut trailing_barriers = Vec::new();
+    let mut instr_lines = Vec::with_capacity(t.threads.len());
     for (i, th) in t.threads.iter().enumerate() {
         let tn = th.id;
         let _ = writeln!(p, "$T{tn}:");
@@ -350,15 +354,20 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
                 *slot += 1;
             }
         };
+        let mut lines = Vec::with_capacity(th.instrs.len());
         for (k, ins) in th.instrs.iter().enumerate() {
             if Some(k) == trailing {
                 store_regs(&mut p, &mut slot);
-                lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs, warp_masks[i])?;
-                trailing_barriers.push(p.matches('\n').count() as u32);
-            } else {
-                lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs, warp_masks[i])?;
             }
+            let first = p.matches('\n').count() as u32 + 1;
+            lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs, warp_masks[i])?;
+            let last = p.matches('\n').count() as u32;
+            if Some(k) == trailing {
+                trailing_barriers.push(last);
+            }
+            lines.push((first, last));
         }
+        instr_lines.push(lines);
         if trailing.is_none() {
             store_regs(&mut p, &mut slot);
         }
@@ -384,6 +393,7 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
         locations,
         out_slots,
         trailing_barriers,
+        instr_lines,
     })
 }
 

@@ -12,7 +12,7 @@ use crate::ast::{LitmusTest, Var};
 use crate::lower::{Lowered, KERNEL, OUT};
 use fencehound_handlers::{BufferConfig, DrainPolicy, Model, WriteBuffers};
 use fencehound_vgpu::{
-    Device, Dim3, LaunchOptions, LaunchOutcome, Pct, RandomScheduler, Scheduler,
+    Device, Dim3, Hooks, LaunchOptions, LaunchOutcome, ModuleId, Pct, RandomScheduler, Scheduler,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -126,15 +126,42 @@ fn run_one<S: Scheduler>(
     cfg: &RunConfig,
     sched: &mut S,
 ) -> ExecOutcome {
+    let mut bc = BufferConfig::new(model, ep.p_w, ep.seed);
+    bc.policy = cfg.policy;
+    run_hooked(test, low, cfg, sched, |_, _| WriteBuffers::new(bc)).0
+}
+
+/// Runs `test` once with the hooks `make` builds for the loaded module; returns the
+/// outcome and the hooks (`None` if the module did not load).
+pub fn run_hooked<S: Scheduler, H: Hooks>(
+    test: &LitmusTest,
+    low: &Lowered,
+    cfg: &RunConfig,
+    sched: &mut S,
+    make: impl FnOnce(&Device, ModuleId) -> H,
+) -> (ExecOutcome, Option<H>) {
     let fuel = cfg.fuel;
     let mut dev = Device::new();
     let id = match dev.load_module(&low.module) {
         Ok(id) => id,
-        Err(e) => return ExecOutcome::Fault(format!("load: {e}")),
+        Err(e) => return (ExecOutcome::Fault(format!("load: {e}")), None),
     };
-    let mut bc = BufferConfig::new(model, ep.p_w, ep.seed);
-    bc.policy = cfg.policy;
-    let mut wb = WriteBuffers::new(bc);
+    let mut wb = make(&dev, id);
+    let o = launch_and_read(test, low, cfg, sched, &mut dev, id, &mut wb, fuel);
+    (o, Some(wb))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch_and_read<S: Scheduler, H: Hooks>(
+    test: &LitmusTest,
+    low: &Lowered,
+    cfg: &RunConfig,
+    sched: &mut S,
+    dev: &mut Device,
+    id: ModuleId,
+    wb: &mut H,
+    fuel: u64,
+) -> ExecOutcome {
     let r = match dev.launch_with(
         id,
         KERNEL,
@@ -146,7 +173,7 @@ fn run_one<S: Scheduler>(
             fuel,
             ..Default::default()
         },
-        &mut wb,
+        wb,
         sched,
     ) {
         Ok(r) => r,

@@ -52,6 +52,9 @@ pub mod flags {
     /// An RMW that left the value as it was (a failed CAS, `atomicAdd(p, 0)`): for the
     /// `unordered` class it is a read, not a write.
     pub const NOWRITE: u8 = 4;
+    /// An RMW that wrote nothing at all (a compare-and-swap whose comparison failed): a
+    /// read for every class — PTX gives it no write to conflict with.
+    pub const FAILED: u8 = 8;
 }
 
 impl Rec {

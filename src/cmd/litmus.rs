@@ -55,6 +55,12 @@ pub struct Args {
     /// Machine-readable report on stdout.
     #[arg(long)]
     json: bool,
+    /// With --generate: judge the race check instead — every pair of conflicting
+    /// accesses the axiomatic checker finds unordered in some consistent execution is
+    /// compared with what the race check reports over --runs executions per model
+    /// (false alarms, wrong classes, missed required reports).
+    #[arg(long)]
+    race: bool,
 }
 
 /// Exits 1 when any forbidden outcome was produced (or the checker and --expect disagree,
@@ -88,6 +94,9 @@ pub fn run(args: Args) -> Result<u8> {
         }
         if n == 0 {
             bail!("--generate needs at least 1 program");
+        }
+        if args.race {
+            return race(&args, n, models, workers);
         }
         return generate(&args, n, models, workers);
     }
@@ -134,6 +143,44 @@ pub fn run(args: Args) -> Result<u8> {
             crate::exit::INPUT
         } else {
             crate::exit::OK
+        },
+    )
+}
+
+/// `--generate N --race`: exits 1 on a false alarm, a wrong class or a missed report.
+fn race(args: &Args, n: u64, models: Vec<Model>, workers: usize) -> Result<u8> {
+    use fencehound_litmus::racejudge;
+    let cfg = racejudge::Config {
+        count: n,
+        seed: args.seed,
+        runs: args.runs.unwrap_or(200),
+        models,
+        p_w: args.p.clone(),
+        workers,
+    };
+    let quiet = args.json;
+    let step = (n / 20).max(1);
+    let rep = racejudge::run(&cfg, |done| {
+        if !quiet && (done % step == 0 || done == n) {
+            eprint!("\r{done}/{n} programs");
+            if done == n {
+                eprintln!();
+            }
+        }
+    });
+    if args.json {
+        let s = serde_json::to_string_pretty(&rep)?;
+        let _ = writeln!(std::io::stdout().lock(), "{s}");
+    } else {
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(racejudge::render(&rep, args.rows).as_bytes());
+    }
+    Ok(
+        if rep.false_alarms.is_empty() && rep.wrong_class.is_empty() && rep.misses.is_empty() {
+            crate::exit::OK
+        } else {
+            crate::exit::FOUND
         },
     )
 }

@@ -36,6 +36,8 @@ struct Ev {
     scope: Scope,
     rval: i64,
     wval: i64,
+    /// Index of the instruction in its thread (`usize::MAX` for initial writes).
+    instr: usize,
 }
 
 impl Ev {
@@ -233,7 +235,12 @@ impl<'a> Checker<'a> {
 
     fn combo(&mut self, traces: Vec<&'a Trace>) -> Result<(), AxiomError> {
         // Every outcome this choice could give is known already: nothing to learn.
-        let potential = self.potential(&traces);
+        // (Race facts need every consistent execution, not only new final states.)
+        let potential = if self.opts.races {
+            None
+        } else {
+            self.potential(&traces)
+        };
         if let Some(p) = &potential {
             let known_allowed = p.iter().all(|s| self.out.allowed.contains(s));
             let known_sc = !self.opts.sc || p.iter().all(|s| self.out.sc.contains(s));
@@ -339,6 +346,7 @@ impl<'a> Checker<'a> {
                 scope: Scope::Sys,
                 rval: 0,
                 wval: self.init[l],
+                instr: usize::MAX,
             })
             .collect();
         let mut start = Vec::new();
@@ -367,6 +375,7 @@ impl<'a> Checker<'a> {
                     scope: e.scope.unwrap_or(Scope::Sys),
                     rval: e.rval,
                     wval: e.wval,
+                    instr: e.instr,
                 });
             }
         }
@@ -837,9 +846,12 @@ impl<'a> Checker<'a> {
                 continue;
             }
             self.out.stats.consistent += 1;
+            if self.opts.races {
+                self.race_facts(b, rf, cause, &co, false);
+            }
             let in_order = *in_order.get_or_insert_with(|| rf.union(&b.po).acyclic());
             self.record(b, &co, Target::Allowed { in_order })?;
-            if self.opts.total_co && tr {
+            if (self.opts.total_co || self.opts.races) && tr {
                 self.totals(b, rf, cause, &co, &poloc, in_order)?;
             }
         }
@@ -892,7 +904,12 @@ impl<'a> Checker<'a> {
                 .iter()
                 .all(|&(r, a)| members(rf.inverse().rows[r]).all(|src| t.has(src, a)));
             if serial && axioms_hold(b, rf, cause, &t, poloc, true, self.opts.sc_per_location) {
-                self.record(b, &t, Target::TotalCo { in_order })?;
+                if self.opts.total_co {
+                    self.record(b, &t, Target::TotalCo { in_order })?;
+                }
+                if self.opts.races {
+                    self.race_facts(b, rf, cause, &t, true);
+                }
             }
         }
         Ok(())
@@ -1041,6 +1058,156 @@ impl<'a> Checker<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// One access of a consistent candidate, for [`Checker::race_facts`]: an RMW is its read
+/// event (`first`) and its write event (`last`).
+#[derive(Debug, Clone, Copy)]
+struct Acc {
+    first: usize,
+    last: usize,
+    /// A store or an atomic that wrote (a failed `cas` did not).
+    writes: bool,
+    /// An atomic that wrote the value it read: a read for the `unordered` rules.
+    same_value: bool,
+    atomic: bool,
+    /// The event that reads, if any.
+    read: Option<usize>,
+}
+
+impl Checker<'_> {
+    /// Adds the facts of one consistent candidate to [`Outcomes::races`]. With `total`,
+    /// `co` is a total serial extension ([`Checker::totals`]) and only rule 2 (two
+    /// writes) is judged: the race check compares a write with the one it overwrote in a
+    /// memory that serializes each location's writes, where an RMW reads the write just
+    /// before its own. The rest is judged on the partial coherence order.
+    fn race_facts(&mut self, b: &Base, rf: &Rel, cause: &Rel, co: &Rel, total: bool) {
+        let mut accs = Vec::new();
+        for (i, e) in b.evs.iter().enumerate().take(b.phase0) {
+            let a = match e.kind {
+                Kind::Read => (i, false, false, false, Some(i)),
+                Kind::FailedCas => (i, false, false, true, Some(i)),
+                Kind::Write => (i, true, false, false, None),
+                Kind::Rmw => (i - 1, true, b.evs[i - 1].rval == e.wval, true, Some(i - 1)),
+                _ => continue,
+            };
+            accs.push(Acc {
+                first: a.0,
+                last: i,
+                writes: a.1,
+                same_value: a.2,
+                atomic: a.3,
+                read: a.4,
+            });
+        }
+        let rf_src = |r: usize| members(rf.inverse().rows[r]).next();
+        let is_cas = |t: usize, instr: usize| {
+            matches!(
+                self.test.threads[t].instrs[instr].node,
+                crate::ast::Instr::Cas { .. }
+            )
+        };
+        let just_before = |v: usize, w: usize| {
+            co.has(v, w)
+                && !members(b.writes_at[b.evs[w].loc]).any(|u| co.has(v, u) && co.has(u, w))
+        };
+        let serial = b
+            .rmw
+            .iter()
+            .all(|&(r, w)| rf_src(r).is_some_and(|s| just_before(s, w)));
+        if total && !serial {
+            return;
+        }
+        for (i, x) in accs.iter().enumerate() {
+            for y in &accs[i + 1..] {
+                let (ex, ey) = (b.evs[x.last], b.evs[y.last]);
+                if ex.thread == ey.thread || ex.loc != ey.loc || !(x.writes || y.writes) {
+                    continue;
+                }
+                let (kx, ky) = ((ex.thread, ex.instr), (ey.thread, ey.instr));
+                let key = (kx.min(ky), kx.max(ky));
+                let ms = b.ms.has(x.last, y.last);
+                let (wx, wy) = (x.writes && !x.same_value, y.writes && !y.same_value);
+                if total != (ms && wx && wy && !(x.atomic && y.atomic)) {
+                    // Rule 2 on total orders only; everything else on partial ones.
+                    if total {
+                        continue;
+                    }
+                }
+                let f = self.out.races.entry(key).or_default();
+                f.morally_strong = ms;
+                let ordered = cause.has(x.last, y.first) || cause.has(y.last, x.first);
+                if ordered {
+                    continue;
+                }
+                f.unordered = true;
+                if f.must_report {
+                    continue;
+                }
+                if !ms {
+                    // The CAS loop: a weak load of a location an atomic changes, checked
+                    // by a later `cas` of the same thread on it.
+                    let validated = |l: &Acc, other: &Acc| {
+                        let el = b.evs[l.last];
+                        other.atomic
+                            && el.kind == Kind::Read
+                            && el.mo == Mo::Weak
+                            && b.traces[el.thread].evs.iter().enumerate().any(|(k, e)| {
+                                b.po.has(l.last, b.start[el.thread] + k)
+                                    && e.loc == el.loc
+                                    && is_cas(el.thread, e.instr)
+                            })
+                    };
+                    if !validated(x, y) && !validated(y, x) {
+                        f.must_report = true;
+                    }
+                    continue;
+                }
+                if x.atomic && y.atomic || (wx && wy && !total) {
+                    continue;
+                }
+                let must = match (wx, wy) {
+                    (false, false) => false,
+                    (true, true) => {
+                        // Rule 2: the coherence-later writer overwrote a different value
+                        // blindly (on a total, serial coherence order; see above).
+                        let (first, second) = if co.has(x.last, y.last) {
+                            (x, y)
+                        } else {
+                            (y, x)
+                        };
+                        let t = b.evs[second.last].thread;
+                        let seen = members(b.at_loc[ex.loc]).any(|r| {
+                            b.evs[r].thread == t
+                                && matches!(
+                                    b.evs[r].kind,
+                                    Kind::Read | Kind::RmwR | Kind::FailedCas
+                                )
+                                && (b.po.has(r, second.first) || r == second.first)
+                                && rf_src(r)
+                                    .is_some_and(|s| s == first.last || co.has(first.last, s))
+                        });
+                        // The second overwrote the first: nothing in between.
+                        just_before(first.last, second.last)
+                            && !second.atomic
+                            && !seen
+                            && ex.wval != ey.wval
+                    }
+                    _ => {
+                        // Rule 3: neither side is synchronization.
+                        let (w, r) = if wx { (x, y) } else { (y, x) };
+                        let read_ev = r.read.unwrap_or(r.first);
+                        let acquire = b.acqpat.rows[read_ev] != 0;
+                        let release = b.relpat.iter().any(|&(_, v)| v == w.last);
+                        !acquire && !release
+                    }
+                };
+                if let Some(f) = self.out.races.get_mut(&key).filter(|_| must) {
+                    f.must_report = true;
+                }
+            }
+        }
     }
 }
 

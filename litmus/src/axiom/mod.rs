@@ -117,7 +117,7 @@ pub mod trace;
 
 use crate::ast::{LitmusTest, Pos, Quantifier, Var};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
@@ -186,6 +186,9 @@ pub struct Options {
     /// explains that does not pass a wide SC fence's knowledge on to a later `.cta` one.
     pub sc_wide_to_cta: bool,
     pub forms: Forms,
+    /// Also compute [`Outcomes::races`] (turns off the pruning of trace choices whose
+    /// final states are all known: race facts need every consistent execution).
+    pub races: bool,
 }
 
 impl Default for Options {
@@ -203,6 +206,7 @@ impl Default for Options {
             rmw_publishes_acquired: true,
             sc_wide_to_cta: true,
             forms: Forms::default(),
+            races: false,
         }
     }
 }
@@ -248,6 +252,50 @@ pub struct Outcomes {
     /// Some path exceeded [`Options::loop_bound`] and was dropped.
     pub cut: bool,
     pub stats: Stats,
+    /// With [`Options::races`]: every pair of accesses of different threads to one
+    /// location that conflict in some consistent execution, and what the executions say
+    /// about them (the reference the race check is judged against,
+    /// [`crate::racejudge`]).
+    pub races: BTreeMap<(InstrRef, InstrRef), PairFacts>,
+}
+
+/// An instruction of a test: (index of its thread in [`LitmusTest::threads`], index of
+/// the instruction in that thread).
+pub type InstrRef = (usize, usize);
+
+/// What the consistent executions say about a pair of conflicting accesses (two memory
+/// instructions of different threads, one location, at least one an instruction that
+/// writes: a store or an atomic).
+///
+/// *Ordered* means causality order (§8.9.5) relates them, one way or the other: the
+/// later one's first event follows the earlier one's last event (an RMW is its read and
+/// its write). PTX calls a pair that is not morally strong and unordered in some
+/// consistent execution a *data race*; the race check's `unordered` class (issue 23.3,
+/// `racecheck/src/check.rs`) reports a subset of the morally strong unordered pairs,
+/// which [`PairFacts::must_report`] states in terms of the axiomatic relations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PairFacts {
+    /// Morally strong (§8.7): strong, each scope including the other's thread.
+    pub morally_strong: bool,
+    /// Some consistent execution leaves the pair unordered. A report of the race check,
+    /// of any class, on a pair where this is false is a false alarm.
+    pub unordered: bool,
+    /// The race check must report the pair (in some execution it observes), as:
+    /// * a data race: not morally strong and unordered — unless the read is a `.weak`
+    ///   load its thread validates with a later `atom.cas` on the location (the CAS loop
+    ///   of the CUDA programming guide, which the race check deliberately exempts);
+    /// * `unordered`, for a morally strong pair unordered in some consistent execution
+    ///   in which (rule 2) both write different values, not both atomics, the later in
+    ///   coherence order is no atomic, comes right after the earlier one (nothing written
+    ///   between them), and its thread read nothing of the location
+    ///   coherence-after-or-equal the earlier write before it — judged on total coherence
+    ///   orders in which every RMW reads the write just before its own, the executions of
+    ///   a memory that serializes each location's writes, which is what the race check
+    ///   compares a write against; or
+    ///   (rule 3) one writes and the other only reads, not both atomics, the write
+    ///   completes no release pattern and the read starts no acquire pattern (§8.8, every
+    ///   form). An atomic that wrote the value it read counts as a read here.
+    pub must_report: bool,
 }
 
 /// Every final state the PTX model allows (and, with `opts.sc`, the SC ones).
