@@ -258,6 +258,48 @@ fn site_of(st: &Sites, id: u32) -> Option<Site> {
     }))
 }
 
+/// What running the variant with some PTX edits applied showed, under one model on the
+/// audit's seeds.
+#[derive(Debug)]
+enum Trial {
+    /// The edits do not apply to the module: nothing ran.
+    Inapplicable,
+    Passes,
+    Fails(Failing),
+}
+
+impl Trial {
+    /// The failure, if it failed.
+    fn failure(self) -> Option<Failing> {
+        match self {
+            Trial::Fails(f) => Some(f),
+            Trial::Passes | Trial::Inapplicable => None,
+        }
+    }
+}
+
+/// The check every step makes: the variant with `edits` applied, run on seeds `0..n` of
+/// every `p_w` under `model` until the first failure (the known failing seeds first,
+/// answers from the cache where known).
+fn try_edits(
+    ck: &mut Checker,
+    base: &Prepared,
+    edits: &[PtxEdit],
+    model: Model,
+    n: u32,
+) -> Result<Trial, MinimizeError> {
+    let Some(m) = crate::edit::apply_all(&base.module, edits) else {
+        return Ok(Trial::Inapplicable);
+    };
+    let p = ck.prep(&m)?;
+    Ok(
+        match ck.first_failure(&p, &Filters::default(), model, 0, n) {
+            Some(f) => Trial::Fails(f),
+            None => Trial::Passes,
+        },
+    )
+}
+
 /// One source fence: its PTX copies.
 struct Group {
     copies: Vec<InstRef>,
@@ -352,10 +394,12 @@ pub fn audit(
                 }
             })
             .collect();
-        let removed_module = crate::edit::apply_all(&base.module, &removal(g))
-            .unwrap_or_else(|| base.module.clone());
-        let prep = ck.prep(&removed_module)?;
-        let verdict = match ck.first_failure(&prep, &Filters::default(), model, 0, n) {
+        let failing = match try_edits(&mut ck, &base, &removal(g), model, n)? {
+            // Edits that do not apply leave the variant unchanged, which is then run.
+            Trial::Inapplicable => try_edits(&mut ck, &base, &[], model, n)?.failure(),
+            t => t.failure(),
+        };
+        let verdict = match failing {
             Some(f) => FenceVerdict::Necessary { failing: f },
             None => {
                 let unreached = copies.iter().filter(|c| c.reached == 0).count();
@@ -427,21 +471,14 @@ pub fn audit(
                     .iter()
                     .map(|c| PtxEdit::NarrowFence { at: c.clone() })
                     .collect();
-                match crate::edit::apply_all(&base.module, &narrow) {
-                    Some(m) => {
-                        let p = ck.prep(&m)?;
-                        Some(
-                            match ck.first_failure(&p, &Filters::default(), scope_model, 0, n) {
-                                Some(f) => FenceVerdict::Necessary { failing: f },
-                                None => FenceVerdict::LikelyRedundant {
-                                    runs: runs_total,
-                                    failure_probability_below: 3.0 / runs_total.max(1) as f64,
-                                    given_that_stay: Vec::new(),
-                                },
-                            },
-                        )
-                    }
-                    None => None,
+                match try_edits(&mut ck, &base, &narrow, scope_model, n)? {
+                    Trial::Inapplicable => None,
+                    Trial::Fails(f) => Some(FenceVerdict::Necessary { failing: f }),
+                    Trial::Passes => Some(FenceVerdict::LikelyRedundant {
+                        runs: runs_total,
+                        failure_probability_below: 3.0 / runs_total.max(1) as f64,
+                        given_that_stay: Vec::new(),
+                    }),
                 }
             } else {
                 None
@@ -471,13 +508,10 @@ pub fn audit(
         }
         let mut edits: Vec<PtxEdit> = removed.iter().flat_map(|r| removal(&groups[*r])).collect();
         edits.extend(removal(&groups[gi]));
-        let Some(m) = crate::edit::apply_all(&base.module, &edits) else {
-            continue;
-        };
-        let p = ck.prep(&m)?;
-        match ck.first_failure(&p, &Filters::default(), model, 0, n) {
-            None => removed.push(gi),
-            Some(f) => {
+        match try_edits(&mut ck, &base, &edits, model, n)? {
+            Trial::Inapplicable => continue,
+            Trial::Passes => removed.push(gi),
+            Trial::Fails(f) => {
                 // Which of the removed ones it conflicts with.
                 let mut with: Vec<usize> = Vec::new();
                 if removed.len() == 1 {
@@ -486,14 +520,8 @@ pub fn audit(
                     for &r in &removed {
                         let mut e = removal(&groups[r]);
                         e.extend(removal(&groups[gi]));
-                        if let Some(m) = crate::edit::apply_all(&base.module, &e) {
-                            let p = ck.prep(&m)?;
-                            if ck
-                                .first_failure(&p, &Filters::default(), model, 0, n)
-                                .is_some()
-                            {
-                                with.push(r);
-                            }
+                        if let Trial::Fails(_) = try_edits(&mut ck, &base, &e, model, n)? {
+                            with.push(r);
                         }
                     }
                     if with.is_empty() {
