@@ -300,6 +300,97 @@ fn try_edits(
     )
 }
 
+/// The verdict on a group of fence copies, from what removing them showed (`failing`: the
+/// first failure without them, if any) and what the observed executions of the unchanged
+/// variant showed about each copy. Pure: it runs nothing, so every case is unit-tested.
+///
+/// In order: a failure makes the fence necessary, whatever else is known; a copy that never
+/// ran makes it not exercised (nothing is known about that copy); a passing removal the
+/// model could not have made fail is "cannot judge" ([`cannot_judge`]); anything else is
+/// likely redundant.
+pub(crate) fn judge(
+    failing: Option<Failing>,
+    copies: &[FenceCopy],
+    model: Model,
+    observed_runs: u64,
+    runs_total: u64,
+) -> FenceVerdict {
+    if let Some(failing) = failing {
+        return FenceVerdict::Necessary { failing };
+    }
+    let unreached = copies.iter().filter(|c| c.reached == 0).count();
+    if unreached > 0 {
+        return FenceVerdict::NotExercised {
+            copies: copies.len(),
+            unreached,
+        };
+    }
+    match cannot_judge(copies, model, observed_runs) {
+        Some(reason) => FenceVerdict::CannotJudge { reason },
+        None => likely_redundant(runs_total),
+    }
+}
+
+/// Why `model` cannot show what the copies' fence orders, so that a passing removal says
+/// nothing — or None when it can. In order (the first that applies is the reason):
+///
+/// 1. the model never delays loads (`sc`, `bugaroo`, `scoped`) and some copy is
+///    acquire-side: it follows a load of memory other threads write (the first such copy's
+///    load is named);
+/// 2. some copy orders such a load before a store other threads read (both in that one
+///    copy): load buffering, which no model produces — the `weak` model's reads only see
+///    stores that already executed, store buffering never delays loads;
+/// 3. the model never delays loads and no copy ever drained a buffered store in
+///    `observed_runs` runs: its removal changes nothing store buffering can show.
+fn cannot_judge(copies: &[FenceCopy], model: Model, observed_runs: u64) -> Option<String> {
+    let delays_loads = model_delays_loads(model);
+    if !delays_loads {
+        if let Some(l) = copies.iter().find_map(|c| c.acquire_after.as_ref()) {
+            return Some(format!(
+                "cannot judge under this model (loads are never delayed): use --model weak — it follows a load of memory other threads write ({} `{}`), an acquire-side ordering {} cannot break",
+                l.location(),
+                text(l),
+                model.name()
+            ));
+        }
+    }
+    if let Some((l, s)) = copies
+        .iter()
+        .find_map(|c| Some((c.acquire_after.as_ref()?, c.store_before.as_ref()?)))
+    {
+        return Some(format!(
+            "cannot judge under this model (it never lets a load read a later store): it orders a load of memory other threads write ({} `{}`) before a store other threads read ({} `{}`) — load buffering, which {} cannot produce",
+            l.location(),
+            text(l),
+            s.location(),
+            text(s),
+            model.name()
+        ));
+    }
+    if !delays_loads && copies.iter().all(|c| c.drained == 0) {
+        return Some(format!(
+            "cannot judge under this model (loads are never delayed): use --model weak — it never had a buffered store to drain in {observed_runs} runs, so removing it changes nothing {} can show",
+            model.name()
+        ));
+    }
+    None
+}
+
+/// An instruction's CUDA statement, else its PTX.
+fn text(s: &Site) -> &str {
+    s.statement.as_deref().unwrap_or(&s.ptx)
+}
+
+/// No failure in `runs_total` runs: failure probability below 3/N at 95% (the rule of
+/// three).
+fn likely_redundant(runs_total: u64) -> FenceVerdict {
+    FenceVerdict::LikelyRedundant {
+        runs: runs_total,
+        failure_probability_below: 3.0 / runs_total.max(1) as f64,
+        given_that_stay: Vec::new(),
+    }
+}
+
 /// One source fence: its PTX copies.
 struct Group {
     copies: Vec<InstRef>,
@@ -399,60 +490,10 @@ pub fn audit(
             Trial::Inapplicable => try_edits(&mut ck, &base, &[], model, n)?.failure(),
             t => t.failure(),
         };
-        let verdict = match failing {
-            Some(f) => FenceVerdict::Necessary { failing: f },
-            None => {
-                let unreached = copies.iter().filter(|c| c.reached == 0).count();
-                let acquire = copies.iter().find_map(|c| c.acquire_after.clone());
-                if unreached > 0 {
-                    FenceVerdict::NotExercised {
-                        copies: copies.len(),
-                        unreached,
-                    }
-                } else if !model_delays_loads(model) && acquire.is_some() {
-                    let l = acquire.unwrap_or_else(|| copies[0].fence.clone());
-                    FenceVerdict::CannotJudge {
-                        reason: format!(
-                            "cannot judge under this model (loads are never delayed): use --model weak — it follows a load of memory other threads write ({} `{}`), an acquire-side ordering {} cannot break",
-                            l.location(),
-                            l.statement.clone().unwrap_or_else(|| l.ptx.clone()),
-                            model.name()
-                        ),
-                    }
-                } else if let Some((l, s)) = copies
-                    .iter()
-                    .find_map(|c| Some((c.acquire_after.clone()?, c.store_before.clone()?)))
-                {
-                    // No model here produces load buffering: a load never reads a store
-                    // that executes after it (the `weak` model's reads only see executed
-                    // stores; store buffering never delays loads).
-                    FenceVerdict::CannotJudge {
-                        reason: format!(
-                            "cannot judge under this model (it never lets a load read a later store): it orders a load of memory other threads write ({} `{}`) before a store other threads read ({} `{}`) — load buffering, which {} cannot produce",
-                            l.location(),
-                            l.statement.clone().unwrap_or_else(|| l.ptx.clone()),
-                            s.location(),
-                            s.statement.clone().unwrap_or_else(|| s.ptx.clone()),
-                            model.name()
-                        ),
-                    }
-                } else if !model_delays_loads(model) && copies.iter().all(|c| c.drained == 0) {
-                    FenceVerdict::CannotJudge {
-                        reason: format!(
-                            "cannot judge under this model (loads are never delayed): use --model weak — it never had a buffered store to drain in {observed_runs} runs, so removing it changes nothing {} can show",
-                            model.name()
-                        ),
-                    }
-                } else {
-                    candidates.push(gi);
-                    FenceVerdict::LikelyRedundant {
-                        runs: runs_total,
-                        failure_probability_below: 3.0 / runs_total.max(1) as f64,
-                        given_that_stay: Vec::new(),
-                    }
-                }
-            }
-        };
+        let verdict = judge(failing, &copies, model, observed_runs, runs_total);
+        if let FenceVerdict::LikelyRedundant { .. } = verdict {
+            candidates.push(gi);
+        }
         let scope = if g.cta {
             FenceScope::Block
         } else {
@@ -474,11 +515,7 @@ pub fn audit(
                 match try_edits(&mut ck, &base, &narrow, scope_model, n)? {
                     Trial::Inapplicable => None,
                     Trial::Fails(f) => Some(FenceVerdict::Necessary { failing: f }),
-                    Trial::Passes => Some(FenceVerdict::LikelyRedundant {
-                        runs: runs_total,
-                        failure_probability_below: 3.0 / runs_total.max(1) as f64,
-                        given_that_stay: Vec::new(),
-                    }),
+                    Trial::Passes => Some(likely_redundant(runs_total)),
                 }
             } else {
                 None
@@ -598,4 +635,364 @@ pub fn audit(
         compiles: compiler.compiles,
         wall_seconds: start.elapsed().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The verdict on a fence from what its removal and the observed executions showed:
+    //! every case [`judge`] and [`cannot_judge`] tell apart, and the order they are
+    //! decided in, with no executions.
+
+    use super::*;
+    use crate::SourceLoc;
+
+    const STORE_BUFFERING: [Model; 3] = [Model::Sc, Model::Bugaroo, Model::Scoped];
+    const ALL: [Model; 4] = [Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak];
+
+    /// An instruction at `k.cu:line` (PTX line `line`), with its statement when given.
+    fn site(line: u32, ptx: &str, statement: Option<&str>) -> Site {
+        Site {
+            at: InstRef {
+                function: "k".into(),
+                ptx_line: line,
+            },
+            ptx: ptx.into(),
+            cuda: Some(SourceLoc {
+                file: "k.cu".into(),
+                line,
+                col: 9,
+            }),
+            statement: statement.map(Into::into),
+            stack: Vec::new(),
+        }
+    }
+
+    fn poll() -> Site {
+        site(
+            12,
+            "ld.volatile.global.u32 %r4, [%rd2];",
+            Some("while (*(volatile int *)flag == 0);"),
+        )
+    }
+
+    fn hand_back() -> Site {
+        site(
+            14,
+            "st.volatile.global.u32 [%rd3], %r5;",
+            Some("*(volatile int *)head = k + 1;"),
+        )
+    }
+
+    /// A copy that ran `reached` times and drained `drained` entries; neither side seen.
+    fn copy(reached: u64, drained: u64) -> FenceCopy {
+        FenceCopy {
+            fence: site(13, "membar.gl;", Some("__threadfence();")),
+            reached,
+            drained,
+            acquire_after: None,
+            store_before: None,
+        }
+    }
+
+    /// A copy that ran and drained, after the load `l` (its acquire side).
+    fn acquire(l: Site) -> FenceCopy {
+        FenceCopy {
+            acquire_after: Some(l),
+            ..copy(10, 4)
+        }
+    }
+
+    /// A copy that ran and drained, ordering the load `l` before the store `s`.
+    fn load_to_store(l: Site, s: Site) -> FenceCopy {
+        FenceCopy {
+            acquire_after: Some(l),
+            store_before: Some(s),
+            ..copy(10, 4)
+        }
+    }
+
+    fn failing() -> Failing {
+        Failing {
+            seed: 7,
+            p: 0.5,
+            model: "bugaroo".into(),
+            verdict: "oracle: out[3] = 0, expected 1".into(),
+        }
+    }
+
+    fn reason(v: FenceVerdict) -> String {
+        match v {
+            FenceVerdict::CannotJudge { reason } => reason,
+            v => panic!("expected cannot judge, got {v:?}"),
+        }
+    }
+
+    fn acquire_reason(model: Model, load: &str) -> String {
+        format!(
+            "cannot judge under this model (loads are never delayed): use --model weak — it follows a load of memory other threads write ({load}), an acquire-side ordering {} cannot break",
+            model.name()
+        )
+    }
+
+    fn load_buffering_reason(model: Model, load: &str, store: &str) -> String {
+        format!(
+            "cannot judge under this model (it never lets a load read a later store): it orders a load of memory other threads write ({load}) before a store other threads read ({store}) — load buffering, which {} cannot produce",
+            model.name()
+        )
+    }
+
+    fn never_drained_reason(model: Model, runs: u64) -> String {
+        format!(
+            "cannot judge under this model (loads are never delayed): use --model weak — it never had a buffered store to drain in {runs} runs, so removing it changes nothing {} can show",
+            model.name()
+        )
+    }
+
+    const POLL: &str = "k.cu:12 `while (*(volatile int *)flag == 0);`";
+    const HAND_BACK: &str = "k.cu:14 `*(volatile int *)head = k + 1;`";
+
+    /// Every shape of observations the decision tells apart.
+    fn every_shape() -> Vec<Vec<FenceCopy>> {
+        vec![
+            vec![copy(10, 4)],
+            vec![copy(10, 4), copy(0, 0)],
+            vec![copy(0, 0)],
+            vec![acquire(poll())],
+            vec![load_to_store(poll(), hand_back())],
+            vec![copy(10, 0)],
+            vec![FenceCopy {
+                store_before: Some(hand_back()),
+                ..copy(10, 0)
+            }],
+        ]
+    }
+
+    #[test]
+    fn a_removal_that_fails_is_necessary_whatever_was_observed() {
+        for model in ALL {
+            for copies in every_shape() {
+                assert_eq!(
+                    judge(Some(failing()), &copies, model, 100, 100),
+                    FenceVerdict::Necessary { failing: failing() },
+                    "{} {copies:?}",
+                    model.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_copy_that_never_ran_makes_the_fence_not_exercised_before_anything_else() {
+        for model in ALL {
+            // Unreached besides an acquire-side copy, a load-to-store copy, a copy that
+            // never drained: nothing is known about the unreached copy, and that comes
+            // first.
+            let copies = vec![
+                acquire(poll()),
+                load_to_store(poll(), hand_back()),
+                copy(10, 0),
+                copy(0, 0),
+            ];
+            assert_eq!(
+                judge(None, &copies, model, 100, 100),
+                FenceVerdict::NotExercised {
+                    copies: 4,
+                    unreached: 1
+                },
+                "{}",
+                model.name()
+            );
+            // No copy ran.
+            assert_eq!(
+                judge(None, &[copy(0, 0), copy(0, 0)], model, 100, 100),
+                FenceVerdict::NotExercised {
+                    copies: 2,
+                    unreached: 2
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn store_buffering_cannot_judge_an_acquire_side_fence() {
+        for model in STORE_BUFFERING {
+            let want = acquire_reason(model, POLL);
+            // It drained (the writer's side was seen), and still: its acquire side was not.
+            assert_eq!(
+                reason(judge(None, &[acquire(poll())], model, 100, 100)),
+                want
+            );
+            // Ahead of load buffering, when the copy also orders the load before a store.
+            assert_eq!(
+                reason(judge(
+                    None,
+                    &[load_to_store(poll(), hand_back())],
+                    model,
+                    100,
+                    100
+                )),
+                want
+            );
+            // Ahead of "never drained".
+            let quiet = FenceCopy {
+                acquire_after: Some(poll()),
+                ..copy(10, 0)
+            };
+            assert_eq!(reason(judge(None, &[quiet], model, 100, 100)), want);
+            // Any copy being acquire-side is enough.
+            assert_eq!(
+                reason(judge(
+                    None,
+                    &[copy(10, 4), acquire(poll())],
+                    model,
+                    100,
+                    100
+                )),
+                want
+            );
+        }
+    }
+
+    #[test]
+    fn the_acquire_side_named_is_the_first_copys_and_its_ptx_when_no_statement() {
+        let cas = site(20, "atom.global.cas.b32 %r7, [%rd1], 0, 1;", None);
+        let copies = [copy(10, 4), acquire(cas), acquire(poll())];
+        assert_eq!(
+            reason(judge(None, &copies, Model::Bugaroo, 100, 100)),
+            acquire_reason(
+                Model::Bugaroo,
+                "k.cu:20 `atom.global.cas.b32 %r7, [%rd1], 0, 1;`"
+            )
+        );
+    }
+
+    #[test]
+    fn weak_judges_an_acquire_side_fence_and_one_that_never_drained() {
+        // `weak` delays loads, so the acquire side is observable, and it does not judge a
+        // fence by its drains.
+        for copies in [
+            vec![acquire(poll())],
+            vec![copy(10, 0)],
+            vec![FenceCopy {
+                acquire_after: Some(poll()),
+                ..copy(10, 0)
+            }],
+            vec![FenceCopy {
+                store_before: Some(hand_back()),
+                ..copy(10, 0)
+            }],
+        ] {
+            assert_eq!(
+                judge(None, &copies, Model::Weak, 100, 100),
+                likely_redundant(100),
+                "{copies:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_model_can_judge_a_fence_that_orders_a_load_before_a_store() {
+        // Reached under `weak` only: the store-buffering models stop at the acquire side.
+        assert_eq!(
+            reason(judge(
+                None,
+                &[load_to_store(poll(), hand_back())],
+                Model::Weak,
+                100,
+                100
+            )),
+            load_buffering_reason(Model::Weak, POLL, HAND_BACK)
+        );
+        // Even when it never drained anything.
+        let quiet = FenceCopy {
+            drained: 0,
+            ..load_to_store(poll(), hand_back())
+        };
+        assert_eq!(
+            reason(judge(None, &[quiet], Model::Weak, 100, 100)),
+            load_buffering_reason(Model::Weak, POLL, HAND_BACK)
+        );
+    }
+
+    #[test]
+    fn load_buffering_needs_the_load_and_the_store_in_one_copy() {
+        // One copy after the load, another before the store: neither orders one before
+        // the other.
+        let split = [
+            acquire(poll()),
+            FenceCopy {
+                store_before: Some(hand_back()),
+                ..copy(10, 4)
+            },
+        ];
+        assert_eq!(
+            judge(None, &split, Model::Weak, 100, 100),
+            likely_redundant(100)
+        );
+        // The pair named is the first copy that has both, not the first acquire side;
+        // the PTX stands in for a missing statement.
+        let slot = site(30, "ld.global.u32 %r9, [%rd6];", None);
+        let release = site(31, "st.global.u32 [%rd7], %r9;", None);
+        let copies = [
+            acquire(poll()),
+            load_to_store(slot, release),
+            load_to_store(poll(), hand_back()),
+        ];
+        assert_eq!(
+            reason(judge(None, &copies, Model::Weak, 100, 100)),
+            load_buffering_reason(
+                Model::Weak,
+                "k.cu:30 `ld.global.u32 %r9, [%rd6];`",
+                "k.cu:31 `st.global.u32 [%rd7], %r9;`"
+            )
+        );
+    }
+
+    #[test]
+    fn store_buffering_cannot_judge_a_fence_that_never_drained() {
+        for model in STORE_BUFFERING {
+            // Every copy ran, none drained: says how many runs were observed.
+            assert_eq!(
+                reason(judge(None, &[copy(10, 0), copy(3, 0)], model, 150, 100)),
+                never_drained_reason(model, 150)
+            );
+            // A store after it alone is not load buffering: still "never drained".
+            let store_only = FenceCopy {
+                store_before: Some(hand_back()),
+                ..copy(10, 0)
+            };
+            assert_eq!(
+                reason(judge(None, &[store_only], model, 150, 100)),
+                never_drained_reason(model, 150)
+            );
+            // One copy that drained is enough to judge it.
+            assert_eq!(
+                judge(None, &[copy(10, 0), copy(3, 1)], model, 150, 100),
+                likely_redundant(100)
+            );
+        }
+    }
+
+    #[test]
+    fn likely_redundant_is_the_rule_of_three_over_the_runs() {
+        for model in ALL {
+            assert_eq!(
+                judge(None, &[copy(10, 4), copy(2, 1)], model, 150, 200),
+                FenceVerdict::LikelyRedundant {
+                    runs: 200,
+                    failure_probability_below: 0.015,
+                    given_that_stay: Vec::new(),
+                }
+            );
+        }
+        // No runs: the bound is 3 (nothing is known), not a division by zero.
+        assert_eq!(
+            likely_redundant(0),
+            FenceVerdict::LikelyRedundant {
+                runs: 0,
+                failure_probability_below: 3.0,
+                given_that_stay: Vec::new(),
+            }
+        );
+    }
 }
