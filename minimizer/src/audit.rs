@@ -398,24 +398,53 @@ struct Group {
     cta: bool,
 }
 
-/// Audits the existing fences of a variant.
-pub fn audit(
-    campaign: Arc<Campaign>,
-    variant: &str,
-    opts: Options,
-) -> Result<AuditReport, MinimizeError> {
-    let start = Instant::now();
-    let base = Arc::new(prepare(campaign.clone(), variant)?);
-    let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
-    ck.add(base.clone());
-    let model = opts.model;
-    let n = opts.audit_runs;
-    let runs_total = n as u64 * opts.ps.len() as u64;
-    let st = Sites::new(&base.module)?;
-    let mut placer = Placer::new(&campaign, &base.module, &st.insts);
-    let mut compiler = source::Compiler::new(campaign.clone(), variant);
-    let (obs, drains, base_failure, observed_runs) = observe(&mut ck, &base, model, n);
-    // Group the fences by their statement in the user's code (or their innermost line).
+impl Group {
+    /// Removing every copy.
+    fn removal(&self) -> Vec<PtxEdit> {
+        self.copies
+            .iter()
+            .map(|c| PtxEdit::RemoveFence { at: c.clone() })
+            .collect()
+    }
+
+    /// Narrowing every copy to block scope.
+    fn narrowing(&self) -> Vec<PtxEdit> {
+        self.copies
+            .iter()
+            .map(|c| PtxEdit::NarrowFence { at: c.clone() })
+            .collect()
+    }
+
+    fn scope(&self) -> FenceScope {
+        if self.cta {
+            FenceScope::Block
+        } else {
+            FenceScope::Device
+        }
+    }
+}
+
+/// Removing every copy of the groups `which`, in that order.
+fn removal_of(groups: &[Group], which: &[usize]) -> Vec<PtxEdit> {
+    which.iter().flat_map(|g| groups[*g].removal()).collect()
+}
+
+/// The audit's model and batch sizes, which every step shares.
+#[derive(Debug, Clone, Copy)]
+struct Runs {
+    model: Model,
+    /// Seeds per `p_w` in each check.
+    n: u32,
+    /// Executions in each check (`n` × the number of `p_w`).
+    total: u64,
+    /// Executions of the unchanged variant observed.
+    observed: u64,
+}
+
+/// Step 1: the fences of the module (not acquire-only ones) grouped by their statement in
+/// the user's code — the innermost user frame, else the innermost line; a fence with no
+/// line is a group of its own —, in PTX order, each named by its statement.
+fn group_fences(st: &Sites, placer: &mut Placer) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     let mut keys: Vec<Option<(String, u32)>> = Vec::new();
     for i in &st.insts {
@@ -444,97 +473,124 @@ pub fn audit(
         }
     }
     for g in &mut groups {
-        let e = PtxEdit::RemoveFence {
-            at: g.copies[0].clone(),
-        };
-        g.source = placer.candidates(&e).first().map(|c| c.site.clone());
-        if g.source.is_none() {
-            // No removable statement: still name the line.
-            if let Some(i) = st.inst(&g.copies[0]) {
-                if let Some((file, line)) = placer.user_frames(i).first() {
-                    g.source = Some(SourceSite {
-                        file: placer.display(&source::canonical(std::path::Path::new(file))),
-                        line: *line,
-                        text: st.site(&g.copies[0]).statement.unwrap_or_default(),
-                        action: "fence at".into(),
-                    });
-                }
-            }
-        }
+        g.source = statement_of(g, st, placer);
     }
-    let removal = |g: &Group| -> Vec<PtxEdit> {
-        g.copies
-            .iter()
-            .map(|c| PtxEdit::RemoveFence { at: c.clone() })
-            .collect()
+    groups
+}
+
+/// The statement a patch would remove to remove the group's first copy; when there is
+/// none (the statement is not only the fence, or the fence is in library code), the
+/// user's line it comes from.
+fn statement_of(g: &Group, st: &Sites, placer: &mut Placer) -> Option<SourceSite> {
+    let e = PtxEdit::RemoveFence {
+        at: g.copies[0].clone(),
     };
-    let mut audits: Vec<FenceAudit> = Vec::new();
-    let mut candidates: Vec<usize> = Vec::new();
-    for (gi, g) in groups.iter().enumerate() {
-        let copies: Vec<FenceCopy> = g
-            .copies
-            .iter()
-            .map(|c| {
-                let id = st.id(c).unwrap_or(u32::MAX);
-                FenceCopy {
-                    fence: st.site(c),
-                    reached: obs.reached.get(&id).copied().unwrap_or(0),
-                    drained: drains.get(&id).copied().unwrap_or(0),
-                    acquire_after: obs.acquire_side(id).and_then(|l| site_of(&st, l)),
-                    store_before: obs.later_store(id).and_then(|l| site_of(&st, l)),
-                }
-            })
-            .collect();
-        let failing = match try_edits(&mut ck, &base, &removal(g), model, n)? {
-            // Edits that do not apply leave the variant unchanged, which is then run.
-            Trial::Inapplicable => try_edits(&mut ck, &base, &[], model, n)?.failure(),
-            t => t.failure(),
-        };
-        let verdict = judge(failing, &copies, model, observed_runs, runs_total);
-        if let FenceVerdict::LikelyRedundant { .. } = verdict {
-            candidates.push(gi);
-        }
-        let scope = if g.cta {
-            FenceScope::Block
-        } else {
-            FenceScope::Device
-        };
-        // Block scope is judged under the run's model when it sees scopes, else `scoped`.
-        let scope_model = if model_sees_scopes(model) {
-            model
-        } else {
-            Model::Scoped
-        };
-        let block_scope =
-            if scope == FenceScope::Device && matches!(verdict, FenceVerdict::Necessary { .. }) {
-                let narrow: Vec<PtxEdit> = g
-                    .copies
-                    .iter()
-                    .map(|c| PtxEdit::NarrowFence { at: c.clone() })
-                    .collect();
-                match try_edits(&mut ck, &base, &narrow, scope_model, n)? {
-                    Trial::Inapplicable => None,
-                    Trial::Fails(f) => Some(FenceVerdict::Necessary { failing: f }),
-                    Trial::Passes => Some(likely_redundant(runs_total)),
-                }
-            } else {
-                None
-            };
-        audits.push(FenceAudit {
-            fence: copies
-                .first()
-                .map(|c| c.fence.clone())
-                .unwrap_or_else(|| st.site(&g.copies[0])),
-            scope,
-            verdict,
-            block_scope_model: block_scope.as_ref().map(|_| scope_model.name().to_string()),
-            block_scope,
-            copies,
-            source: g.source.clone(),
-        });
+    if let Some(c) = placer.candidates(&e).first() {
+        return Some(c.site.clone());
     }
-    // `audits[k]` is the audit of `groups[k]`.
-    // Joint removal: the costliest first (device scope, then most copies).
+    // No removable statement: still name the line.
+    let i = st.inst(&g.copies[0])?;
+    let (file, line) = placer.user_frames(i).first().cloned()?;
+    Some(SourceSite {
+        file: placer.display(&source::canonical(std::path::Path::new(&file))),
+        line,
+        text: st.site(&g.copies[0]).statement.unwrap_or_default(),
+        action: "fence at".into(),
+    })
+}
+
+/// What the observed executions of the unchanged variant showed about each copy of a
+/// group: how often it ran, what it drained, and the communicating load before it and
+/// store after it.
+fn observed_copies(g: &Group, st: &Sites, obs: &FenceObserver, drains: &Drains) -> Vec<FenceCopy> {
+    g.copies
+        .iter()
+        .map(|c| {
+            let id = st.id(c).unwrap_or(u32::MAX);
+            FenceCopy {
+                fence: st.site(c),
+                reached: obs.reached.get(&id).copied().unwrap_or(0),
+                drained: drains.get(&id).copied().unwrap_or(0),
+                acquire_after: obs.acquire_side(id).and_then(|l| site_of(st, l)),
+                store_before: obs.later_store(id).and_then(|l| site_of(st, l)),
+            }
+        })
+        .collect()
+}
+
+/// Step 2: judges a group alone — every copy removed, the audit's seeds run under the
+/// audit's model — and [`judge`] gives the verdict from that and the observations.
+fn judge_group(
+    ck: &mut Checker,
+    base: &Prepared,
+    g: &Group,
+    copies: &[FenceCopy],
+    runs: Runs,
+) -> Result<FenceVerdict, MinimizeError> {
+    let failing = match try_edits(ck, base, &g.removal(), runs.model, runs.n)? {
+        // Edits that do not apply leave the variant unchanged, which is then run.
+        Trial::Inapplicable => try_edits(ck, base, &[], runs.model, runs.n)?.failure(),
+        t => t.failure(),
+    };
+    Ok(judge(
+        failing,
+        copies,
+        runs.model,
+        runs.observed,
+        runs.total,
+    ))
+}
+
+/// The model block scope is judged under: the run's model when it tells CTA scope from
+/// device scope, else `scoped`.
+fn block_scope_model(model: Model) -> Model {
+    if model_sees_scopes(model) {
+        model
+    } else {
+        Model::Scoped
+    }
+}
+
+/// Step 3: whether block scope suffices for a necessary device-scope fence — every copy
+/// narrowed, the audit's seeds run under [`block_scope_model`]: necessary (device scope
+/// must stay) or likely redundant (block scope is enough). None for other fences, or when
+/// the narrowing does not apply.
+fn judge_block_scope(
+    ck: &mut Checker,
+    base: &Prepared,
+    g: &Group,
+    verdict: &FenceVerdict,
+    runs: Runs,
+) -> Result<Option<FenceVerdict>, MinimizeError> {
+    if g.scope() != FenceScope::Device || !matches!(verdict, FenceVerdict::Necessary { .. }) {
+        return Ok(None);
+    }
+    let model = block_scope_model(runs.model);
+    Ok(match try_edits(ck, base, &g.narrowing(), model, runs.n)? {
+        Trial::Inapplicable => None,
+        Trial::Fails(f) => Some(FenceVerdict::Necessary { failing: f }),
+        Trial::Passes => Some(likely_redundant(runs.total)),
+    })
+}
+
+/// Step 4: the groups judged likely redundant alone, removed together, greedily — the
+/// costliest first (device scope, then most copies). A group whose removal fails on top of
+/// those already removed stays: its verdict becomes
+/// [`FenceVerdict::NeededWithOthersRemoved`], naming the removed ones it fails with
+/// ([`conflicting`]); each removed group's verdict then names the groups that stay for it
+/// (`given_that_stay`). Returns the removed groups, in the order they were removed.
+///
+/// `audits[k]` is the audit of `groups[k]`.
+fn remove_jointly(
+    ck: &mut Checker,
+    base: &Prepared,
+    groups: &[Group],
+    audits: &mut [FenceAudit],
+    runs: Runs,
+) -> Result<Vec<usize>, MinimizeError> {
+    let mut candidates: Vec<usize> = (0..groups.len())
+        .filter(|gi| matches!(audits[*gi].verdict, FenceVerdict::LikelyRedundant { .. }))
+        .collect();
     candidates.sort_by_key(|gi| (groups[*gi].cta, std::cmp::Reverse(groups[*gi].copies.len())));
     let mut removed: Vec<usize> = Vec::new();
     let mut conflicts: Vec<(usize, usize)> = Vec::new(); // (kept, removed)
@@ -543,28 +599,13 @@ pub fn audit(
             removed.push(gi);
             continue;
         }
-        let mut edits: Vec<PtxEdit> = removed.iter().flat_map(|r| removal(&groups[*r])).collect();
-        edits.extend(removal(&groups[gi]));
-        match try_edits(&mut ck, &base, &edits, model, n)? {
+        let mut together = removed.clone();
+        together.push(gi);
+        match try_edits(ck, base, &removal_of(groups, &together), runs.model, runs.n)? {
             Trial::Inapplicable => continue,
             Trial::Passes => removed.push(gi),
             Trial::Fails(f) => {
-                // Which of the removed ones it conflicts with.
-                let mut with: Vec<usize> = Vec::new();
-                if removed.len() == 1 {
-                    with.push(removed[0]);
-                } else {
-                    for &r in &removed {
-                        let mut e = removal(&groups[r]);
-                        e.extend(removal(&groups[gi]));
-                        if let Trial::Fails(_) = try_edits(&mut ck, &base, &e, model, n)? {
-                            with.push(r);
-                        }
-                    }
-                    if with.is_empty() {
-                        with = removed.clone();
-                    }
-                }
+                let with = conflicting(ck, base, groups, &removed, gi, runs)?;
                 for r in &with {
                     conflicts.push((gi, *r));
                 }
@@ -586,37 +627,132 @@ pub fn audit(
             *given_that_stay = stay;
         }
     }
-    // The removal patch, verified.
-    let mut patch = None;
-    let mut verification = None;
-    if !removed.is_empty() {
-        let edits: Vec<PtxEdit> = removed.iter().flat_map(|r| removal(&groups[*r])).collect();
-        let placement = placer.place(&edits, &mut compiler);
-        let models = opts.run_models();
-        if placement.per_edit.iter().any(|p| p.is_none()) || placement.edits.is_empty() {
-            verification = Some(Verification {
-                error: Some(
-                    "some fence could not be removed in your source files (a statement that is not only the fence, or library code)".into(),
-                ),
-                models: models.iter().map(|m| m.name().into()).collect(),
-                ..Default::default()
-            });
-        } else {
-            match source::build_patch(&campaign, &placement.edits) {
-                Ok(p) => {
-                    let v = ck.verify(&mut compiler, &p, &models, |c| placer.matches(&edits, c));
-                    verification = Some(v);
-                    patch = Some(p);
-                }
-                Err(e) => {
-                    verification = Some(Verification {
-                        error: Some(e),
-                        ..Default::default()
-                    })
-                }
-            }
+    Ok(removed)
+}
+
+/// Which of the `removed` groups group `gi` fails together with: the only one, without a
+/// run; else each one whose removal together with `gi` fails; else, when no pair fails
+/// alone, all of them.
+fn conflicting(
+    ck: &mut Checker,
+    base: &Prepared,
+    groups: &[Group],
+    removed: &[usize],
+    gi: usize,
+    runs: Runs,
+) -> Result<Vec<usize>, MinimizeError> {
+    if removed.len() == 1 {
+        return Ok(removed.to_vec());
+    }
+    let mut with: Vec<usize> = Vec::new();
+    for &r in removed {
+        let pair = removal_of(groups, &[r, gi]);
+        if let Trial::Fails(_) = try_edits(ck, base, &pair, runs.model, runs.n)? {
+            with.push(r);
         }
     }
+    if with.is_empty() {
+        with = removed.to_vec();
+    }
+    Ok(with)
+}
+
+/// Step 5: the patch removing `edits` in the user's files, compiled and fuzzed on fresh
+/// seeds under every model of the run. No patch when some fence has no removable statement
+/// of its own (the verification says why) or the patch cannot be built.
+fn verify_removal(
+    ck: &mut Checker,
+    campaign: &Campaign,
+    placer: &mut Placer,
+    compiler: &mut source::Compiler,
+    edits: &[PtxEdit],
+    models: &[Model],
+) -> (Option<Patch>, Verification) {
+    let placement = placer.place(edits, compiler);
+    if placement.per_edit.iter().any(|p| p.is_none()) || placement.edits.is_empty() {
+        let v = Verification {
+            error: Some(
+                "some fence could not be removed in your source files (a statement that is not only the fence, or library code)".into(),
+            ),
+            models: models.iter().map(|m| m.name().into()).collect(),
+            ..Default::default()
+        };
+        return (None, v);
+    }
+    match source::build_patch(campaign, &placement.edits) {
+        Ok(p) => {
+            let v = ck.verify(compiler, &p, models, |c| placer.matches(edits, c));
+            (Some(p), v)
+        }
+        Err(e) => (
+            None,
+            Verification {
+                error: Some(e),
+                ..Default::default()
+            },
+        ),
+    }
+}
+
+/// Audits the existing fences of a variant: the steps of the module documentation, in
+/// order.
+pub fn audit(
+    campaign: Arc<Campaign>,
+    variant: &str,
+    opts: Options,
+) -> Result<AuditReport, MinimizeError> {
+    let start = Instant::now();
+    let base = Arc::new(prepare(campaign.clone(), variant)?);
+    let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
+    ck.add(base.clone());
+    let model = opts.model;
+    let n = opts.audit_runs;
+    let st = Sites::new(&base.module)?;
+    let mut placer = Placer::new(&campaign, &base.module, &st.insts);
+    let mut compiler = source::Compiler::new(campaign.clone(), variant);
+    let (obs, drains, base_failure, observed_runs) = observe(&mut ck, &base, model, n);
+    let runs = Runs {
+        model,
+        n,
+        total: n as u64 * opts.ps.len() as u64,
+        observed: observed_runs,
+    };
+    let groups = group_fences(&st, &mut placer);
+    // `audits[k]` is the audit of `groups[k]`.
+    let mut audits: Vec<FenceAudit> = Vec::new();
+    for g in &groups {
+        let copies = observed_copies(g, &st, &obs, &drains);
+        let verdict = judge_group(&mut ck, &base, g, &copies, runs)?;
+        let block_scope = judge_block_scope(&mut ck, &base, g, &verdict, runs)?;
+        audits.push(FenceAudit {
+            fence: copies
+                .first()
+                .map(|c| c.fence.clone())
+                .unwrap_or_else(|| st.site(&g.copies[0])),
+            scope: g.scope(),
+            verdict,
+            block_scope_model: block_scope
+                .as_ref()
+                .map(|_| block_scope_model(model).name().to_string()),
+            block_scope,
+            copies,
+            source: g.source.clone(),
+        });
+    }
+    let removed = remove_jointly(&mut ck, &base, &groups, &mut audits, runs)?;
+    let (patch, verification) = if removed.is_empty() {
+        (None, None)
+    } else {
+        let (patch, v) = verify_removal(
+            &mut ck,
+            &campaign,
+            &mut placer,
+            &mut compiler,
+            &removal_of(&groups, &removed),
+            &opts.run_models(),
+        );
+        (patch, Some(v))
+    };
     ck.save_cache();
     ck.check_oracle()?;
     Ok(AuditReport {
@@ -971,6 +1107,14 @@ mod tests {
                 likely_redundant(100)
             );
         }
+    }
+
+    #[test]
+    fn block_scope_is_judged_under_a_model_that_tells_the_scopes_apart() {
+        assert_eq!(block_scope_model(Model::Sc), Model::Scoped);
+        assert_eq!(block_scope_model(Model::Bugaroo), Model::Scoped);
+        assert_eq!(block_scope_model(Model::Scoped), Model::Scoped);
+        assert_eq!(block_scope_model(Model::Weak), Model::Weak);
     }
 
     #[test]
