@@ -1,37 +1,92 @@
 //! `audit`: which existing fences a passing variant needs.
 //!
-//! Fences are judged per *source statement*: the PTX copies of one statement (an unrolled
-//! loop, a helper inlined at several call sites) are removed together, as a patch removing
-//! the line would. Verdicts, in the order they are decided:
+//! `minimize` asks where fences must go; `audit` asks the reverse of a variant that passes:
+//! which of the fences it has can go. The evidence is removal — take a fence out, fuzz,
+//! see whether anything fails — but a removal that passes proves something only when the
+//! model could have made it fail, and only about code the executions ran. So every
+//! verdict weighs the removal's outcome against what the unchanged variant's executions
+//! showed about the fence (coverage, drains, what it orders), and "likely redundant" is the
+//! verdict of last resort, never a default.
 //!
-//! 1. **necessary** — removing the copies fails (with the failing seed);
+//! # Steps
+//!
+//! [`audit`] runs these in order, each a function of its own. Every check of a modified
+//! variant goes through one helper, `try_edits`: apply PTX edits to the variant, run the
+//! audit's seeds (`--runs` per `p_w`, the known failing seeds first) under one model until
+//! the first failure. Results are cached by PTX hash, model, `p_w` and seed, so a re-run
+//! with more runs resumes and repeated checks cost nothing.
+//!
+//! 0. **Observe** (`observe`). The unchanged variant runs on the audit's seeds with the
+//!    [`FenceObserver`] and the write buffers' trace on: per PTX fence copy, how often it
+//!    ran, how many buffered entries it drained, the communicating load it follows (its
+//!    acquire side) and the communicating store after it ([`crate::observe`] defines
+//!    them); and the variant's own first failure, if any (the report's `base_failure`: the
+//!    verdicts then mean less). These executions also fill the cache.
+//! 1. **Group the fences** (`group_fences`). Fences are judged per *source statement*:
+//!    the PTX copies of one statement (an unrolled loop, a helper inlined at several call
+//!    sites) form a group, removed together, as a patch removing the line would. The key
+//!    is the innermost frame in the user's files, else the innermost line; a fence with no
+//!    line is a group of its own. Each group is named by the statement a patch would
+//!    remove, else by its user line (`statement_of`). The fences are `membar` and
+//!    `fence` instructions, except `fence.acquire` and proxy fences.
+//! 2. **Judge a group** (`judge_group`). Every copy of the group removed, the seeds run
+//!    under the audit's model. The verdict is then a pure function, `judge`, of that
+//!    run's first failure and the copies' observations (`observed_copies`): see
+//!    *Verdicts*. It runs nothing itself, so its unit tests cover every case it tells
+//!    apart without executing a kernel.
+//! 3. **Judge block scope** (`judge_block_scope`). For a necessary device-scope fence:
+//!    every copy narrowed to `.cta`, the seeds run under a model that tells CTA scope from
+//!    device scope — the audit's model when it does (`scoped`, `weak`), else `scoped`
+//!    (`block_scope_model`). Passing means `__threadfence_block()` suffices. Steps 2 and
+//!    3 run group by group, in PTX order; `audits[k]` is always the audit of `groups[k]`.
+//! 4. **Remove jointly** (`remove_jointly`). Two fences can each be redundant given the
+//!    other (two fences between the same store and its flag: either one orders it). So
+//!    the groups found likely redundant in step 2 are removed *together*, greedily, the
+//!    costliest first (device scope, then most copies): a group whose removal fails on top
+//!    of those already removed is kept — "redundant alone, but not together with line L"
+//!    ([`FenceVerdict::NeededWithOthersRemoved`]; `conflicting` finds L by trying the
+//!    pairs) — and the removed ones are reported "likely redundant, given that line L
+//!    stays".
+//! 5. **Verify the patch** (`verify_removal`). The removed groups become a statement-exact
+//!    patch of the user's files ([`crate::source`]), compiled and fuzzed on fresh seeds
+//!    under every model of the run, like `minimize`'s fixes. A fence that is not a
+//!    statement of its own (or lies in library code) gets no patch, and the verification
+//!    says why.
+//!
+//! # Verdicts
+//!
+//! `judge` decides, in this order (the first that applies wins):
+//!
+//! 1. **necessary** — removing the copies fails (with the failing seed), whatever else was
+//!    observed;
 //! 2. **not exercised by this campaign** — removing it passes, but some copy never ran in
-//!    the observed executions: nothing is known about it, so the line is not redundant;
-//! 3. **cannot judge under this model** — removing it passed, but the model cannot show
-//!    what the fence orders ([`crate::observe`] gives the facts, from the observed
-//!    executions of the unchanged variant):
-//!    (a) *store buffering* (`bugaroo`, `scoped`) judges a fence only by the stores it
-//!    drains; loads are never delayed. So a fence that is *acquire-side* — in its thread,
-//!    since the previous fence of at least its scope, it follows a load or atomic of a
-//!    location another thread writes in the same launch (a poll, a lock's CAS) — or that
-//!    *never drained anything* (in every observed execution its thread's buffers, and for a
-//!    device-scope fence under `scoped` its CTA's overlay, were empty whenever it ran) is
-//!    "cannot judge under this model (loads are never delayed): use --model weak";
+//!    the observed executions: nothing is known about that copy, so the line is not
+//!    redundant;
+//! 3. **cannot judge under this model** — removing it passed, but the model could not have
+//!    shown what the fence orders (`cannot_judge`, in this order):
+//!    (a) *store buffering* (`sc`, `bugaroo`, `scoped`) never delays loads, so a fence
+//!    that is *acquire-side* — in its thread, since the previous fence of at least its
+//!    scope, it follows a load or atomic of a location another thread writes in the same
+//!    launch (a poll, a lock's CAS) — is "cannot judge under this model (loads are never
+//!    delayed): use --model weak";
 //!    (b) *no model* produces load buffering (a load reading a store that executes after
 //!    it; `weak` reads only executed stores), so a fence that orders such a load before a
-//!    store of a location another thread reads (after it, before the thread's next fence)
-//!    is "cannot judge" under every model — e.g. a queue consumer's fence between reading
-//!    a slot and handing it back.
+//!    store of a location another thread reads (after it, before the thread's next fence;
+//!    both in the same copy) is "cannot judge" under every model — e.g. a queue
+//!    consumer's fence between reading a slot and handing it back;
+//!    (c) store buffering judges a fence only by the stores it drains, so one that *never
+//!    drained anything* (in every observed execution its thread's buffers, and for a
+//!    device-scope fence under `scoped` its CTA's overlay, were empty whenever it ran) is
+//!    "cannot judge … use --model weak" too.
 //!    Such a fence is never "likely redundant" and never goes into the removal patch
 //!    (issue 11);
 //! 4. **likely redundant** — 0 failures in N runs without it (failure probability < 3/N at
-//!    95%, the rule of three). These are then removed *together*, greedily (device scope
-//!    and most copies first): a fence whose removal fails once the others are gone is kept
-//!    ("redundant alone, but not together with line L"), and the removed ones are reported
-//!    "likely redundant, given that line L stays".
+//!    95%, the rule of three). Step 4 may still keep it, as "needed with others removed".
 //!
-//! The removal patch is verified: the patched source is compiled and fuzzed on fresh seeds
-//! under every model of the run.
+//! The order matters: an unreached copy comes before every blind spot (nothing is known
+//! about it under any model), and under store buffering a fence that is acquire-side *and*
+//! orders a load before a store gets the acquire-side reason, which points to
+//! `--model weak`; under `weak` the same fence gets the load-buffering reason.
 
 use crate::edit::{FenceScope, InstRef, PtxEdit};
 use crate::observe::FenceObserver;
