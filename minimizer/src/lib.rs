@@ -41,10 +41,12 @@
 //! `audit` ([`audit`](crate::audit::audit)): fences grouped by source statement (the PTX
 //! copies of an unrolled loop or inlined helper together); each group removed — necessary
 //! (with a failing seed), not exercised (a copy no execution reached), cannot be judged
-//! under a store-buffering model (acquire-side, or never drained anything), or likely
-//! redundant; the likely redundant ones are then removed together greedily, so two fences
-//! that are each redundant given the other are not both removed; the removal patch is
-//! verified like `minimize`'s.
+//! (under a store-buffering model: acquire-side, or never drained anything; under every
+//! model: a load ordered before a store, load buffering), or likely redundant; the likely
+//! redundant ones are then removed together greedily, so two fences that are each
+//! redundant given the other are not both removed; the removal patch is verified like
+//! `minimize`'s. The module's documentation walks through these steps, each a function of
+//! its own.
 //!
 //! `baseline_fence_all` is the PLDI'16 approach (Sorensen & Donaldson): a fence after every
 //! memory access, then reduce — implemented for comparison.
