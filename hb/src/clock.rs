@@ -28,7 +28,9 @@
 //! * Epochs only grow: no operation lowers an entry (a join's result dominates both of
 //!   its inputs, a raise changes nothing or raises).
 //!
-//! Debug builds assert both after every operation that changes a clock.
+//! Debug builds assert both after every operation that changes a clock; the property
+//! test at the end of this file compares the clock with a plain dense vector clock over
+//! random operation sequences.
 
 use std::rc::Rc;
 
@@ -405,9 +407,10 @@ fn join_chunk(mine: &mut Chunk, theirs: &Chunk) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn raise(c: &mut VClock, cta: u32, tid: u32, e: u32) {
-        c.raise(CtaId(cta), Tid(tid), Tpb(8), Epoch::new(e));
+        c.raise(CtaId(cta), Tid(tid), Tpb(TPB), Epoch::new(e));
     }
 
     fn get(c: &VClock, cta: u32, tid: u32) -> u32 {
@@ -437,5 +440,166 @@ mod tests {
         let mut small = a.clone();
         small.join(&j);
         assert!(small.same(&j));
+    }
+
+    /// The reference: a plain vector clock, one entry per thread of the grid, no sharing
+    /// and no chunks.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Plain(Vec<u32>);
+
+    impl Plain {
+        fn at(cta: u32, tid: u32) -> usize {
+            (cta * TPB + tid) as usize
+        }
+        fn raise(&mut self, cta: u32, tid: u32, e: u32) {
+            let x = &mut self.0[Plain::at(cta, tid)];
+            *x = (*x).max(e);
+        }
+        fn join(&mut self, o: &Plain) {
+            for (a, b) in self.0.iter_mut().zip(&o.0) {
+                *a = (*a).max(*b);
+            }
+        }
+        /// (self has a greater entry, other has a greater entry)
+        fn compare(&self, o: &Plain) -> (bool, bool) {
+            let gt = self.0.iter().zip(&o.0).any(|(a, b)| a > b);
+            let lt = self.0.iter().zip(&o.0).any(|(a, b)| a < b);
+            (gt, lt)
+        }
+    }
+
+    /// CTAs and threads per CTA of the random grids: more CTAs than the linear lookup's 8,
+    /// so the binary search and the small-into-large join path are exercised too.
+    const CTAS: u32 = 20;
+    const TPB: u32 = 4;
+    /// Clocks an operation sequence works on (clones make them share chunks).
+    const CLOCKS: usize = 4;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Raise(usize, u32, u32, u32),
+        RaiseInPlace(usize, u32, u32, u32),
+        RaiseAll(usize, Vec<(u32, u32, u32)>),
+        Join(usize, usize),
+        Clone(usize, usize),
+        Reset(usize),
+        /// Several CTAs' worth of entries at once, into one clock (a wide clock, for the
+        /// small-into-large join).
+        Fill(usize, u32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let c = 0..CLOCKS;
+        let cta = 0..CTAS;
+        let tid = 0..TPB;
+        let e = 1u32..40;
+        prop_oneof![
+            4 => (c.clone(), cta.clone(), tid.clone(), e.clone())
+                .prop_map(|(i, c, t, e)| Op::Raise(i, c, t, e)),
+            2 => (c.clone(), cta.clone(), tid.clone(), e.clone())
+                .prop_map(|(i, c, t, e)| Op::RaiseInPlace(i, c, t, e)),
+            2 => (c.clone(), prop::collection::vec((cta.clone(), tid, e.clone()), 0..12))
+                .prop_map(|(i, mut v)| {
+                    // Grouped by CTA, as a barrier's arrivals are.
+                    v.sort_by_key(|x| x.0);
+                    Op::RaiseAll(i, v)
+                }),
+            4 => (c.clone(), c.clone()).prop_map(|(i, j)| Op::Join(i, j)),
+            2 => (c.clone(), c.clone()).prop_map(|(i, j)| Op::Clone(i, j)),
+            1 => c.clone().prop_map(Op::Reset),
+            1 => (c, e).prop_map(|(i, e)| Op::Fill(i, e)),
+        ]
+    }
+
+    /// Every query of `v` agrees with `p`.
+    fn agree(v: &VClock, p: &Plain) -> Result<(), TestCaseError> {
+        for cta in 0..CTAS {
+            for tid in 0..TPB {
+                prop_assert_eq!(
+                    get(v, cta, tid),
+                    p.0[Plain::at(cta, tid)],
+                    "({}, {})",
+                    cta,
+                    tid
+                );
+            }
+            if let Some(ch) = v.chunk(CtaId(cta)) {
+                let want = &p.0[Plain::at(cta, 0)..Plain::at(cta + 1, 0)];
+                prop_assert_eq!(ch.iter().map(|e| e.get()).collect::<Vec<_>>(), want);
+            }
+        }
+        let listed: Vec<u32> = v.chunks().map(|(c, _)| c.0).collect();
+        prop_assert!(listed.windows(2).all(|w| w[0] < w[1]), "{:?}", listed);
+        prop_assert_eq!(v.is_empty(), listed.is_empty());
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The chunked, shared clock against the plain one over random sequences of
+        /// raises, batch raises, joins and clones (so chunks and lists are shared and
+        /// copied on write), comparing every entry, every chunk and every pairwise
+        /// comparison after each step.
+        #[test]
+        fn behaves_like_a_plain_vector_clock(ops in prop::collection::vec(op(), 1..60)) {
+            let mut vs: Vec<VClock> = vec![VClock::default(); CLOCKS];
+            let mut ps: Vec<Plain> = vec![Plain(vec![0; (CTAS * TPB) as usize]); CLOCKS];
+            for op in ops {
+                match op {
+                    Op::Raise(i, c, t, e) => {
+                        raise(&mut vs[i], c, t, e);
+                        ps[i].raise(c, t, e);
+                    }
+                    Op::RaiseInPlace(i, c, t, e) => {
+                        let before = ps[i].0[Plain::at(c, t)];
+                        let done = vs[i].raise_in_place(CtaId(c), Tid(t), Epoch::new(e));
+                        if done {
+                            ps[i].raise(c, t, e);
+                        } else {
+                            // Only declined when something would have to change.
+                            prop_assert!(before < e);
+                        }
+                    }
+                    Op::RaiseAll(i, items) => {
+                        let typed: Vec<(CtaId, Tid, Epoch)> = items
+                            .iter()
+                            .map(|&(c, t, e)| (CtaId(c), Tid(t), Epoch::new(e)))
+                            .collect();
+                        vs[i].raise_all(Tpb(TPB), &typed);
+                        for (c, t, e) in items {
+                            ps[i].raise(c, t, e);
+                        }
+                    }
+                    Op::Join(i, j) => {
+                        let (o, p) = (vs[j].clone(), ps[j].clone());
+                        vs[i].join(&o);
+                        ps[i].join(&p);
+                    }
+                    Op::Clone(i, j) => {
+                        vs[i] = vs[j].clone();
+                        ps[i] = ps[j].clone();
+                    }
+                    Op::Reset(i) => {
+                        vs[i] = VClock::default();
+                        ps[i].0.fill(0);
+                    }
+                    Op::Fill(i, e) => {
+                        for c in 0..CTAS {
+                            raise(&mut vs[i], c, c % TPB, e);
+                            ps[i].raise(c, c % TPB, e);
+                        }
+                    }
+                }
+                for i in 0..CLOCKS {
+                    agree(&vs[i], &ps[i])?;
+                    for j in 0..CLOCKS {
+                        let want = ps[i].compare(&ps[j]);
+                        prop_assert_eq!(vs[i].compare(&vs[j]), want, "compare {} {}", i, j);
+                        prop_assert_eq!(vs[i].dominates(&vs[j]), !want.1, "dominates {} {}", i, j);
+                    }
+                }
+            }
+        }
     }
 }
