@@ -1632,4 +1632,111 @@ mod tests {
             .iter()
             .all(|&(w, e)| !hb.knows(q.global, w.global, e)));
     }
+
+    /// Knowledge (a clock, up to [`EXTRA`] single entries beside it, folded in when they
+    /// overflow) against a plain dense vector clock, over random raises, joins, batch
+    /// joins ([`Knowledge::join_many`]), folds and clones.
+    mod knowledge_vs_plain {
+        use super::*;
+        use proptest::prelude::*;
+
+        const CTAS: u32 = 10;
+        const TPB: u32 = 4;
+        const N: usize = 4;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Raise(usize, u32, u32, u32),
+            Join(usize, usize),
+            JoinMany(usize, Vec<usize>),
+            Fold(usize),
+            Clone(usize, usize),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            let k = 0..N;
+            prop_oneof![
+                6 => (k.clone(), 0..CTAS, 0..TPB, 1u32..30)
+                    .prop_map(|(i, c, t, e)| Op::Raise(i, c, t, e)),
+                3 => (k.clone(), k.clone()).prop_map(|(i, j)| Op::Join(i, j)),
+                2 => (k.clone(), prop::collection::vec(k.clone(), 0..6))
+                    .prop_map(|(i, js)| Op::JoinMany(i, js)),
+                1 => k.clone().prop_map(Op::Fold),
+                1 => (k.clone(), k).prop_map(|(i, j)| Op::Clone(i, j)),
+            ]
+        }
+
+        fn at(c: u32, t: u32) -> usize {
+            (c * TPB + t) as usize
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn knowledge_behaves_like_a_plain_vector_clock(
+                ops in prop::collection::vec(op(), 1..60)
+            ) {
+                let tpb = Tpb(TPB);
+                let mut ks: Vec<Knowledge> = vec![Knowledge::default(); N];
+                let mut ps: Vec<Vec<u32>> = vec![vec![0; (CTAS * TPB) as usize]; N];
+                for op in ops {
+                    match op {
+                        Op::Raise(i, c, t, e) => {
+                            ks[i].raise(CtaId(c), Tid(t), tpb, Epoch::new(e));
+                            let x = &mut ps[i][at(c, t)];
+                            *x = (*x).max(e);
+                        }
+                        Op::Join(i, j) => {
+                            let (o, p) = (ks[j].clone(), ps[j].clone());
+                            ks[i].join(&o, tpb);
+                            for (a, b) in ps[i].iter_mut().zip(&p) {
+                                *a = (*a).max(*b);
+                            }
+                        }
+                        Op::JoinMany(i, js) => {
+                            let others: Vec<Knowledge> =
+                                js.iter().map(|&j| ks[j].clone()).collect();
+                            let refs: Vec<&Knowledge> = others.iter().collect();
+                            ks[i].join_many(&refs, tpb);
+                            for &j in &js {
+                                let p = ps[j].clone();
+                                for (a, b) in ps[i].iter_mut().zip(&p) {
+                                    *a = (*a).max(*b);
+                                }
+                            }
+                        }
+                        Op::Fold(i) => ks[i].fold(tpb),
+                        Op::Clone(i, j) => {
+                            ks[i] = ks[j].clone();
+                            ps[i] = ps[j].clone();
+                        }
+                    }
+                    for i in 0..N {
+                        prop_assert!(ks[i].extras().len() <= EXTRA);
+                        for c in 0..CTAS {
+                            let chunk = ks[i].clock_chunk(CtaId(c));
+                            for t in 0..TPB {
+                                let got = ks[i].get(CtaId(c), Tid(t)).get();
+                                prop_assert_eq!(got, ps[i][at(c, t)], "k{} ({}, {})", i, c, t);
+                                // The clock chunk is a lower bound.
+                                if let Some(ch) = chunk {
+                                    prop_assert!(ch[t as usize].get() <= got);
+                                }
+                            }
+                        }
+                        for j in 0..N {
+                            // `covers` may say false, never a wrong true.
+                            if ks[i].covers(&ks[j]) {
+                                prop_assert!(
+                                    ps[i].iter().zip(&ps[j]).all(|(a, b)| a >= b),
+                                    "k{} covers k{}", i, j
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
