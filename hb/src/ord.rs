@@ -60,17 +60,14 @@ impl ReadOrd {
 
     /// A load with semantics `sem`. `Release` and `AcqRel` are impossible for a load (see
     /// the module docs): a debug build panics, a release build takes the RMW read half.
+    /// Every possible load means what the RMW read half with its `Sem` means, so after the
+    /// check this *is* [`ReadOrd::of_rmw`] (one table lookup on the hot path).
     #[inline]
     pub fn of_load(sem: Sem) -> ReadOrd {
-        match sem {
-            Sem::Weak => ReadOrd::Weak,
-            Sem::Volatile | Sem::Relaxed => ReadOrd::Relaxed,
-            Sem::Acquire | Sem::Sc => ReadOrd::Acquire,
-            Sem::Release | Sem::AcqRel => {
-                impossible("a load", sem);
-                ReadOrd::of_rmw(sem)
-            }
+        if matches!(sem, Sem::Release | Sem::AcqRel) {
+            impossible("a load", sem);
         }
+        ReadOrd::of_rmw(sem)
     }
 
     /// The read of an access of kind `kind` with semantics `sem`: a load, or the read half
@@ -79,13 +76,11 @@ impl ReadOrd {
     #[inline]
     pub fn of(kind: AccessKind, sem: Sem) -> ReadOrd {
         match kind {
-            AccessKind::Load => ReadOrd::of_load(sem),
-            AccessKind::Atomic => ReadOrd::of_rmw(sem),
-            AccessKind::Store => {
-                impossible("the read of a store", sem);
-                ReadOrd::of_rmw(sem)
-            }
+            AccessKind::Load => return ReadOrd::of_load(sem),
+            AccessKind::Atomic => {}
+            AccessKind::Store => impossible("the read of a store", sem),
         }
+        ReadOrd::of_rmw(sem)
     }
 
     /// Strong (morally strong with other strong accesses of sufficient scope).
@@ -114,18 +109,14 @@ impl WriteOrd {
 
     /// A store with semantics `sem`. `Acquire` and `AcqRel` are impossible for a store
     /// (see the module docs): a debug build panics, a release build takes the RMW write
-    /// half.
+    /// half. Every possible store means what the RMW write half with its `Sem` means, so
+    /// after the check this *is* [`WriteOrd::of_rmw`].
     #[inline]
     pub fn of_store(sem: Sem) -> WriteOrd {
-        match sem {
-            Sem::Weak => WriteOrd::Weak,
-            Sem::Volatile | Sem::Relaxed => WriteOrd::Relaxed,
-            Sem::Release | Sem::Sc => WriteOrd::Release,
-            Sem::Acquire | Sem::AcqRel => {
-                impossible("a store", sem);
-                WriteOrd::of_rmw(sem)
-            }
+        if matches!(sem, Sem::Acquire | Sem::AcqRel) {
+            impossible("a store", sem);
         }
+        WriteOrd::of_rmw(sem)
     }
 
     /// The write of an access of kind `kind` with semantics `sem`: a store, or the write
@@ -134,13 +125,11 @@ impl WriteOrd {
     #[inline]
     pub fn of(kind: AccessKind, sem: Sem) -> WriteOrd {
         match kind {
-            AccessKind::Store => WriteOrd::of_store(sem),
-            AccessKind::Atomic => WriteOrd::of_rmw(sem),
-            AccessKind::Load => {
-                impossible("the write of a load", sem);
-                WriteOrd::of_rmw(sem)
-            }
+            AccessKind::Store => return WriteOrd::of_store(sem),
+            AccessKind::Atomic => {}
+            AccessKind::Load => impossible("the write of a load", sem),
         }
+        WriteOrd::of_rmw(sem)
     }
 
     /// Strong (morally strong with other strong accesses of sufficient scope).
@@ -157,9 +146,8 @@ impl WriteOrd {
 }
 
 /// An ordering PTX does not have for this kind of operation (and the vgpu's decoder
-/// rejects) reached the engine.
-#[cold]
-#[inline(never)]
+/// rejects) reached the engine. (Empty in release builds, where the call disappears.)
+#[inline]
 #[track_caller]
 fn impossible(what: &str, sem: Sem) {
     debug_assert!(
@@ -183,6 +171,55 @@ mod tests {
         Sem::AcqRel,
         Sem::Sc,
     ];
+
+    /// The module docs' table, cell by cell (`None`: impossible).
+    #[test]
+    fn conversions_are_the_documented_table() {
+        use ReadOrd as R;
+        use WriteOrd as W;
+        type Row = (Sem, Option<R>, Option<W>, R, W);
+        let table: [Row; 7] = [
+            (Sem::Weak, Some(R::Weak), Some(W::Weak), R::Weak, W::Weak),
+            (
+                Sem::Volatile,
+                Some(R::Relaxed),
+                Some(W::Relaxed),
+                R::Relaxed,
+                W::Relaxed,
+            ),
+            (
+                Sem::Relaxed,
+                Some(R::Relaxed),
+                Some(W::Relaxed),
+                R::Relaxed,
+                W::Relaxed,
+            ),
+            (Sem::Acquire, Some(R::Acquire), None, R::Acquire, W::Relaxed),
+            (Sem::Release, None, Some(W::Release), R::Relaxed, W::Release),
+            (Sem::AcqRel, None, None, R::Acquire, W::Release),
+            (
+                Sem::Sc,
+                Some(R::Acquire),
+                Some(W::Release),
+                R::Acquire,
+                W::Release,
+            ),
+        ];
+        for (sem, load, store, rmw_r, rmw_w) in table {
+            if let Some(l) = load {
+                assert_eq!(ReadOrd::of_load(sem), l, "{sem:?}");
+                assert_eq!(ReadOrd::of(AccessKind::Load, sem), l, "{sem:?}");
+            }
+            if let Some(s) = store {
+                assert_eq!(WriteOrd::of_store(sem), s, "{sem:?}");
+                assert_eq!(WriteOrd::of(AccessKind::Store, sem), s, "{sem:?}");
+            }
+            assert_eq!(ReadOrd::of_rmw(sem), rmw_r, "{sem:?}");
+            assert_eq!(WriteOrd::of_rmw(sem), rmw_w, "{sem:?}");
+            assert_eq!(ReadOrd::of(AccessKind::Atomic, sem), rmw_r, "{sem:?}");
+            assert_eq!(WriteOrd::of(AccessKind::Atomic, sem), rmw_w, "{sem:?}");
+        }
+    }
 
     /// The halves of an RMW, and every possible load and store, mean exactly what the
     /// `Sem` predicates said when the engine took a bare `Sem`.
@@ -216,5 +253,14 @@ mod tests {
     #[cfg_attr(debug_assertions, should_panic(expected = "PTX has no such operation"))]
     fn an_acq_rel_store_is_impossible() {
         assert_eq!(WriteOrd::of_store(Sem::AcqRel), WriteOrd::Release);
+    }
+
+    #[test]
+    #[cfg_attr(debug_assertions, should_panic(expected = "PTX has no such operation"))]
+    fn the_read_of_a_store_is_impossible() {
+        assert_eq!(
+            ReadOrd::of(AccessKind::Store, Sem::Acquire),
+            ReadOrd::Acquire
+        );
     }
 }
