@@ -90,9 +90,9 @@ impl Tpb {
 /// forbidding stale reads. It cannot happen in practice: epochs restart at every launch,
 /// and one thread would have to synchronize 2³² − 1 ≈ 4.3 billion times in one launch. A
 /// synchronization costs the vgpu at least tens of nanoseconds (a fence snapshots the
-/// thread's knowledge), so that is minutes of one thread doing nothing else, where real
-/// kernels synchronize a handful of times per thread — and a launch has a wall-clock limit
-/// (10 minutes by default).
+/// thread's knowledge), so that is at least tens of seconds, more likely many minutes, of
+/// one thread doing nothing else, where real kernels synchronize a handful of times per
+/// thread (and `fencehound exec` stops a launch after 10 minutes by default).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(transparent)]
 pub struct Epoch(u32);
