@@ -87,7 +87,7 @@ use crate::stats::{BufferStats, WeakStats};
 use crate::TraceEvent;
 use fencehound_hb::fasthash::FastMap;
 use fencehound_hb::sync::{acquires, scopes_meet, strong};
-use fencehound_hb::{Hb, Message};
+use fencehound_hb::{CtaId, Epoch, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
     Access, Barrier, Fence, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
@@ -121,9 +121,9 @@ struct Entry {
     /// What the store publishes (strong stores after a release pattern).
     msg: Option<Rc<Message>>,
     writer: u32,
-    epoch: u32,
+    epoch: Epoch,
     site: SiteId,
-    cta: u32,
+    cta: CtaId,
     /// Bit `j`: the entry at position `j` of the block's list is coherence-before this one.
     co: u16,
     off: u8,
@@ -537,7 +537,7 @@ impl WeakMemory {
         let ms = |x: &Entry| {
             x.off == off
                 && x.size == size
-                && sw.is_some_and(|s| x.strong() && scopes_meet(x.cta, x.scope(), t.cta, s))
+                && sw.is_some_and(|s| x.strong() && scopes_meet(x.cta, x.scope(), CtaId::of(t), s))
         };
         let list = &self.lists[li];
         let mut before = 0u16;
@@ -574,7 +574,7 @@ impl WeakMemory {
         let ms = |x: &Entry| {
             x.off == e.off
                 && x.size == e.size
-                && sw.is_some_and(|s| x.strong() && scopes_meet(x.cta, x.scope(), t.cta, s))
+                && sw.is_some_and(|s| x.strong() && scopes_meet(x.cta, x.scope(), CtaId::of(t), s))
         };
         let list = &mut self.lists[li];
         let mut co = 0u16;
@@ -632,7 +632,9 @@ impl WeakMemory {
             if !exact || Self::known(&self.hb, t.global, key, e) {
                 required |= 1 << p;
                 preds |= 1 << p;
-            } else if sw.is_some_and(|s| e.strong() && scopes_meet(e.cta, e.scope(), t.cta, s)) {
+            } else if sw
+                .is_some_and(|s| e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), s))
+            {
                 preds |= 1 << p;
             }
         }
@@ -660,9 +662,9 @@ impl WeakMemory {
             value: u64::from_le_bytes(b),
             msg: None,
             writer: INIT,
-            epoch: 0,
+            epoch: Epoch::NONE,
             site: SiteId::MAX,
-            cta: 0,
+            cta: CtaId(0),
             co: 0,
             off,
             size,
@@ -717,11 +719,12 @@ impl WeakMemory {
                 && e.writer != INIT
                 && e.writer != t.global
                 && e.strong()
-                && scopes_meet(e.cta, e.scope(), t.cta, a.scope);
+                && scopes_meet(e.cta, e.scope(), CtaId::of(t), a.scope);
             if ms {
                 let msg = e.msg.clone();
                 let (seq, known) = (e.seq, Self::known(&self.hb, t.global, key, e));
-                self.hb.read(t, a.sem, a.scope, msg.as_ref());
+                self.hb
+                    .read(t, ReadOrd::of(a.kind, a.sem), a.scope, msg.as_ref());
                 if !known {
                     self.hb.observe(t.global, key, seq);
                 }
@@ -729,7 +732,7 @@ impl WeakMemory {
             }
         }
         if acquires(a.sem) {
-            self.hb.read(t, a.sem, a.scope, None);
+            self.hb.read(t, ReadOrd::of(a.kind, a.sem), a.scope, None);
         }
     }
 
@@ -770,7 +773,8 @@ impl WeakMemory {
         let (key, off, size) = (pack(a.loc) & !7, (pack(a.loc) & 7) as u8, a.size as u8);
         let Some(li) = self.slot(mem, a.loc, false) else {
             if acquires(a.sem) {
-                self.hb.read(a.thread, a.sem, a.scope, None);
+                self.hb
+                    .read(a.thread, ReadOrd::of(a.kind, a.sem), a.scope, None);
             }
             return Ok(());
         };
@@ -779,7 +783,8 @@ impl WeakMemory {
             // Mixed sizes (or nothing of this size stored): the newest bytes, which no
             // morally strong pair relates (they do not overlap completely).
             if acquires(a.sem) {
-                self.hb.read(a.thread, a.sem, a.scope, None);
+                self.hb
+                    .read(a.thread, ReadOrd::of(a.kind, a.sem), a.scope, None);
             }
             return Ok(());
         };
@@ -840,7 +845,8 @@ impl WeakMemory {
         }
         let s = strong(a.sem);
         let msg = if s {
-            self.hb.write_message(t, a.sem, a.scope, a.loc, a.size)
+            self.hb
+                .write_message(t, WriteOrd::of(a.kind, a.sem), a.scope, a.loc, a.size)
         } else {
             None
         };
@@ -881,7 +887,7 @@ impl WeakMemory {
                 writer: t.global,
                 epoch,
                 site: a.site,
-                cta: t.cta,
+                cta: CtaId::of(t),
                 co: 0,
                 off,
                 size,
@@ -932,7 +938,7 @@ impl WeakMemory {
                 for (p, e) in self.lists[li].iter().enumerate() {
                     if c.exact >> p & 1 == 1
                         && (e.writer == g
-                            || (e.strong() && scopes_meet(e.cta, e.scope(), t.cta, a.scope)))
+                            || (e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), a.scope)))
                     {
                         after_ms |= e.co;
                     }
@@ -965,11 +971,13 @@ impl WeakMemory {
         // CTA passes it on to a `.gpu` acquirer elsewhere (UNSOUND.md,
         // `hb-rmw-publishes-acquired`: released first, it did not).
         self.sync_read(a, li, pos, key);
-        let mut msg = self.hb.write_message(t, a.sem, a.scope, a.loc, a.size);
+        let mut msg = self
+            .hb
+            .write_message(t, WriteOrd::of(a.kind, a.sem), a.scope, a.loc, a.size);
         let chained = pos.and_then(|p| {
             let e = &self.lists[li][p];
-            let link =
-                e.writer == g || (e.strong() && scopes_meet(e.cta, e.scope(), t.cta, a.scope));
+            let link = e.writer == g
+                || (e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), a.scope));
             if link {
                 e.msg.clone()
             } else {
@@ -1003,7 +1011,7 @@ impl WeakMemory {
             writer: g,
             epoch,
             site: a.site,
-            cta: t.cta,
+            cta: CtaId::of(t),
             co: 0,
             off,
             size,

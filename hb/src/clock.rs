@@ -21,10 +21,20 @@
 //! barrier arrival, a release, a release fence), so accesses after the publication are not
 //! covered by it (FastTrack, Flanagan & Freund, PLDI 2009).
 
+//!
+//! # Invariants
+//!
+//! * The chunk list is sorted by CTA, with at most one chunk per CTA.
+//! * Epochs only grow: no operation lowers an entry (a join's result dominates both of
+//!   its inputs, a raise changes nothing or raises).
+//!
+//! Debug builds assert both after every operation that changes a clock; the property
+//! test at the end of this file compares the clock with a plain dense vector clock over
+//! random operation sequences.
+
 use std::rc::Rc;
 
-/// A thread's logical time. 0 means "nothing".
-pub type Epoch = u32;
+pub use crate::ids::{CtaId, Epoch, Tid, Tpb};
 
 type Chunk = Rc<Vec<Epoch>>;
 
@@ -33,7 +43,7 @@ type Chunk = Rc<Vec<Epoch>>;
 pub struct VClock {
     /// Sorted by CTA index. `None` is the empty clock: a default clock allocates nothing
     /// (every thread of a launch starts with one, and one was an allocation per thread).
-    chunks: Option<Rc<Vec<(u32, Chunk)>>>,
+    chunks: Option<Rc<Vec<(CtaId, Chunk)>>>,
 }
 
 impl VClock {
@@ -43,13 +53,13 @@ impl VClock {
 
     /// The chunk list (empty for the empty clock).
     #[inline]
-    fn list(&self) -> &[(u32, Chunk)] {
+    fn list(&self) -> &[(CtaId, Chunk)] {
         self.chunks.as_deref().map_or(&[], |v| v.as_slice())
     }
 
     /// The chunk list, unshared (copy on write).
     #[inline]
-    fn list_mut(&mut self) -> &mut Vec<(u32, Chunk)> {
+    fn list_mut(&mut self) -> &mut Vec<(CtaId, Chunk)> {
         Rc::make_mut(self.chunks.get_or_insert_with(Default::default))
     }
 
@@ -64,7 +74,7 @@ impl VClock {
     }
 
     #[inline]
-    fn find(&self, cta: u32) -> Result<usize, usize> {
+    fn find(&self, cta: CtaId) -> Result<usize, usize> {
         let c = self.list();
         if c.len() <= 8 {
             for (i, (k, _)) in c.iter().enumerate() {
@@ -82,16 +92,20 @@ impl VClock {
 
     /// The entry of thread `tid` of CTA `cta`.
     #[inline]
-    pub fn get(&self, cta: u32, tid: u32) -> Epoch {
+    pub fn get(&self, cta: CtaId, tid: Tid) -> Epoch {
         match self.find(cta) {
-            Ok(i) => self.list()[i].1.get(tid as usize).copied().unwrap_or(0),
-            Err(_) => 0,
+            Ok(i) => self.list()[i]
+                .1
+                .get(tid.index())
+                .copied()
+                .unwrap_or(Epoch::NONE),
+            Err(_) => Epoch::NONE,
         }
     }
 
     /// The entries of CTA `cta`, if the clock has any.
     #[inline]
-    pub fn chunk(&self, cta: u32) -> Option<&[Epoch]> {
+    pub fn chunk(&self, cta: CtaId) -> Option<&[Epoch]> {
         self.find(cta).ok().map(|i| self.list()[i].1.as_slice())
     }
 
@@ -99,11 +113,17 @@ impl VClock {
     /// new chunk: it already is, or this clock owns both its chunk list and that chunk
     /// (nothing else can see the change). Returns whether the entry is now ≥ `e`.
     #[inline]
-    pub fn raise_in_place(&mut self, cta: u32, tid: u32, e: Epoch) -> bool {
+    pub fn raise_in_place(&mut self, cta: CtaId, tid: Tid, e: Epoch) -> bool {
         let Ok(i) = self.find(cta) else {
-            return e == 0;
+            return e.is_none();
         };
-        if self.list()[i].1.get(tid as usize).copied().unwrap_or(0) >= e {
+        if self.list()[i]
+            .1
+            .get(tid.index())
+            .copied()
+            .unwrap_or(Epoch::NONE)
+            >= e
+        {
             return true;
         }
         let entry = self
@@ -111,9 +131,10 @@ impl VClock {
             .as_mut()
             .and_then(Rc::get_mut)
             .and_then(|list| Rc::get_mut(&mut list[i].1))
-            .and_then(|chunk| chunk.get_mut(tid as usize));
+            .and_then(|chunk| chunk.get_mut(tid.index()));
         match entry {
             Some(x) => {
+                debug_assert!(*x < e, "an epoch only grows");
                 *x = e;
                 true
             }
@@ -122,7 +143,7 @@ impl VClock {
     }
 
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes a new chunk.
-    pub fn raise(&mut self, cta: u32, tid: u32, tpb: u32, e: Epoch) {
+    pub fn raise(&mut self, cta: CtaId, tid: Tid, tpb: Tpb, e: Epoch) {
         if self.get(cta, tid) >= e {
             return;
         }
@@ -130,14 +151,19 @@ impl VClock {
         let i = match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
             Ok(i) => i,
             Err(i) => {
-                chunks.insert(i, (cta, Rc::new(vec![0; tpb as usize])));
+                chunks.insert(i, (cta, new_chunk(tpb)));
                 i
             }
         };
         let chunk = Rc::make_mut(&mut chunks[i].1);
-        if let Some(x) = chunk.get_mut(tid as usize) {
+        debug_assert!(
+            tid.index() < chunk.len(),
+            "{tid:?} beyond a chunk of {tpb:?}"
+        );
+        if let Some(x) = chunk.get_mut(tid.index()) {
             *x = e;
         }
+        self.debug_check();
     }
 
     /// (`self` has an entry greater than `other`'s, `other` has one greater than `self`'s),
@@ -161,15 +187,15 @@ impl VClock {
                     j += 1;
                 }
                 (Some((ca, ra)), Some((cb, _))) if ca < cb => {
-                    s_gt |= ra.iter().any(|e| *e > 0);
+                    s_gt |= any_set(ra);
                     i += 1;
                 }
                 (Some((_, ra)), None) => {
-                    s_gt |= ra.iter().any(|e| *e > 0);
+                    s_gt |= any_set(ra);
                     i += 1;
                 }
                 (_, Some((_, rb))) => {
-                    o_gt |= rb.iter().any(|e| *e > 0);
+                    o_gt |= any_set(rb);
                     j += 1;
                 }
                 (None, None) => break,
@@ -180,7 +206,7 @@ impl VClock {
 
     /// Raises many entries at once, `(cta, tid, epoch)` (a barrier's arrivals): one
     /// copy-on-write per touched chunk instead of one uniqueness check per entry.
-    pub fn raise_all(&mut self, tpb: u32, items: &[(u32, u32, Epoch)]) {
+    pub fn raise_all(&mut self, tpb: Tpb, items: &[(CtaId, Tid, Epoch)]) {
         if items.iter().all(|&(c, t, e)| self.get(c, t) >= e) {
             return;
         }
@@ -189,7 +215,7 @@ impl VClock {
 
     /// [`VClock::raise_all`] without first checking whether anything changes (for callers
     /// that know it does: the check is a lookup per item, and copies the list anyway).
-    pub fn raise_all_unchecked(&mut self, tpb: u32, items: &[(u32, u32, Epoch)]) {
+    pub fn raise_all_unchecked(&mut self, tpb: Tpb, items: &[(CtaId, Tid, Epoch)]) {
         let chunks = self.list_mut();
         // Items arrive grouped by CTA (a barrier is per CTA or per warp); find the chunk
         // (and copy it) only when the CTA changes.
@@ -199,24 +225,40 @@ impl VClock {
             let at = match chunks.binary_search_by_key(&cta, |(k, _)| *k) {
                 Ok(at) => at,
                 Err(at) => {
-                    chunks.insert(at, (cta, Rc::new(vec![0; tpb as usize])));
+                    chunks.insert(at, (cta, new_chunk(tpb)));
                     at
                 }
             };
             let chunk = Rc::make_mut(&mut chunks[at].1);
             while i < items.len() && items[i].0 == cta {
                 let (_, t, e) = items[i];
-                if let Some(x) = chunk.get_mut(t as usize) {
+                if let Some(x) = chunk.get_mut(t.index()) {
                     *x = (*x).max(e);
                 }
                 i += 1;
             }
         }
+        self.debug_check();
     }
 
     /// `self := self ⊔ other`. Keeps `self` when it already dominates, adopts `other`
     /// when that dominates, and otherwise merges chunk by chunk (sharing unchanged chunks).
     pub fn join(&mut self, other: &VClock) {
+        #[cfg(debug_assertions)]
+        let before = self.clone();
+        self.join_inner(other);
+        #[cfg(debug_assertions)]
+        {
+            self.debug_check();
+            debug_assert!(
+                self.dominates(&before) && self.dominates(other),
+                "a join only grows: {self:?} from {before:?} and {other:?}"
+            );
+        }
+    }
+
+    #[inline]
+    fn join_inner(&mut self, other: &VClock) {
         if other.is_empty() {
             return;
         }
@@ -240,7 +282,7 @@ impl VClock {
                         join_chunk(&mut self.list_mut()[i].1, rb);
                     }
                     Err(i) => {
-                        if rb.iter().any(|e| *e > 0) {
+                        if any_set(rb) {
                             self.list_mut().insert(i, (*c, rb.clone()));
                         }
                     }
@@ -292,9 +334,35 @@ impl VClock {
     }
 
     /// The chunks, by CTA (for folding a clock into another structure without copying).
-    pub fn chunks(&self) -> impl Iterator<Item = (u32, &Rc<Vec<Epoch>>)> + '_ {
+    pub fn chunks(&self) -> impl Iterator<Item = (CtaId, &Rc<Vec<Epoch>>)> + '_ {
         self.list().iter().map(|(c, r)| (*c, r))
     }
+
+    /// Debug builds: asserts that the chunk list is sorted by CTA, one chunk per CTA.
+    #[inline]
+    fn debug_check(&self) {
+        #[cfg(debug_assertions)]
+        {
+            let l = self.list();
+            debug_assert!(
+                l.windows(2).all(|w| w[0].0 < w[1].0),
+                "clock chunks out of order or repeated: {:?}",
+                l.iter().map(|(c, _)| c.0).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+/// A chunk of `tpb` entries, all [`Epoch::NONE`].
+#[inline]
+fn new_chunk(tpb: Tpb) -> Chunk {
+    Rc::new(vec![Epoch::NONE; tpb.len()])
+}
+
+/// Whether any entry is set.
+#[inline]
+fn any_set(chunk: &[Epoch]) -> bool {
+    chunk.iter().any(|e| !e.is_none())
 }
 
 /// (mine has an entry greater than theirs, theirs has an entry greater than mine)
@@ -307,10 +375,10 @@ fn dominance(mine: &[Epoch], theirs: &[Epoch]) -> (bool, bool) {
         t_gt |= b > a;
     }
     if theirs.len() > mine.len() {
-        t_gt |= theirs[mine.len()..].iter().any(|e| *e > 0);
+        t_gt |= any_set(&theirs[mine.len()..]);
     }
     if mine.len() > theirs.len() {
-        m_gt |= mine[theirs.len()..].iter().any(|e| *e > 0);
+        m_gt |= any_set(&mine[theirs.len()..]);
     }
     (m_gt, t_gt)
 }
@@ -329,7 +397,7 @@ fn join_chunk(mine: &mut Chunk, theirs: &Chunk) {
     }
     let m = Rc::make_mut(mine);
     if m.len() < theirs.len() {
-        m.resize(theirs.len(), 0);
+        m.resize(theirs.len(), Epoch::NONE);
     }
     for (a, b) in m.iter_mut().zip(theirs.iter()) {
         *a = (*a).max(*b);
@@ -339,21 +407,30 @@ fn join_chunk(mine: &mut Chunk, theirs: &Chunk) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn raise(c: &mut VClock, cta: u32, tid: u32, e: u32) {
+        c.raise(CtaId(cta), Tid(tid), Tpb(TPB), Epoch::new(e));
+    }
+
+    fn get(c: &VClock, cta: u32, tid: u32) -> u32 {
+        c.get(CtaId(cta), Tid(tid)).get()
+    }
 
     #[test]
     fn join_raise_and_sharing() {
         let mut a = VClock::default();
-        a.raise(0, 3, 8, 5);
-        a.raise(2, 1, 8, 7);
+        raise(&mut a, 0, 3, 5);
+        raise(&mut a, 2, 1, 7);
         let mut b = VClock::default();
-        b.raise(0, 3, 8, 2);
-        b.raise(1, 0, 8, 9);
+        raise(&mut b, 0, 3, 2);
+        raise(&mut b, 1, 0, 9);
         let mut j = a.clone();
         j.join(&b);
-        assert_eq!(j.get(0, 3), 5);
-        assert_eq!(j.get(1, 0), 9);
-        assert_eq!(j.get(2, 1), 7);
-        assert_eq!(j.get(3, 0), 0);
+        assert_eq!(get(&j, 0, 3), 5);
+        assert_eq!(get(&j, 1, 0), 9);
+        assert_eq!(get(&j, 2, 1), 7);
+        assert_eq!(get(&j, 3, 0), 0);
         assert!(j.dominates(&a) && j.dominates(&b) && !a.dominates(&b));
         // A join with a dominated clock keeps the pointers.
         let before = j.clone();
@@ -363,5 +440,166 @@ mod tests {
         let mut small = a.clone();
         small.join(&j);
         assert!(small.same(&j));
+    }
+
+    /// The reference: a plain vector clock, one entry per thread of the grid, no sharing
+    /// and no chunks.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Plain(Vec<u32>);
+
+    impl Plain {
+        fn at(cta: u32, tid: u32) -> usize {
+            (cta * TPB + tid) as usize
+        }
+        fn raise(&mut self, cta: u32, tid: u32, e: u32) {
+            let x = &mut self.0[Plain::at(cta, tid)];
+            *x = (*x).max(e);
+        }
+        fn join(&mut self, o: &Plain) {
+            for (a, b) in self.0.iter_mut().zip(&o.0) {
+                *a = (*a).max(*b);
+            }
+        }
+        /// (self has a greater entry, other has a greater entry)
+        fn compare(&self, o: &Plain) -> (bool, bool) {
+            let gt = self.0.iter().zip(&o.0).any(|(a, b)| a > b);
+            let lt = self.0.iter().zip(&o.0).any(|(a, b)| a < b);
+            (gt, lt)
+        }
+    }
+
+    /// CTAs and threads per CTA of the random grids: more CTAs than the linear lookup's 8,
+    /// so the binary search and the small-into-large join path are exercised too.
+    const CTAS: u32 = 20;
+    const TPB: u32 = 4;
+    /// Clocks an operation sequence works on (clones make them share chunks).
+    const CLOCKS: usize = 4;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Raise(usize, u32, u32, u32),
+        RaiseInPlace(usize, u32, u32, u32),
+        RaiseAll(usize, Vec<(u32, u32, u32)>),
+        Join(usize, usize),
+        Clone(usize, usize),
+        Reset(usize),
+        /// Several CTAs' worth of entries at once, into one clock (a wide clock, for the
+        /// small-into-large join).
+        Fill(usize, u32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let c = 0..CLOCKS;
+        let cta = 0..CTAS;
+        let tid = 0..TPB;
+        let e = 1u32..40;
+        prop_oneof![
+            4 => (c.clone(), cta.clone(), tid.clone(), e.clone())
+                .prop_map(|(i, c, t, e)| Op::Raise(i, c, t, e)),
+            2 => (c.clone(), cta.clone(), tid.clone(), e.clone())
+                .prop_map(|(i, c, t, e)| Op::RaiseInPlace(i, c, t, e)),
+            2 => (c.clone(), prop::collection::vec((cta.clone(), tid, e.clone()), 0..12))
+                .prop_map(|(i, mut v)| {
+                    // Grouped by CTA, as a barrier's arrivals are.
+                    v.sort_by_key(|x| x.0);
+                    Op::RaiseAll(i, v)
+                }),
+            4 => (c.clone(), c.clone()).prop_map(|(i, j)| Op::Join(i, j)),
+            2 => (c.clone(), c.clone()).prop_map(|(i, j)| Op::Clone(i, j)),
+            1 => c.clone().prop_map(Op::Reset),
+            1 => (c, e).prop_map(|(i, e)| Op::Fill(i, e)),
+        ]
+    }
+
+    /// Every query of `v` agrees with `p`.
+    fn agree(v: &VClock, p: &Plain) -> Result<(), TestCaseError> {
+        for cta in 0..CTAS {
+            for tid in 0..TPB {
+                prop_assert_eq!(
+                    get(v, cta, tid),
+                    p.0[Plain::at(cta, tid)],
+                    "({}, {})",
+                    cta,
+                    tid
+                );
+            }
+            if let Some(ch) = v.chunk(CtaId(cta)) {
+                let want = &p.0[Plain::at(cta, 0)..Plain::at(cta + 1, 0)];
+                prop_assert_eq!(ch.iter().map(|e| e.get()).collect::<Vec<_>>(), want);
+            }
+        }
+        let listed: Vec<u32> = v.chunks().map(|(c, _)| c.0).collect();
+        prop_assert!(listed.windows(2).all(|w| w[0] < w[1]), "{:?}", listed);
+        prop_assert_eq!(v.is_empty(), listed.is_empty());
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The chunked, shared clock against the plain one over random sequences of
+        /// raises, batch raises, joins and clones (so chunks and lists are shared and
+        /// copied on write), comparing every entry, every chunk and every pairwise
+        /// comparison after each step.
+        #[test]
+        fn behaves_like_a_plain_vector_clock(ops in prop::collection::vec(op(), 1..60)) {
+            let mut vs: Vec<VClock> = vec![VClock::default(); CLOCKS];
+            let mut ps: Vec<Plain> = vec![Plain(vec![0; (CTAS * TPB) as usize]); CLOCKS];
+            for op in ops {
+                match op {
+                    Op::Raise(i, c, t, e) => {
+                        raise(&mut vs[i], c, t, e);
+                        ps[i].raise(c, t, e);
+                    }
+                    Op::RaiseInPlace(i, c, t, e) => {
+                        let before = ps[i].0[Plain::at(c, t)];
+                        let done = vs[i].raise_in_place(CtaId(c), Tid(t), Epoch::new(e));
+                        if done {
+                            ps[i].raise(c, t, e);
+                        } else {
+                            // Only declined when something would have to change.
+                            prop_assert!(before < e);
+                        }
+                    }
+                    Op::RaiseAll(i, items) => {
+                        let typed: Vec<(CtaId, Tid, Epoch)> = items
+                            .iter()
+                            .map(|&(c, t, e)| (CtaId(c), Tid(t), Epoch::new(e)))
+                            .collect();
+                        vs[i].raise_all(Tpb(TPB), &typed);
+                        for (c, t, e) in items {
+                            ps[i].raise(c, t, e);
+                        }
+                    }
+                    Op::Join(i, j) => {
+                        let (o, p) = (vs[j].clone(), ps[j].clone());
+                        vs[i].join(&o);
+                        ps[i].join(&p);
+                    }
+                    Op::Clone(i, j) => {
+                        vs[i] = vs[j].clone();
+                        ps[i] = ps[j].clone();
+                    }
+                    Op::Reset(i) => {
+                        vs[i] = VClock::default();
+                        ps[i].0.fill(0);
+                    }
+                    Op::Fill(i, e) => {
+                        for c in 0..CTAS {
+                            raise(&mut vs[i], c, c % TPB, e);
+                            ps[i].raise(c, c % TPB, e);
+                        }
+                    }
+                }
+                for i in 0..CLOCKS {
+                    agree(&vs[i], &ps[i])?;
+                    for j in 0..CLOCKS {
+                        let want = ps[i].compare(&ps[j]);
+                        prop_assert_eq!(vs[i].compare(&vs[j]), want, "compare {} {}", i, j);
+                        prop_assert_eq!(vs[i].dominates(&vs[j]), !want.1, "dominates {} {}", i, j);
+                    }
+                }
+            }
+        }
     }
 }

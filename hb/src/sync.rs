@@ -89,9 +89,11 @@
 //!   publication that every CTA-scope acquirer takes.
 //! * Observations are thresholds ([`crate::obs`]).
 
-use crate::clock::{Epoch, VClock};
+use crate::clock::VClock;
 use crate::fasthash::FastMap;
+use crate::ids::{CtaId, Epoch, Tid, Tpb};
 use crate::obs::Obs;
+use crate::ord::{ReadOrd, WriteOrd};
 use fencehound_vgpu::{Barrier, BarrierKind, FenceKind, Location, Scope, Sem, ThreadRef};
 use smallvec::{smallvec, SmallVec};
 use std::rc::Rc;
@@ -111,16 +113,21 @@ pub fn wide(s: Scope) -> bool {
 
 /// Whether an access with these semantics is strong (morally strong with other strong
 /// accesses at sufficient scope). `volatile` is `.relaxed.sys`.
+///
+/// This and [`acquires`] / [`releases`] classify an instruction as a whole, by the vgpu's
+/// `Sem`; the engine itself takes a [`ReadOrd`] for a read and a [`WriteOrd`] for a write.
 #[inline]
 pub fn strong(sem: Sem) -> bool {
     sem != Sem::Weak
 }
 
+/// Whether an instruction with these semantics acquires (its read is an acquire).
 #[inline]
 pub fn acquires(sem: Sem) -> bool {
     matches!(sem, Sem::Acquire | Sem::AcqRel | Sem::Sc)
 }
 
+/// Whether an instruction with these semantics releases (its write is a release).
 #[inline]
 pub fn releases(sem: Sem) -> bool {
     matches!(sem, Sem::Release | Sem::AcqRel | Sem::Sc)
@@ -129,7 +136,7 @@ pub fn releases(sem: Sem) -> bool {
 /// Whether two strong operations by threads of CTAs `a` and `b` with scopes `sa` and `sb`
 /// are morally strong relative to each other (each scope contains the other thread).
 #[inline]
-pub fn scopes_meet(a: u32, sa: Scope, b: u32, sb: Scope) -> bool {
+pub fn scopes_meet(a: CtaId, sa: Scope, b: CtaId, sb: Scope) -> bool {
     a == b || (wide(sa) && wide(sb))
 }
 
@@ -139,7 +146,7 @@ pub fn scopes_meet(a: u32, sa: Scope, b: u32, sb: Scope) -> bool {
 pub struct Knowledge {
     clock: VClock,
     /// (cta, tid, epoch) entries beside the clock, sorted by (cta, tid).
-    extra: [(u32, u32, Epoch); EXTRA],
+    extra: [(CtaId, Tid, Epoch); EXTRA],
     extras: u8,
     pub obs: Obs,
     /// The fence-SC order is known up to (and including) this SC fence number.
@@ -150,13 +157,13 @@ impl Knowledge {
     /// The clock entries of CTA `cta` (a lower bound of [`Knowledge::get`] for its
     /// threads: single entries and the SC order may add more).
     #[inline]
-    pub fn clock_chunk(&self, cta: u32) -> Option<&[Epoch]> {
+    pub fn clock_chunk(&self, cta: CtaId) -> Option<&[Epoch]> {
         self.clock.chunk(cta)
     }
 
     /// The epoch of thread (`cta`, `tid`) this knowledge covers (without the SC order).
     #[inline]
-    pub fn get(&self, cta: u32, tid: u32) -> Epoch {
+    pub fn get(&self, cta: CtaId, tid: Tid) -> Epoch {
         let mut e = self.clock.get(cta, tid);
         if self.extras == 0 {
             return e;
@@ -178,12 +185,12 @@ impl Knowledge {
     }
 
     /// Extra entries (cta, tid, epoch) kept beside the clock.
-    pub fn extras(&self) -> &[(u32, u32, Epoch)] {
+    pub fn extras(&self) -> &[(CtaId, Tid, Epoch)] {
         &self.extra[..self.extras as usize]
     }
 
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes clock chunks.
-    pub fn raise(&mut self, cta: u32, tid: u32, tpb: u32, e: Epoch) {
+    pub fn raise(&mut self, cta: CtaId, tid: Tid, tpb: Tpb, e: Epoch) {
         // Already known, or into the clock when its chunk for `cta` is this knowledge's
         // alone (an accumulator: a collapsed release sequence, a barrier): no copy, and
         // the single entries stay free for threads whose chunk is shared.
@@ -207,14 +214,14 @@ impl Knowledge {
     }
 
     /// Moves the extra entries into the clock.
-    fn fold(&mut self, tpb: u32) {
+    fn fold(&mut self, tpb: Tpb) {
         let n = self.extras as usize;
         self.clock.raise_all(tpb, &self.extra[..n]);
         self.extras = 0;
     }
 
     /// `self := self ⊔ o`.
-    pub fn join(&mut self, o: &Knowledge, tpb: u32) {
+    pub fn join(&mut self, o: &Knowledge, tpb: Tpb) {
         self.clock.join(&o.clock);
         for &(c, t, e) in o.extras() {
             self.raise(c, t, tpb, e);
@@ -228,8 +235,8 @@ impl Knowledge {
     /// and one copy-on-write per touched chunk replaces a lookup and a uniqueness check
     /// per entry. (Same knowledge as joining them one by one; only how the entries are
     /// split between the clock and the single entries differs.)
-    fn join_many(&mut self, others: &[&Knowledge], tpb: u32) {
-        let mut batch: SmallVec<[(u32, u32, Epoch); 64]> = SmallVec::new();
+    fn join_many(&mut self, others: &[&Knowledge], tpb: Tpb) {
+        let mut batch: SmallVec<[(CtaId, Tid, Epoch); 64]> = SmallVec::new();
         for o in others {
             self.clock.join(&o.clock);
             self.obs.join(&o.obs);
@@ -263,7 +270,7 @@ impl Knowledge {
 }
 
 /// `dst := dst ⊔ s` for every `s` in `srcs` (at most one copy on write).
-fn join_all_into(dst: &mut Rc<Knowledge>, srcs: &[&Rc<Knowledge>], tpb: u32) {
+fn join_all_into(dst: &mut Rc<Knowledge>, srcs: &[&Rc<Knowledge>], tpb: Tpb) {
     let todo: SmallVec<[&Knowledge; CHAIN as usize]> = srcs
         .iter()
         .filter(|s| !Rc::ptr_eq(dst, s) && !dst.covers(s))
@@ -277,7 +284,7 @@ fn join_all_into(dst: &mut Rc<Knowledge>, srcs: &[&Rc<Knowledge>], tpb: u32) {
 }
 
 /// [`join_all_into`] for an optional destination (the first source is taken as it is).
-fn join_all(dst: &mut Option<Rc<Knowledge>>, srcs: &[&Rc<Knowledge>], tpb: u32) {
+fn join_all(dst: &mut Option<Rc<Knowledge>>, srcs: &[&Rc<Knowledge>], tpb: Tpb) {
     match dst {
         Some(d) => join_all_into(d, srcs, tpb),
         None => {
@@ -296,7 +303,7 @@ pub enum Part {
     /// Release patterns of scope ≥ `.gpu`: acquire patterns of scope ≥ `.gpu` anywhere.
     Wide,
     /// Release patterns begun in this CTA: its acquire patterns of any scope.
-    Cta(u32),
+    Cta(CtaId),
     /// Several CTAs' publications joined: taken by every acquirer (over-approximation).
     Spill,
 }
@@ -305,7 +312,7 @@ impl Part {
     /// Whether an acquire pattern of a thread of `cta` whose last operation has scope
     /// `scope` synchronizes with this publication.
     #[inline]
-    pub fn reaches(self, cta: u32, scope: Scope) -> bool {
+    pub fn reaches(self, cta: CtaId, scope: Scope) -> bool {
         match self {
             Part::Wide => wide(scope),
             Part::Cta(c) => c == cta,
@@ -321,10 +328,10 @@ pub struct Message {
     wide: Option<Rc<Knowledge>>,
     /// Per releasing CTA (sorted), every release pattern begun by its threads (one CTA
     /// inline: a write message has exactly one, and most continuations too).
-    local: SmallVec<[(u32, Rc<Knowledge>); 1]>,
+    local: SmallVec<[(CtaId, Rc<Knowledge>); 1]>,
     /// Local publications of CTAs beyond [`LOCAL_CAP`], joined.
     spill: Option<Rc<Knowledge>>,
-    tpb: u32,
+    tpb: Tpb,
     /// The message of the write this RMW read (its release sequence): its publications
     /// are this message's too. Kept by reference — so an RMW on a counter every thread
     /// increments costs a pointer, not a copy of a clock that spans every CTA (the old
@@ -433,7 +440,7 @@ impl Message {
 
     /// Joins the publications of `nodes` (newest first; not what lies below them).
     fn merge_nodes(&mut self, nodes: &[&Message]) {
-        self.tpb = nodes.iter().map(|n| n.tpb).fold(self.tpb, u32::max);
+        self.tpb = nodes.iter().map(|n| n.tpb).fold(self.tpb, Tpb::max);
         let tpb = self.tpb;
         // The wide parts and the spills oldest first: the oldest nodes hold the most (a
         // collapsed node spans every CTA it collapsed), and the newer single-thread
@@ -451,7 +458,7 @@ impl Message {
         // go to the spill) is decided newest first; then each entry's releases are
         // joined at once. A group is (CTA, whether its entry is new in this node, its
         // releases — for a new entry, the first one is the entry as inserted).
-        type Group<'a> = (u32, bool, SmallVec<[&'a Rc<Knowledge>; 8]>);
+        type Group<'a> = (CtaId, bool, SmallVec<[&'a Rc<Knowledge>; 8]>);
         let mut groups: SmallVec<[Group; LOCAL_CAP]> = SmallVec::new();
         for n in nodes {
             for (c, k) in &n.local {
@@ -568,11 +575,13 @@ fn later<'a>(
     t: ThreadRef,
 ) -> Option<&'a Rc<Knowledge>> {
     match (a, b) {
-        (Some(x), Some(y)) => Some(if y.get(t.cta, t.tid) > x.get(t.cta, t.tid) {
-            y
-        } else {
-            x
-        }),
+        (Some(x), Some(y)) => Some(
+            if y.get(CtaId::of(t), Tid::of(t)) > x.get(CtaId::of(t), Tid::of(t)) {
+                y
+            } else {
+                x
+            },
+        ),
         (x, None) => x,
         (None, y) => y,
     }
@@ -594,7 +603,7 @@ const PENDING_MSGS: usize = 4;
 
 /// Whether a pending list for `.gpu` parts (`wide`) or for CTA `cta`'s takes `part`.
 #[inline]
-fn takes(part: Part, wide: bool, cta: u32) -> bool {
+fn takes(part: Part, wide: bool, cta: CtaId) -> bool {
     match part {
         Part::Wide => wide,
         Part::Cta(c) => !wide && c == cta,
@@ -603,7 +612,7 @@ fn takes(part: Part, wide: bool, cta: u32) -> bool {
 }
 
 impl Pending {
-    fn add(&mut self, m: &Rc<Message>, wide: bool, cta: u32, tpb: u32) {
+    fn add(&mut self, m: &Rc<Message>, wide: bool, cta: CtaId, tpb: Tpb) {
         if self.msgs.iter().any(|x| Rc::ptr_eq(x, m)) {
             return;
         }
@@ -632,7 +641,7 @@ impl Pending {
     }
 
     /// Joins everything pending into `know`, leaving nothing pending.
-    fn take_into(&mut self, know: &mut Knowledge, wide: bool, cta: u32, tpb: u32) {
+    fn take_into(&mut self, know: &mut Knowledge, wide: bool, cta: CtaId, tpb: Tpb) {
         for x in self.msgs.drain(..) {
             for (p, k) in x.parts() {
                 if takes(p, wide, cta) {
@@ -671,9 +680,9 @@ impl ScOrder {
     fn reset(&mut self, threads: usize) {
         self.n = 0;
         self.known.clear();
-        self.known.resize(threads, 0);
+        self.known.resize(threads, Epoch::NONE);
         self.first.clear();
-        self.first.resize(threads, (0, 0));
+        self.first.resize(threads, (Epoch::NONE, 0));
         self.more_at.clear();
         self.more_at.resize(threads, 0);
         self.more.clear();
@@ -684,7 +693,7 @@ impl ScOrder {
     fn note(&mut self, g: usize, e: Epoch, k: u32) {
         if let Some(x) = self.known.get_mut(g) {
             if e > *x {
-                let had = *x > 0;
+                let had = !x.is_none();
                 *x = e;
                 if had {
                     if let Some(at) = self.more_at.get_mut(g) {
@@ -704,9 +713,9 @@ impl ScOrder {
     }
 
     /// Folds `know` into the order as fence number `k`.
-    fn fold(&mut self, know: &Knowledge, tpb: u32, k: u32) {
+    fn fold(&mut self, know: &Knowledge, tpb: Tpb, k: u32) {
         for (cta, chunk) in know.clock.chunks() {
-            let at = cta as usize;
+            let at = cta.index();
             if self
                 .folded
                 .get(at)
@@ -715,8 +724,8 @@ impl ScOrder {
                 continue;
             }
             for (tid, &e) in chunk.iter().enumerate() {
-                if e > 0 {
-                    self.note((cta * tpb) as usize + tid, e, k);
+                if !e.is_none() {
+                    self.note((cta.0 * tpb.0) as usize + tid, e, k);
                 }
             }
             if self.folded.len() <= at {
@@ -725,7 +734,7 @@ impl ScOrder {
             self.folded[at] = Some(chunk.clone());
         }
         for &(c, t, e) in know.extras() {
-            self.note((c * tpb + t) as usize, e, k);
+            self.note(tpb.global(c, t) as usize, e, k);
         }
         self.obs.join(&know.obs);
     }
@@ -757,14 +766,14 @@ type BarrierKey = (u8, u32, u32);
 struct BarrierAcc {
     know: Knowledge,
     /// (cta, tid, epoch) of each arrival, raised into the clock at the release.
-    arrivals: Vec<(u32, u32, Epoch)>,
+    arrivals: Vec<(CtaId, Tid, Epoch)>,
 }
 
 /// Happens-before for one launch. `Clone` gives an independent copy (the race check runs
 /// a scope-blind twin from the point where scopes start to matter).
 #[derive(Debug, Default, Clone)]
 pub struct Hb {
-    tpc: u32,
+    tpc: Tpb,
     /// log2(tpc) when it is a power of two (the common case: no division per lookup).
     tpc_shift: u32,
     threads: Vec<ThreadSync>,
@@ -793,9 +802,9 @@ impl Hb {
     /// Starts a launch: nothing is synchronized yet (everything before the launch is
     /// visible to every thread, which needs no clock entries).
     pub fn begin(&mut self, threads: u32, ctas: u32, threads_per_cta: u32) {
-        self.tpc = threads_per_cta.max(1);
-        self.tpc_shift = if self.tpc.is_power_of_two() {
-            self.tpc.trailing_zeros()
+        self.tpc = Tpb(threads_per_cta.max(1));
+        self.tpc_shift = if self.tpc.0.is_power_of_two() {
+            self.tpc.0.trailing_zeros()
         } else {
             32
         };
@@ -803,7 +812,7 @@ impl Hb {
         self.threads
             .resize_with(threads as usize, ThreadSync::default);
         self.epochs.clear();
-        self.epochs.resize(threads as usize, 1);
+        self.epochs.resize(threads as usize, Epoch::FIRST);
         self.sc.reset(0);
         self.sc_cta = vec![Knowledge::default(); ctas as usize];
         self.sc_last_gpu = vec![0; ctas as usize];
@@ -814,7 +823,7 @@ impl Hb {
     /// The current epoch of thread `g` (what its next access is stamped with).
     #[inline]
     pub fn epoch(&self, g: u32) -> Epoch {
-        self.epochs.get(g as usize).copied().unwrap_or(0)
+        self.epochs.get(g as usize).copied().unwrap_or(Epoch::NONE)
     }
 
     /// What thread `g` knows.
@@ -826,12 +835,14 @@ impl Hb {
     /// the fence-SC order.
     #[inline]
     pub fn covers(&self, k: &Knowledge, writer: u32, epoch: Epoch) -> bool {
+        let tpc = self.tpc.0;
         let (cta, tid) = if self.tpc_shift < 32 {
-            (writer >> self.tpc_shift, writer & (self.tpc - 1))
+            (writer >> self.tpc_shift, writer & (tpc - 1))
         } else {
-            (writer / self.tpc, writer % self.tpc)
+            (writer / tpc, writer % tpc)
         };
-        k.get(cta, tid) >= epoch || (k.sc_seen > 0 && self.sc.knows(writer, epoch, k.sc_seen))
+        k.get(CtaId(cta), Tid(tid)) >= epoch
+            || (k.sc_seen > 0 && self.sc.knows(writer, epoch, k.sc_seen))
     }
 
     /// Whether the access of thread `writer` at `epoch` happens before the next operation
@@ -879,8 +890,8 @@ impl Hb {
         let tpc = self.tpc;
         let ts = self.threads.get_mut(t.global as usize)?;
         let ep = self.epochs.get_mut(t.global as usize)?;
-        ts.know.raise(t.cta, t.tid, tpc, *ep);
-        *ep += 1;
+        ts.know.raise(CtaId::of(t), Tid::of(t), tpc, *ep);
+        ep.advance();
         Some(Rc::new(ts.know.clone()))
     }
 
@@ -889,7 +900,7 @@ impl Hb {
         let Some(ts) = self.threads.get_mut(g) else {
             return;
         };
-        let cta = (g as u32) / tpc;
+        let cta = CtaId((g as u32) / tpc.0);
         ts.pending_local.take_into(&mut ts.know, false, cta, tpc);
         if wide_scope {
             ts.pending_wide.take_into(&mut ts.know, true, cta, tpc);
@@ -933,7 +944,7 @@ impl Hb {
             // Accesses after an acquire fence get a new epoch too, so that "was this read
             // followed by an acquire" can be told from epochs (the race check's rule).
             if let Some(ep) = self.epochs.get_mut(g) {
-                *ep += 1;
+                ep.advance();
             }
             return;
         }
@@ -942,7 +953,10 @@ impl Hb {
         };
         if kind == FenceKind::Sc {
             if w {
-                let k = self.sc.n + 1;
+                let k = self.sc.n.checked_add(1).expect(
+                    "fencehound-hb: more than 2^32 - 1 fence.sc in one launch (fence numbers \
+                     would wrap)",
+                );
                 self.sc.fold(&snap, tpc, k);
                 self.sc.n = k;
                 if let Some(l) = self.sc_last_gpu.get_mut(cta) {
@@ -965,20 +979,21 @@ impl Hb {
         ts.rel_any = Some(snap);
     }
 
-    /// What a strong write by `t` with `sem`/`scope` to `size` bytes at `loc` publishes:
-    /// its own release (when `sem` releases: form 1), the latest release fence before it
-    /// (form 3) and the latest release operation on the same location before it (form 2).
-    /// Call it when the write happens, before stamping the write with [`Hb::epoch`]: a
-    /// release raises the epoch.
+    /// What a strong write by `t` with ordering `ord` and scope `scope` to `size` bytes at
+    /// `loc` publishes: its own release (when `ord` releases: form 1), the latest release
+    /// fence before it (form 3) and the latest release operation on the same location
+    /// before it (form 2). Call it when the write happens, before stamping the write with
+    /// [`Hb::epoch`]: a release raises the epoch. (Only `ord.releases()` matters here: the
+    /// caller has decided that the write is strong.)
     pub fn write_message(
         &mut self,
         t: ThreadRef,
-        sem: Sem,
+        ord: WriteOrd,
         scope: Scope,
         loc: Location,
         size: u32,
     ) -> Option<Message> {
-        let own = if releases(sem) {
+        let own = if ord.releases() {
             self.snapshot(t)
         } else {
             None
@@ -1018,7 +1033,7 @@ impl Hb {
         let local = local?;
         Some(Message {
             wide: wide_part,
-            local: smallvec![(t.cta, local)],
+            local: smallvec![(CtaId::of(t), local)],
             spill: None,
             tpb: self.tpc,
             prev: None,
@@ -1027,20 +1042,23 @@ impl Hb {
         })
     }
 
-    /// A strong read by `t` with `sem`/`scope` of a write that carries `msg`; the caller
-    /// has checked that the read observes that write (they are morally strong, or the
-    /// chain of RMWs leading to it is).
-    pub fn read(&mut self, t: ThreadRef, sem: Sem, scope: Scope, msg: Option<&Rc<Message>>) {
+    /// A strong read by `t` with ordering `ord` and scope `scope` of a write that carries
+    /// `msg`; the caller has checked that the read observes that write (they are morally
+    /// strong, or the chain of RMWs leading to it is). Without a message: an acquire read
+    /// of a write that publishes nothing to it, which still completes the acquire patterns
+    /// of earlier strong reads. (Only `ord.acquires()` matters here.)
+    pub fn read(&mut self, t: ThreadRef, ord: ReadOrd, scope: Scope, msg: Option<&Rc<Message>>) {
         let g = t.global as usize;
         let tpc = self.tpc;
-        let acq = acquires(sem);
+        let cta = CtaId::of(t);
+        let acq = ord.acquires();
         if let Some(m) = msg {
             let Some(ts) = self.threads.get_mut(g) else {
                 return;
             };
             if acq {
                 for (part, k) in m.parts() {
-                    if part.reaches(t.cta, scope) {
+                    if part.reaches(cta, scope) {
                         ts.know.join(k, tpc);
                     }
                 }
@@ -1050,10 +1068,10 @@ impl Hb {
             // an acquire pattern of the fence's scope), CTA-local ones of this CTA (and the
             // spill) for any.
             if !(acq && wide(scope)) {
-                ts.pending_wide.add(m, true, t.cta, tpc);
+                ts.pending_wide.add(m, true, cta, tpc);
             }
             if !acq {
-                ts.pending_local.add(m, false, t.cta, tpc);
+                ts.pending_local.add(m, false, cta, tpc);
             }
         }
         if acq {
@@ -1085,8 +1103,8 @@ impl Hb {
         // handed out, so the join is a pointer comparison — as long as the accumulator's
         // clock is not modified by the arrivals' own epochs, which wait in a list.
         acc.know.join(&ts.know, tpc);
-        acc.arrivals.push((t.cta, t.tid, *ep));
-        *ep += 1;
+        acc.arrivals.push((CtaId::of(t), Tid::of(t), *ep));
+        ep.advance();
     }
 
     /// A barrier completed: every released (waiting) thread learns what every arrival
@@ -1167,12 +1185,12 @@ mod tests {
                 "fence" => hb.fence(w, FenceKind::AcqRel, Scope::Gpu),
                 "st.release" => {
                     last = hb
-                        .write_message(w, Sem::Release, Scope::Gpu, *loc, 4)
+                        .write_message(w, WriteOrd::Release, Scope::Gpu, *loc, 4)
                         .map(Rc::new)
                 }
                 "st.relaxed" => {
                     last = hb
-                        .write_message(w, Sem::Relaxed, Scope::Gpu, *loc, 4)
+                        .write_message(w, WriteOrd::Relaxed, Scope::Gpu, *loc, 4)
                         .map(Rc::new)
                 }
                 o => panic!("{o}"),
@@ -1180,10 +1198,10 @@ mod tests {
         }
         for op in acq {
             match *op {
-                "ld.relaxed" => hb.read(r, Sem::Relaxed, Scope::Gpu, last.as_ref()),
-                "ld.acquire" => hb.read(r, Sem::Acquire, Scope::Gpu, last.as_ref()),
+                "ld.relaxed" => hb.read(r, ReadOrd::Relaxed, Scope::Gpu, last.as_ref()),
+                "ld.acquire" => hb.read(r, ReadOrd::Acquire, Scope::Gpu, last.as_ref()),
                 // A second read of the same write (acquire pattern form 2's last part).
-                "ld.acquire again" => hb.read(r, Sem::Acquire, Scope::Gpu, last.as_ref()),
+                "ld.acquire again" => hb.read(r, ReadOrd::Acquire, Scope::Gpu, last.as_ref()),
                 "fence" => hb.fence(r, FenceKind::AcqRel, Scope::Gpu),
                 o => panic!("{o}"),
             }
@@ -1246,7 +1264,7 @@ mod tests {
             let w = t(g / tpc, g % tpc, tpc);
             epochs.push((w, hb.epoch(w.global)));
             hb.fence(w, FenceKind::Sc, Scope::Gpu);
-            let own = hb.write_message(w, Sem::Relaxed, Scope::Gpu, X, 4);
+            let own = hb.write_message(w, WriteOrd::Relaxed, Scope::Gpu, X, 4);
             let m = match &last {
                 Some(c) => Message::continued(c, own),
                 None => own.unwrap_or_default(),
@@ -1263,10 +1281,10 @@ mod tests {
     fn mp(
         w: ThreadRef,
         rel_fence: Option<Scope>,
-        rel_sem: Sem,
+        rel_sem: WriteOrd,
         rel_scope: Scope,
         r: ThreadRef,
-        read_sem: Sem,
+        read_sem: ReadOrd,
         read_scope: Scope,
         acq_fence: Option<(FenceKind, Scope)>,
     ) -> bool {
@@ -1287,12 +1305,30 @@ mod tests {
     #[test]
     fn message_passing_patterns_and_scopes() {
         use Scope::*;
-        use Sem::*;
+        use WriteOrd::{Relaxed, Release};
         let (w, same, other) = (t(0, 0, 2), t(0, 1, 2), t(1, 0, 2));
         // st.release / ld.acquire at gpu scope: synchronizes across CTAs.
-        assert!(mp(w, None, Release, Gpu, other, Acquire, Gpu, None));
+        assert!(mp(
+            w,
+            None,
+            Release,
+            Gpu,
+            other,
+            ReadOrd::Acquire,
+            Gpu,
+            None
+        ));
         // Relaxed write without a fence: nothing published.
-        assert!(!mp(w, None, Relaxed, Gpu, other, Acquire, Gpu, None));
+        assert!(!mp(
+            w,
+            None,
+            Relaxed,
+            Gpu,
+            other,
+            ReadOrd::Acquire,
+            Gpu,
+            None
+        ));
         // Fence + relaxed write; relaxed read + fence.
         assert!(mp(
             w,
@@ -1300,12 +1336,21 @@ mod tests {
             Relaxed,
             Gpu,
             other,
-            Relaxed,
+            ReadOrd::Relaxed,
             Gpu,
             Some((FenceKind::AcqRel, Gpu))
         ));
         // ... without the reader's fence: no synchronization.
-        assert!(!mp(w, Some(Gpu), Relaxed, Gpu, other, Relaxed, Gpu, None));
+        assert!(!mp(
+            w,
+            Some(Gpu),
+            Relaxed,
+            Gpu,
+            other,
+            ReadOrd::Relaxed,
+            Gpu,
+            None
+        ));
         // Writer fence of CTA scope: only the same CTA synchronizes.
         assert!(!mp(
             w,
@@ -1313,7 +1358,7 @@ mod tests {
             Relaxed,
             Gpu,
             other,
-            Relaxed,
+            ReadOrd::Relaxed,
             Gpu,
             Some((FenceKind::AcqRel, Gpu))
         ));
@@ -1323,7 +1368,7 @@ mod tests {
             Relaxed,
             Gpu,
             same,
-            Relaxed,
+            ReadOrd::Relaxed,
             Gpu,
             Some((FenceKind::AcqRel, Cta))
         ));
@@ -1334,12 +1379,12 @@ mod tests {
             Relaxed,
             Gpu,
             other,
-            Relaxed,
+            ReadOrd::Relaxed,
             Gpu,
             Some((FenceKind::AcqRel, Cta))
         ));
         // ... but an acquire op of CTA scope in the same CTA can.
-        assert!(mp(w, None, Release, Gpu, same, Acquire, Cta, None));
+        assert!(mp(w, None, Release, Gpu, same, ReadOrd::Acquire, Cta, None));
     }
 
     #[test]
@@ -1350,9 +1395,9 @@ mod tests {
         let e = hb.epoch(w.global);
         hb.fence(w, FenceKind::AcqRel, Scope::Gpu);
         let m = hb
-            .write_message(w, Sem::Relaxed, Scope::Gpu, X, 4)
+            .write_message(w, WriteOrd::Relaxed, Scope::Gpu, X, 4)
             .map(Rc::new);
-        hb.read(r, Sem::Relaxed, Scope::Gpu, m.as_ref());
+        hb.read(r, ReadOrd::Relaxed, Scope::Gpu, m.as_ref());
         hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(!hb.knows(r.global, w.global, e));
         hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
@@ -1368,18 +1413,20 @@ mod tests {
         let (w, r, x) = (t(0, 0, 2), t(0, 1, 2), t(1, 0, 2));
         let e = hb.epoch(w.global);
         hb.fence(w, FenceKind::AcqRel, Scope::Cta);
-        let m = hb.write_message(w, Sem::Relaxed, Scope::Gpu, X, 4).unwrap();
+        let m = hb
+            .write_message(w, WriteOrd::Relaxed, Scope::Gpu, X, 4)
+            .unwrap();
         let mut chained = hb
-            .write_message(x, Sem::Relaxed, Scope::Gpu, X, 4)
+            .write_message(x, WriteOrd::Relaxed, Scope::Gpu, X, 4)
             .unwrap_or_default();
         chained.merge(&m);
         let chained = Rc::new(chained);
-        hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chained));
+        hb.read(r, ReadOrd::Relaxed, Scope::Gpu, Some(&chained));
         hb.fence(r, FenceKind::AcqRel, Scope::Cta);
         assert!(hb.knows(r.global, w.global, e));
         // The other CTA's thread does not synchronize with the `.cta` release.
         let y = t(1, 1, 2);
-        hb.read(y, Sem::Acquire, Scope::Gpu, Some(&chained));
+        hb.read(y, ReadOrd::Acquire, Scope::Gpu, Some(&chained));
         assert!(!hb.knows(y.global, w.global, e));
     }
 
@@ -1399,9 +1446,9 @@ mod tests {
         // Transitivity: b releases to c with st.release / ld.acquire; c knows a's access.
         let eb = hb.epoch(b.global);
         let m = hb
-            .write_message(b, Sem::Release, Scope::Gpu, X, 4)
+            .write_message(b, WriteOrd::Release, Scope::Gpu, X, 4)
             .map(Rc::new);
-        hb.read(c, Sem::Acquire, Scope::Gpu, m.as_ref());
+        hb.read(c, ReadOrd::Acquire, Scope::Gpu, m.as_ref());
         assert!(hb.knows(c.global, b.global, eb));
         assert!(hb.knows(c.global, a.global, ea));
         // Accesses after a's fence are not known.
@@ -1435,16 +1482,26 @@ mod tests {
         assert!(!hb.knows(c.global, b.global, hb.epoch(b.global)));
     }
 
+    /// `k.raise` with plain numbers.
+    fn kraise(k: &mut Knowledge, cta: u32, tid: u32, tpb: u32, e: u32) {
+        k.raise(CtaId(cta), Tid(tid), Tpb(tpb), Epoch::new(e));
+    }
+
+    /// `k.get` with plain numbers.
+    fn kget(k: &Knowledge, cta: u32, tid: u32) -> u32 {
+        k.get(CtaId(cta), Tid(tid)).get()
+    }
+
     #[test]
     fn many_extra_entries_fold_into_the_clock() {
         let mut k = Knowledge::default();
         for i in 0..10 {
-            k.raise(0, i, 16, i + 1);
+            kraise(&mut k, 0, i, 16, i + 1);
         }
         for i in 0..10 {
-            assert_eq!(k.get(0, i), i + 1);
+            assert_eq!(kget(&k, 0, i), i + 1);
         }
-        assert_eq!(k.get(1, 0), 0);
+        assert_eq!(kget(&k, 1, 0), 0);
     }
 
     #[test]
@@ -1455,9 +1512,9 @@ mod tests {
         let mut others = Vec::new();
         for i in 0..40u32 {
             let mut k = Knowledge::default();
-            k.raise(i % 3, (i * 5) % tpb, tpb, 1 + (i * 7) % 11);
+            kraise(&mut k, i % 3, (i * 5) % tpb, tpb, 1 + (i * 7) % 11);
             if i % 9 == 0 {
-                k.raise(3, i % tpb, tpb, 2);
+                kraise(&mut k, 3, i % tpb, tpb, 2);
             }
             k.sc_seen = i % 6;
             others.push(k);
@@ -1466,27 +1523,31 @@ mod tests {
             let mut base = Knowledge::default();
             if seeded {
                 for t in 0..tpb {
-                    base.raise(1, t, tpb, 4);
+                    kraise(&mut base, 1, t, tpb, 4);
                 }
-                base.raise(2, 3, tpb, 9);
+                kraise(&mut base, 2, 3, tpb, 9);
             }
             let mut one = base.clone();
             for o in &others {
-                one.join(o, tpb);
+                one.join(o, Tpb(tpb));
             }
             let mut many = base.clone();
             let refs: Vec<&Knowledge> = others.iter().collect();
-            many.join_many(&refs, tpb);
+            many.join_many(&refs, Tpb(tpb));
             for cta in 0..5 {
                 for tid in 0..tpb {
-                    assert_eq!(one.get(cta, tid), many.get(cta, tid), "({cta}, {tid})");
+                    assert_eq!(
+                        kget(&one, cta, tid),
+                        kget(&many, cta, tid),
+                        "({cta}, {tid})"
+                    );
                 }
             }
             assert_eq!(one.sc_seen(), many.sc_seen());
             // The base it was copied from is unchanged (copy on write).
             if seeded {
-                assert_eq!(base.get(1, 0), 4);
-                assert_eq!(base.get(0, 0), 0);
+                assert_eq!(kget(&base, 1, 0), 4);
+                assert_eq!(kget(&base, 0, 0), 0);
             }
         }
     }
@@ -1495,14 +1556,14 @@ mod tests {
     fn raising_writes_in_place_only_into_unshared_chunks() {
         let mut a = Knowledge::default();
         for t in 0..8 {
-            a.raise(0, t, 8, 1);
+            kraise(&mut a, 0, t, 8, 1);
         }
         let b = a.clone();
-        a.raise(0, 2, 8, 5);
-        assert_eq!((a.get(0, 2), b.get(0, 2)), (5, 1));
+        kraise(&mut a, 0, 2, 8, 5);
+        assert_eq!((kget(&a, 0, 2), kget(&b, 0, 2)), (5, 1));
         drop(b);
-        a.raise(0, 3, 8, 6);
-        assert_eq!((a.get(0, 2), a.get(0, 3)), (5, 6));
+        kraise(&mut a, 0, 3, 8, 6);
+        assert_eq!((kget(&a, 0, 2), kget(&a, 0, 3)), (5, 6));
     }
 
     #[test]
@@ -1524,7 +1585,7 @@ mod tests {
         }
         let (a, b, c) = (t(0, 5, tpc), t(2, 0, tpc), t(2, 1, tpc));
         for (r, s) in [(a, Scope::Cta), (b, Scope::Cta), (c, Scope::Gpu)] {
-            hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chain));
+            hb.read(r, ReadOrd::Relaxed, Scope::Gpu, Some(&chain));
             hb.fence(r, FenceKind::AcqRel, s);
         }
         for &(w, e) in &epochs {
@@ -1555,8 +1616,8 @@ mod tests {
         assert_eq!(levels.iter().filter(|l| **l == 2).count(), 1, "{levels:?}");
         assert!(levels.len() < 3 * CHAIN as usize);
         let (r, q) = (t(0, 0, tpc), t(ctas - 1, tpc - 1, tpc));
-        hb.read(r, Sem::Relaxed, Scope::Gpu, Some(&chain));
-        hb.read(q, Sem::Relaxed, Scope::Gpu, Some(&chain));
+        hb.read(r, ReadOrd::Relaxed, Scope::Gpu, Some(&chain));
+        hb.read(q, ReadOrd::Relaxed, Scope::Gpu, Some(&chain));
         hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
         for &(w, e) in &epochs {
             if w.global != r.global {
@@ -1570,5 +1631,112 @@ mod tests {
         assert!(epochs
             .iter()
             .all(|&(w, e)| !hb.knows(q.global, w.global, e)));
+    }
+
+    /// Knowledge (a clock, up to [`EXTRA`] single entries beside it, folded in when they
+    /// overflow) against a plain dense vector clock, over random raises, joins, batch
+    /// joins ([`Knowledge::join_many`]), folds and clones.
+    mod knowledge_vs_plain {
+        use super::*;
+        use proptest::prelude::*;
+
+        const CTAS: u32 = 10;
+        const TPB: u32 = 4;
+        const N: usize = 4;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Raise(usize, u32, u32, u32),
+            Join(usize, usize),
+            JoinMany(usize, Vec<usize>),
+            Fold(usize),
+            Clone(usize, usize),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            let k = 0..N;
+            prop_oneof![
+                6 => (k.clone(), 0..CTAS, 0..TPB, 1u32..30)
+                    .prop_map(|(i, c, t, e)| Op::Raise(i, c, t, e)),
+                3 => (k.clone(), k.clone()).prop_map(|(i, j)| Op::Join(i, j)),
+                2 => (k.clone(), prop::collection::vec(k.clone(), 0..6))
+                    .prop_map(|(i, js)| Op::JoinMany(i, js)),
+                1 => k.clone().prop_map(Op::Fold),
+                1 => (k.clone(), k).prop_map(|(i, j)| Op::Clone(i, j)),
+            ]
+        }
+
+        fn at(c: u32, t: u32) -> usize {
+            (c * TPB + t) as usize
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn knowledge_behaves_like_a_plain_vector_clock(
+                ops in prop::collection::vec(op(), 1..60)
+            ) {
+                let tpb = Tpb(TPB);
+                let mut ks: Vec<Knowledge> = vec![Knowledge::default(); N];
+                let mut ps: Vec<Vec<u32>> = vec![vec![0; (CTAS * TPB) as usize]; N];
+                for op in ops {
+                    match op {
+                        Op::Raise(i, c, t, e) => {
+                            ks[i].raise(CtaId(c), Tid(t), tpb, Epoch::new(e));
+                            let x = &mut ps[i][at(c, t)];
+                            *x = (*x).max(e);
+                        }
+                        Op::Join(i, j) => {
+                            let (o, p) = (ks[j].clone(), ps[j].clone());
+                            ks[i].join(&o, tpb);
+                            for (a, b) in ps[i].iter_mut().zip(&p) {
+                                *a = (*a).max(*b);
+                            }
+                        }
+                        Op::JoinMany(i, js) => {
+                            let others: Vec<Knowledge> =
+                                js.iter().map(|&j| ks[j].clone()).collect();
+                            let refs: Vec<&Knowledge> = others.iter().collect();
+                            ks[i].join_many(&refs, tpb);
+                            for &j in &js {
+                                let p = ps[j].clone();
+                                for (a, b) in ps[i].iter_mut().zip(&p) {
+                                    *a = (*a).max(*b);
+                                }
+                            }
+                        }
+                        Op::Fold(i) => ks[i].fold(tpb),
+                        Op::Clone(i, j) => {
+                            ks[i] = ks[j].clone();
+                            ps[i] = ps[j].clone();
+                        }
+                    }
+                    for i in 0..N {
+                        prop_assert!(ks[i].extras().len() <= EXTRA);
+                        for c in 0..CTAS {
+                            let chunk = ks[i].clock_chunk(CtaId(c));
+                            for t in 0..TPB {
+                                let got = ks[i].get(CtaId(c), Tid(t)).get();
+                                prop_assert_eq!(got, ps[i][at(c, t)], "k{} ({}, {})", i, c, t);
+                                // The clock chunk is a lower bound.
+                                if let Some(ch) = chunk {
+                                    prop_assert!(ch[t as usize].get() <= got);
+                                }
+                            }
+                        }
+                        for j in 0..N {
+                            // `covers` may say false, never a wrong true.
+                            if ks[i].covers(&ks[j]) {
+                                prop_assert!(
+                                    ps[i].iter().zip(&ps[j]).all(|(a, b)| a >= b),
+                                    "k{} covers k{}", i, j
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -122,7 +122,7 @@ use crate::clock::Epoch;
 use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAccess, RawRace};
 use crate::shadow::{flags, meta, push_read, Cell, ReadSets, Rec, Region, PAGE};
 use fencehound_hb::sync::{acquires, releases, scopes_meet};
-use fencehound_hb::{Hb, Message};
+use fencehound_hb::{CtaId, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
     Access, AccessKind, Barrier, Device, Fence, FenceKind, Hooks, LaunchInfo, Location, MemError,
@@ -428,7 +428,7 @@ fn region<'a>(
 fn read_by(r: &Rec, read_sets: &ReadSets, g: u32) -> bool {
     if r.kind() == meta::READ_SET {
         read_sets
-            .get(r.epoch)
+            .get(r.read_set())
             .iter()
             .any(|x| x.g == g && x.strong())
     } else {
@@ -693,7 +693,7 @@ impl<H: Hooks> RaceCheck<H> {
         // Most conflicting accesses are of this CTA, ordered by a barrier: look them up in
         // this CTA's clock chunk directly (a lower bound; the full check decides the rest).
         let cta_base = my_cta * tpb;
-        let own_chunk = know.and_then(|k| k.clock_chunk(my_cta));
+        let own_chunk = know.and_then(|k| k.clock_chunk(CtaId(my_cta)));
         let ordered = |p: &Rec| -> bool {
             p.g == me
                 || (p.g.wrapping_sub(cta_base) < tpb
@@ -705,8 +705,9 @@ impl<H: Hooks> RaceCheck<H> {
         let cur_atomic = a.kind == AccessKind::Atomic;
         let relation = |p: &Rec| -> Relation {
             let p_scope = if p.wide() { Scope::Gpu } else { Scope::Cta };
-            let morally_strong =
-                p.strong() && strong && scopes_meet(p.g / tpb, p_scope, my_cta, my_scope);
+            let morally_strong = p.strong()
+                && strong
+                && scopes_meet(CtaId(p.g / tpb), p_scope, CtaId(my_cta), my_scope);
             // Two morally strong RMWs are atomic with respect to each other: never a race
             // of any class, so no need to ask happens-before. (Every RMW on a shared
             // counter conflicts with the previous one.)
@@ -746,13 +747,13 @@ impl<H: Hooks> RaceCheck<H> {
             if writes {
                 // Against the reads since.
                 if cell.r.kind() == meta::READ_SET {
-                    for rd in read_sets.get(cell.r.epoch) {
+                    for rd in read_sets.get(cell.r.read_set()) {
                         let r = relation(rd);
                         if r != Relation::Ordered {
                             seen(rd, Conflict::War, r, &mut races);
                         }
                     }
-                    read_sets.release(cell.r.epoch);
+                    read_sets.release(cell.r.read_set());
                 } else if !cell.r.is_empty() {
                     let r = relation(&cell.r);
                     if r != Relation::Ordered {
@@ -764,7 +765,7 @@ impl<H: Hooks> RaceCheck<H> {
             } else if cell.r.is_empty() {
                 cell.r = cur;
             } else if cell.r.kind() == meta::READ_SET {
-                if let Some(set) = read_sets.get_mut(cell.r.epoch) {
+                if let Some(set) = read_sets.get_mut(cell.r.read_set()) {
                     if set.last().is_some_and(|l| l.g == me) {
                         if let Some(l) = set.last_mut() {
                             *l = cur;
@@ -781,12 +782,7 @@ impl<H: Hooks> RaceCheck<H> {
             } else if ordered(&cell.r) {
                 cell.r = cur;
             } else {
-                let i = read_sets.alloc([cell.r, cur]);
-                cell.r = Rec {
-                    epoch: i,
-                    meta: meta::READ_SET,
-                    ..Rec::default()
-                };
+                cell.r = Rec::read_set_ref(read_sets.alloc([cell.r, cur]));
             }
             let shared_set = before.r.kind() == meta::READ_SET || cell.r.kind() == meta::READ_SET;
             memo = if shared_set {
@@ -1241,7 +1237,9 @@ impl<H: Hooks> RaceCheck<H> {
     fn observe_found(&mut self, a: &Access, found: Option<SyncWrite>) {
         let t = a.thread;
         let ms = found.as_ref().is_some_and(|w| {
-            w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope))
+            w.strong
+                && (w.writer == t.global
+                    || scopes_meet(CtaId(w.cta), w.scope, CtaId::of(t), a.scope))
         });
         let blind_ms = found.as_ref().is_some_and(|w| w.strong);
         let (msg, bmsg) = match &found {
@@ -1251,9 +1249,10 @@ impl<H: Hooks> RaceCheck<H> {
             ),
             None => (None, None),
         };
-        self.hb.read(t, a.sem, a.scope, msg.as_ref());
+        let ord = ReadOrd::of(a.kind, a.sem);
+        self.hb.read(t, ord, a.scope, msg.as_ref());
         if let Some(b) = &mut self.blind {
-            b.read(t, a.sem, Scope::Sys, bmsg.as_ref());
+            b.read(t, ord, Scope::Sys, bmsg.as_ref());
         }
         if acquires(a.sem) {
             self.note_acquire(t, a.scope, Some(loc_key(a.loc)));
@@ -1361,13 +1360,12 @@ impl<H: Hooks> RaceCheck<H> {
     }
 
     fn messages(&mut self, a: &Access) -> (Option<Message>, Option<Message>) {
-        let m = self
-            .hb
-            .write_message(a.thread, a.sem, a.scope, a.loc, a.size);
+        let ord = WriteOrd::of(a.kind, a.sem);
+        let m = self.hb.write_message(a.thread, ord, a.scope, a.loc, a.size);
         let b = self
             .blind
             .as_mut()
-            .and_then(|b| b.write_message(a.thread, a.sem, Scope::Sys, a.loc, a.size));
+            .and_then(|b| b.write_message(a.thread, ord, Scope::Sys, a.loc, a.size));
         (m, b)
     }
 
@@ -1477,7 +1475,10 @@ impl<H: Hooks> RaceCheck<H> {
         };
         let src = self.written(a, old);
         if let Some(w) = &src {
-            if w.strong && (w.writer == t.global || scopes_meet(w.cta, w.scope, t.cta, a.scope)) {
+            if w.strong
+                && (w.writer == t.global
+                    || scopes_meet(CtaId(w.cta), w.scope, CtaId::of(t), a.scope))
+            {
                 if let Some(m) = &w.msg {
                     msg = Some(Message::continued(m, msg.take()));
                 }
@@ -1734,13 +1735,13 @@ mod tests {
     fn recent_writes_wrap_and_list_newest_first() {
         let mut r = Recent::default();
         for n in 1..=3u32 {
-            r.push((u64::from(n), 0, 0, n));
+            r.push((u64::from(n), 0, Epoch::NONE, n));
         }
         let order: Vec<u32> = r.newest_first().map(|x| x.3).collect();
         assert_eq!(order, [3, 2, 1]);
         let total = RECENT_WRITES as u32 + 5;
         for n in 4..=total {
-            r.push((u64::from(n), 0, 0, n));
+            r.push((u64::from(n), 0, Epoch::NONE, n));
         }
         let order: Vec<u32> = r.newest_first().map(|x| x.3).collect();
         assert_eq!(order.len(), RECENT_WRITES);

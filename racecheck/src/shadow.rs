@@ -33,7 +33,8 @@ pub mod meta {
 pub struct Rec {
     /// Global thread index.
     pub g: u32,
-    /// The thread's epoch at the access; 0 = no access.
+    /// The thread's epoch at the access; [`Epoch::NONE`] = no access. In a
+    /// [`meta::READ_SET`] record, the read set's index instead ([`Rec::read_set`]).
     pub epoch: Epoch,
     pub site: u32,
     pub locks: u16,
@@ -60,7 +61,24 @@ pub mod flags {
 impl Rec {
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.epoch == 0
+        self.epoch.is_none()
+    }
+
+    /// A [`meta::READ_SET`] record: the reads are in read set `i` of [`ReadSets`].
+    #[inline]
+    pub fn read_set_ref(i: u32) -> Rec {
+        Rec {
+            epoch: Epoch::new(i),
+            meta: meta::READ_SET,
+            ..Rec::default()
+        }
+    }
+
+    /// The read set index of a [`meta::READ_SET`] record.
+    #[inline]
+    pub fn read_set(&self) -> u32 {
+        debug_assert_eq!(self.kind(), meta::READ_SET);
+        self.epoch.get()
     }
     #[inline]
     pub fn kind(&self) -> u8 {
@@ -192,7 +210,7 @@ mod tests {
     fn read(g: u32) -> Rec {
         Rec {
             g,
-            epoch: 1,
+            epoch: Epoch::FIRST,
             ..Rec::default()
         }
     }
