@@ -48,8 +48,8 @@
 //!
 //! `mix` is SplitMix64's output function (Steele, Lea & Flood, OOPSLA'14).
 
-use fencehound_vgpu::arith::cvt::{cvt_f64_to_bf16, cvt_f64_to_f16};
-use fencehound_vgpu::arith::Rounding;
+use fencehound_numconv::cvt::{cvt_f64_to_bf16, cvt_f64_to_f16};
+use fencehound_numconv::Rounding;
 use fencehound_vgpu::{Arg, Device, DeviceError, Dim3};
 use std::fmt;
 use std::path::PathBuf;

@@ -7,8 +7,8 @@
 
 use std::fmt;
 
-use fencehound_vgpu::arith::cvt::cvt_f64_to_f16;
-use fencehound_vgpu::arith::Rounding;
+use fencehound_numconv::cvt::cvt_f64_to_f16;
+use fencehound_numconv::Rounding;
 
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 

@@ -35,15 +35,8 @@ use super::{Rounding, CANONICAL_NAN_F32, CANONICAL_NAN_F64};
 // ---------------------------------------------------------------------------------------
 // Modifiers shared by every `.f32` instruction.
 
-/// `.ftz` on one operand or result: subnormal → zero of the same sign.
-#[inline]
-pub fn ftz_f32(x: f32) -> f32 {
-    if x.is_subnormal() {
-        f32::from_bits(x.to_bits() & 0x8000_0000)
-    } else {
-        x
-    }
-}
+/// `.ftz` on one operand or result: subnormal → zero of the same sign (shared with `cvt`).
+pub use fencehound_numconv::ftz_f32;
 
 /// `.sat`: clamp to [+0.0, 1.0]; NaN and −0.0 become +0.0.
 #[inline]

@@ -19,8 +19,13 @@
 //! - [`half`]: 9.7.4 half precision (`.f16`, `.f16x2`, `.bf16`, `.bf16x2`).
 //! - [`cmp`]: 9.7.6 comparison and selection (`setp`, `set`, `selp`, `slct`).
 //! - [`cvt`]: 9.7.9.21 `cvt` between every pair of scalar types.
-//! - [`round`]: the one correctly-rounding soft-float core every directed-rounding path and
-//!   every narrowing conversion ends in (crate-internal).
+//! - `round`: the one correctly-rounding soft-float core every directed-rounding path and
+//!   every narrowing conversion ends in.
+//!
+//! `cvt`, `round`, the rounding modes ([`Rounding`], [`IntRounding`]), [`ScalarKind`] and
+//! the canonical NaNs live in `fencehound_numconv`, below this crate, because the host side
+//! (the oracle, the argument specs) rounds values with the same code without depending on
+//! the interpreter; they are re-exported here under their old paths.
 //!
 //! NaN results: PTX produces a *canonical* NaN for floating-point arithmetic rather than
 //! propagating payloads. We use `0x7fffffff` for `.f32`, `0x7fff` for `.f16`/`.bf16`
@@ -30,35 +35,19 @@
 
 pub mod bits;
 pub mod cmp;
-pub mod cvt;
 pub mod float;
 pub mod half;
 pub mod int;
-pub(crate) mod round;
+
+pub use fencehound_numconv::cvt;
+pub(crate) use fencehound_numconv::round;
+pub use fencehound_numconv::{
+    IntRounding, Rounding, ScalarKind, CANONICAL_NAN_BF16, CANONICAL_NAN_F16, CANONICAL_NAN_F32,
+    CANONICAL_NAN_F64,
+};
 
 #[cfg(test)]
 mod tests;
-
-/// Floating-point rounding modifier: `.rn` (nearest, ties to even), `.rz` (toward zero),
-/// `.rm` (toward −∞), `.rp` (toward +∞).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Rounding {
-    #[default]
-    Rn,
-    Rz,
-    Rm,
-    Rp,
-}
-
-/// Rounding to an integral value: `.rni` (nearest even), `.rzi`, `.rmi`, `.rpi`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum IntRounding {
-    #[default]
-    Rni,
-    Rzi,
-    Rmi,
-    Rpi,
-}
 
 /// Comparison operator of `setp`/`set` (PTX ISA 9.7.6.1). `Lo/Ls/Hi/Hs` are the unsigned
 /// integer comparisons; the `u`-suffixed and `Num/Nan` operators are float-only.
@@ -93,56 +82,3 @@ pub enum CmpOp {
 /// the difference is visible only when additions and subtractions share the flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct CarryFlag(pub bool);
-
-/// PTX scalar types that carry a numeric value (the `.bN` types are bit patterns and are
-/// handled by callers as the same-width unsigned type).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScalarKind {
-    S8,
-    S16,
-    S32,
-    S64,
-    U8,
-    U16,
-    U32,
-    U64,
-    F16,
-    Bf16,
-    F32,
-    F64,
-}
-
-impl ScalarKind {
-    /// Width in bits.
-    pub const fn bits(self) -> u32 {
-        match self {
-            ScalarKind::S8 | ScalarKind::U8 => 8,
-            ScalarKind::S16 | ScalarKind::U16 | ScalarKind::F16 | ScalarKind::Bf16 => 16,
-            ScalarKind::S32 | ScalarKind::U32 | ScalarKind::F32 => 32,
-            ScalarKind::S64 | ScalarKind::U64 | ScalarKind::F64 => 64,
-        }
-    }
-
-    pub const fn is_float(self) -> bool {
-        matches!(
-            self,
-            ScalarKind::F16 | ScalarKind::Bf16 | ScalarKind::F32 | ScalarKind::F64
-        )
-    }
-
-    pub const fn is_signed_int(self) -> bool {
-        matches!(
-            self,
-            ScalarKind::S8 | ScalarKind::S16 | ScalarKind::S32 | ScalarKind::S64
-        )
-    }
-}
-
-/// Canonical NaN of `.f32` results.
-pub const CANONICAL_NAN_F32: u32 = 0x7fff_ffff;
-/// Canonical NaN of `.f64` results (our choice, see the module docs).
-pub const CANONICAL_NAN_F64: u64 = 0x7fff_ffff_ffff_ffff;
-/// Canonical NaN of `.f16` and `.bf16` results.
-pub const CANONICAL_NAN_F16: u16 = 0x7fff;
-/// Canonical NaN of `.bf16` results.
-pub const CANONICAL_NAN_BF16: u16 = 0x7fff;

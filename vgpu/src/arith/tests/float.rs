@@ -3,10 +3,10 @@
 
 use proptest::prelude::*;
 
-use super::reference;
 use crate::arith::float::*;
 use crate::arith::Rounding::{self, *};
 use crate::arith::{CANONICAL_NAN_F32, CANONICAL_NAN_F64};
+use fencehound_numconv::reference;
 
 const MODES: [Rounding; 4] = [Rn, Rz, Rm, Rp];
 const MIN_SUB32: f32 = f32::from_bits(1);

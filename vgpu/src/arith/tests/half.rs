@@ -3,10 +3,10 @@
 use ::half::{bf16, f16};
 use proptest::prelude::*;
 
-use super::reference::{self, RefFloat};
 use crate::arith::half::*;
 use crate::arith::CmpOp;
 use crate::arith::Rounding::Rn;
+use fencehound_numconv::reference::{self, RefFloat};
 
 fn h(x: f32) -> f16 {
     f16::from_f32(x)

@@ -13,28 +13,34 @@
 //!   any mode equals rounding the exact value directly (Boldo & Melquiond, "Emulation of
 //!   FMA and correctly rounded sums: proved algorithms using rounding to odd", IEEE TC
 //!   2008). `f32`/`f16`/`bf16` arithmetic uses this.
+//!
+//! The callers are [`crate::cvt`] and the vgpu's arithmetic (`fencehound_vgpu::arith`:
+//! `float`, `half`, and the matrix unit), which is why the core is public.
+//!
+//! Functions the vgpu calls per lane are `#[inline]`, so they can be inlined into its
+//! executor across the crate boundary (the same holds for [`crate::cvt`]).
 
-use super::Rounding;
+use crate::Rounding;
 
 /// A binary floating-point format: fraction bits and exponent bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Format {
+pub struct Format {
     frac: u32,
     exp: u32,
 }
 
 impl Format {
-    pub(crate) const F64: Format = Format { frac: 52, exp: 11 };
-    pub(crate) const F32: Format = Format { frac: 23, exp: 8 };
-    pub(crate) const F16: Format = Format { frac: 10, exp: 5 };
-    pub(crate) const BF16: Format = Format { frac: 7, exp: 8 };
+    pub const F64: Format = Format { frac: 52, exp: 11 };
+    pub const F32: Format = Format { frac: 23, exp: 8 };
+    pub const F16: Format = Format { frac: 10, exp: 5 };
+    pub const BF16: Format = Format { frac: 7, exp: 8 };
     /// NVIDIA's TensorFloat-32, stored in the upper 19 bits of an `f32`.
-    pub(crate) const TF32: Format = Format { frac: 10, exp: 8 };
+    pub const TF32: Format = Format { frac: 10, exp: 8 };
     /// OCP FP8 E5M2 (PTX `.e5m2`): IEEE-style, with infinities and NaNs.
-    pub(crate) const E5M2: Format = Format { frac: 2, exp: 5 };
+    pub const E5M2: Format = Format { frac: 2, exp: 5 };
     /// Three fraction bits over E5M2's exponent range: `.e4m3` values scaled by 2^-8
     /// round on exactly this grid (see `cvt::to_fp8`).
-    pub(crate) const E5M3: Format = Format { frac: 3, exp: 5 };
+    pub const E5M3: Format = Format { frac: 3, exp: 5 };
 
     #[inline]
     const fn bias(self) -> i32 {
@@ -49,29 +55,29 @@ impl Format {
         self.frac as i32 + 1
     }
     #[inline]
-    pub(crate) const fn sign_bit(self) -> u64 {
+    pub const fn sign_bit(self) -> u64 {
         1 << (self.frac + self.exp)
     }
     #[inline]
-    pub(crate) const fn inf(self) -> u64 {
+    pub const fn inf(self) -> u64 {
         ((1 << self.exp) - 1) << self.frac
     }
     /// True for a subnormal bit pattern of this format.
     #[inline]
-    pub(crate) const fn is_subnormal(self, bits: u64) -> bool {
+    pub const fn is_subnormal(self, bits: u64) -> bool {
         let exp_mask = ((1u64 << self.exp) - 1) << self.frac;
         bits & exp_mask == 0 && bits & ((1u64 << self.frac) - 1) != 0
     }
     /// All-ones payload, positive sign: the canonical NaN of every format we use.
     #[inline]
-    pub(crate) const fn canonical_nan(self) -> u64 {
+    pub const fn canonical_nan(self) -> u64 {
         self.sign_bit() - 1
     }
 }
 
 /// Rounding direction of the core. `Rna` (ties away) exists only for `cvt.rna.tf32.f32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Dir {
+pub enum Dir {
     Rn,
     Rna,
     Rz,
@@ -106,14 +112,8 @@ fn overflow(fmt: Format, neg: bool, dir: Dir) -> u64 {
 
 /// Rounds `±(mag + sticky·ε) · 2^exp` to `fmt` and returns the bit pattern.
 /// `sticky` must be false when `mag == 0`.
-pub(crate) fn round_exact(
-    fmt: Format,
-    neg: bool,
-    mag: u128,
-    exp: i32,
-    sticky: bool,
-    dir: Dir,
-) -> u64 {
+#[inline]
+pub fn round_exact(fmt: Format, neg: bool, mag: u128, exp: i32, sticky: bool, dir: Dir) -> u64 {
     let sign = if neg { fmt.sign_bit() } else { 0 };
     if mag == 0 {
         return sign;
@@ -163,7 +163,7 @@ pub(crate) fn round_exact(
 
 /// Splits a finite `f64` into sign, integer significand and exponent of its last bit.
 #[inline]
-pub(crate) fn decompose_f64(x: f64) -> (bool, u64, i32) {
+pub fn decompose_f64(x: f64) -> (bool, u64, i32) {
     let b = x.to_bits();
     let neg = b >> 63 != 0;
     let e = ((b >> 52) & 0x7ff) as i32;
@@ -177,7 +177,7 @@ pub(crate) fn decompose_f64(x: f64) -> (bool, u64, i32) {
 
 /// Rounds an `f64` to `fmt`. NaN becomes `fmt`'s canonical NaN.
 #[inline]
-pub(crate) fn round_f64(fmt: Format, x: f64, dir: Dir) -> u64 {
+pub fn round_f64(fmt: Format, x: f64, dir: Dir) -> u64 {
     if x.is_nan() {
         return fmt.canonical_nan();
     }
@@ -191,7 +191,7 @@ pub(crate) fn round_f64(fmt: Format, x: f64, dir: Dir) -> u64 {
 
 /// Rounds an `f64` to `f32` in `dir`; NaN becomes the canonical `f32` NaN.
 #[inline]
-pub(crate) fn f64_to_f32(x: f64, rnd: Rounding) -> f32 {
+pub fn f64_to_f32(x: f64, rnd: Rounding) -> f32 {
     if rnd == Rounding::Rn && !x.is_nan() {
         return x as f32;
     }
@@ -201,7 +201,7 @@ pub(crate) fn f64_to_f32(x: f64, rnd: Rounding) -> f32 {
 /// Makes a round-to-nearest `f64` result `s` of an exact value `s + err` (where `err` is
 /// the exact error, or any value with its sign) into the round-to-odd result.
 #[inline]
-pub(crate) fn to_odd(s: f64, err: f64) -> f64 {
+pub fn to_odd(s: f64, err: f64) -> f64 {
     let b = s.to_bits();
     if err == 0.0 || b & 1 == 1 || !s.is_finite() {
         return s;
@@ -216,7 +216,7 @@ pub(crate) fn to_odd(s: f64, err: f64) -> f64 {
 
 /// The exact error of `a + b` rounded to nearest (Knuth's TwoSum); exact unless overflow.
 #[inline]
-pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
+pub fn two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     let bb = s - a;
     let err = (a - (s - bb)) + (b - bb);
@@ -226,7 +226,7 @@ pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
 /// Adjusts the round-to-nearest `f64` result `r` of an exact value whose difference from
 /// `r` has the sign of `err` into the result of `rnd`. `r` must be finite.
 #[inline]
-pub(crate) fn adjust_f64(r: f64, err: f64, rnd: Rounding) -> f64 {
+pub fn adjust_f64(r: f64, err: f64, rnd: Rounding) -> f64 {
     if err == 0.0 || err.is_nan() {
         return r;
     }
@@ -252,7 +252,7 @@ pub(crate) fn adjust_f64(r: f64, err: f64, rnd: Rounding) -> f64 {
 }
 
 #[inline]
-pub(crate) fn next_up_f64(x: f64) -> f64 {
+pub fn next_up_f64(x: f64) -> f64 {
     let b = x.to_bits();
     if x.is_nan() || x == f64::INFINITY {
         x
@@ -266,12 +266,12 @@ pub(crate) fn next_up_f64(x: f64) -> f64 {
 }
 
 #[inline]
-pub(crate) fn next_down_f64(x: f64) -> f64 {
+pub fn next_down_f64(x: f64) -> f64 {
     -next_up_f64(-x)
 }
 
 /// Overflow result in `f64` for an exact value beyond the finite range.
 #[inline]
-pub(crate) fn overflow_f64(neg: bool, rnd: Rounding) -> f64 {
+pub fn overflow_f64(neg: bool, rnd: Rounding) -> f64 {
     f64::from_bits(overflow(Format::F64, neg, rnd.into()))
 }

@@ -34,9 +34,8 @@
 
 use ::half::{bf16, f16};
 
-use super::float::ftz_f32;
-use super::round::{round_exact, round_f64, Dir, Format};
-use super::{IntRounding, Rounding, ScalarKind};
+use crate::round::{round_exact, round_f64, Dir, Format};
+use crate::{ftz_f32, IntRounding, Rounding, ScalarKind};
 
 /// The rounding modifier of one `cvt`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -189,6 +188,7 @@ fn float_post(bits: u64, to: ScalarKind, m: CvtMods) -> u64 {
 }
 
 /// `cvt{.rnd}{.ftz}{.sat}{.relu}.to.from d, a` on raw register bits.
+#[inline]
 pub fn cvt(bits: u64, from: ScalarKind, to: ScalarKind, m: CvtMods) -> u64 {
     let v = decode(bits, from, m.ftz);
     if !to.is_float() {
@@ -404,7 +404,7 @@ pub fn cvt_f32_to_bf16(x: f32, rnd: Rounding, relu: bool) -> bf16 {
 #[inline]
 pub fn cvt_f16_to_f32(x: f16) -> f32 {
     if x.is_nan() {
-        return f32::from_bits(super::CANONICAL_NAN_F32);
+        return f32::from_bits(crate::CANONICAL_NAN_F32);
     }
     x.to_f32()
 }
@@ -413,7 +413,7 @@ pub fn cvt_f16_to_f32(x: f16) -> f32 {
 #[inline]
 pub fn cvt_bf16_to_f32(x: bf16) -> f32 {
     if x.is_nan() {
-        return f32::from_bits(super::CANONICAL_NAN_F32);
+        return f32::from_bits(crate::CANONICAL_NAN_F32);
     }
     x.to_f32()
 }
@@ -433,6 +433,7 @@ pub fn cvt_rn_bf16x2_f32(a: f32, b: f32, relu: bool) -> u32 {
 }
 
 /// `cvt.{rn,rz}{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b` (`a` upper, `b` lower).
+#[inline]
 pub fn cvt_x2_f32(a: f32, b: f32, bf: bool, rnd: Rounding, relu: bool, satfinite: bool) -> u32 {
     let m = CvtMods {
         rnd: CvtRounding::Float(rnd),
@@ -463,6 +464,7 @@ const E5M2_MAX: f64 = 57344.0;
 
 /// Converts `x` to an 8-bit float: round to nearest even, `.satfinite` (mandatory in
 /// PTX), optional `.relu`. See the module docs for NaN and overflow.
+#[inline]
 pub fn to_fp8(x: f64, fmt: Fp8, relu: bool) -> u8 {
     if x.is_nan() {
         return 0x7f;
@@ -494,6 +496,7 @@ pub fn to_fp8(x: f64, fmt: Fp8, relu: bool) -> u8 {
 
 /// Converts an 8-bit float to `.f16` bits, exactly; `.relu` turns negatives into +0 and
 /// NaN into the canonical NaN.
+#[inline]
 pub fn fp8_to_f16(b: u8, fmt: Fp8, relu: bool) -> u16 {
     let (nan, neg) = match fmt {
         Fp8::E4m3 => (b & 0x7f == 0x7f, b & 0x80 != 0),
@@ -526,6 +529,7 @@ pub fn fp8_to_f16(b: u8, fmt: Fp8, relu: bool) -> u16 {
 /// `cvt.pack.sat.{t}.s32{.b32} d, a, b{, c}` (PTX ISA §9.7.9.22): `a` and `b` clamped to
 /// the `bits`-wide type, `b` in the low bits, `a` above it, and with `c` the rest of `d`
 /// from the low bits of `c`.
+#[inline]
 pub fn cvt_pack_sat(a: i32, b: i32, bits: u32, signed: bool, c: Option<u32>) -> u32 {
     let (lo, hi) = if signed {
         (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
@@ -547,7 +551,7 @@ pub fn cvt_pack_sat(a: i32, b: i32, bits: u32, signed: bool, c: Option<u32>) -> 
 #[inline]
 pub fn cvt_rna_tf32_f32(x: f32) -> u32 {
     if x.is_nan() {
-        return super::CANONICAL_NAN_F32;
+        return crate::CANONICAL_NAN_F32;
     }
     let t = round_f64(Format::TF32, x as f64, Dir::Rna);
     // TF32 has f32's sign and exponent layout with 13 fewer fraction bits.

@@ -1,12 +1,12 @@
 //! An exact reference for correctly rounded floating point, independent of
-//! `arith::round`: values are big rationals, and the result is found by walking the
+//! [`crate::round`]: values are big rationals, and the result is found by walking the
 //! representable neighbours of an approximation until they bracket the exact value.
 
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 
-use crate::arith::Rounding;
+use crate::Rounding;
 
 pub fn pow2(e: i32) -> BigRational {
     let one = BigInt::one();

@@ -3,11 +3,11 @@
 use ::half::{bf16, f16};
 use proptest::prelude::*;
 
-use super::reference::{self, RefFloat};
-use crate::arith::cvt::*;
-use crate::arith::IntRounding::{self, *};
-use crate::arith::Rounding::{self, *};
-use crate::arith::ScalarKind::{self, *};
+use crate::cvt::*;
+use crate::reference::{self, RefFloat};
+use crate::IntRounding::{self, *};
+use crate::Rounding::{self, *};
+use crate::ScalarKind::{self, *};
 
 const INTS: [ScalarKind; 8] = [S8, S16, S32, S64, U8, U16, U32, U64];
 const FLOATS: [ScalarKind; 4] = [F16, Bf16, F32, F64];
