@@ -60,7 +60,7 @@
 //! `buffers` and `[[launch]]`, and the oracles judge the program's process (see
 //! `fencehound_oracle::process`). Every execution is one run of the program under
 //! fencehound's `libcudart.so.13`, in a fresh working directory, with the model, `p_w` and
-//! seed passed through the environment (`crate::program`).
+//! seed passed through the environment (`crate::program_campaign`, over `crate::program`).
 //!
 //! ```toml
 //! name = "dot_program"

@@ -13,12 +13,13 @@
 
 use crate::backend::Backend;
 use crate::campaign::Campaign;
-use crate::execution::{sha256_hex, ExecSpec, Prepared};
+use crate::execution::Prepared;
 use crate::report::{
     CampaignInfo, ExecRecord, Report, Shard, SourceHash, VariantInfo, DEFAULT_KEEP_FAILURES,
     DEFAULT_KEEP_SIGNATURES,
 };
 use crate::seeds::exec_seed;
+use crate::types::{sha256_hex, ExecResult, ExecSpec};
 use crate::verdict::Verdict;
 use fencehound_handlers::Model;
 use fencehound_vgpu::SchedulerKind;
@@ -354,7 +355,7 @@ pub fn run_with(
     let plan2 = plan.clone();
     let result = rt.block_on(async {
         let sem = Arc::new(tokio::sync::Semaphore::new(jobs));
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Job, crate::execution::ExecResult)>();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Job, ExecResult)>();
         let cancel_d = cancel.clone();
         let preps_d = preps.clone();
         let backend_d = opts.backend.0.clone();

@@ -475,7 +475,7 @@ impl Checker {
     }
 
     pub(crate) fn prep_ptx(&mut self, ptx: String) -> Result<Arc<Prepared>, MinimizeError> {
-        let key = fencehound_fuzzer::execution::sha256_hex(ptx.as_bytes());
+        let key = fencehound_fuzzer::sha256_hex(ptx.as_bytes());
         if let Some(p) = self.preps.get(&key) {
             return Ok(p.clone());
         }

@@ -333,11 +333,13 @@ struct CampaignRun {
 fn fresh(a: &FuzzArgs, path: &Path) -> Result<CampaignRun> {
     let (c, preps) = load(path, &a.variants)?;
     let (backend, models) = choose_backend(a, parse_models(&a.models, &c.file.fuzz.models)?)?;
-    if backend.0.name() != "vgpu" && preps.iter().any(|p| p.is_program()) {
-        bail!(
-            "{}: a whole-program campaign runs only on the vgpu backend (no --instrumented, no GPU)",
-            path.display()
-        );
+    if backend.0.name() != "vgpu" {
+        if let Some(what) = preps.iter().find_map(|p| p.vgpu_only()) {
+            bail!(
+                "{}: {what} run only on the vgpu backend (no --instrumented, no GPU)",
+                path.display()
+            );
+        }
     }
     let sched_name = a
         .scheduler

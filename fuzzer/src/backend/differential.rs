@@ -8,7 +8,8 @@
 //! line, thread, buffer and offset) it came from.
 
 use super::instrumented::{alloc_buffers, launch_args, read_outputs};
-use crate::execution::{judge_raw, Prepared, Raw};
+use crate::execution::{judge_raw, Prepared};
+use crate::types::Raw;
 use crate::verdict::Verdict;
 use fencehound_handlers::rewrite::lockstep::{self, End, LaunchDesc, Origin, Plan, Write};
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
@@ -41,8 +42,10 @@ pub struct Comparison {
 
 impl Differential {
     pub fn new(prep: &Prepared) -> Result<Differential, String> {
-        if prep.is_program() {
-            return Err("whole programs are not compared (they run only on the vgpu)".into());
+        if let Some(what) = prep.vgpu_only() {
+            return Err(format!(
+                "{what} are not compared (they run only on the vgpu)"
+            ));
         }
         let reference = rewrite::normalize_reference(&prep.module).map_err(|e| e.to_string())?;
         let rewritten = rewrite::rewrite(

@@ -14,7 +14,8 @@ use super::worker::{
 };
 use super::Backend;
 use crate::campaign::LaunchArg;
-use crate::execution::{judge_raw, ExecResult, ExecSpec, Prepared, Raw};
+use crate::execution::{judge_raw, Prepared};
+use crate::types::{ExecResult, ExecSpec, Raw};
 use crate::verdict::Verdict;
 use cudarc::driver::{result, sys};
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
@@ -329,8 +330,8 @@ pub fn worker_main() -> u8 {
 
 /// The worker's view of a variant: instrumented PTX, buffers, launches.
 pub fn load_for(prep: &Prepared, variant: u64) -> Result<Load, String> {
-    if prep.is_program() {
-        return Err("whole programs run only on the vgpu backend".into());
+    if let Some(what) = prep.vgpu_only() {
+        return Err(format!("{what} run only on the vgpu backend"));
     }
     let rw = rewrite::rewrite(
         &prep.module,

@@ -4,7 +4,9 @@
 
 use super::Backend;
 use crate::campaign::LaunchArg;
-use crate::execution::{judge_raw, outcome_verdict, ExecResult, ExecSpec, Prepared, Raw};
+use crate::execution::{judge_raw, Prepared};
+use crate::kernel_campaign::outcome_verdict;
+use crate::types::{ExecResult, ExecSpec, Raw};
 use crate::verdict::Verdict;
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
 use fencehound_handlers::{BufferConfig, DrainPolicy};
@@ -288,8 +290,8 @@ impl Backend for Instrumented {
         let start = Instant::now();
         let raw = if spec.race || spec.trace {
             Err("the instrumented backends have no race check and no trace".to_string())
-        } else if prep.is_program() {
-            Err("whole programs run only on the vgpu backend".to_string())
+        } else if let Some(what) = prep.vgpu_only() {
+            Err(format!("{what} run only on the vgpu backend"))
         } else {
             match &*self.template(prep) {
                 Ok(t) => run(t, prep, spec, cancel),

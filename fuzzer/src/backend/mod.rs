@@ -17,7 +17,8 @@ pub mod gpu;
 pub mod instrumented;
 pub mod worker;
 
-use crate::execution::{ExecResult, ExecSpec, Prepared};
+use crate::execution::Prepared;
+use crate::types::{ExecResult, ExecSpec};
 use std::sync::atomic::AtomicBool;
 
 /// Runs and judges executions.
