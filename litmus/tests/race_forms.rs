@@ -85,3 +85,22 @@ fn release_patterns_of_form_b() {
         1,
     );
 }
+
+/// A strong load whose value a later CAS of its thread on the location checks (the CAS
+/// loop) is not reported against the writes it may miss: a stale value makes the CAS
+/// fail. Without the CAS the same load is reported.
+#[test]
+fn a_load_checked_by_a_later_cas_is_exempt() {
+    check(
+        "cas-loop",
+        "PTX cas-loop\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n ld.relaxed.gpu r0, x | st.relaxed.gpu x, 1 ;\n atom.relaxed.gpu.cas r1, x, 0, 2 | ;\nexists (0:r0 == 0)\n",
+        // The load is exempt; the CAS and the store: a blind overwrite (rule 2) when the
+        // store comes second.
+        1,
+    );
+    check(
+        "no-cas",
+        "PTX no-cas\n{ x=0; y=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n ld.relaxed.gpu r0, x | st.relaxed.gpu x, 1 ;\n atom.relaxed.gpu.cas r1, y, 0, 2 | ;\nexists (0:r0 == 0)\n",
+        1,
+    );
+}

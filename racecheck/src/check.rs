@@ -59,7 +59,9 @@
 //!      order, counted per thread ([`ThreadState::ops`]): an acquire before the read, or
 //!      on another location, does not make it an acquire pattern. A compare-and-swap
 //!      whose comparison failed wrote nothing: it is a read for every class, and no
-//!      release operation. A read that observed a later write of the same writer with no
+//!      release operation. A load that a later CAS of its thread on the same location
+//!      validates (the CAS loop: a stale value makes the CAS fail) is not reported, as
+//!      for weak loads. A read that observed a later write of the same writer with no
 //!      release fence between (failed message passing) is reported whatever follows it.
 //!      **Lock rule**: a pair where one access is inside a critical section of a lock
 //!      and the other is made by a thread that takes that same lock elsewhere but did
@@ -197,6 +199,8 @@ struct StrongCandidate {
     write_release: bool,
     /// The read: (thread, its operation number [`ThreadState::ops`], location).
     read: (u32, u32, u64),
+    /// The read is a load (not an RMW that left the value as it was).
+    read_is_load: bool,
 }
 
 /// Racecheck-specific per-thread state (happens-before itself is in [`Hb`]).
@@ -215,6 +219,9 @@ struct ThreadState {
     /// Release operations by location: a strong write after a release operation on its
     /// location completes a release pattern.
     release_ops: LocOps,
+    /// Compare-and-swaps by location (known with [`RaceCheck::for_module`]): a load that
+    /// a later CAS of its thread on its location validates is not reported.
+    cas_ops: LocOps,
     /// The thread's recent strong reads: (location, site, epoch, operation number), so that
     /// a read found in shadow memory later (a write after it) has its position.
     reads: SmallVec<[(u64, u32, Epoch, u32); 1]>,
@@ -901,6 +908,7 @@ impl<H: Hooks> RaceCheck<H> {
             write,
             write_release,
             read,
+            read_is_load: r.kind() == meta::LOAD,
         });
     }
 
@@ -1504,6 +1512,9 @@ impl<H: Hooks> RaceCheck<H> {
         }
         let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
         if flags & SITE_CAS != 0 {
+            if let Some(ts) = self.threads.get_mut(a.thread.global as usize) {
+                ts.cas_ops.note(loc_key(a.loc), n);
+            }
             // The thread's own earlier weak read of this address fed this CAS: validated.
             self.deferred.remove(&(a.thread.global, loc_key(a.loc)));
         }
@@ -1649,11 +1660,18 @@ impl<H: Hooks> RaceCheck<H> {
             let followed = self.threads.get(c.read.0 as usize).is_some_and(|t| {
                 t.acquire_fence > c.read.1 || t.acquire_ops.after(c.read.2, c.read.1)
             });
+            // The CAS loop: the value read is checked by a later CAS of the reader on the
+            // location (a stale read makes the CAS fail), as for weak loads above.
+            let validated = c.read_is_load
+                && self
+                    .threads
+                    .get(c.read.0 as usize)
+                    .is_some_and(|t| t.cas_ops.after(c.read.2, c.read.1));
             let outside = self.outside_critical_section(&c.raw);
             if outside {
                 c.raw.lock = Some(LockProblem::Unprotected);
             }
-            if (!c.write_release && !followed) || outside {
+            if (!c.write_release && !followed && !validated) || outside {
                 self.commit(c.key, c.raw);
             }
         }

@@ -1145,19 +1145,21 @@ impl Checker<'_> {
                 if f.must_report {
                     continue;
                 }
+                // The CAS loop: a load whose value a later `cas` of its thread on the
+                // location checks.
+                let cas_checked = |l: &Acc| {
+                    let el = b.evs[l.last];
+                    el.kind == Kind::Read
+                        && b.traces[el.thread].evs.iter().enumerate().any(|(k, e)| {
+                            b.po.has(l.last, b.start[el.thread] + k)
+                                && e.loc == el.loc
+                                && is_cas(el.thread, e.instr)
+                        })
+                };
                 if !ms {
-                    // The CAS loop: a weak load of a location an atomic changes, checked
-                    // by a later `cas` of the same thread on it.
+                    // Data races: a weak load of a location an atomic changes.
                     let validated = |l: &Acc, other: &Acc| {
-                        let el = b.evs[l.last];
-                        other.atomic
-                            && el.kind == Kind::Read
-                            && el.mo == Mo::Weak
-                            && b.traces[el.thread].evs.iter().enumerate().any(|(k, e)| {
-                                b.po.has(l.last, b.start[el.thread] + k)
-                                    && e.loc == el.loc
-                                    && is_cas(el.thread, e.instr)
-                            })
+                        other.atomic && b.evs[l.last].mo == Mo::Weak && cas_checked(l)
                     };
                     if !validated(x, y) && !validated(y, x) {
                         f.must_report = true;
@@ -1200,7 +1202,7 @@ impl Checker<'_> {
                         let read_ev = r.read.unwrap_or(r.first);
                         let acquire = b.acqpat.rows[read_ev] != 0;
                         let release = b.relpat.iter().any(|&(_, v)| v == w.last);
-                        !acquire && !release
+                        !acquire && !release && !cas_checked(r)
                     }
                 };
                 if let Some(f) = self.out.races.get_mut(&key).filter(|_| must) {

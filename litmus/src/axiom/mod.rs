@@ -294,7 +294,9 @@ pub struct PairFacts {
     ///   compares a write against; or
     ///   (rule 3) one writes and the other only reads, not both atomics, the write
     ///   completes no release pattern and the read starts no acquire pattern (§8.8, every
-    ///   form). An atomic that wrote the value it read counts as a read here.
+    ///   form), and the read is no load that a later `cas` of its thread on the
+    ///   location checks (the CAS loop, exempt as for data races). An atomic that wrote
+    ///   the value it read counts as a read here.
     pub must_report: bool,
 }
 
