@@ -17,7 +17,8 @@
 //!
 //! Each row is the fastest of N launches (the machine may be shared) of a fresh device per
 //! configuration: plain memory (`NoHooks`), `WriteBuffers` under `sc` (no buffering: the
-//! hooks' own overhead), and `bugaroo` at `p_w = 1` (every store buffered). Memory is
+//! hooks' own overhead, one dispatch per hook; it holds no state, so its memory is 0), and
+//! `bugaroo` at `p_w = 1` (every store buffered). Memory is
 //! [`WriteBuffers::peak_heap_bytes`] of the launch: the heap the buffers held at their peak
 //! (per-thread queues, CTA overlays, the address index), not device memory.
 

@@ -1,4 +1,7 @@
-//! Per-thread write buffers as a vgpu [`Hooks`] implementation.
+//! Per-thread write buffers, the `bugaroo` and `scoped` models, as a vgpu [`Hooks`]
+//! implementation: [`StoreBuffers`]. This module also holds what every model shares: the
+//! configuration ([`BufferConfig`], [`DrainPolicy`]) and the trace events
+//! ([`TraceEvent`]); [`crate::hooks`] chooses the model family.
 //!
 //! Each thread has one FIFO buffer per space (global, shared). A store is *selected* by
 //! [`crate::select`]; an unselected store goes to memory. In the `scoped` model, a drain to
@@ -31,9 +34,9 @@
 //! propagation between CTAs (IRIW), speculation. Such outcomes are allowed by PTX but we
 //! never produce them; the litmus results file lists them.
 
+use crate::model::Model;
 use crate::select;
 use crate::stats::{BufferStats, DrainReason};
-use crate::weak::{WeakConfig, WeakMemory};
 use fencehound_hb::fasthash::{FastMap, FastSet};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
@@ -42,50 +45,6 @@ use fencehound_vgpu::{
 };
 use serde::Serialize;
 use std::collections::{BTreeSet, VecDeque};
-
-/// The memory model the buffers implement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Model {
-    /// No buffering: sequential consistency (the golden reference).
-    Sc,
-    /// Flat per-thread buffers; every fence, release and barrier drains to memory.
-    Bugaroo,
-    /// Scope-aware: CTA-scope drains go to a per-CTA overlay.
-    Scoped,
-    /// Loads may read older stores wherever PTX allows it ([`crate::weak`]); `p_w` is the
-    /// probability that such a load reads stale.
-    Weak,
-}
-
-impl Model {
-    pub fn parse(s: &str) -> Option<Model> {
-        match s {
-            "sc" => Some(Model::Sc),
-            "bugaroo" => Some(Model::Bugaroo),
-            "scoped" => Some(Model::Scoped),
-            "weak" => Some(Model::Weak),
-            _ => None,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::Sc => "sc",
-            Model::Bugaroo => "bugaroo",
-            Model::Scoped => "scoped",
-            Model::Weak => "weak",
-        }
-    }
-
-    /// Every model, weakest last.
-    pub const ALL: [Model; 4] = [Model::Sc, Model::Bugaroo, Model::Scoped, Model::Weak];
-
-    /// Whether loads can read older values than memory holds: only then can a fence whose
-    /// only job is on the reader's side (after a poll, after taking a lock) be judged.
-    pub fn delays_loads(self) -> bool {
-        self == Model::Weak
-    }
-}
 
 /// What to buffer and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -287,7 +246,7 @@ fn key(loc: Location) -> u64 {
     pack(loc) & !7
 }
 
-/// Block keys of [`WriteBuffers::pending`] (std's SipHash dominated the store and load
+/// Block keys of [`StoreBuffers::pending`] (std's SipHash dominated the store and load
 /// paths).
 type KeyMap<V> = FastMap<u64, V>;
 type KeySet = FastSet<u64>;
@@ -351,7 +310,11 @@ struct ThreadBuf {
     lives: u32,
 }
 
-pub struct WriteBuffers {
+/// The write-buffer models, `bugaroo` and `scoped`, as vgpu [`Hooks`] (the family
+/// [`crate::hooks::ModelHooks::Buffers`] holds). Under another model (`sc`, `weak`) it
+/// buffers nothing and is plain memory; [`crate::hooks::ModelHooks`] never builds it for
+/// them.
+pub struct StoreBuffers {
     cfg: BufferConfig,
     threshold: u64,
     launch: u32,
@@ -379,35 +342,21 @@ pub struct WriteBuffers {
     seq: u64,
     stats: BufferStats,
     trace: Vec<TraceEvent>,
-    /// Largest [`WriteBuffers::heap_bytes`] at the end of a launch so far.
+    /// Largest [`StoreBuffers::heap_bytes`] at the end of a launch so far.
     peak_heap: usize,
     /// Reused buffers (drained entries; block keys seen while picking a head).
     scratch: Vec<Entry>,
     seen: KeySet,
-    /// The `weak` model (which replaces the buffers when chosen).
-    weak: Option<Box<WeakMemory>>,
 }
 
 fn sp(loc: Location) -> usize {
     loc.is_shared() as usize
 }
 
-impl WriteBuffers {
+impl StoreBuffers {
     pub fn new(cfg: BufferConfig) -> Self {
         let track = cfg.model == Model::Scoped || cfg.trace;
-        let weak = (cfg.model == Model::Weak).then(|| {
-            Box::new(WeakMemory::new(WeakConfig {
-                p: cfg.p_w,
-                seed: cfg.seed,
-                global: cfg.buffer_global,
-                shared: cfg.buffer_shared,
-                kernels: cfg.kernels.clone(),
-                sites: cfg.sites.clone(),
-                trace: cfg.trace,
-            }))
-        });
-        WriteBuffers {
-            weak,
+        StoreBuffers {
             threshold: select::threshold(cfg.p_w),
             cfg,
             launch: 0,
@@ -478,8 +427,7 @@ impl WriteBuffers {
     /// overlays and the index keep their capacity when entries drain), so the value at the
     /// end is the launch's peak.
     pub fn peak_heap_bytes(&self) -> usize {
-        let weak = self.weak.as_ref().map_or(0, |w| w.heap_bytes());
-        self.peak_heap.max(self.heap_bytes() + weak)
+        self.peak_heap.max(self.heap_bytes())
     }
 
     /// Keeps `holders` in step with thread `g`'s buffers.
@@ -641,6 +589,8 @@ impl WriteBuffers {
         Ok(visible)
     }
 
+    /// Whether this launch buffers: the kernel filter let it, and the model is one of
+    /// this family's.
     fn buffering(&self) -> bool {
         self.active && !matches!(self.cfg.model, Model::Sc | Model::Weak)
     }
@@ -1150,11 +1100,8 @@ impl WriteBuffers {
     }
 }
 
-impl Hooks for WriteBuffers {
+impl Hooks for StoreBuffers {
     fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
-        if let Some(w) = self.weak.as_deref_mut() {
-            w.launch_begin(info);
-        }
         self.launch = info.launch;
         self.active = self
             .cfg
@@ -1178,9 +1125,6 @@ impl Hooks for WriteBuffers {
     }
 
     fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
-        if let Some(w) = self.weak.as_deref_mut() {
-            return w.load(mem, a, buf, &mut self.trace);
-        }
         if !self.buffering() {
             return mem.read(a.loc, buf);
         }
@@ -1262,11 +1206,6 @@ impl Hooks for WriteBuffers {
     }
 
     fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
-        if let Some(w) = self.weak.as_deref_mut() {
-            let shared = a.loc.is_shared();
-            self.stats.space(shared).stores_seen += 1;
-            return w.store(mem, a, data);
-        }
         if !self.buffering() {
             return mem.write(a.loc, data);
         }
@@ -1368,9 +1307,6 @@ impl Hooks for WriteBuffers {
     }
 
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
-        if let Some(w) = self.weak.as_deref_mut() {
-            return w.atomic(mem, a, rmw, &mut self.trace);
-        }
         if self.buffering() {
             self.liveness_tick(mem, a.thread, a.site);
         }
@@ -1414,9 +1350,6 @@ impl Hooks for WriteBuffers {
     }
 
     fn fence(&mut self, mem: &mut Memory, f: &Fence) {
-        if let Some(w) = self.weak.as_deref_mut() {
-            return w.fence(f);
-        }
         if !self.buffering() || f.kind == FenceKind::Acquire {
             return;
         }
@@ -1424,9 +1357,6 @@ impl Hooks for WriteBuffers {
     }
 
     fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
-        if let Some(w) = self.weak.as_deref_mut() {
-            return w.barrier_arrive(b);
-        }
         if !self.buffering() {
             return;
         }
@@ -1438,16 +1368,7 @@ impl Hooks for WriteBuffers {
         self.drain_thread(mem, b.thread, Scope::Cta, reason, Some(b.site));
     }
 
-    fn barrier_release(&mut self, _mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
-        if let Some(w) = self.weak.as_deref_mut() {
-            w.barrier_release(b, threads);
-        }
-    }
-
     fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
-        if let Some(w) = self.weak.as_deref_mut() {
-            w.thread_exit();
-        }
         // Native: an exited thread's buffered stores stay buffered: nothing obliges them to
         // become visible before kernel exit, and draining them at random moments
         // (liveness, the final drain) is what produces outcomes like 2+2W. Spinning
@@ -1461,23 +1382,16 @@ impl Hooks for WriteBuffers {
     fn transparent(&self) -> bool {
         // `sc`, or a launch the filters leave unbuffered: loads, stores and atomics go
         // straight to memory (see the first lines of each).
-        self.weak.is_none() && !self.buffering()
+        !self.buffering()
     }
 
     fn stalled(&mut self, mem: &mut Memory) -> bool {
-        if let Some(w) = self.weak.as_deref_mut() {
-            return w.stalled();
-        }
         self.buffering()
             && self.cfg.policy == DrainPolicy::Native
             && self.drain_one_random(mem, DrainReason::Liveness)
     }
 
     fn launch_end(&mut self, mem: &mut Memory) {
-        if let Some(w) = self.weak.as_deref_mut() {
-            w.launch_end();
-            w.fill_stats(&mut self.stats);
-        }
         if self.buffering() {
             // No load can follow, so the index is only a filter from here on: stop
             // keeping it (one hash update less per drained entry).

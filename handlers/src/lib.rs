@@ -21,16 +21,24 @@
 //! the whole launch. The rewrite's differential test (see [`rewrite::lockstep`]) checks
 //! the two implementations agree write for write.
 //!
-//! Models: `sc` (no buffering), `bugaroo` (every drain goes to memory regardless of
-//! scope; unlike the paper, barriers drain global stores too), `scoped` (CTA-scope drains
-//! go to a per-CTA overlay, which is what exposes `__threadfence_block()` used where
-//! `__threadfence()` is needed). See [`buffers`] for the invariants that keep it sound.
+//! Models ([`model`] names them; [`hooks::ModelHooks`] is the one `Hooks` implementation
+//! that runs any of them, dispatching to its family): `sc` (no buffering), `bugaroo`
+//! (every drain goes to memory regardless of scope; unlike the paper, barriers drain
+//! global stores too), `scoped` (CTA-scope drains go to a per-CTA overlay, which is what
+//! exposes `__threadfence_block()` used where `__threadfence()` is needed) — the write
+//! buffers of [`buffers`], which also states the invariants that keep them sound — and
+//! `weak` (loads read older stores wherever PTX allows it: [`weak`]).
 
 pub mod buffers;
+pub mod hooks;
+pub mod model;
 pub mod rewrite;
 pub mod select;
 pub mod stats;
 pub mod weak;
 
-pub use buffers::{BufferConfig, DrainPolicy, Level, Model, TraceEvent, WriteBuffers};
+pub use buffers::{BufferConfig, DrainPolicy, Level, StoreBuffers, TraceEvent};
+pub use hooks::{ModelHooks, ScHooks, WriteBuffers};
+pub use model::Model;
 pub use stats::{BufferStats, DrainReason, SpaceStats, WeakStats};
+pub use weak::WeakHooks;

@@ -82,15 +82,15 @@
 //! later, `LB-*`): reads only see stores that already executed. Stores are not reordered
 //! in coherence against program order beyond what the partial order leaves open.
 
+use crate::buffers::{BufferConfig, TraceEvent};
 use crate::select;
 use crate::stats::{BufferStats, WeakStats};
-use crate::TraceEvent;
 use fencehound_hb::fasthash::FastMap;
 use fencehound_hb::sync::{acquires, scopes_meet, strong};
 use fencehound_hb::{CtaId, Epoch, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
-    Access, Barrier, Fence, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
+    Access, Barrier, Fence, Hooks, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
 };
 use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
@@ -1059,6 +1059,97 @@ impl WeakMemory {
     /// Adds this model's statistics to `s`.
     pub fn fill_stats(&self, s: &mut BufferStats) {
         s.weak = Some(self.stats.clone());
+    }
+}
+
+/// The `weak` model as vgpu [`Hooks`] (the family [`crate::hooks::ModelHooks::Weak`]
+/// holds): [`WeakMemory`] with the statistics and trace every model reports. Nothing is
+/// buffered, so it keeps no per-thread buffers.
+pub struct WeakHooks {
+    cfg: BufferConfig,
+    weak: WeakMemory,
+    stats: BufferStats,
+    trace: Vec<TraceEvent>,
+}
+
+impl WeakHooks {
+    pub fn new(cfg: BufferConfig) -> Self {
+        let weak = WeakMemory::new(WeakConfig {
+            p: cfg.p_w,
+            seed: cfg.seed,
+            global: cfg.buffer_global,
+            shared: cfg.buffer_shared,
+            kernels: cfg.kernels.clone(),
+            sites: cfg.sites.clone(),
+            trace: cfg.trace,
+        });
+        WeakHooks {
+            cfg,
+            weak,
+            stats: BufferStats::default(),
+            trace: Vec::new(),
+        }
+    }
+    pub fn config(&self) -> &BufferConfig {
+        &self.cfg
+    }
+    /// Stores seen per space, and [`BufferStats::weak`] from the last launch's end on.
+    pub fn stats(&self) -> &BufferStats {
+        &self.stats
+    }
+    pub fn trace(&self) -> &[TraceEvent] {
+        &self.trace
+    }
+    pub fn take_trace(&mut self) -> Vec<TraceEvent> {
+        std::mem::take(&mut self.trace)
+    }
+    /// The model's state (histories, happens-before).
+    pub fn memory(&self) -> &WeakMemory {
+        &self.weak
+    }
+}
+
+impl Hooks for WeakHooks {
+    fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+        self.weak.launch_begin(info);
+    }
+
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        self.weak.load(mem, a, buf, &mut self.trace)
+    }
+
+    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        self.stats.space(a.loc.is_shared()).stores_seen += 1;
+        self.weak.store(mem, a, data)
+    }
+
+    fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        self.weak.atomic(mem, a, rmw, &mut self.trace)
+    }
+
+    fn fence(&mut self, _mem: &mut Memory, f: &Fence) {
+        self.weak.fence(f);
+    }
+
+    fn barrier_arrive(&mut self, _mem: &mut Memory, b: &Barrier) {
+        self.weak.barrier_arrive(b);
+    }
+
+    fn barrier_release(&mut self, _mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
+        self.weak.barrier_release(b, threads);
+    }
+
+    fn thread_exit(&mut self, _mem: &mut Memory, _t: ThreadRef) {
+        self.weak.thread_exit();
+    }
+
+    fn stalled(&mut self, _mem: &mut Memory) -> bool {
+        self.weak.stalled()
+    }
+
+    fn launch_end(&mut self, _mem: &mut Memory) {
+        self.weak.launch_end();
+        self.weak.fill_stats(&mut self.stats);
     }
 }
 

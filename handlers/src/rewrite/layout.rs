@@ -6,7 +6,8 @@
 //! Any device with byte-addressed memory can host the buffers: [`DeviceMemory`] is
 //! implemented for the vgpu here and for CUDA by the fuzzer's GPU backend.
 
-use crate::buffers::{BufferConfig, DrainPolicy, Model};
+use crate::buffers::{BufferConfig, DrainPolicy};
+use crate::model::Model;
 use crate::stats::{BufferStats, DrainReason};
 
 /// Bytes of the control block (`FhCtl`).
@@ -242,7 +243,7 @@ pub fn begin_launch<D: DeviceMemory>(
         .map_err(|e| LayoutError::Device(e.to_string()))
 }
 
-/// Whether launch of `kernel` buffers under `cfg` (the native `WriteBuffers::launch_begin`).
+/// Whether launch of `kernel` buffers under `cfg` (the native `StoreBuffers::launch_begin`).
 pub fn launch_active(cfg: &BufferConfig, kernel: &str) -> bool {
     matches!(cfg.model, Model::Bugaroo | Model::Scoped)
         && cfg.kernels.as_ref().is_none_or(|k| k.contains(kernel))

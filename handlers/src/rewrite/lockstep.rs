@@ -17,7 +17,9 @@
 //! stores, drained entries, atomics), [`LockstepHooks`] records the rewritten kernel's
 //! (ignoring the runtime's own memory). [`compare_writes`] names the first difference.
 
-use crate::buffers::{Level, Model, TraceEvent, WriteBuffers};
+use crate::buffers::{Level, TraceEvent};
+use crate::hooks::WriteBuffers;
+use crate::model::Model;
 use crate::stats::BufferStats;
 use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
