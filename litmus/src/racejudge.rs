@@ -33,11 +33,11 @@ use crate::axiom::{self, InstrRef, Options, PairFacts};
 use crate::generate::{generate, program_seed, shape};
 use crate::lower::{place, Lowered};
 use crate::print::print;
-use crate::run::{exec_params, run_hooked, RunConfig};
+use crate::run::{execute_with, RunConfig};
 use crate::LitmusTest;
 use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
 use fencehound_racecheck::{RaceCheck, RaceClass};
-use fencehound_vgpu::{Device, Pct, RandomScheduler};
+use fencehound_vgpu::Device;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -81,6 +81,7 @@ pub struct Finding {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TestResult {
     pub index: u64,
+    pub shape: String,
     pub skipped: Option<String>,
     /// Conflicting pairs; of those unordered in some execution; required reports;
     /// reported pairs; required and reported.
@@ -203,6 +204,7 @@ fn name(t: &LitmusTest, r: InstrRef) -> String {
 pub fn judge(cfg: &Config, index: u64, t: &LitmusTest) -> TestResult {
     let mut res = TestResult {
         index,
+        shape: shape(t),
         ..TestResult::default()
     };
     let facts = match axiom::outcomes(
@@ -241,16 +243,11 @@ pub fn judge(cfg: &Config, index: u64, t: &LitmusTest) -> TestResult {
             ..RunConfig::default()
         };
         for i in 0..cfg.runs {
-            let ep = exec_params(&rc, i);
-            let mut bc = BufferConfig::new(model, ep.p_w, ep.seed);
-            bc.policy = rc.policy;
-            let make = |dev: &Device, id| RaceCheck::for_module(WriteBuffers::new(bc), dev, id);
-            let (_, hooks) = if i.is_multiple_of(2) {
-                run_hooked(t, &low, &rc, &mut RandomScheduler::new(ep.seed), make)
-            } else {
-                let depth = 2 + ((i / 2) % 3) as u32;
-                run_hooked(t, &low, &rc, &mut Pct::new(ep.seed, depth), make)
-            };
+            let (_, hooks) = execute_with(t, &low, &rc, i, |ep, dev, id| {
+                let mut bc = BufferConfig::new(model, ep.p_w, ep.seed);
+                bc.policy = rc.policy;
+                RaceCheck::for_module(WriteBuffers::new(bc), dev, id)
+            });
             res.executions += 1;
             let Some(mut hooks) = hooks else { continue };
             for (key, race) in hooks.take_races().iter() {
@@ -272,7 +269,7 @@ pub fn judge(cfg: &Config, index: u64, t: &LitmusTest) -> TestResult {
         }
     }
     let program = print(t);
-    let sh = shape(t);
+    let sh = res.shape.clone();
     let finding =
         |pair: (InstrRef, InstrRef), f: PairFacts, classes: &BTreeSet<RaceClass>| Finding {
             index,
@@ -372,8 +369,7 @@ pub fn run(cfg: &Config, progress: impl Fn(u64) + Sync) -> Report {
         rep.data_races_found += r.data_races_found;
         rep.reported += r.reported;
         rep.executions += r.executions;
-        let sh = shape(&generate(cfg.seed, r.index));
-        let e = rep.misses_by_shape.entry(sh).or_default();
+        let e = rep.misses_by_shape.entry(r.shape).or_default();
         e.0 += r.misses.len() as u64;
         e.1 += r.must;
         rep.false_alarms.extend(r.false_alarms);

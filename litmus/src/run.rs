@@ -102,38 +102,37 @@ pub fn execute(
     cfg: &RunConfig,
     i: u64,
 ) -> ExecOutcome {
-    let ep = exec_params(cfg, i);
-    if i.is_multiple_of(2) {
-        run_one(
-            test,
-            low,
-            model,
-            &ep,
-            cfg,
-            &mut RandomScheduler::new(ep.seed),
-        )
-    } else {
-        let depth = 2 + ((i / 2) % 3) as u32;
-        run_one(test, low, model, &ep, cfg, &mut Pct::new(ep.seed, depth))
-    }
+    execute_with(test, low, cfg, i, |ep, _, _| {
+        let mut bc = BufferConfig::new(model, ep.p_w, ep.seed);
+        bc.policy = cfg.policy;
+        WriteBuffers::new(bc)
+    })
+    .0
 }
 
-fn run_one<S: Scheduler>(
+/// Runs execution `i` (its seed, scheduler and `p_w` as [`exec_params`] says) with the
+/// hooks `make` builds from those parameters and the loaded module; returns the outcome
+/// and the hooks (`None` if the module did not load).
+pub fn execute_with<H: Hooks>(
     test: &LitmusTest,
     low: &Lowered,
-    model: Model,
-    ep: &ExecParams,
     cfg: &RunConfig,
-    sched: &mut S,
-) -> ExecOutcome {
-    let mut bc = BufferConfig::new(model, ep.p_w, ep.seed);
-    bc.policy = cfg.policy;
-    run_hooked(test, low, cfg, sched, |_, _| WriteBuffers::new(bc)).0
+    i: u64,
+    make: impl FnOnce(&ExecParams, &Device, ModuleId) -> H,
+) -> (ExecOutcome, Option<H>) {
+    let ep = exec_params(cfg, i);
+    let make = |dev: &Device, id| make(&ep, dev, id);
+    if i.is_multiple_of(2) {
+        run_hooked(test, low, cfg, &mut RandomScheduler::new(ep.seed), make)
+    } else {
+        let depth = 2 + ((i / 2) % 3) as u32;
+        run_hooked(test, low, cfg, &mut Pct::new(ep.seed, depth), make)
+    }
 }
 
 /// Runs `test` once with the hooks `make` builds for the loaded module; returns the
 /// outcome and the hooks (`None` if the module did not load).
-pub fn run_hooked<S: Scheduler, H: Hooks>(
+fn run_hooked<S: Scheduler, H: Hooks>(
     test: &LitmusTest,
     low: &Lowered,
     cfg: &RunConfig,

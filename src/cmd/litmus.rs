@@ -147,6 +147,31 @@ pub fn run(args: Args) -> Result<u8> {
     )
 }
 
+/// Progress on stderr over `n` generated programs (none with --json).
+fn progress(args: &Args, n: u64) -> impl Fn(u64) + Sync {
+    let quiet = args.json;
+    let step = (n / 20).max(1);
+    move |done| {
+        if !quiet && (done % step == 0 || done == n) {
+            eprint!("\r{done}/{n} programs");
+            if done == n {
+                eprintln!();
+            }
+        }
+    }
+}
+
+/// The report on stdout: JSON with --json, else `text()`.
+fn emit<R: serde::Serialize>(args: &Args, rep: &R, text: impl FnOnce() -> String) -> Result<()> {
+    if args.json {
+        let s = serde_json::to_string_pretty(rep)?;
+        let _ = writeln!(std::io::stdout().lock(), "{s}");
+    } else {
+        let _ = std::io::stdout().lock().write_all(text().as_bytes());
+    }
+    Ok(())
+}
+
 /// `--generate N --race`: exits 1 on a false alarm, a wrong class or a missed report.
 fn race(args: &Args, n: u64, models: Vec<Model>, workers: usize) -> Result<u8> {
     use fencehound_litmus::racejudge;
@@ -158,24 +183,8 @@ fn race(args: &Args, n: u64, models: Vec<Model>, workers: usize) -> Result<u8> {
         p_w: args.p.clone(),
         workers,
     };
-    let quiet = args.json;
-    let step = (n / 20).max(1);
-    let rep = racejudge::run(&cfg, |done| {
-        if !quiet && (done % step == 0 || done == n) {
-            eprint!("\r{done}/{n} programs");
-            if done == n {
-                eprintln!();
-            }
-        }
-    });
-    if args.json {
-        let s = serde_json::to_string_pretty(&rep)?;
-        let _ = writeln!(std::io::stdout().lock(), "{s}");
-    } else {
-        let _ = std::io::stdout()
-            .lock()
-            .write_all(racejudge::render(&rep, args.rows).as_bytes());
-    }
+    let rep = racejudge::run(&cfg, progress(args, n));
+    emit(args, &rep, || racejudge::render(&rep, args.rows))?;
     Ok(
         if rep.false_alarms.is_empty() && rep.wrong_class.is_empty() && rep.misses.is_empty() {
             crate::exit::OK
@@ -197,24 +206,8 @@ fn generate(args: &Args, n: u64, models: Vec<Model>, workers: usize) -> Result<u
         p_w: args.p.clone(),
         max_states: args.max_states,
     };
-    let quiet = args.json;
-    let step = (n / 20).max(1);
-    let rep = soundness::run(&cfg, |done| {
-        if !quiet && (done % step == 0 || done == n) {
-            eprint!("\r{done}/{n} programs");
-            if done == n {
-                eprintln!();
-            }
-        }
-    });
-    if args.json {
-        let s = serde_json::to_string_pretty(&rep)?;
-        let _ = writeln!(std::io::stdout().lock(), "{s}");
-    } else {
-        let _ = std::io::stdout()
-            .lock()
-            .write_all(soundness::render(&rep, args.rows).as_bytes());
-    }
+    let rep = soundness::run(&cfg, progress(args, n));
+    emit(args, &rep, || soundness::render(&rep, args.rows))?;
     Ok(if !rep.unsound.is_empty() || !rep.sc_mismatch.is_empty() {
         crate::exit::FOUND
     } else {
