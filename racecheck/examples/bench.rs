@@ -7,6 +7,10 @@
 //! read after a grid barrier, and a fence-per-thread publication. Each row is the median
 //! of REPEATS runs (default 5) of one launch with `NoHooks` and with `RaceCheck<NoHooks>`
 //! (the latter including the checker's teardown: the fuzzer drops one per execution).
+//!
+//! `BENCH_SIDE=plain`, `race` or `none` runs only that side of each row (the other's time
+//! is printed as 0): for instruction counts under `valgrind --tool=callgrind`, where
+//! race-checked minus `none` over plain minus `none` is the row's ratio in instructions.
 
 use fencehound_argspec as argspec;
 use fencehound_racecheck::RaceCheck;
@@ -126,6 +130,8 @@ fn main() {
         .max(1);
     // An optional second argument keeps only the rows whose name contains it.
     let only = std::env::args().nth(2);
+    let side_var = std::env::var("BENCH_SIDE").ok();
+    let side = side_var.as_deref();
     let mut jobs: Vec<Job> = [
         "algo_reduce_shared",
         "algo_scan_block",
@@ -187,9 +193,24 @@ fn main() {
         let mut races = 0;
         let mut err = None;
         for _ in 0..repeats {
-            match time_one(job, &mut NoHooks) {
-                Ok(t) => base.push(t),
-                Err(e) => err = Some(e),
+            if side == Some("none") {
+                base.push(0.0);
+                rc_t.push(0.0);
+                down_t.push(0.0);
+                continue;
+            }
+            if side == Some("race") {
+                base.push(0.0);
+            } else {
+                match time_one(job, &mut NoHooks) {
+                    Ok(t) => base.push(t),
+                    Err(e) => err = Some(e),
+                }
+            }
+            if side == Some("plain") {
+                rc_t.push(0.0);
+                down_t.push(0.0);
+                continue;
             }
             let mut rc = RaceCheck::new(NoHooks);
             let launch = time_one(job, &mut rc);

@@ -122,7 +122,7 @@
 
 use crate::clock::Epoch;
 use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAccess, RawRace};
-use crate::shadow::{flags, meta, push_read, Cell, ReadSets, Rec, Region, PAGE};
+use crate::shadow::{flags, meta, push_read, ReadSets, Rec, Region, PAGE};
 use fencehound_hb::sync::{acquires, releases, scopes_meet};
 use fencehound_hb::{CtaId, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::RmwFn;
@@ -574,7 +574,12 @@ impl<H: Hooks> RaceCheck<H> {
             .map(|r| r.touched_pages())
             .sum();
         s.tracked_bytes = (pages * PAGE) as u64;
-        s.shadow_bytes = (pages * PAGE * std::mem::size_of::<Cell>()) as u64;
+        s.shadow_bytes = self
+            .global
+            .iter()
+            .chain(&self.shared)
+            .map(|r| r.shadow_bytes() as u64)
+            .sum();
         s.read_set_entries = self.read_sets.entries() as u64;
         s.sync_locations = self.sync.len() as u64;
         s
@@ -674,24 +679,28 @@ impl<H: Hooks> RaceCheck<H> {
         ) else {
             return;
         };
-        let Some(cells) = region.cells(addr, size) else {
+        let read_sets = &mut self.read_sets;
+        let Some((cells, bytewise)) = region.cells(addr, size, read_sets) else {
             return;
         };
         let hb = &self.hb;
-        let read_sets = &mut self.read_sets;
-        let mut found: [(u32, u32); 4] = [(0, 0); 4];
-        let mut nfound = 0usize;
-        // Conflicts of this access (inline: two RMWs on a counter conflict on every
-        // increment, and a heap list each time was an allocation per RMW).
+        // Conflicts of this access, each earlier access (site, thread) once however many
+        // bytes it conflicts on (inline: two RMWs on a counter conflict on every
+        // increment, and a heap list each time was an allocation per RMW; a set only past
+        // 16, for a write after many unordered reads).
         type Found = SmallVec<[(Rec, Conflict, Relation); 4]>;
+        let mut many: Option<std::collections::HashSet<(u32, u32)>> = None;
         let mut seen = |p: &Rec, c: Conflict, r: Relation, out: &mut Found| {
             let k = (p.site, p.g);
-            if found[..nfound].contains(&k) {
+            if out.len() < 16 {
+                if out.iter().any(|(q, ..)| (q.site, q.g) == k) {
+                    return;
+                }
+            } else if !many
+                .get_or_insert_with(|| out.iter().map(|(q, ..)| (q.site, q.g)).collect())
+                .insert(k)
+            {
                 return;
-            }
-            if nfound < found.len() {
-                found[nfound] = k;
-                nfound += 1;
             }
             out.push((*p, c, r));
         };
@@ -729,15 +738,13 @@ impl<H: Hooks> RaceCheck<H> {
                 Relation::DataRace
             }
         };
-        let mut memo: Option<(Cell, Cell)> = None;
-        for cell in cells.iter_mut() {
-            if let Some((before, after)) = memo {
-                if *cell == before {
-                    *cell = after;
-                    continue;
-                }
-            }
-            let before = *cell;
+        // Runs of equal cells (the bytes of a word accessed as a word) are checked and
+        // updated once; their read set, if any, is one set they share.
+        let mut k = 0;
+        while k < cells.len() {
+            let before = cells[k];
+            let n = 1 + cells[k + 1..].iter().take_while(|c| **c == before).count();
+            let mut cell = before;
             // Against the last write.
             if !cell.w.is_empty() {
                 let c = if writes { Conflict::Waw } else { Conflict::Raw };
@@ -760,7 +767,7 @@ impl<H: Hooks> RaceCheck<H> {
                             seen(rd, Conflict::War, r, &mut races);
                         }
                     }
-                    read_sets.release(cell.r.read_set());
+                    read_sets.release(cell.r.read_set(), n as u32);
                 } else if !cell.r.is_empty() {
                     let r = relation(&cell.r);
                     if r != Relation::Ordered {
@@ -772,7 +779,9 @@ impl<H: Hooks> RaceCheck<H> {
             } else if cell.r.is_empty() {
                 cell.r = cur;
             } else if cell.r.kind() == meta::READ_SET {
-                if let Some(set) = read_sets.get_mut(cell.r.read_set()) {
+                let i = read_sets.unshare(cell.r.read_set(), n as u32);
+                cell.r = Rec::read_set_ref(i);
+                if let Some(set) = read_sets.get_mut(i) {
                     if set.last().is_some_and(|l| l.g == me) {
                         if let Some(l) = set.last_mut() {
                             *l = cur;
@@ -789,14 +798,13 @@ impl<H: Hooks> RaceCheck<H> {
             } else if ordered(&cell.r) {
                 cell.r = cur;
             } else {
-                cell.r = Rec::read_set_ref(read_sets.alloc([cell.r, cur]));
+                cell.r = Rec::read_set_ref(read_sets.alloc(&[cell.r, cur], n as u32));
             }
-            let shared_set = before.r.kind() == meta::READ_SET || cell.r.kind() == meta::READ_SET;
-            memo = if shared_set {
-                None
-            } else {
-                Some((before, *cell))
-            };
+            cells[k..k + n].fill(cell);
+            k += n;
+        }
+        if bytewise {
+            region.merge(addr, size, read_sets);
         }
         for (p, c, rel) in races {
             if rel == Relation::StrongUnordered {

@@ -3,9 +3,18 @@
 //! access was, which locks it held).
 //!
 //! Layout: one [`Region`] per global allocation (found lazily from the device's allocation
-//! table) and one per CTA's shared memory, each split into 256-byte pages of [`Cell`]s that
-//! exist only once touched. An access is at most 8 bytes and aligned to its size (the vgpu
-//! faults otherwise), so it never straddles a page. Concurrent reads of one byte that are
+//! table) and one per CTA's shared memory, each split into 256-byte pages that exist only
+//! once touched. An access is aligned to its size (the vgpu faults otherwise), so it never
+//! straddles a page.
+//!
+//! A page keeps one [`Cell`] per 4-byte *word* while the word's four bytes have the same
+//! history, which is what word-sized accesses give them, and one cell per byte only for
+//! the words a narrower access has split ([`Region::cells`]; a split word whose four byte
+//! cells agree again is merged back, [`Region::merge`]). Every byte still has exactly the
+//! history it would have with a cell of its own: a word cell stands for four equal byte
+//! cells. (A cell per byte everywhere was 32 bytes of shadow per byte, four cells to
+//! check per word access: on `algo_matmul_tiled` the race check ran at half the speed its
+//! instruction count allows, waiting on shadow memory.) Concurrent reads of one byte that are
 //! not ordered with each other (FastTrack's "read-shared" state) move into a side table,
 //! [`ReadSets`], until the next write. Shadow state lives for one launch: a kernel
 //! boundary orders everything before it, so the next launch starts from nothing.
@@ -102,12 +111,31 @@ pub struct Cell {
     pub r: Rec,
 }
 
+/// Words per page.
+const WORDS: usize = PAGE / 4;
+
+/// One page: a cell per word, and per byte for the words in `split`.
+#[derive(Debug)]
+struct Page {
+    words: [Cell; WORDS],
+    /// Bit `i`: word `i`'s bytes are `bytes[4i..4i+4]` (its word cell is stale).
+    split: u64,
+    bytes: Option<Box<[Cell; PAGE]>>,
+}
+
 /// A lazily paged shadow of `len` bytes starting at `base`.
 #[derive(Debug, Default)]
 pub struct Region {
     pub base: u64,
     pub len: u64,
-    pages: Vec<Option<Box<[Cell]>>>,
+    pages: Vec<Option<Box<Page>>>,
+}
+
+/// Bits `w0..w0+nw` of a word mask.
+#[inline]
+fn word_mask(w0: usize, nw: usize) -> u64 {
+    let m = if nw >= 64 { u64::MAX } else { (1u64 << nw) - 1 };
+    m << w0
 }
 
 impl Region {
@@ -119,11 +147,20 @@ impl Region {
         }
     }
 
-    /// The cells of `[addr, addr+n)`, which must lie in one page.
+    /// The cells of `[addr, addr+n)` (aligned to `n`, within one page): the word cells
+    /// when the access covers whole words none of which is split, with `false`; else the
+    /// byte cells (splitting the words first: each byte cell a copy of its word cell, a
+    /// read set gaining the references), with `true` — call [`Region::merge`] after
+    /// updating them.
     #[inline]
-    pub fn cells(&mut self, addr: u64, n: usize) -> Option<&mut [Cell]> {
+    pub fn cells(
+        &mut self,
+        addr: u64,
+        n: usize,
+        read_sets: &mut ReadSets,
+    ) -> Option<(&mut [Cell], bool)> {
         let off = addr.checked_sub(self.base)?;
-        if off + n as u64 > self.len {
+        if off + n as u64 > self.len || n == 0 {
             return None;
         }
         let p = (off / PAGE as u64) as usize;
@@ -134,26 +171,100 @@ impl Region {
         if p >= self.pages.len() {
             self.pages.resize_with(p + 1, || None);
         }
-        let page = self.pages[p].get_or_insert_with(|| vec![Cell::default(); PAGE].into());
-        Some(&mut page[o..o + n])
+        let page = self.pages[p].get_or_insert_with(|| {
+            Box::new(Page {
+                words: [Cell::default(); WORDS],
+                split: 0,
+                bytes: None,
+            })
+        });
+        let (w0, w1) = (o / 4, (o + n).div_ceil(4));
+        let mask = word_mask(w0, w1 - w0);
+        if o % 4 == 0 && n % 4 == 0 && page.split & mask == 0 {
+            return Some((&mut page.words[w0..w1], false));
+        }
+        let bytes = page
+            .bytes
+            .get_or_insert_with(|| Box::new([Cell::default(); PAGE]));
+        for w in w0..w1 {
+            if page.split & (1 << w) == 0 {
+                let c = page.words[w];
+                bytes[4 * w..4 * w + 4].fill(c);
+                if c.r.kind() == meta::READ_SET {
+                    read_sets.add_refs(c.r.read_set(), 3);
+                }
+            }
+        }
+        page.split |= mask;
+        Some((&mut bytes[o..o + n], true))
+    }
+
+    /// Merges each split word of `[addr, addr+n)` whose four byte cells agree back into
+    /// its word cell.
+    pub fn merge(&mut self, addr: u64, n: usize, read_sets: &mut ReadSets) {
+        let Some(off) = addr.checked_sub(self.base) else {
+            return;
+        };
+        let p = (off / PAGE as u64) as usize;
+        let o = (off % PAGE as u64) as usize;
+        let Some(Some(page)) = self.pages.get_mut(p) else {
+            return;
+        };
+        let Some(bytes) = page.bytes.as_ref() else {
+            return;
+        };
+        for w in o / 4..(o + n).div_ceil(4).min(WORDS) {
+            if page.split & (1 << w) == 0 {
+                continue;
+            }
+            let c = bytes[4 * w];
+            if bytes[4 * w + 1..4 * w + 4].iter().all(|b| *b == c) {
+                page.words[w] = c;
+                page.split &= !(1 << w);
+                if c.r.kind() == meta::READ_SET {
+                    read_sets.release(c.r.read_set(), 3);
+                }
+            }
+        }
     }
 
     pub fn touched_pages(&self) -> usize {
         self.pages.iter().filter(|p| p.is_some()).count()
     }
+
+    /// Bytes of shadow this region holds (pages, and byte cells of split pages).
+    pub fn shadow_bytes(&self) -> usize {
+        self.pages
+            .iter()
+            .flatten()
+            .map(|p| {
+                std::mem::size_of::<Page>()
+                    + p.bytes
+                        .as_ref()
+                        .map_or(0, |_| PAGE * std::mem::size_of::<Cell>())
+            })
+            .sum()
+    }
 }
 
 /// Read sets of bytes in the read-shared state, with a free list.
+///
+/// A set is shared by every byte whose reads it holds: the bytes of one word read as a
+/// word by the 16 threads of a tile row hold one set, not four equal ones (each byte with
+/// its own set was three quarters of the race check's read-set work on
+/// `algo_matmul_tiled`: four scans, four pushes, four allocations per access). `refs`
+/// counts the cells that point at a set; a cell that changes alone gets its own copy
+/// first ([`ReadSets::unshare`]), so every cell still sees exactly the reads of its byte.
 #[derive(Debug, Default)]
 pub struct ReadSets {
     sets: Vec<Vec<Rec>>,
+    refs: Vec<u32>,
     free: Vec<u32>,
 }
 
 /// Room a new read set starts with; a full one grows fourfold. (A shared-memory tile
-/// element read by the 16 threads of a row — each byte of it with its own set — grew
-/// 2, 4, 8, 16 by doubling: three reallocations per byte were a fifth of the race check's
-/// time on `algo_matmul_tiled`.)
+/// element read by the 16 threads of a row grew 2, 4, 8, 16 by doubling: three
+/// reallocations per set were a fifth of the race check's time on `algo_matmul_tiled`.)
 const READ_SET_CAPACITY: usize = 4;
 
 /// Adds read `r` to `set`, growing it fourfold when full.
@@ -166,14 +277,17 @@ pub fn push_read(set: &mut Vec<Rec>, r: Rec) {
 }
 
 impl ReadSets {
-    pub fn alloc(&mut self, recs: [Rec; 2]) -> u32 {
+    /// A new set of `recs`, referenced by `refs` cells.
+    pub fn alloc(&mut self, recs: &[Rec], refs: u32) -> u32 {
         if let Some(i) = self.free.pop() {
-            self.sets[i as usize].extend_from_slice(&recs);
+            self.sets[i as usize].extend_from_slice(recs);
+            self.refs[i as usize] = refs;
             i
         } else {
-            let mut v = Vec::with_capacity(READ_SET_CAPACITY);
-            v.extend_from_slice(&recs);
+            let mut v = Vec::with_capacity(READ_SET_CAPACITY.max(recs.len()));
+            v.extend_from_slice(recs);
             self.sets.push(v);
+            self.refs.push(refs);
             (self.sets.len() - 1) as u32
         }
     }
@@ -186,18 +300,54 @@ impl ReadSets {
         self.sets.get_mut(i as usize)
     }
 
-    pub fn release(&mut self, i: u32) {
-        if let Some(v) = self.sets.get_mut(i as usize) {
-            v.clear();
+    /// `n` more cells point at set `i`.
+    pub fn add_refs(&mut self, i: u32, n: u32) {
+        if let Some(r) = self.refs.get_mut(i as usize) {
+            *r += n;
+        }
+    }
+
+    /// How many cells point at set `i`.
+    pub fn refs(&self, i: u32) -> u32 {
+        self.refs.get(i as usize).copied().unwrap_or(0)
+    }
+
+    /// The set that `n` cells pointing at set `i` may change without changing any other
+    /// cell: `i` itself when they are all its references, else a copy of it that they
+    /// now point at (and `i` loses their `n` references).
+    pub fn unshare(&mut self, i: u32, n: u32) -> u32 {
+        let Some(&r) = self.refs.get(i as usize) else {
+            return i;
+        };
+        if r <= n {
+            return i;
+        }
+        self.refs[i as usize] = r - n;
+        let src = std::mem::take(&mut self.sets[i as usize]);
+        let j = self.alloc(&src, n);
+        self.sets[i as usize] = src;
+        j
+    }
+
+    /// `n` cells stop pointing at set `i`; the last one frees it.
+    pub fn release(&mut self, i: u32, n: u32) {
+        let Some(r) = self.refs.get_mut(i as usize) else {
+            return;
+        };
+        *r = r.saturating_sub(n);
+        if *r == 0 {
+            self.sets[i as usize].clear();
             self.free.push(i);
         }
     }
 
     pub fn clear(&mut self) {
         self.sets.clear();
+        self.refs.clear();
         self.free.clear();
     }
 
+    /// Reads held in all sets (each shared set counted once).
     pub fn entries(&self) -> usize {
         self.sets.iter().map(|s| s.len()).sum()
     }
@@ -218,7 +368,7 @@ mod tests {
     #[test]
     fn read_sets_grow_fourfold_keep_their_reads_and_are_reused() {
         let mut sets = ReadSets::default();
-        let i = sets.alloc([read(0), read(1)]);
+        let i = sets.alloc(&[read(0), read(1)], 1);
         for g in 2..20 {
             let set = sets.get_mut(i).expect("allocated");
             let before = set.capacity();
@@ -233,12 +383,75 @@ mod tests {
         let gs: Vec<u32> = sets.get(i).iter().map(|r| r.g).collect();
         assert_eq!(gs, (0..20).collect::<Vec<_>>());
         assert_eq!(sets.get(i).len(), 20);
-        sets.release(i);
+        sets.release(i, 1);
         assert_eq!(sets.entries(), 0);
         // A released set is handed out again, with its room.
-        let j = sets.alloc([read(7), read(8)]);
+        let j = sets.alloc(&[read(7), read(8)], 1);
         assert_eq!(j, i);
         assert_eq!(sets.get(j).len(), 2);
         assert!(sets.get_mut(j).expect("reused").capacity() >= 64);
+    }
+
+    #[test]
+    fn a_shared_read_set_is_copied_before_one_of_its_cells_changes_alone() {
+        let mut sets = ReadSets::default();
+        // Four byte cells of a word point at one set.
+        let i = sets.alloc(&[read(0), read(1)], 4);
+        assert_eq!(sets.unshare(i, 4), i, "all four change together: no copy");
+        // Two of them change alone: they get a copy, the other two keep the original.
+        let j = sets.unshare(i, 2);
+        assert_ne!(j, i);
+        assert_eq!((sets.refs(i), sets.refs(j)), (2, 2));
+        push_read(sets.get_mut(j).expect("copy"), read(5));
+        assert_eq!(sets.get(i).len(), 2);
+        assert_eq!(sets.get(j).len(), 3);
+        // A write releases its cells' references; the last one frees the set.
+        sets.release(i, 1);
+        assert_eq!(sets.get(i).len(), 2);
+        sets.release(i, 1);
+        assert!(sets.get(i).is_empty());
+        sets.add_refs(j, 3);
+        sets.release(j, 3);
+        assert_eq!(sets.refs(j), 2);
+    }
+
+    #[test]
+    fn words_split_for_narrow_accesses_and_merge_when_their_bytes_agree() {
+        let mut sets = ReadSets::default();
+        let mut r = Region::new(0x1000, 1024);
+        let (cells, bytewise) = r.cells(0x1004, 4, &mut sets).expect("in range");
+        assert!(!bytewise);
+        assert_eq!(cells.len(), 1);
+        let shared = sets.alloc(&[read(1), read(2)], 1);
+        cells[0].r = Rec::read_set_ref(shared);
+        // A byte access splits the word: four byte cells, the set now referenced by each.
+        let (cells, bytewise) = r.cells(0x1005, 1, &mut sets).expect("in range");
+        assert!(bytewise);
+        assert_eq!(cells.len(), 1);
+        assert_eq!(cells[0].r.read_set(), shared);
+        assert_eq!(sets.refs(shared), 4);
+        cells[0].w = read(9);
+        r.merge(0x1005, 1, &mut sets);
+        // Its bytes differ: it stays split, and a word access now sees the byte cells.
+        let (cells, bytewise) = r.cells(0x1004, 4, &mut sets).expect("in range");
+        assert!(bytewise);
+        assert_eq!(cells.len(), 4);
+        assert_eq!(cells[1].w, read(9));
+        assert!(cells[0].w.is_empty());
+        // Once the four agree again the word merges back into one cell.
+        for c in cells.iter_mut() {
+            c.w = read(3);
+        }
+        r.merge(0x1004, 4, &mut sets);
+        assert_eq!(sets.refs(shared), 1);
+        let (cells, bytewise) = r.cells(0x1004, 4, &mut sets).expect("in range");
+        assert!(!bytewise);
+        assert_eq!(cells[0].w, read(3));
+        // An 8-byte access over one split word takes byte cells for both words.
+        r.cells(0x1009, 1, &mut sets).expect("in range");
+        let (cells, bytewise) = r.cells(0x1008, 8, &mut sets).expect("in range");
+        assert!(bytewise);
+        assert_eq!(cells.len(), 8);
+        assert_eq!(r.shadow_bytes(), std::mem::size_of::<Page>() + PAGE * 32);
     }
 }

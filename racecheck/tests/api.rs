@@ -103,7 +103,12 @@ fn sixty_five_thousand_threads() {
     assert!(rc.races().is_empty());
     let s = rc.stats();
     assert!(s.accesses > 65536 * 4, "{s:?}");
-    assert_eq!(s.shadow_bytes, s.tracked_bytes * 32);
+    // Word accesses only: one 32-byte cell per 4-byte word (and a page header), no byte
+    // cells (shadow.rs).
+    assert!(
+        s.shadow_bytes >= s.tracked_bytes * 8 && s.shadow_bytes < s.tracked_bytes * 9,
+        "{s:?}"
+    );
 }
 
 #[test]

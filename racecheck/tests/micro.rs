@@ -83,3 +83,8 @@ fn at_least_thirty_labelled_kernels() {
 fn unordered() {
     check_file("unordered.cu");
 }
+
+#[test]
+fn subword() {
+    check_file("subword.cu");
+}
