@@ -180,7 +180,7 @@ impl Region {
         });
         let (w0, w1) = (o / 4, (o + n).div_ceil(4));
         let mask = word_mask(w0, w1 - w0);
-        if o % 4 == 0 && n % 4 == 0 && page.split & mask == 0 {
+        if o.is_multiple_of(4) && n.is_multiple_of(4) && page.split & mask == 0 {
             return Some((&mut page.words[w0..w1], false));
         }
         let bytes = page
