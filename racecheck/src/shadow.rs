@@ -65,6 +65,10 @@ pub mod flags {
     /// An RMW that wrote nothing at all (a compare-and-swap whose comparison failed): a
     /// read for every class — PTX gives it no write to conflict with.
     pub const FAILED: u8 = 8;
+    /// A write that overwrote earlier writes it is not ordered after: they are in the
+    /// race check's hidden-write table (`RaceCheck::hidden`), and accesses to the byte
+    /// are checked against them too.
+    pub const HIDES: u8 = 16;
 }
 
 impl Rec {

@@ -5,7 +5,7 @@ mod common;
 
 use common::{compile, run, Memory};
 use fencehound_argspec as argspec;
-use fencehound_racecheck::{LockProblem, RaceCheck, RaceClass, RaceReport};
+use fencehound_racecheck::{Conflict, LockProblem, RaceCheck, RaceClass, RaceReport};
 use fencehound_vgpu::{Device, Dim3, LaunchOptions, NoHooks, RoundRobin};
 
 const SRC: &str = r#"
@@ -157,4 +157,76 @@ fn write_buffers_run_underneath() {
         "",
     );
     assert!(out.races.is_empty());
+}
+
+/// Issue 23: a read that races with two writes the second of which overwrote the first
+/// without being ordered after it (two RMWs, atomic with respect to each other) is
+/// reported against both. Shadow memory used to keep only the last write, so the first
+/// writer's race vanished whenever the RMWs came in this order (the misses of
+/// `fencehound litmus --generate N --race`). Delays make the order the same in every
+/// schedule: thread 0's RMW, then thread 32's, then thread 64's plain read.
+#[test]
+fn a_read_races_with_a_write_that_a_later_rmw_hid() {
+    const HID: &str = r#"
+extern "C" __global__ void hidden_rmw(unsigned *out)
+{
+    __shared__ unsigned x;
+    unsigned t = threadIdx.x;
+    if (t == 0) x = 0;
+    __syncthreads();
+    if (t == 0) atomicAdd(&x, 1u);
+    if (t == 32) {
+        for (int i = 0; i < 32; i++) __nanosleep(100);
+        atomicAdd(&x, 2u);
+    }
+    if (t == 64) {
+        for (int i = 0; i < 256; i++) __nanosleep(100);
+        out[0] = x;
+    }
+}
+
+// Thread 32's RMW observed thread 0's; its own later read is ordered after thread 0's RMW
+// in PTX causality order (observation, then program order): no race.
+extern "C" __global__ void observed_rmw(unsigned *out)
+{
+    __shared__ unsigned x;
+    unsigned t = threadIdx.x;
+    if (t == 0) x = 0;
+    __syncthreads();
+    if (t == 0) atomicAdd(&x, 1u);
+    if (t == 32) {
+        for (int i = 0; i < 32; i++) __nanosleep(100);
+        atomicAdd(&x, 2u);
+        out[0] = *(volatile unsigned *)&x + x;
+    }
+}
+"#;
+    let m = compile("hidden.cu", HID, &[]);
+    let out = run(&m, "hidden_rmw", 1, 96, "out:u32[1]", 0..4, Memory::Sc, "");
+    let firsts: Vec<String> = out
+        .reports
+        .iter()
+        .filter(|r| r.class == RaceClass::IntraBlock && r.conflict == Conflict::Raw)
+        .map(|r| r.first.instruction.clone())
+        .collect();
+    for want in [", 1;", ", 2;"] {
+        assert!(
+            firsts
+                .iter()
+                .any(|i| i.contains("atom") && i.contains(want)),
+            "no race of the read with the RMW adding {want}: {firsts:?}\n{:#?}",
+            out.reports
+        );
+    }
+    let observed = run(
+        &m,
+        "observed_rmw",
+        1,
+        64,
+        "out:u32[1]",
+        0..4,
+        Memory::Sc,
+        "",
+    );
+    assert!(observed.reports.is_empty(), "{:#?}", observed.reports);
 }
