@@ -466,7 +466,7 @@ fn read_by(r: &Rec, read_sets: &ReadSets, g: u32) -> bool {
 }
 
 /// Hidden writes kept per word ([`RaceCheck::hidden`]), oldest dropped first.
-const HIDDEN_WRITES: usize = 8;
+const HIDDEN_WRITES: usize = 4;
 
 /// The 4-byte words that bytes `[addr, addr+len)` (location keys) touch, each with the
 /// mask of its bytes among them.
@@ -781,15 +781,18 @@ impl<H: Hooks> RaceCheck<H> {
         };
         let cur_atomic = a.kind == AccessKind::Atomic;
         let relation = |p: &Rec| -> Relation {
-            let p_scope = if p.wide() { Scope::Gpu } else { Scope::Cta };
+            // `scopes_meet`, with the division for the CTA only when the scopes do not
+            // settle it.
             let morally_strong = p.strong()
                 && strong
-                && scopes_meet(CtaId(p.g / tpb), p_scope, CtaId(my_cta), my_scope);
+                && ((p.wide() && fencehound_hb::wide(my_scope)) || p.g / tpb == my_cta);
             // Two morally strong RMWs are atomic with respect to each other: never a race
             // of any class, so no need to ask happens-before. (Every RMW on a shared
             // counter conflicts with the previous one.)
             if morally_strong && cur_atomic && p.kind() == meta::ATOMIC {
-                return if ordered(p) {
+                // (Only its own thread is checked for order here: that is all hiding
+                // needs, and a counter's RMWs would otherwise each ask the clocks.)
+                return if p.g == me {
                     Relation::Ordered
                 } else {
                     Relation::Atomic
@@ -803,12 +806,23 @@ impl<H: Hooks> RaceCheck<H> {
                 Relation::DataRace
             }
         };
-        // Whether this access is ordered after a hidden write through the write `next`
-        // that followed it (coherence order): `next` is an RMW (so it read the hidden
-        // write) and is ordered before this access, or observed a write that is
-        // (`later`: the same question asked of `next`).
-        let observed = |next: &Rec, later: bool| -> bool {
-            next.kind() == meta::ATOMIC && (later || ordered(next))
+        // Whether this access is ordered after hidden write `list[i]` (of the bytes in
+        // `mask`) through the RMWs that followed it in coherence order — the newer
+        // entries, then the last write `last`, as long as each is an RMW (so it read the
+        // write before it): one of them is ordered before this access.
+        let observed = |list: &[(Rec, u8)], i: usize, mask: u8, last: &Rec| -> bool {
+            for (x, m) in &list[i + 1..] {
+                if m & mask == 0 {
+                    continue;
+                }
+                if x.kind() != meta::ATOMIC {
+                    return false;
+                }
+                if ordered(x) {
+                    return true;
+                }
+            }
+            last.kind() == meta::ATOMIC && ordered(last)
         };
         // Runs of equal cells (the bytes of a word accessed as a word) are checked and
         // updated once; their read set, if any, is one set they share.
@@ -845,18 +859,15 @@ impl<H: Hooks> RaceCheck<H> {
                     let Some(list) = hidden.get(&wk) else {
                         continue;
                     };
-                    let (mut next, mut obs) = (cell.w, false);
-                    for (h, m) in list.iter().rev() {
+                    for (i, (h, m)) in list.iter().enumerate() {
                         if m & mask == 0 {
                             continue;
                         }
-                        obs = observed(&next, obs);
-                        next = *h;
-                        if obs {
-                            continue;
-                        }
                         let r = relation(h);
-                        if r.races() && !(writes && r == Relation::StrongUnordered) {
+                        if r.races()
+                            && !(writes && r == Relation::StrongUnordered)
+                            && !observed(list, i, mask, &cell.w)
+                        {
                             let c = if writes { Conflict::Waw } else { Conflict::Raw };
                             seen(h, c, r, &mut races);
                         }
@@ -880,26 +891,35 @@ impl<H: Hooks> RaceCheck<H> {
                     }
                 }
                 // The overwritten write joins the hidden ones unless it is ordered before
-                // this one; hidden writes ordered before this one (in causality order, as
-                // above) drop out: this write stands for them, as FastTrack's last write
-                // does.
+                // this one. A plain write ordered after hidden writes (in causality
+                // order, as above) stands for them, as FastTrack's last write does: they
+                // drop out. (After an RMW they stay, oldest evicted first: keeping one
+                // longer only costs a check, while asking the clocks about each at
+                // every increment of a counter was most of the race check's time on a
+                // histogram.)
                 let hide_old = !cell.w.is_empty() && !last_ordered;
                 let mut hides = false;
                 if cell.w.flags & flags::HIDES != 0 || hide_old {
                     for (wk, mask) in words(run_addr, run_len) {
                         let list = hidden.entry(wk).or_default();
-                        let (mut next, mut obs) = (cell.w, false);
-                        for (h, m) in list.iter_mut().rev() {
-                            if *m & mask == 0 {
-                                continue;
+                        if !cur_atomic {
+                            // Decided on the list as it was, then applied.
+                            let mut keep: u8 = 0;
+                            for (i, (h, m)) in list.iter().enumerate() {
+                                if m & mask != 0 && !ordered(h) && !observed(list, i, mask, &cell.w)
+                                {
+                                    keep |= 1 << i;
+                                }
                             }
-                            obs = observed(&next, obs);
-                            next = *h;
-                            if obs || ordered(h) {
-                                *m &= !mask;
+                            for (i, (_, m)) in list.iter_mut().enumerate() {
+                                if keep & (1 << i) == 0 {
+                                    *m &= !mask;
+                                }
                             }
                         }
-                        list.retain(|(_, m)| *m != 0);
+                        if !cur_atomic {
+                            list.retain(|(_, m)| *m != 0);
+                        }
                         if hide_old {
                             let mut old = cell.w;
                             old.flags &= !flags::HIDES;
