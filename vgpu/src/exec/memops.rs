@@ -389,6 +389,34 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 return Ok(());
             }
         }
+        if let Op::Ld {
+            space: MemSpace::KernelParam,
+            ref ds,
+            addr:
+                Addr {
+                    base: AddrBase::Abs(a),
+                    offset,
+                },
+            size,
+            signed,
+            ..
+        } = inst.op
+        {
+            // A kernel parameter: the same place, hence the same value, for every lane.
+            let raw = a.wrapping_add(offset as u64);
+            if ds.len() == 1 && !misaligned(raw, size.next_power_of_two()) {
+                let first = active.trailing_zeros() as usize;
+                if let Ok(v) = self.private_read(w, first, Place::Param(raw), size) {
+                    if let Some(d) = ds[0] {
+                        let v = if signed { sign_extend(v, size) } else { v };
+                        for l in lanes(active) {
+                            self.set(w, l, d, v);
+                        }
+                    }
+                    return Ok(());
+                }
+            }
+        }
         self.exec_ld_lanes(w, active, pc, inst)
     }
 

@@ -215,7 +215,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 let first = w * WARP as u32;
                 let n = (tpb - first).min(WARP as u32);
                 let present = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                let lane = Lane {
+                // Each lane built, not cloned: cloning the empty collections costs more.
+                let lane = || Lane {
                     func: spec.func,
                     status: Status::Ready,
                     local_base: 0,
@@ -227,7 +228,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 warps.push(Warp {
                     cta: c,
                     first_tid: first,
-                    lanes: vec![lane; n as usize],
+                    lanes: (0..n).map(|_| lane()).collect(),
                     pc: [func.entry; WARP],
                     reg_base: [0; WARP],
                     regs: vec![0u64; func.nregs as usize * WARP],
@@ -535,9 +536,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let tid = warp.first_tid + lane as u32;
         let lane32 = lane as u32;
         match sp {
-            S::Tid => self.block.split(tid)[d as usize % 3] as u64,
+            S::Tid => self.block.component(tid, d) as u64,
             S::Ntid => self.block.get(d) as u64,
-            S::Ctaid => self.grid.split(warp.cta)[d as usize % 3] as u64,
+            S::Ctaid => self.grid.component(warp.cta, d) as u64,
             S::Nctaid => self.grid.get(d) as u64,
             S::Laneid => lane32 as u64,
             S::Warpid => (warp.first_tid / WARP as u32) as u64,
@@ -588,11 +589,16 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             // The common case, a converged warp: one group, found without building a list.
             let first = ready.trailing_zeros() as usize;
             let (pc, base) = (warp.pc[first], warp.reg_base[first]);
-            let mut same = 0u32;
-            for l in 0..WARP {
-                same |= ((warp.pc[l] == pc && warp.reg_base[l] == base) as u32) << l;
-            }
-            same &= ready;
+            // All 32 slots equal (whole-array compares): every ready lane is in the group.
+            let same = if warp.pc == [pc; WARP] && warp.reg_base == [base; WARP] {
+                ready
+            } else {
+                let mut same = 0u32;
+                for l in 0..WARP {
+                    same |= ((warp.pc[l] == pc && warp.reg_base[l] == base) as u32) << l;
+                }
+                same & ready
+            };
             if same == ready {
                 (ready, pc)
             } else {
@@ -645,15 +651,29 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let active = match inst.guard {
                 None => mask,
                 Some((p, neg)) => {
+                    // The group shares its frame: the predicate is one row.
                     let warp = &self.warps[w as usize];
-                    let mut m = 0;
-                    for l in lanes(mask) {
-                        let v = warp.regs[row(warp.reg_base[l], p) + l] != 0;
-                        if v != neg {
-                            m |= 1 << l;
+                    let base = warp.reg_base[mask.trailing_zeros() as usize];
+                    let at = row(base, p);
+                    match warp.regs.get(at..at + WARP) {
+                        Some(r) => {
+                            let mut m = 0u32;
+                            for (l, v) in r.iter().enumerate() {
+                                m |= (((*v != 0) != neg) as u32) << l;
+                            }
+                            m & mask
+                        }
+                        None => {
+                            let mut m = 0;
+                            for l in lanes(mask) {
+                                let v = warp.regs[row(warp.reg_base[l], p) + l] != 0;
+                                if v != neg {
+                                    m |= 1 << l;
+                                }
+                            }
+                            m
                         }
                     }
-                    m
                 }
             };
             let res = if active == 0 {
@@ -732,6 +752,36 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 Ok(Flow::Next)
             }
             Op::Mov { d, a } => {
+                use fencehound_ptx::Special as S;
+                match *a {
+                    // `%tid.x`: (first_tid + lane) % ntid.x, stepped lane to lane instead
+                    // of divided for each.
+                    Src::Special(S::Tid, k) if k % 3 == 0 => {
+                        let x = self.block.x;
+                        let mut r = self.warps[w as usize].first_tid % x;
+                        let mut vals = [0u64; WARP];
+                        for v in vals.iter_mut() {
+                            *v = r as u64;
+                            r += 1;
+                            if r == x {
+                                r = 0;
+                            }
+                        }
+                        for l in lanes(active) {
+                            self.set(w, l, *d, vals[l]);
+                        }
+                        return Ok(Flow::Next);
+                    }
+                    // The same for every lane of the warp: read once.
+                    Src::Special(S::Ctaid | S::Ntid | S::Nctaid, _) => {
+                        let v = self.src(w, active.trailing_zeros() as usize, *a);
+                        for l in lanes(active) {
+                            self.set(w, l, *d, v);
+                        }
+                        return Ok(Flow::Next);
+                    }
+                    _ => {}
+                }
                 for l in lanes(active) {
                     let v = self.src(w, l, *a);
                     self.set(w, l, *d, v);

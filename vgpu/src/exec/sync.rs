@@ -102,7 +102,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let (popc, all, any) = (bs.popc, bs.all, bs.any);
         let range = c.warps.clone();
         self.ctas[cta as usize].bars[bid as usize] = BarState::default();
-        let mut released = Vec::new();
+        let mut released = Vec::with_capacity(self.tpb as usize);
         let mut first_site = 0;
         for w in range {
             let mut woke = false;
