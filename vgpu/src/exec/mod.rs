@@ -352,7 +352,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 .livelock
                 .watching(self.stats.lane_instructions, nthreads as u64)
             {
-                let state = self.state_hash(w);
+                // A warp already cycling keeps cycling until a change restarts detection:
+                // `record` does not look at its state, so it is not hashed.
+                let state = if self.livelock.cycling(w) {
+                    0
+                } else {
+                    self.state_hash(w)
+                };
                 if self.livelock.record(w, state, &self.runnable) && !self.stalled() {
                     break LaunchOutcome::Deadlock(self.dump(HangCause::Livelock));
                 }
