@@ -268,12 +268,22 @@ impl Memory {
     /// interpreter's path for transparent hooks: no slice copy of variable length.
     #[inline]
     pub fn load_fast(&self, loc: Location, size: u32) -> Option<u64> {
-        let b = self.bytes(loc, size)?;
+        self.load_hinted(loc, size, &mut 0)
+    }
+
+    /// [`Memory::load_fast`], trying first the global allocation at index `*hint` (and
+    /// leaving there the index of the one that held the bytes): the lanes of one warp
+    /// instruction mostly hit the same array, and then no search is needed. Same result
+    /// as without the hint: allocations do not overlap, so an allocation that holds all
+    /// the bytes is the one the search would find.
+    #[inline(always)]
+    pub fn load_hinted(&self, loc: Location, size: u32, hint: &mut usize) -> Option<u64> {
+        let b = self.bytes(loc, size, hint)?;
         Some(match size {
             1 => b[0] as u64,
-            2 => u16::from_le_bytes([b[0], b[1]]) as u64,
-            4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64,
-            8 => u64::from_le_bytes(b.try_into().ok()?),
+            2 => u16::from_le_bytes(*b.first_chunk::<2>()?) as u64,
+            4 => u32::from_le_bytes(*b.first_chunk::<4>()?) as u64,
+            8 => u64::from_le_bytes(*b.first_chunk::<8>()?),
             _ => return None,
         })
     }
@@ -282,26 +292,56 @@ impl Memory {
     /// written) when they are not all in one allocation.
     #[inline]
     pub fn store_fast(&mut self, loc: Location, size: u32, v: u64) -> Option<()> {
-        let b = self.bytes_mut(loc, size)?;
+        self.store_hinted(loc, size, v, &mut 0)
+    }
+
+    /// [`Memory::store_fast`] with an allocation hint, as [`Memory::load_hinted`].
+    #[inline(always)]
+    pub fn store_hinted(
+        &mut self,
+        loc: Location,
+        size: u32,
+        v: u64,
+        hint: &mut usize,
+    ) -> Option<()> {
+        let b = self.bytes_mut(loc, size, hint)?;
         match size {
             1 => b[0] = v as u8,
-            2 => b.copy_from_slice(&(v as u16).to_le_bytes()),
-            4 => b.copy_from_slice(&(v as u32).to_le_bytes()),
-            8 => b.copy_from_slice(&v.to_le_bytes()),
+            2 => *b.first_chunk_mut::<2>()? = (v as u16).to_le_bytes(),
+            4 => *b.first_chunk_mut::<4>()? = (v as u32).to_le_bytes(),
+            8 => *b.first_chunk_mut::<8>()? = v.to_le_bytes(),
             _ => return None,
         }
         Some(())
     }
 
-    #[inline]
-    fn bytes(&self, loc: Location, size: u32) -> Option<&[u8]> {
+    /// Index of the global allocation holding `[a, a+size)`: `*hint` if it does, else
+    /// found by binary search (and stored in `*hint`).
+    #[inline(always)]
+    fn global_index(&self, a: u64, size: u32, hint: &mut usize) -> Option<usize> {
+        let allocs = &self.global.allocs;
+        if let Some(al) = allocs.get(*hint) {
+            if a >= al.base && (a - al.base).checked_add(size as u64)? <= al.data.len() as u64 {
+                return Some(*hint);
+            }
+        }
+        let i = allocs.partition_point(|x| x.base <= a).checked_sub(1)?;
+        let al = &allocs[i];
+        if (a - al.base).checked_add(size as u64)? <= al.data.len() as u64 {
+            *hint = i;
+            Some(i)
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn bytes(&self, loc: Location, size: u32, hint: &mut usize) -> Option<&[u8]> {
         match loc {
             Location::Global(a) => {
-                let h = &self.global;
-                let i = h.allocs.partition_point(|x| x.base <= a);
-                let al = h.allocs.get(i.checked_sub(1)?)?;
+                let al = &self.global.allocs[self.global_index(a, size, hint)?];
                 let off = (a - al.base) as usize;
-                al.data.get(off..off.checked_add(size as usize)?)
+                al.data.get(off..off + size as usize)
             }
             Location::Shared { cta, offset } => self
                 .shared
@@ -310,15 +350,14 @@ impl Memory {
         }
     }
 
-    #[inline]
-    fn bytes_mut(&mut self, loc: Location, size: u32) -> Option<&mut [u8]> {
+    #[inline(always)]
+    fn bytes_mut(&mut self, loc: Location, size: u32, hint: &mut usize) -> Option<&mut [u8]> {
         match loc {
             Location::Global(a) => {
-                let h = &mut self.global;
-                let i = h.allocs.partition_point(|x| x.base <= a);
-                let al = h.allocs.get_mut(i.checked_sub(1)?)?;
+                let i = self.global_index(a, size, hint)?;
+                let al = &mut self.global.allocs[i];
                 let off = (a - al.base) as usize;
-                al.data.get_mut(off..off.checked_add(size as usize)?)
+                al.data.get_mut(off..off + size as usize)
             }
             Location::Shared { cta, offset } => self
                 .shared

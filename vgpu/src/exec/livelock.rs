@@ -133,6 +133,12 @@ impl Detector {
         self.active
     }
 
+    /// Whether warp `w` is known to cycle (then [`Detector::record`] ignores its state).
+    #[inline]
+    pub(super) fn cycling(&self, w: u32) -> bool {
+        self.cycling[w as usize]
+    }
+
     /// Records warp `w`'s state hash; returns true when every warp in `runnable` now
     /// cycles.
     pub(super) fn record(&mut self, w: u32, state: u64, runnable: &[u32]) -> bool {

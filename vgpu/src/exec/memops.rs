@@ -29,6 +29,40 @@ pub(super) fn read_generic(mem: &Memory, lane: &Lane, addr: u64, n: usize) -> Op
     Some(u64::from_le_bytes(b))
 }
 
+/// Whether `a` is not a multiple of `align` (`align` ≤ 1: never): `a % align != 0`, with a
+/// mask instead of a divide when `align` is a power of two (always, in practice).
+#[inline(always)]
+pub(super) fn misaligned(a: u64, align: u32) -> bool {
+    if align.is_power_of_two() {
+        a & (align as u64 - 1) != 0
+    } else {
+        align > 1 && !a.is_multiple_of(align as u64)
+    }
+}
+
+/// Where a global, shared or generic address `raw` of a lane of CTA `cta` lands when it
+/// is in global or shared memory, as [`Machine::place`] resolves it; `None` for every
+/// other place (the general path resolves those).
+#[inline(always)]
+fn fast_loc(space: MemSpace, cta: u32, raw: u64) -> Option<Location> {
+    match space {
+        MemSpace::Global => Some(Location::Global(raw)),
+        MemSpace::Shared if raw < WINDOW_SIZE => Some(Location::Shared {
+            cta,
+            offset: raw as u32,
+        }),
+        MemSpace::Generic => match window_of(raw)? {
+            (Window::Global, a) => Some(Location::Global(a)),
+            (Window::Shared, off) => Some(Location::Shared {
+                cta,
+                offset: off as u32,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 pub(super) fn sign_extend(v: u64, bytes: u32) -> u64 {
     let sh = 64 - bytes * 8;
     if sh == 0 {
@@ -135,8 +169,8 @@ pub(super) fn rmw(op: AtomOp, size: u32, b: u64, c: u64) -> impl FnMut(u64) -> O
 
 impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     /// Resolves an address for one lane into a concrete place.
+    #[inline(always)]
     pub(super) fn place(&self, w: u32, lane: usize, space: MemSpace, a: Addr) -> Place {
-        let l = &self.warps[w as usize].lanes[lane];
         let raw = match a.base {
             AddrBase::Reg(_) | AddrBase::Abs(_) => {
                 let b = match a.base {
@@ -147,7 +181,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 b.wrapping_add(a.offset as u64)
             }
             AddrBase::Frame(o) => {
-                return Place::Local((l.local_base as u64 + o as u64).wrapping_add(a.offset as u64))
+                let l = &self.warps[w as usize].lanes[lane];
+                return Place::Local(
+                    (l.local_base as u64 + o as u64).wrapping_add(a.offset as u64),
+                );
             }
         };
         let cta = self.warps[w as usize].cta;
@@ -205,6 +242,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
     }
 
+    /// Faults unless `p` is a valid place aligned to `align` bytes. On every memory
+    /// instruction's path, once per lane: the test is a mask (every alignment the
+    /// interpreter asks for is a power of two: an access size or a vector's total size
+    /// rounded up to one; anything else falls back to the remainder), the faults are
+    /// built out of line.
+    #[inline(always)]
     pub(super) fn check_align(
         &self,
         w: u32,
@@ -216,26 +259,43 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let a = match p {
             Place::Mem(loc) => loc.addr(),
             Place::Local(a) | Place::Const(a) | Place::Param(a) => a,
-            Place::Invalid(a, space) => {
-                return Err(self.fault(
-                    w,
-                    l,
-                    pc,
-                    FaultKind::InvalidAddress,
-                    format!("{space} address {a:#x} is in no state space"),
-                ))
-            }
+            Place::Invalid(a, space) => return Err(self.invalid_place(w, l, pc, a, space)),
         };
-        if align > 1 && a % align as u64 != 0 {
-            return Err(self.fault(
-                w,
-                l,
-                pc,
-                FaultKind::Misaligned,
-                format!("address {a:#x} is not aligned to {align} bytes"),
-            ));
+        if misaligned(a, align) {
+            return Err(self.misaligned_fault(w, l, pc, a, align));
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn invalid_place(&self, w: u32, l: usize, pc: u32, a: u64, space: &str) -> LaunchOutcome {
+        self.fault(
+            w,
+            l,
+            pc,
+            FaultKind::InvalidAddress,
+            format!("{space} address {a:#x} is in no state space"),
+        )
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn misaligned_fault(
+        &self,
+        w: u32,
+        l: usize,
+        pc: u32,
+        a: u64,
+        align: u32,
+    ) -> LaunchOutcome {
+        self.fault(
+            w,
+            l,
+            pc,
+            FaultKind::Misaligned,
+            format!("address {a:#x} is not aligned to {align} bytes"),
+        )
     }
 
     pub(super) fn private_read(
@@ -276,7 +336,92 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     }
 
     /// `inst` is an `Op::Ld`.
+    ///
+    /// The common case, a scalar load from global, shared or generic memory through a
+    /// register with transparent hooks, runs per lane in one tight loop; a lane it cannot
+    /// finish (another window, a misaligned or out-of-bounds address) goes through the
+    /// general path [`Self::exec_ld_lanes`] alone, in its turn, so the lanes' effects
+    /// and the first fault are the same as if every lane had.
     pub(super) fn exec_ld(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        if let Op::Ld {
+            space: space @ (MemSpace::Global | MemSpace::Shared | MemSpace::Generic),
+            ref ds,
+            addr:
+                Addr {
+                    base: AddrBase::Reg(ar),
+                    offset,
+                },
+            size,
+            signed,
+            ..
+        } = inst.op
+        {
+            if ds.len() == 1 && self.hooks.transparent() {
+                let align = size.next_power_of_two();
+                let warp = &self.warps[w as usize];
+                let cta = warp.cta;
+                // Every lane of a group shares its frame (see `step`).
+                let base = warp.reg_base[active.trailing_zeros() as usize];
+                let ai = row(base, ar);
+                let di = ds[0].map(|d| row(base, d));
+                let mut hint = 0;
+                for l in lanes(active) {
+                    let raw = self.warps[w as usize].regs[ai + l].wrapping_add(offset as u64);
+                    let v = fast_loc(space, cta, raw)
+                        .filter(|loc| !misaligned(loc.addr(), align))
+                        .and_then(|loc| self.mem.load_hinted(loc, size, &mut hint));
+                    match v {
+                        Some(v) => {
+                            if let Some(di) = di {
+                                let v = if signed { sign_extend(v, size) } else { v };
+                                self.warps[w as usize].regs[di + l] = v;
+                            }
+                        }
+                        None => self.exec_ld_lanes(w, 1 << l, pc, inst)?,
+                    }
+                }
+                return Ok(());
+            }
+        }
+        if let Op::Ld {
+            space: MemSpace::KernelParam,
+            ref ds,
+            addr:
+                Addr {
+                    base: AddrBase::Abs(a),
+                    offset,
+                },
+            size,
+            signed,
+            ..
+        } = inst.op
+        {
+            // A kernel parameter: the same place, hence the same value, for every lane.
+            let raw = a.wrapping_add(offset as u64);
+            if ds.len() == 1 && !misaligned(raw, size.next_power_of_two()) {
+                let first = active.trailing_zeros() as usize;
+                if let Ok(v) = self.private_read(w, first, Place::Param(raw), size) {
+                    if let Some(d) = ds[0] {
+                        let v = if signed { sign_extend(v, size) } else { v };
+                        for l in lanes(active) {
+                            self.set(w, l, d, v);
+                        }
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        self.exec_ld_lanes(w, active, pc, inst)
+    }
+
+    /// [`Self::exec_ld`] for every lane of `active`, one at a time, any space and shape.
+    fn exec_ld_lanes(
         &mut self,
         w: u32,
         active: u32,
@@ -299,11 +444,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let total = size * ds.len() as u32;
         // Plain memory (transparent hooks) and a scalar load: read it directly.
         let direct = ds.len() == 1 && self.hooks.transparent();
+        let mut hint = 0;
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, total.next_power_of_two())?;
             if let (Place::Mem(loc), true) = (p, direct) {
-                if let Some(v) = self.mem.load_fast(loc, size) {
+                if let Some(v) = self.mem.load_hinted(loc, size, &mut hint) {
                     if let Some(d) = ds[0] {
                         let v = if signed { sign_extend(v, size) } else { v };
                         self.set(w, l, d, v);
@@ -364,8 +510,57 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
-    /// `inst` is an `Op::St`.
+    /// `inst` is an `Op::St`. The common case as in [`Self::exec_ld`].
     pub(super) fn exec_st(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        if let Op::St {
+            space: space @ (MemSpace::Global | MemSpace::Shared | MemSpace::Generic),
+            addr:
+                Addr {
+                    base: AddrBase::Reg(ar),
+                    offset,
+                },
+            ref vals,
+            size,
+            ..
+        } = inst.op
+        {
+            if vals.len() == 1 && self.hooks.transparent() {
+                let align = size.next_power_of_two();
+                let val = vals[0];
+                let warp = &self.warps[w as usize];
+                let cta = warp.cta;
+                // Every lane of a group shares its frame (see `step`).
+                let base = warp.reg_base[active.trailing_zeros() as usize];
+                let ai = row(base, ar);
+                let mut hint = 0;
+                for l in lanes(active) {
+                    let raw = self.warps[w as usize].regs[ai + l].wrapping_add(offset as u64);
+                    if let Some(loc) =
+                        fast_loc(space, cta, raw).filter(|loc| !misaligned(loc.addr(), align))
+                    {
+                        let v = self.src(w, l, val);
+                        if self.mem.store_hinted(loc, size, v, &mut hint).is_some() {
+                            self.since_progress = 0;
+                            self.changed();
+                            continue;
+                        }
+                    }
+                    self.exec_st_lanes(w, 1 << l, pc, inst)?;
+                }
+                return Ok(());
+            }
+        }
+        self.exec_st_lanes(w, active, pc, inst)
+    }
+
+    /// [`Self::exec_st`] for every lane of `active`, one at a time, any space and shape.
+    fn exec_st_lanes(
         &mut self,
         w: u32,
         active: u32,
@@ -387,12 +582,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let total = size * vals.len() as u32;
         // Plain memory (transparent hooks) and a scalar store: write it directly.
         let direct = vals.len() == 1 && self.hooks.transparent();
+        let mut hint = 0;
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, total.next_power_of_two())?;
             if let (Place::Mem(loc), true) = (p, direct) {
                 let v = self.src(w, l, vals[0]);
-                if self.mem.store_fast(loc, size, v).is_some() {
+                if self.mem.store_hinted(loc, size, v, &mut hint).is_some() {
                     self.since_progress = 0;
                     self.changed();
                     continue;
@@ -472,8 +668,70 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
-    /// `inst` is an `Op::Atom`.
+    /// `inst` is an `Op::Atom`. The common case as in [`Self::exec_ld`].
     pub(super) fn exec_atom(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        if let Op::Atom {
+            space: space @ (MemSpace::Global | MemSpace::Shared | MemSpace::Generic),
+            op,
+            size,
+            d,
+            addr:
+                Addr {
+                    base: AddrBase::Reg(ar),
+                    offset,
+                },
+            b,
+            c,
+            ..
+        } = inst.op
+        {
+            if self.hooks.transparent() {
+                let warp = &self.warps[w as usize];
+                let cta = warp.cta;
+                // Every lane of a group shares its frame (see `step`).
+                let base = warp.reg_base[active.trailing_zeros() as usize];
+                let ai = row(base, ar);
+                let mut hint = 0;
+                for l in lanes(active) {
+                    let raw = self.warps[w as usize].regs[ai + l].wrapping_add(offset as u64);
+                    if let Some(loc) =
+                        fast_loc(space, cta, raw).filter(|loc| !misaligned(loc.addr(), size))
+                    {
+                        // As the general path: the read-modify-write directly.
+                        if let Some(old) = self.mem.load_hinted(loc, size, &mut hint) {
+                            let bv = self.src(w, l, b);
+                            let cv = c.map_or(0, |c| self.src(w, l, c));
+                            let new = rmw(op, size, bv, cv)(old).unwrap_or(old);
+                            if new == old
+                                || self.mem.store_hinted(loc, size, new, &mut hint).is_some()
+                            {
+                                self.since_progress = 0;
+                                if new != old {
+                                    self.changed();
+                                }
+                                if let Some(d) = d {
+                                    self.set(w, l, d, old);
+                                }
+                                continue;
+                            }
+                        }
+                    }
+                    self.exec_atom_lanes(w, 1 << l, pc, inst)?;
+                }
+                return Ok(());
+            }
+        }
+        self.exec_atom_lanes(w, active, pc, inst)
+    }
+
+    /// [`Self::exec_atom`] for every lane of `active`, one at a time, any space.
+    fn exec_atom_lanes(
         &mut self,
         w: u32,
         active: u32,
@@ -496,17 +754,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             return Ok(());
         };
         let direct = self.hooks.transparent();
+        let mut hint = 0;
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, size)?;
             if let (Place::Mem(loc), true) = (p, direct) {
                 // Plain memory: the read-modify-write directly (nothing can come between
                 // its read and its write: the interpreter runs one lane at a time).
-                if let Some(old) = self.mem.load_fast(loc, size) {
+                if let Some(old) = self.mem.load_hinted(loc, size, &mut hint) {
                     let bv = self.src(w, l, b);
                     let cv = c.map_or(0, |c| self.src(w, l, c));
                     let new = rmw(op, size, bv, cv)(old).unwrap_or(old);
-                    if new == old || self.mem.store_fast(loc, size, new).is_some() {
+                    if new == old || self.mem.store_hinted(loc, size, new, &mut hint).is_some() {
                         self.since_progress = 0;
                         if new != old {
                             self.changed();

@@ -60,10 +60,8 @@ struct Frame {
 
 #[derive(Debug, Clone)]
 struct Lane {
-    pc: u32,
     func: u32,
     status: Status,
-    reg_base: u32,
     local_base: u32,
     frames: Vec<Frame>,
     local: Vec<u8>,
@@ -78,6 +76,10 @@ struct Warp {
     /// Linear thread index (in the CTA) of lane 0.
     first_tid: u32,
     lanes: Vec<Lane>,
+    /// Each lane's program counter and first register slot of its frame, apart from the
+    /// rest of its state: choosing a group (every step) reads only these two arrays.
+    pc: [u32; WARP],
+    reg_base: [u32; WARP],
     regs: Vec<u64>,
     ready: u32,
     exited: u32,
@@ -213,11 +215,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 let first = w * WARP as u32;
                 let n = (tpb - first).min(WARP as u32);
                 let present = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                let lane = Lane {
-                    pc: func.entry,
+                // Each lane built, not cloned: cloning the empty collections costs more.
+                let lane = || Lane {
                     func: spec.func,
                     status: Status::Ready,
-                    reg_base: 0,
                     local_base: 0,
                     frames: Vec::new(),
                     local: vec![0u8; func.frame_size as usize],
@@ -227,7 +228,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 warps.push(Warp {
                     cta: c,
                     first_tid: first,
-                    lanes: vec![lane; n as usize],
+                    lanes: (0..n).map(|_| lane()).collect(),
+                    pc: [func.entry; WARP],
+                    reg_base: [0; WARP],
                     regs: vec![0u64; func.nregs as usize * WARP],
                     ready: present,
                     exited: 0,
@@ -349,7 +352,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 .livelock
                 .watching(self.stats.lane_instructions, nthreads as u64)
             {
-                let state = self.state_hash(w);
+                // A warp already cycling keeps cycling until a change restarts detection:
+                // `record` does not look at its state, so it is not hashed.
+                let state = if self.livelock.cycling(w) {
+                    0
+                } else {
+                    self.state_hash(w)
+                };
                 if self.livelock.record(w, state, &self.runnable) && !self.stalled() {
                     break LaunchOutcome::Deadlock(self.dump(HangCause::Livelock));
                 }
@@ -386,8 +395,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let mut h = livelock::StateHasher::default();
         h.write_u32(warp.ready);
         h.write_u32(warp.exited);
-        for lane in &warp.lanes {
-            h.write_u32(lane.pc);
+        for (l, lane) in warp.lanes.iter().enumerate() {
+            h.write_u32(warp.pc[l]);
             h.write_u32(lane.func);
             let (tag, v) = match lane.status {
                 Status::Ready => (0, 0),
@@ -397,7 +406,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             };
             h.write_u32(tag);
             h.write_u32(v);
-            h.write_u32(lane.reg_base);
+            h.write_u32(warp.reg_base[l]);
             h.write_u32(lane.local_base);
             h.write_u32(lane.frames.len() as u32);
             for f in &lane.frames {
@@ -439,7 +448,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     Status::Barrier(id) => format!("waiting at barrier {id}"),
                     Status::Collective(m) => format!("waiting for lanes {m:#010x}"),
                 };
-                let site_id = self.prog.insts.get(lane.pc as usize).map_or(0, |i| i.site);
+                let site_id = self.prog.insts.get(w.pc[l] as usize).map_or(0, |i| i.site);
                 let site = self
                     .prog
                     .sites
@@ -503,16 +512,26 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.fault(w, lane, pc, e.kind, e.to_string())
     }
 
-    /// Reads any source operand for one lane.
-    #[inline]
+    /// Reads any source operand for one lane: registers and immediates inline, the rest
+    /// out of line.
+    #[inline(always)]
     fn src(&self, w: u32, lane: usize, s: Src) -> u64 {
         let warp = &self.warps[w as usize];
-        let l = &warp.lanes[lane];
         match s {
-            Src::Reg(r) => warp.regs[row(l.reg_base, r) + lane],
-            Src::NotReg(r) => (warp.regs[row(l.reg_base, r) + lane] == 0) as u64,
+            Src::Reg(r) => warp.regs[row(warp.reg_base[lane], r) + lane],
             Src::Imm(v) => v,
-            Src::LocalAddr(o) => (l.local_base + o) as u64,
+            _ => self.src_rare(w, lane, s),
+        }
+    }
+
+    #[inline(never)]
+    fn src_rare(&self, w: u32, lane: usize, s: Src) -> u64 {
+        let warp = &self.warps[w as usize];
+        match s {
+            Src::Reg(r) => warp.regs[row(warp.reg_base[lane], r) + lane],
+            Src::NotReg(r) => (warp.regs[row(warp.reg_base[lane], r) + lane] == 0) as u64,
+            Src::Imm(v) => v,
+            Src::LocalAddr(o) => (warp.lanes[lane].local_base + o) as u64,
             Src::Special(sp, d) => self.special(w, lane, sp, d),
         }
     }
@@ -523,9 +542,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let tid = warp.first_tid + lane as u32;
         let lane32 = lane as u32;
         match sp {
-            S::Tid => self.block.split(tid)[d as usize % 3] as u64,
+            S::Tid => self.block.component(tid, d) as u64,
             S::Ntid => self.block.get(d) as u64,
-            S::Ctaid => self.grid.split(warp.cta)[d as usize % 3] as u64,
+            S::Ctaid => self.grid.component(warp.cta, d) as u64,
             S::Nctaid => self.grid.get(d) as u64,
             S::Laneid => lane32 as u64,
             S::Warpid => (warp.first_tid / WARP as u32) as u64,
@@ -561,7 +580,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     #[inline]
     fn set(&mut self, w: u32, lane: usize, d: Slot, v: u64) {
         let warp = &mut self.warps[w as usize];
-        let base = warp.lanes[lane].reg_base;
+        let base = warp.reg_base[lane];
         warp.regs[row(base, d) + lane] = v;
     }
 
@@ -574,15 +593,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 return StepEnd::Continue;
             }
             // The common case, a converged warp: one group, found without building a list.
-            let first = &warp.lanes[ready.trailing_zeros() as usize];
-            let (pc, base) = (first.pc, first.reg_base);
-            let mut same = 0u32;
-            for l in lanes(ready) {
-                let lane = &warp.lanes[l];
-                if lane.pc == pc && lane.reg_base == base {
-                    same |= 1 << l;
+            let first = ready.trailing_zeros() as usize;
+            let (pc, base) = (warp.pc[first], warp.reg_base[first]);
+            // All 32 slots equal (whole-array compares): every ready lane is in the group.
+            let same = if warp.pc == [pc; WARP] && warp.reg_base == [base; WARP] {
+                ready
+            } else {
+                let mut same = 0u32;
+                for l in 0..WARP {
+                    same |= ((warp.pc[l] == pc && warp.reg_base[l] == base) as u32) << l;
                 }
-            }
+                same & ready
+            };
             if same == ready {
                 (ready, pc)
             } else {
@@ -590,14 +612,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 let mut groups = [(0u32, 0u32, 0u32); WARP];
                 let mut n = 0;
                 for l in lanes(ready) {
-                    let lane = &warp.lanes[l];
-                    match groups[..n]
-                        .iter_mut()
-                        .find(|g| g.0 == lane.pc && g.1 == lane.reg_base)
-                    {
+                    let (lpc, lbase) = (warp.pc[l], warp.reg_base[l]);
+                    match groups[..n].iter_mut().find(|g| g.0 == lpc && g.1 == lbase) {
                         Some(g) => g.2 |= 1 << l,
                         None => {
-                            groups[n] = (lane.pc, lane.reg_base, 1 << l);
+                            groups[n] = (lpc, lbase, 1 << l);
                             n += 1;
                         }
                     }
@@ -638,15 +657,29 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let active = match inst.guard {
                 None => mask,
                 Some((p, neg)) => {
+                    // The group shares its frame: the predicate is one row.
                     let warp = &self.warps[w as usize];
-                    let mut m = 0;
-                    for l in lanes(mask) {
-                        let v = warp.regs[row(warp.lanes[l].reg_base, p) + l] != 0;
-                        if v != neg {
-                            m |= 1 << l;
+                    let base = warp.reg_base[mask.trailing_zeros() as usize];
+                    let at = row(base, p);
+                    match warp.regs.get(at..at + WARP) {
+                        Some(r) => {
+                            let mut m = 0u32;
+                            for (l, v) in r.iter().enumerate() {
+                                m |= (((*v != 0) != neg) as u32) << l;
+                            }
+                            m & mask
+                        }
+                        None => {
+                            let mut m = 0;
+                            for l in lanes(mask) {
+                                let v = warp.regs[row(warp.reg_base[l], p) + l] != 0;
+                                if v != neg {
+                                    m |= 1 << l;
+                                }
+                            }
+                            m
                         }
                     }
-                    m
                 }
             };
             let res = if active == 0 {
@@ -665,7 +698,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     } else {
                         let warp = &mut self.warps[w as usize];
                         for l in lanes(mask) {
-                            warp.lanes[l].pc = if active >> l & 1 == 1 { t } else { pc + 1 };
+                            warp.pc[l] = if active >> l & 1 == 1 { t } else { pc + 1 };
                         }
                         return StepEnd::Continue;
                     }
@@ -675,15 +708,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     // move on.
                     let warp = &mut self.warps[w as usize];
                     for l in lanes(mask & !active) {
-                        warp.lanes[l].pc = pc + 1;
+                        warp.pc[l] = pc + 1;
                     }
                     let ready = warp.ready;
                     if ready & mask == mask {
                         // Everyone still ready: continue as one group if still together.
-                        let p = warp.lanes[mask.trailing_zeros() as usize].pc;
-                        let b = warp.lanes[mask.trailing_zeros() as usize].reg_base;
-                        if lanes(mask).all(|l| warp.lanes[l].pc == p && warp.lanes[l].reg_base == b)
-                        {
+                        let p = warp.pc[mask.trailing_zeros() as usize];
+                        let b = warp.reg_base[mask.trailing_zeros() as usize];
+                        if lanes(mask).all(|l| warp.pc[l] == p && warp.reg_base[l] == b) {
                             pc = p;
                             continue;
                         }
@@ -695,7 +727,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         let warp = &mut self.warps[w as usize];
         for l in lanes(mask) {
-            warp.lanes[l].pc = pc;
+            warp.pc[l] = pc;
         }
         StepEnd::Continue
     }
@@ -721,11 +753,41 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         match &inst.op {
             Op::Alu(a) => {
                 let warp = &mut self.warps[w as usize];
-                let base = warp.lanes[active.trailing_zeros() as usize].reg_base;
+                let base = warp.reg_base[active.trailing_zeros() as usize];
                 alu::exec(a, &mut warp.regs, base as usize, active);
                 Ok(Flow::Next)
             }
             Op::Mov { d, a } => {
+                use fencehound_ptx::Special as S;
+                match *a {
+                    // `%tid.x`: (first_tid + lane) % ntid.x, stepped lane to lane instead
+                    // of divided for each.
+                    Src::Special(S::Tid, k) if k % 3 == 0 => {
+                        let x = self.block.x;
+                        let mut r = self.warps[w as usize].first_tid % x;
+                        let mut vals = [0u64; WARP];
+                        for v in vals.iter_mut() {
+                            *v = r as u64;
+                            r += 1;
+                            if r == x {
+                                r = 0;
+                            }
+                        }
+                        for l in lanes(active) {
+                            self.set(w, l, *d, vals[l]);
+                        }
+                        return Ok(Flow::Next);
+                    }
+                    // The same for every lane of the warp: read once.
+                    Src::Special(S::Ctaid | S::Ntid | S::Nctaid, _) => {
+                        let v = self.src(w, active.trailing_zeros() as usize, *a);
+                        for l in lanes(active) {
+                            self.set(w, l, *d, v);
+                        }
+                        return Ok(Flow::Next);
+                    }
+                    _ => {}
+                }
                 for l in lanes(active) {
                     let v = self.src(w, l, *a);
                     self.set(w, l, *d, v);
@@ -834,7 +896,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             format!("brx.idx index {i} out of range"),
                         ));
                     };
-                    self.warps[w as usize].lanes[l].pc = *t;
+                    self.warps[w as usize].pc[l] = *t;
                 }
                 Ok(Flow::PerLane)
             }
@@ -953,15 +1015,15 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                                         lane.local.copy_within(src..src + bytes as usize, dst);
                                     }
                                     CallRet::Reg { from, to } => {
-                                        let v = warp.regs[row(lane.reg_base, from) + l];
+                                        let v = warp.regs[row(warp.reg_base[l], from) + l];
                                         warp.regs[row(fr.reg_base, to) + l] = v;
                                     }
                                 }
                             }
-                            lane.reg_base = fr.reg_base;
+                            warp.reg_base[l] = fr.reg_base;
                             lane.local_base = fr.local_base;
                             lane.func = fr.func;
-                            lane.pc = fr.ret_pc;
+                            warp.pc[l] = fr.ret_pc;
                         }
                     }
                 }
@@ -1136,12 +1198,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 format!("call depth exceeds {MAX_DEPTH}"),
             ));
         }
-        let new_reg = lane.reg_base + cur_f.nregs;
+        let new_reg = warp.reg_base[l] + cur_f.nregs;
         let new_local = lane.local_base + cur_f.frame_size;
         lane.frames.push(Frame {
             func: cur,
             ret_pc: pc + 1,
-            reg_base: lane.reg_base,
+            reg_base: warp.reg_base[l],
             local_base: lane.local_base,
             call_pc: pc,
         });
@@ -1154,10 +1216,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let dst = (new_local + to) as usize;
             lane.local.copy_within(src..src + *n as usize, dst);
         }
-        lane.reg_base = new_reg;
+        warp.reg_base[l] = new_reg;
         lane.local_base = new_local;
         lane.func = callee;
-        lane.pc = callee_f.entry;
+        warp.pc[l] = callee_f.entry;
         let need_regs = (new_reg + callee_f.nregs) as usize * WARP;
         if warp.regs.len() < need_regs {
             warp.regs.resize(need_regs, 0);

@@ -28,6 +28,15 @@ impl Dim3 {
         let z = linear / (self.x * self.y);
         [x, y, z]
     }
+    /// `self.split(linear)[d % 3]`, computing only that component.
+    #[inline]
+    pub(super) fn component(self, linear: u32, d: u8) -> u32 {
+        match d % 3 {
+            0 => linear % self.x,
+            1 => (linear / self.x) % self.y,
+            _ => linear / (self.x * self.y),
+        }
+    }
     pub(super) fn get(self, d: u8) -> u32 {
         match d {
             0 => self.x,

@@ -80,12 +80,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             bs.all &= pv;
             bs.any |= pv;
             let warp = &mut self.warps[w as usize];
-            let lane = &mut warp.lanes[l];
             if kind == BarKind::Arrive {
-                lane.pc = pc + 1;
+                warp.pc[l] = pc + 1;
             } else {
-                lane.status = Status::Barrier(bid);
-                lane.pc = pc;
+                warp.lanes[l].status = Status::Barrier(bid);
+                warp.pc[l] = pc;
                 warp.ready &= !(1 << l);
             }
         }
@@ -103,7 +102,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let (popc, all, any) = (bs.popc, bs.all, bs.any);
         let range = c.warps.clone();
         self.ctas[cta as usize].bars[bid as usize] = BarState::default();
-        let mut released = Vec::new();
+        let mut released = Vec::with_capacity(self.tpb as usize);
         let mut first_site = 0;
         for w in range {
             let mut woke = false;
@@ -111,7 +110,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 if self.warps[w as usize].lanes[l].status != Status::Barrier(bid) {
                     continue;
                 }
-                let pc = self.warps[w as usize].lanes[l].pc;
+                let pc = self.warps[w as usize].pc[l];
                 let inst = &self.prog.insts[pc as usize];
                 first_site = inst.site;
                 if let Op::Bar {
@@ -128,7 +127,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 let warp = &mut self.warps[w as usize];
                 warp.lanes[l].status = Status::Ready;
-                warp.lanes[l].pc = pc + 1;
+                warp.pc[l] = pc + 1;
                 warp.ready |= 1 << l;
                 woke = true;
                 released.push(self.thread_ref(w, l));
@@ -214,7 +213,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let warp = &mut self.warps[w as usize];
             for l in lanes(active) {
                 warp.lanes[l].status = Status::Collective(masks[l]);
-                warp.lanes[l].pc = pc;
+                warp.pc[l] = pc;
                 warp.ready &= !(1 << l);
             }
         }
@@ -234,9 +233,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let warp = &self.warps[w as usize];
         for (l, lane) in warp.lanes.iter().enumerate() {
             if let Status::Collective(m) = lane.status {
-                let same = lane.pc == pc
+                let lpc = warp.pc[l];
+                let same = lpc == pc
                     || (is_warpsync
-                        && matches!(self.prog.insts[lane.pc as usize].op, Op::WarpSync { .. }));
+                        && matches!(self.prog.insts[lpc as usize].op, Op::WarpSync { .. }));
                 if same {
                     match groups[..n].iter_mut().find(|g| g.0 == m) {
                         Some(g) => g.1 |= 1 << l,
@@ -415,7 +415,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let warp = &mut self.warps[w as usize];
         for l in lanes(have) {
             warp.lanes[l].status = Status::Ready;
-            warp.lanes[l].pc += 1;
+            warp.pc[l] += 1;
             warp.ready |= 1 << l;
         }
         self.set_runnable(w);
@@ -423,11 +423,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     }
 
     pub(super) fn try_collectives(&mut self, w: u32) {
-        let pcs: Vec<u32> = self.warps[w as usize]
+        let warp = &self.warps[w as usize];
+        let pcs: Vec<u32> = warp
             .lanes
             .iter()
-            .filter(|l| matches!(l.status, Status::Collective(_)))
-            .map(|l| l.pc)
+            .enumerate()
+            .filter(|(_, l)| matches!(l.status, Status::Collective(_)))
+            .map(|(i, _)| warp.pc[i])
             .collect();
         for pc in pcs {
             if let Err(o) = self.complete_collective(w, pc) {
