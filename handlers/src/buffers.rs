@@ -84,7 +84,8 @@ pub enum DrainPolicy {
     /// forever for a store that is buffered anywhere it can reach, and the drain order
     /// follows the native stall rule's pick); a CTA's overlay and its orphan queue hold at most
     /// `overlay_capacity` entries each and drain to memory when full; a stall report
-    /// drains nothing. The differential test runs the rewritten PTX against the native
+    /// drains nothing (it only reports whether liveness drains wrote memory since the
+    /// last report). The differential test runs the rewritten PTX against the native
     /// handlers under this policy.
     Device {
         liveness_period: u32,
@@ -330,6 +331,9 @@ pub struct StoreBuffers {
     /// [`DrainPolicy::Device`]: per CTA, how many exited threads put entries into its
     /// orphan queue since it was last empty (the liveness pick's weight of the queue).
     orphan_threads: Vec<u32>,
+    /// [`DrainPolicy::Device`]: a liveness drain wrote memory since the vgpu last asked
+    /// ([`Hooks::stalled`]).
+    device_progress: bool,
     exited: u32,
     nthreads: u32,
     /// Buffered entries (thread buffers and overlays) per 8-byte block.
@@ -371,6 +375,7 @@ impl StoreBuffers {
             overlays: Vec::new(),
             orphans: Vec::new(),
             orphan_threads: Vec::new(),
+            device_progress: false,
             exited: 0,
             nthreads: 0,
             pending: KeyMap::default(),
@@ -638,6 +643,7 @@ impl StoreBuffers {
             if total == 0 {
                 return;
             }
+            self.device_progress = true;
             let mut x = r % total;
             if x < own {
                 self.drain_one_own_entry(mem, t, r, Some(site));
@@ -1172,6 +1178,7 @@ impl Hooks for StoreBuffers {
             vec![VecDeque::new(); info.ctas as usize]
         };
         self.orphan_threads = vec![0; self.orphans.len()];
+        self.device_progress = false;
         self.exited = 0;
         self.nthreads = info.threads;
         self.liveness_drains = 0;
@@ -1442,9 +1449,18 @@ impl Hooks for StoreBuffers {
     }
 
     fn stalled(&mut self, mem: &mut Memory) -> bool {
-        self.buffering()
-            && self.cfg.policy == DrainPolicy::Native
-            && self.drain_one_random(mem, DrainReason::Liveness)
+        if !self.buffering() {
+            return false;
+        }
+        match self.cfg.policy {
+            DrainPolicy::Native => self.drain_one_random(mem, DrainReason::Liveness),
+            // A stall report drains nothing under the device policy (a GPU has no such
+            // view); it only says whether liveness drains, which the vgpu does not see
+            // (they happen inside a load), wrote memory since it last asked, so its
+            // livelock detector does not call a spinning warp hung while they still
+            // release it. On the rewritten side the runtime's own stores tell it.
+            DrainPolicy::Device { .. } => std::mem::take(&mut self.device_progress),
+        }
     }
 
     fn launch_end(&mut self, mem: &mut Memory) {
