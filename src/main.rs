@@ -26,6 +26,16 @@ enum Command {
     Compile(cmd::compile::Args),
     /// Rewrite PTX (or CUDA) so that the write buffers run inside the kernel (what the GPU
     /// backend loads).
+    ///
+    /// The instrumented kernel buffers the same stores as `fuzz` with the native handlers
+    /// (same model, p_w, seed and selection function) but cannot drain them in the same
+    /// order when the program does not force one: the native stall rule may publish an
+    /// entry of any thread once nothing progresses, a GPU thread only its own entries and
+    /// its CTA queues (overlays, exited threads' entries). Every `liveness_period` loads a
+    /// thread drains one entry of a holder picked uniformly among those it can reach, which
+    /// keeps their relative order natively random; stores of other running threads wait
+    /// for their owners. Failure rates can therefore differ from `fuzz` (scripts/parity.py
+    /// compares them; BENCHMARKS.md lists the measured cells).
     Instrument(cmd::instrument::Args),
     /// Work with PTX files: format, check.
     #[command(subcommand)]

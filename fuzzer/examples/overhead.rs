@@ -5,16 +5,18 @@
 //! store buffered), under `bugaroo` and `scoped`, averaged over seeds with the random
 //! scheduler. The GPU-time proxy until a GPU is available (Bugaroo, IISWC'18, reports
 //! 8.91% median and 27.21% mean overhead of its SASS instrumentation on GPUs). Also prints
-//! the device memory the buffers take.
+//! the device memory the buffers take, and (unless `--no-ptxas`) the registers, spills and
+//! stack frame ptxas (`-v`, sm_80, the ptxas `fencehound_toolchain` finds: the wheel's in
+//! `.tools/cuda`) allocates per kernel before and after instrumentation.
 //!
 //! ```sh
-//! cargo run --release -p fencehound-fuzzer --example overhead -- [--seeds N]
+//! cargo run --release -p fencehound-fuzzer --example overhead -- [--seeds N] [--no-ptxas]
 //! ```
 
 use fencehound_fuzzer::backend::instrumented::Instrumented;
 use fencehound_fuzzer::backend::{Backend, Vgpu};
 use fencehound_fuzzer::{prepare, Campaign, ExecSpec};
-use fencehound_handlers::rewrite::layout;
+use fencehound_handlers::rewrite::{self, layout, RewriteOptions};
 use fencehound_handlers::{BufferConfig, DrainPolicy, Model};
 use fencehound_vgpu::SchedulerKind;
 use std::path::Path;
@@ -28,6 +30,7 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
+    let with_ptxas = !args.iter().any(|a| a == "--no-ptxas");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns");
     let Ok(rd) = std::fs::read_dir(&dir) else {
         eprintln!("overhead: cannot read {}", dir.display());
@@ -49,6 +52,8 @@ fn main() {
     println!("| campaign | variant | original lane instr. | bugaroo p_w=0 | bugaroo p_w=1 | scoped p_w=0 | scoped p_w=1 |");
     println!("|---|---|---|---|---|---|---|");
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); cols.len()];
+    let mut regs: Vec<String> = Vec::new();
+    let mut extra_regs: Vec<i64> = Vec::new();
     for f in &files {
         let c = match Campaign::load(f) {
             Ok(c) => Arc::new(c),
@@ -104,6 +109,9 @@ fn main() {
                 });
             }
             println!("{row}");
+            if with_ptxas {
+                regs.extend(register_rows(&c.name, v, &prep.module, &mut extra_regs));
+            }
         }
     }
     println!();
@@ -125,6 +133,22 @@ fn main() {
             (mean - 1.0) * 100.0,
             r.len()
         );
+    }
+    if with_ptxas {
+        println!("\nptxas -v, sm_80, per kernel: registers / spill stores / spill loads (bytes) / stack frame (bytes), original -> instrumented (device flavour)\n");
+        println!("| campaign | variant | kernel | registers | spill st | spill ld | stack |");
+        println!("|---|---|---|---|---|---|---|");
+        for r in &regs {
+            println!("{r}");
+        }
+        extra_regs.sort_unstable();
+        if let (Some(min), Some(max)) = (extra_regs.first(), extra_regs.last()) {
+            println!(
+                "\nextra registers per thread: min {min}, median {}, max {max} over {} kernels",
+                extra_regs[extra_regs.len() / 2],
+                extra_regs.len()
+            );
+        }
     }
     // Device memory of the buffers.
     let mut cfg = BufferConfig::new(Model::Scoped, 1.0, 0);
@@ -152,4 +176,59 @@ fn main() {
             layout::area_bytes(&cfg, sizes) as f64 / (1u64 << 20) as f64
         );
     }
+}
+
+/// The ptxas resource rows of one variant: each kernel before and after the rewrite.
+fn register_rows(
+    campaign: &str,
+    variant: &str,
+    module: &fencehound_ptx::Module,
+    extra: &mut Vec<i64>,
+) -> Vec<String> {
+    let usage = |m: &fencehound_ptx::Module| {
+        fencehound_toolchain::resource_usage(&fencehound_ptx::print(m), "sm_80")
+    };
+    let before = match usage(module) {
+        Ok(u) => u,
+        Err(e) => return vec![format!("| {campaign} | {variant} | - | ptxas: {e} | | | |")],
+    };
+    let after = match rewrite::rewrite(module, &RewriteOptions::default()) {
+        Ok(rw) => match usage(&rw.module) {
+            Ok(u) => u,
+            Err(e) => {
+                return vec![format!(
+                    "| {campaign} | {variant} | - | ptxas (instrumented): {e} | | | |"
+                )]
+            }
+        },
+        Err(e) => {
+            return vec![format!(
+                "| {campaign} | {variant} | - | rewrite: {e} | | | |"
+            )]
+        }
+    };
+    let mut rows = Vec::new();
+    for b in before.iter().filter(|f| f.entry) {
+        let Some(a) = after.iter().find(|f| f.entry && f.name == b.name) else {
+            rows.push(format!(
+                "| {campaign} | {variant} | {} | missing after the rewrite | | | |",
+                b.name
+            ));
+            continue;
+        };
+        extra.push(a.registers as i64 - b.registers as i64);
+        rows.push(format!(
+            "| {campaign} | {variant} | {} | {} -> {} | {} -> {} | {} -> {} | {} -> {} |",
+            b.name,
+            b.registers,
+            a.registers,
+            b.spill_stores,
+            a.spill_stores,
+            b.spill_loads,
+            a.spill_loads,
+            b.stack_bytes,
+            a.stack_bytes
+        ));
+    }
+    rows
 }

@@ -78,11 +78,14 @@ pub enum DrainPolicy {
     /// without a global view of the launch (a GPU has none): an exiting thread's entries
     /// move, still invisible, to its CTA's *orphan queue*; the last thread of the launch
     /// to exit drains every CTA (overlay, then orphans) to memory; every
-    /// `liveness_period`-th load or atomic of a thread first drains the thread to memory
-    /// and then every CTA (so a spinning thread cannot wait forever for a store that is
-    /// buffered anywhere); a CTA's overlay and its orphan queue hold at most
+    /// `liveness_period`-th load or atomic of a thread first drains one entry, of a holder
+    /// picked uniformly among the thread itself, the non-empty CTA overlays and the exited
+    /// threads whose entries wait in orphan queues (so a spinning thread cannot wait
+    /// forever for a store that is buffered anywhere it can reach, and the drain order
+    /// follows the native stall rule's pick); a CTA's overlay and its orphan queue hold at most
     /// `overlay_capacity` entries each and drain to memory when full; a stall report
-    /// drains nothing. The differential test runs the rewritten PTX against the native
+    /// drains nothing (it only reports whether liveness drains wrote memory since the
+    /// last report). The differential test runs the rewritten PTX against the native
     /// handlers under this policy.
     Device {
         liveness_period: u32,
@@ -325,6 +328,12 @@ pub struct StoreBuffers {
     /// [`DrainPolicy::Device`]: per CTA, the entries of its exited threads (in exit order,
     /// each thread's in store order); threads that exited in this launch, of `nthreads`.
     orphans: Vec<VecDeque<Entry>>,
+    /// [`DrainPolicy::Device`]: per CTA, how many exited threads put entries into its
+    /// orphan queue since it was last empty (the liveness pick's weight of the queue).
+    orphan_threads: Vec<u32>,
+    /// [`DrainPolicy::Device`]: a liveness drain wrote memory since the vgpu last asked
+    /// ([`Hooks::stalled`]).
+    device_progress: bool,
     exited: u32,
     nthreads: u32,
     /// Buffered entries (thread buffers and overlays) per 8-byte block.
@@ -365,6 +374,8 @@ impl StoreBuffers {
             threads: Vec::new(),
             overlays: Vec::new(),
             orphans: Vec::new(),
+            orphan_threads: Vec::new(),
+            device_progress: false,
             exited: 0,
             nthreads: 0,
             pending: KeyMap::default(),
@@ -596,7 +607,17 @@ impl StoreBuffers {
     }
 
     /// [`DrainPolicy::Device`]: every `liveness_period`-th load or atomic of a thread
-    /// drains the thread to memory before the access.
+    /// drains one entry to memory before the access, picked like the native stall rule
+    /// picks (one *holder* uniformly, then one of its entries) among the holders a thread
+    /// on a GPU can drain: its own buffer, each non-empty CTA overlay, and each exited
+    /// thread whose entries wait in a CTA's orphan queue (weight: those threads, at most
+    /// the queue's length; an orphan queue holds the exited threads' entries without their
+    /// boundaries, so the entry is then uniform in the queue). Other live threads' buffers
+    /// are the holders a GPU thread cannot drain (see the rewrite's docs, "Where the device
+    /// differs"). Draining one's own buffer on every tick instead (and a CTA entry besides)
+    /// made a spinning thread publish its own stores far sooner than other threads'
+    /// orphaned ones, which the native rule does not: `cub_scan no_fence_3` under
+    /// `scoped` found its bug 0 in 40 times at `p_w = 1` instrumented, 10 in 40 natively.
     fn liveness_tick(&mut self, mem: &mut Memory, t: ThreadRef, site: SiteId) {
         let DrainPolicy::Device {
             liveness_period, ..
@@ -612,11 +633,42 @@ impl StoreBuffers {
             tb.ticks = 0;
             tb.lives = tb.lives.wrapping_add(1);
             let lives = tb.lives;
+            let own = (tb.q[0].len() + tb.q[1].len() > 0) as u64;
             let prefix = select::thread_prefix(self.cfg.seed, self.launch, t.global);
             let r = select::mix(prefix ^ 0x6c69_7665_0000_0000 ^ lives as u64);
-            self.drain_one_own_entry(mem, t, r, Some(site));
-            self.drain_one_cta_entry(mem, r, Some(site));
+            let total = own
+                + (0..self.orphans.len())
+                    .map(|c| self.cta_weight(c))
+                    .sum::<u64>();
+            if total == 0 {
+                return;
+            }
+            self.device_progress = true;
+            let mut x = r % total;
+            if x < own {
+                self.drain_one_own_entry(mem, t, r, Some(site));
+                return;
+            }
+            x -= own;
+            for c in 0..self.orphans.len() {
+                let w = self.cta_weight(c);
+                if x < w {
+                    let overlay = x == 0 && self.overlays.get(c).is_some_and(|o| !o.is_empty());
+                    self.drain_one_cta_entry(mem, c, overlay, r, Some(site));
+                    return;
+                }
+                x -= w;
+            }
         }
+    }
+
+    /// [`DrainPolicy::Device`]: how many holders CTA `c` stands for in the liveness pick:
+    /// its overlay (one, when not empty) and its orphaned threads (at most one per entry).
+    fn cta_weight(&self, c: usize) -> u64 {
+        let ov = self.overlays.get(c).is_some_and(|o| !o.is_empty()) as u64;
+        let orph = self.orphans.get(c).map_or(0, |o| o.len()) as u64;
+        let thr = self.orphan_threads.get(c).copied().unwrap_or(0) as u64;
+        ov + thr.min(orph)
     }
 
     /// [`DrainPolicy::Device`]'s liveness drain of the thread's own stores: one entry to
@@ -658,32 +710,29 @@ impl StoreBuffers {
         self.record_flush(counts, DrainReason::Liveness);
     }
 
-    /// [`DrainPolicy::Device`]'s liveness drain of other threads' stores: one entry of one
-    /// CTA to memory, chosen at random (`r`, seeded by the thread and its liveness count): a CTA
-    /// among those holding overlay or orphan entries, then an entry of its overlay followed
-    /// by its orphans, replaced by the oldest entry of its 8-byte block (each address keeps
-    /// its order). One entry rather than whole queues: a spinning reader must be able to see
-    /// a later store before an earlier one to another address, as the native rule lets it
+    /// [`DrainPolicy::Device`]'s liveness drain of other threads' stores: one entry of CTA
+    /// `c` to memory, chosen at random (`r`, seeded by the thread and its liveness count):
+    /// one of its overlay (`overlay`) or of its orphan queue, replaced by the oldest entry of
+    /// its 8-byte block in the overlay followed by the orphans (each address keeps its
+    /// order). One entry rather than whole queues: a spinning reader must be able to see a
+    /// later store before an earlier one to another address, as the native rule lets it
     /// (draining the queues in order made `fuzz --instrumented` blind at `p_w = 1` to the
     /// missing or CTA-scoped fences the native handlers find every time: issue 25). The
     /// device runtime does the same (`fh_drain_one_cta_entry`).
-    fn drain_one_cta_entry(&mut self, mem: &mut Memory, r: u64, at: Option<SiteId>) {
-        let len = |c: usize, s: &Self| {
-            s.overlays.get(c).map_or(0, |o| o.len()) + s.orphans.get(c).map_or(0, |o| o.len())
-        };
-        let nctas = self.orphans.len();
-        let k = (0..nctas).filter(|&c| len(c, self) > 0).count();
-        if k == 0 {
+    fn drain_one_cta_entry(
+        &mut self,
+        mem: &mut Memory,
+        c: usize,
+        overlay: bool,
+        r: u64,
+        at: Option<SiteId>,
+    ) {
+        let nov = self.overlays.get(c).map_or(0, |o| o.len());
+        let norph = self.orphans.get(c).map_or(0, |o| o.len());
+        let (base, n) = if overlay { (0, nov) } else { (nov, norph) };
+        if n == 0 {
             return;
         }
-        let Some(c) = (0..nctas)
-            .filter(|&c| len(c, self) > 0)
-            .nth((r % k as u64) as usize)
-        else {
-            return;
-        };
-        let nov = self.overlays.get(c).map_or(0, |o| o.len());
-        let n = len(c, self);
         let at_k = |s: &Self, x: usize| {
             if x < nov {
                 s.overlays[c][x].k
@@ -691,7 +740,7 @@ impl StoreBuffers {
                 s.orphans[c][x - nov].k
             }
         };
-        let i = (select::mix(r) % n as u64) as usize;
+        let i = base + (select::mix(r) % n as u64) as usize;
         let b = at_k(self, i) & !7;
         let j = (0..i).find(|&x| at_k(self, x) & !7 == b).unwrap_or(i);
         if j < nov {
@@ -705,6 +754,9 @@ impl StoreBuffers {
             let Some(e) = self.orphans[c].remove(j - nov) else {
                 return;
             };
+            if self.orphans[c].is_empty() {
+                self.orphan_threads[c] = 0;
+            }
             let shared = (e.k >> 63) as usize;
             self.commit_entry(mem, c as u32, e, DrainReason::Liveness, at);
             let mut counts = [0u32; 2];
@@ -739,6 +791,9 @@ impl StoreBuffers {
         }
         let mut entries = std::mem::take(&mut self.scratch);
         entries.extend(q.drain(..));
+        if let Some(n) = self.orphan_threads.get_mut(cta as usize) {
+            *n = 0;
+        }
         let mut counts = [0u32; 2];
         for e in &entries {
             counts[(e.k >> 63) as usize] += 1;
@@ -762,6 +817,7 @@ impl StoreBuffers {
         if let Some(tb) = self.threads.get_mut(t.global as usize) {
             let mut all = std::mem::take(&mut self.scratch);
             merge_in_store_order(&mut tb.q, &mut all);
+            let had = !all.is_empty();
             self.sync_holder(t.global);
             for e in all.drain(..) {
                 if self
@@ -776,6 +832,11 @@ impl StoreBuffers {
                 }
             }
             self.scratch = all;
+            if had {
+                if let Some(n) = self.orphan_threads.get_mut(t.cta as usize) {
+                    *n += 1;
+                }
+            }
         }
         self.exited += 1;
         if self.exited == self.nthreads {
@@ -1116,6 +1177,8 @@ impl Hooks for StoreBuffers {
         } else {
             vec![VecDeque::new(); info.ctas as usize]
         };
+        self.orphan_threads = vec![0; self.orphans.len()];
+        self.device_progress = false;
         self.exited = 0;
         self.nthreads = info.threads;
         self.liveness_drains = 0;
@@ -1386,9 +1449,18 @@ impl Hooks for StoreBuffers {
     }
 
     fn stalled(&mut self, mem: &mut Memory) -> bool {
-        self.buffering()
-            && self.cfg.policy == DrainPolicy::Native
-            && self.drain_one_random(mem, DrainReason::Liveness)
+        if !self.buffering() {
+            return false;
+        }
+        match self.cfg.policy {
+            DrainPolicy::Native => self.drain_one_random(mem, DrainReason::Liveness),
+            // A stall report drains nothing under the device policy (a GPU has no such
+            // view); it only says whether liveness drains, which the vgpu does not see
+            // (they happen inside a load), wrote memory since it last asked, so its
+            // livelock detector does not call a spinning warp hung while they still
+            // release it. On the rewritten side the runtime's own stores tell it.
+            DrainPolicy::Device { .. } => std::mem::take(&mut self.device_progress),
+        }
     }
 
     fn launch_end(&mut self, mem: &mut Memory) {

@@ -61,4 +61,6 @@ pub use nvrtc::{
     compile, compile_with_cache, lowered_names, nvrtc, CompileRequest, Compiled, Nvrtc,
     DEFAULT_ARCH, LOWERED_NAME_MARK,
 };
-pub use ptxas::{assemble, assemble_with, ptxas_version};
+pub use ptxas::{
+    assemble, assemble_with, ptxas_version, resource_usage, resource_usage_with, FunctionUsage,
+};

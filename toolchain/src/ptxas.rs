@@ -16,6 +16,39 @@ pub fn assemble(ptx: &str, arch: &str) -> Result<(), PtxasError> {
 
 /// [`assemble`] with an explicit ptxas.
 pub fn assemble_with(ptxas: &Path, ptx: &str, arch: &str) -> Result<(), PtxasError> {
+    run(ptxas, ptx, arch, false).map(|_| ())
+}
+
+/// What ptxas allocated for one function (`ptxas -v`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionUsage {
+    pub name: String,
+    /// A kernel (`.entry`) rather than a device function.
+    pub entry: bool,
+    pub registers: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+    pub stack_bytes: u32,
+}
+
+/// Assembles `ptx` for `arch` like [`assemble`] and returns ptxas's resource report
+/// (`-v`): registers, spills and stack frame per function, in the order ptxas reports them.
+pub fn resource_usage(ptx: &str, arch: &str) -> Result<Vec<FunctionUsage>, PtxasError> {
+    let ptxas = find_ptxas()?;
+    resource_usage_with(&ptxas.path, ptx, arch)
+}
+
+/// [`resource_usage`] with an explicit ptxas.
+pub fn resource_usage_with(
+    ptxas: &Path,
+    ptx: &str,
+    arch: &str,
+) -> Result<Vec<FunctionUsage>, PtxasError> {
+    run(ptxas, ptx, arch, true).map(|log| parse_usage(&log))
+}
+
+/// Runs ptxas (with `-v` when `verbose`) and returns its output (stderr, then stdout).
+fn run(ptxas: &Path, ptx: &str, arch: &str, verbose: bool) -> Result<String, PtxasError> {
     let sm = real_arch(arch)?;
     let io = |action: &'static str, path: &Path| {
         let path = path.to_path_buf();
@@ -35,18 +68,22 @@ pub fn assemble_with(ptxas: &Path, ptx: &str, arch: &str) -> Result<(), PtxasErr
     let input = dir.path().join("input.ptx");
     let output = dir.path().join("output.cubin");
     std::fs::write(&input, ptx).map_err(io("writing", &input))?;
-    let out = Command::new(ptxas)
-        .arg(format!("-arch={sm}"))
+    let mut cmd = Command::new(ptxas);
+    cmd.arg(format!("-arch={sm}"));
+    if verbose {
+        cmd.arg("-v");
+    }
+    let out = cmd
         .arg(&input)
         .arg("-o")
         .arg(&output)
         .output()
         .map_err(io("running", ptxas))?;
-    if out.status.success() {
-        return Ok(());
-    }
     let mut log = String::from_utf8_lossy(&out.stderr).into_owned();
     log.push_str(&String::from_utf8_lossy(&out.stdout));
+    if out.status.success() {
+        return Ok(log);
+    }
     if log.trim().is_empty() {
         log = format!("ptxas exited with {}", out.status);
     }
@@ -54,6 +91,60 @@ pub fn assemble_with(ptxas: &Path, ptx: &str, arch: &str) -> Result<(), PtxasErr
         arch: sm,
         log: log.trim_end().to_string(),
     })
+}
+
+/// The first unsigned number in `s` that is followed by `unit`.
+fn number_before(s: &str, unit: &str) -> Option<u32> {
+    let i = s.find(unit)?;
+    s[..i].split_whitespace().last()?.parse().ok()
+}
+
+/// Parses `ptxas -v` output: a function's block starts at `Compiling entry function 'k'`
+/// or `Function properties for f`; `N bytes stack frame, N bytes spill stores, N bytes
+/// spill loads` and `Used N registers` fill it in.
+fn parse_usage(log: &str) -> Vec<FunctionUsage> {
+    let mut out: Vec<FunctionUsage> = Vec::new();
+    let mut cur: Option<usize> = None;
+    for line in log.lines() {
+        let l = line.trim();
+        let named = if let Some(rest) = l.split("Compiling entry function ").nth(1) {
+            rest.split('\'').nth(1).map(|n| (n.to_string(), true))
+        } else {
+            l.split("Function properties for ")
+                .nth(1)
+                .map(|n| (n.trim().to_string(), false))
+        };
+        if let Some((name, entry)) = named {
+            let i = match out.iter().position(|f| f.name == name) {
+                Some(i) => i,
+                None => {
+                    out.push(FunctionUsage {
+                        name,
+                        entry: false,
+                        registers: 0,
+                        spill_stores: 0,
+                        spill_loads: 0,
+                        stack_bytes: 0,
+                    });
+                    out.len() - 1
+                }
+            };
+            out[i].entry |= entry;
+            cur = Some(i);
+            continue;
+        }
+        let Some(f) = cur.and_then(|i| out.get_mut(i)) else {
+            continue;
+        };
+        if l.contains("stack frame") {
+            f.stack_bytes = number_before(l, "bytes stack frame").unwrap_or(0);
+            f.spill_stores = number_before(l, "bytes spill stores").unwrap_or(0);
+            f.spill_loads = number_before(l, "bytes spill loads").unwrap_or(0);
+        } else if let Some(r) = l.split("Used ").nth(1) {
+            f.registers = number_before(r, "registers").unwrap_or(0);
+        }
+    }
+    out
 }
 
 /// The version line of a ptxas (`Cuda compilation tools, release 13.5, V13.5.37`).
@@ -96,6 +187,33 @@ fn real_arch(arch: &str) -> Result<String, ToolchainError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_report() {
+        let log = "ptxas info    : 0 bytes gmem\n\
+ptxas info    : Compiling entry function 'scan' for 'sm_80'\n\
+ptxas info    : Function properties for scan\n\
+    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n\
+ptxas info    : Used 40 registers, 380 bytes cmem[0]\n\
+ptxas info    : Function properties for __fencehound_load\n\
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
+        let u = parse_usage(log);
+        assert_eq!(u.len(), 2);
+        assert_eq!(
+            u[0],
+            FunctionUsage {
+                name: "scan".into(),
+                entry: true,
+                registers: 40,
+                spill_stores: 8,
+                spill_loads: 4,
+                stack_bytes: 16,
+            }
+        );
+        assert_eq!(u[1].name, "__fencehound_load");
+        assert!(!u[1].entry);
+        assert_eq!(u[1].registers, 0);
+    }
 
     #[test]
     fn arch_names() {

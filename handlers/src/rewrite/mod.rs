@@ -59,15 +59,47 @@
 //!   before a thread's exit (cbe_dot's lock) would then never show its lost update: the
 //!   first version did that and found no bug in cbe_dot. Keeping an exited thread's
 //!   stores invisible for a while is what the native handlers do, and allowed;
-//! - liveness: every `liveness_period`-th load or atomic of a thread first drains it, then
-//!   every CTA's overlay and orphans, to memory. A thread spinning on a flag executes
-//!   loads, so the store it waits for — held by a thread that spins (its own liveness),
-//!   waits at a barrier (barriers drain, to the CTA's overlay at least), or has exited (an
-//!   orphan) — reaches memory; only a state with nothing buffered can hang. A store may
-//!   become visible at any time, so the rule is sound;
+//! - liveness: every `liveness_period`-th load or atomic of a thread first drains one
+//!   entry to memory. Like the native stall rule it picks a *holder* uniformly, then one
+//!   of its entries (replaced by the oldest of its 8-byte block, so each address keeps its
+//!   order), but only among the holders a thread can reach: itself, each CTA overlay that
+//!   is not empty, and each exited thread whose entries wait in an orphan queue (the queue
+//!   weighs as many holders as threads put entries into it since it was last empty, at
+//!   most its length). A thread spinning on a flag executes loads, so the store it waits
+//!   for — held by a thread that spins (its own liveness), waits at a barrier (barriers
+//!   drain, to the CTA's overlay at least), or has exited (an orphan) — reaches memory;
+//!   only a state with nothing buffered can hang. A store may become visible at any time,
+//!   so the rule is sound;
 //! - CTA overlays and orphan queues have a bound (device memory is allocated up front);
 //!   a full one drains to memory, a publication earlier than required: sound;
 //! - a launch that does not complete loses what is still buffered, as on a device.
+//!
+//! # Where the device differs from the native handlers
+//!
+//! `fuzz --instrumented` and `fuzz` run the same model with the same selection function,
+//! but not the same drain *order* when the program does not force one, so their failure
+//! rates can differ (`scripts/parity.py` compares them cell by cell; `tests/parity.rs`
+//! checks a sample in the suite). By construction:
+//! - the native stall rule drains an entry of *any* thread once nothing can progress,
+//!   including a thread that is still running or waits at a barrier; a GPU thread can only
+//!   drain its own buffer and the CTA queues (overlays, orphans), so the device picks
+//!   among those holders only, and other live threads' stores wait for their owners
+//!   (fence, barrier, own liveness, exit). Relative to each other the reachable holders
+//!   are picked as natively;
+//! - the native rule fires only when the whole launch is stuck; the device's fires every
+//!   `liveness_period` loads of a thread, so publications happen while other threads
+//!   still progress;
+//! - an exited thread's entries lose their thread boundaries in the orphan queue: the
+//!   entry is uniform in the queue, not a uniform thread then one of its entries.
+//!
+//! Measured (BENCHMARKS.md, issue 25): with the holder pick, every cell of the sweep
+//! agrees within the 95% intervals. Before it (own buffer drained on every tick, one CTA
+//! entry besides), `cub_scan no_fence_3` under `scoped` found its bug 0 in 40 times at
+//! `p_w = 1` (native 10 in 40): a spinning thread published its own status word long
+//! before an exited thread's orphaned ones. The price is time: a look-back that waits for
+//! one particular orphan now waits for about one drain per holder (`cub_scan no_fence_3`
+//! under `scoped` at `p_w = 1`: 3,372× the original's lane instructions, ~190 M per
+//! execution, against 357× in the 2026-11-24 overhead table).
 //!
 //! # Soundness on hardware
 //!

@@ -107,7 +107,7 @@ struct FhCta {
     u32 lock;
     u32 ov_len;
     u32 orph_len;
-    u32 pad;
+    u32 orph_thr;  // exited threads whose entries joined the orphans since they were empty
 };
 
 extern "C" {
@@ -483,6 +483,7 @@ static __device__ __noinline__ void fh_drain_orphans_c(Fh &f, FhCta *c, u32 reas
         fh_commit_c(f, c, e[i]);
     }
     c->orph_len = 0;
+    c->orph_thr = 0;
     fh_record(f, c0, c1, reason);
 }
 
@@ -500,39 +501,22 @@ static __device__ __noinline__ void fh_drain_ctas(Fh &f, u32 reason) {
     }
 }
 
-// WriteBuffers::drain_one_cta_entry: one entry of one CTA to memory, chosen at random
-// (r: seeded by the thread and its liveness count): a CTA among those holding overlay or orphan
-// entries, then an entry of its overlay followed by its orphans, replaced by the oldest
-// entry of the same 8-byte block (so each address keeps its order). One entry, not the
-// queues: a spinning reader must be able to see a later store before an earlier one of
-// another address, as under the native rule (issue 25: draining whole queues in order hid
-// every bug that needs that). Takes the chosen CTA's lock, so the caller must hold none.
-static __device__ __noinline__ void fh_drain_one_cta_entry(Fh &f, u64 r, u32 reason) {
-    u32 nctas = gridDim.x * gridDim.y * gridDim.z;
-    u32 k = 0;
-    for (u32 i = 0; i < nctas; i++) {
-        FhCta *c = fh_cta_area(f.c, i);
-        if ((*(volatile u32 *)&c->ov_len | *(volatile u32 *)&c->orph_len) != 0) k++;
-    }
-    if (k == 0) return;
-    u64 pick = r % (u64)k;
-    FhCta *c = 0;
-    for (u32 i = 0; i < nctas; i++) {
-        FhCta *x = fh_cta_area(f.c, i);
-        if ((*(volatile u32 *)&x->ov_len | *(volatile u32 *)&x->orph_len) != 0) {
-            if (pick == 0) {
-                c = x;
-                break;
-            }
-            pick--;
-        }
-    }
-    if (c == 0) return;
+// WriteBuffers::drain_one_cta_entry: one entry of CTA c to memory, chosen at random (r:
+// seeded by the thread and its liveness count): one of its overlay (`overlay`) or of its
+// orphans, replaced by the oldest entry of the same 8-byte block in the overlay followed
+// by the orphans (so each address keeps its order). One entry, not the queues: a spinning
+// reader must be able to see a later store before an earlier one of another address, as
+// under the native rule (issue 25: draining whole queues in order hid every bug that needs
+// that). Takes c's lock, so the caller must hold none.
+static __device__ __noinline__ void fh_drain_one_cta_entry(Fh &f, FhCta *c, bool overlay, u64 r,
+                                                           u32 reason) {
     fh_cta_lock(c);
-    u32 nov = c->ov_len, n = nov + c->orph_len;
-    if (n != 0) {
+    u32 nov = c->ov_len, norph = c->orph_len;
+    u32 base = overlay ? 0u : nov, n = nov + norph;
+    u32 part = overlay ? nov : norph;
+    if (part != 0) {
         FhEntry *ov = fh_ov_entries(f, c), *orph = fh_orphan_entries(f, c);
-        u32 i = (u32)(fh_mix(r) % (u64)n);
+        u32 i = base + (u32)(fh_mix(r) % (u64)part);
         u64 b = K_ADDR((i < nov ? ov[i] : orph[i - nov]).key) & ~7ull;
         u32 j = 0;
         while (j < i && (K_ADDR((j < nov ? ov[j] : orph[j - nov]).key) & ~7ull) != b) j++;
@@ -546,6 +530,7 @@ static __device__ __noinline__ void fh_drain_one_cta_entry(Fh &f, u64 r, u32 rea
             FhEntry e = orph[j - nov];
             for (u32 x = j - nov + 1; x < no; x++) orph[x - 1] = orph[x];
             c->orph_len = no - 1;
+            if (no == 1) c->orph_thr = 0;
             fh_commit_c(f, c, e);
             if (K_SPACE(e.key))
                 fh_record(f, 0, 1, reason);
@@ -580,16 +565,47 @@ static __device__ __noinline__ void fh_drain_one_own_entry(Fh &f, u64 r, u32 rea
         fh_record(f, 1, 0, reason);
 }
 
-// DrainPolicy::Device's liveness rule (WriteBuffers::liveness_tick).
+// DrainPolicy::Device's weight of CTA c in the liveness pick (WriteBuffers::cta_weight):
+// its overlay (one, when not empty) and its orphaned threads (at most one per entry). Read
+// without the lock: the drain re-reads under it.
+static __device__ __forceinline__ u64 fh_cta_weight(FhCta *c) {
+    u32 ov = *(volatile u32 *)&c->ov_len, orph = *(volatile u32 *)&c->orph_len;
+    u32 thr = *(volatile u32 *)&c->orph_thr;
+    return (u64)(ov != 0) + (u64)(thr < orph ? thr : orph);
+}
+
+// DrainPolicy::Device's liveness rule (WriteBuffers::liveness_tick): one entry to memory,
+// from one holder picked uniformly among the thread itself, each non-empty CTA overlay and
+// each orphaned thread (the native stall rule's pick, less the other live threads, whose
+// buffers a GPU thread cannot drain).
 static __device__ void fh_tick(Fh &f) {
     f.t->ticks += 1;
     if (f.c->liveness > 0 && f.t->ticks >= f.c->liveness) {
         f.t->ticks = 0;
         f.t->lives += 1;
         u64 r = fh_mix(f.t->prefix ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
-        fh_drain_one_own_entry(f, r, R_LIVENESS);
-        fh_end(f);
-        fh_drain_one_cta_entry(f, r, R_LIVENESS);
+        u64 own = f.t->len != 0 ? 1ull : 0ull;
+        u32 nctas = gridDim.x * gridDim.y * gridDim.z;
+        u64 total = own;
+        for (u32 i = 0; i < nctas; i++) total += fh_cta_weight(fh_cta_area(f.c, i));
+        if (total == 0) return;
+        u64 x = r % total;
+        if (x < own) {
+            fh_drain_one_own_entry(f, r, R_LIVENESS);
+            fh_end(f);
+            return;
+        }
+        x -= own;
+        for (u32 i = 0; i < nctas; i++) {
+            FhCta *c = fh_cta_area(f.c, i);
+            u64 w = fh_cta_weight(c);
+            if (x < w) {
+                bool overlay = x == 0 && *(volatile u32 *)&c->ov_len != 0;
+                fh_drain_one_cta_entry(f, c, overlay, r, R_LIVENESS);
+                return;
+            }
+            x -= w;
+        }
     }
 }
 
@@ -766,6 +782,7 @@ extern "C" __device__ __noinline__ void __fencehound_exit() {
         t->len = 0;
         t->len_s[0] = 0;
         t->len_s[1] = 0;
+        f.o->orph_thr += 1;
         fh_cta_unlock(f.o);
     }
     u32 total = gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
