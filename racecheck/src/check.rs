@@ -467,6 +467,8 @@ fn read_by(r: &Rec, read_sets: &ReadSets, g: u32) -> bool {
 
 /// Hidden writes kept per word ([`RaceCheck::hidden`]), oldest dropped first.
 const HIDDEN_WRITES: usize = 4;
+// The drop pass marks kept entries in a `u8`.
+const _: () = assert!(HIDDEN_WRITES <= 8);
 
 /// The 4-byte words that bytes `[addr, addr+len)` (location keys) touch, each with the
 /// mask of its bytes among them.
