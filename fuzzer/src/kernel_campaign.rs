@@ -693,18 +693,7 @@ pub(crate) fn judge(
                 golden: Some(golden),
                 base_dir: &c.dir,
             };
-            match fencehound_oracle::judge(&c.file.oracle, &cx) {
-                Ok(Judgement::Pass) => Verdict::Pass,
-                Ok(Judgement::Fail(f)) => Verdict::WrongOutput {
-                    oracle: f.oracle,
-                    message: f.message,
-                    diff: f.diff,
-                },
-                // A judge that cannot run or hangs says nothing about the kernel.
-                Err(e) => Verdict::OracleError {
-                    message: e.to_string(),
-                },
-            }
+            Verdict::from_judgement(fencehound_oracle::judge(&c.file.oracle, &cx), "")
         }
     };
     ExecResult {

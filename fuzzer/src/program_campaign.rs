@@ -578,17 +578,10 @@ pub(crate) fn execute(
             wall: true,
         }
     } else {
-        match oracle_process::judge(&c.file.oracle, &outputs, Some(&b.golden)) {
-            Ok(Judgement::Pass) => Verdict::Pass,
-            Ok(Judgement::Fail(f)) => Verdict::WrongOutput {
-                oracle: f.oracle,
-                message: format!("{}{}", f.message, unimplemented_note(side)),
-                diff: f.diff,
-            },
-            Err(e) => Verdict::OracleError {
-                message: e.to_string(),
-            },
-        }
+        Verdict::from_judgement(
+            oracle_process::judge(&c.file.oracle, &outputs, Some(&b.golden)),
+            &unimplemented_note(side),
+        )
     };
     ExecResult {
         verdict,

@@ -1,5 +1,6 @@
 //! The verdict of one execution.
 
+use fencehound_oracle::Judgement;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,6 +100,25 @@ pub fn wilson95(k: u64, n: u64) -> (f64, f64) {
         (center + half).min(1.0)
     };
     (lo, hi)
+}
+
+impl Verdict {
+    /// The verdict of an oracle's judgement of the outputs; `note` is appended to a
+    /// failure's message. A judge that cannot run (or hangs) says nothing about the
+    /// kernel: [`Verdict::OracleError`].
+    pub fn from_judgement<E: std::fmt::Display>(j: Result<Judgement, E>, note: &str) -> Verdict {
+        match j {
+            Ok(Judgement::Pass) => Verdict::Pass,
+            Ok(Judgement::Fail(f)) => Verdict::WrongOutput {
+                oracle: f.oracle,
+                message: format!("{}{note}", f.message),
+                diff: f.diff,
+            },
+            Err(e) => Verdict::OracleError {
+                message: e.to_string(),
+            },
+        }
+    }
 }
 
 #[cfg(test)]
