@@ -467,7 +467,7 @@ fn read_by(r: &Rec, read_sets: &ReadSets, g: u32) -> bool {
 
 /// Hidden writes kept per word ([`RaceCheck::hidden`]), oldest dropped first.
 const HIDDEN_WRITES: usize = 4;
-// The drop pass marks kept entries in a `u8`.
+// The update marks dropped entries in a `u8`.
 const _: () = assert!(HIDDEN_WRITES <= 8);
 
 /// The 4-byte words that bytes `[addr, addr+len)` (location keys) touch, each with the
@@ -854,25 +854,76 @@ impl<H: Hooks> RaceCheck<H> {
             // access is ordered after the hidden write in PTX causality order, which also
             // counts observation: an RMW that read it (or read an RMW that did, and so on)
             // and is ordered before this access orders it too (`observed`).
+            //
+            // A write then updates the list in the same pass: the overwritten write joins
+            // it unless ordered before this one, and a plain write ordered after hidden
+            // writes (as above) stands for them, as FastTrack's last write does: they drop
+            // out. (After an RMW they stay, oldest evicted first: keeping one longer only
+            // costs a check, while asking the clocks about each at every increment of a
+            // counter was most of the race check's time on a histogram.)
             let run_addr = key + k as u64 * unit;
             let run_len = n as u64 * unit;
-            if cell.w.flags & flags::HIDES != 0 {
+            let hide_old = writes && !cell.w.is_empty() && !last_ordered;
+            let mut hides = false;
+            if cell.w.flags & flags::HIDES != 0 || hide_old {
+                let c = if writes { Conflict::Waw } else { Conflict::Raw };
+                let dropping = writes && !cur_atomic;
                 for (wk, mask) in words(run_addr, run_len) {
-                    let Some(list) = hidden.get(&wk) else {
-                        continue;
+                    let list = if writes {
+                        hidden.entry(wk).or_default()
+                    } else {
+                        match hidden.get_mut(&wk) {
+                            Some(l) => l,
+                            None => continue,
+                        }
                     };
+                    // Decided on the list as it was, then applied.
+                    let mut drop: u8 = 0;
                     for (i, (h, m)) in list.iter().enumerate() {
                         if m & mask == 0 {
                             continue;
                         }
                         let r = relation(h);
-                        if r.races()
-                            && !(writes && r == Relation::StrongUnordered)
-                            && !observed(list, i, mask, &cell.w)
-                        {
-                            let c = if writes { Conflict::Waw } else { Conflict::Raw };
+                        let reportable = r.races() && !(writes && r == Relation::StrongUnordered);
+                        if !reportable && !dropping {
+                            continue;
+                        }
+                        let after = r == Relation::Ordered || observed(list, i, mask, &cell.w);
+                        if reportable && !after {
                             seen(h, c, r, &mut races);
                         }
+                        if dropping && after {
+                            drop |= 1 << i;
+                        }
+                    }
+                    if !writes {
+                        continue;
+                    }
+                    if drop != 0 {
+                        for (i, (_, m)) in list.iter_mut().enumerate() {
+                            if drop & (1 << i) != 0 {
+                                *m &= !mask;
+                            }
+                        }
+                        list.retain(|(_, m)| *m != 0);
+                    }
+                    if hide_old {
+                        let mut old = cell.w;
+                        old.flags &= !flags::HIDES;
+                        match list.iter_mut().find(|(h, _)| *h == old) {
+                            Some((_, m)) => *m |= mask,
+                            None => {
+                                if list.len() >= HIDDEN_WRITES {
+                                    list.remove(0);
+                                }
+                                list.push((old, mask));
+                            }
+                        }
+                    }
+                    if list.is_empty() {
+                        hidden.remove(&wk);
+                    } else {
+                        hides = true;
                     }
                 }
             }
@@ -890,56 +941,6 @@ impl<H: Hooks> RaceCheck<H> {
                     let r = relation(&cell.r);
                     if r.races() {
                         seen(&cell.r, Conflict::War, r, &mut races);
-                    }
-                }
-                // The overwritten write joins the hidden ones unless it is ordered before
-                // this one. A plain write ordered after hidden writes (in causality
-                // order, as above) stands for them, as FastTrack's last write does: they
-                // drop out. (After an RMW they stay, oldest evicted first: keeping one
-                // longer only costs a check, while asking the clocks about each at
-                // every increment of a counter was most of the race check's time on a
-                // histogram.)
-                let hide_old = !cell.w.is_empty() && !last_ordered;
-                let mut hides = false;
-                if cell.w.flags & flags::HIDES != 0 || hide_old {
-                    for (wk, mask) in words(run_addr, run_len) {
-                        let list = hidden.entry(wk).or_default();
-                        if !cur_atomic {
-                            // Decided on the list as it was, then applied.
-                            let mut keep: u8 = 0;
-                            for (i, (h, m)) in list.iter().enumerate() {
-                                if m & mask != 0 && !ordered(h) && !observed(list, i, mask, &cell.w)
-                                {
-                                    keep |= 1 << i;
-                                }
-                            }
-                            for (i, (_, m)) in list.iter_mut().enumerate() {
-                                if keep & (1 << i) == 0 {
-                                    *m &= !mask;
-                                }
-                            }
-                        }
-                        if !cur_atomic {
-                            list.retain(|(_, m)| *m != 0);
-                        }
-                        if hide_old {
-                            let mut old = cell.w;
-                            old.flags &= !flags::HIDES;
-                            match list.iter_mut().find(|(h, _)| *h == old) {
-                                Some((_, m)) => *m |= mask,
-                                None => {
-                                    if list.len() >= HIDDEN_WRITES {
-                                        list.remove(0);
-                                    }
-                                    list.push((old, mask));
-                                }
-                            }
-                        }
-                        if list.is_empty() {
-                            hidden.remove(&wk);
-                        } else {
-                            hides = true;
-                        }
                     }
                 }
                 cell.w = cur;
