@@ -63,6 +63,50 @@ fn fast_loc(space: MemSpace, cta: u32, raw: u64) -> Option<Location> {
     }
 }
 
+/// An address operand `[ar + offset]` of a warp's group as the per-warp fast paths of
+/// [`Machine::exec_ld`], [`Machine::exec_st`] and [`Machine::exec_atom`] resolve it, lane by
+/// lane: [`fast_loc`] of the lane's address when it is aligned to `align`, else `None` (the
+/// lane takes the general path).
+#[derive(Clone, Copy)]
+struct FastAddr {
+    space: MemSpace,
+    cta: u32,
+    /// Row of the address register in the warp's registers.
+    row: usize,
+    offset: u64,
+    align: u32,
+}
+
+impl FastAddr {
+    /// The operand for the group of `active`, and its frame's first register slot (every
+    /// lane of a group shares its frame, see `step`).
+    #[inline(always)]
+    fn new(
+        warp: &Warp,
+        active: u32,
+        space: MemSpace,
+        ar: Slot,
+        offset: i64,
+        align: u32,
+    ) -> (FastAddr, u32) {
+        let base = warp.reg_base[active.trailing_zeros() as usize];
+        let a = FastAddr {
+            space,
+            cta: warp.cta,
+            row: row(base, ar),
+            offset: offset as u64,
+            align,
+        };
+        (a, base)
+    }
+
+    #[inline(always)]
+    fn loc(&self, regs: &[u64], l: usize) -> Option<Location> {
+        let raw = regs[self.row + l].wrapping_add(self.offset);
+        fast_loc(self.space, self.cta, raw).filter(|loc| !misaligned(loc.addr(), self.align))
+    }
+}
+
 pub(super) fn sign_extend(v: u64, bytes: u32) -> u64 {
     let sh = 64 - bytes * 8;
     if sh == 0 {
@@ -363,18 +407,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         } = inst.op
         {
             if ds.len() == 1 && self.hooks.transparent() {
-                let align = size.next_power_of_two();
-                let warp = &self.warps[w as usize];
-                let cta = warp.cta;
-                // Every lane of a group shares its frame (see `step`).
-                let base = warp.reg_base[active.trailing_zeros() as usize];
-                let ai = row(base, ar);
+                let (fa, base) = FastAddr::new(
+                    &self.warps[w as usize],
+                    active,
+                    space,
+                    ar,
+                    offset,
+                    size.next_power_of_two(),
+                );
                 let di = ds[0].map(|d| row(base, d));
                 let mut hint = 0;
                 for l in lanes(active) {
-                    let raw = self.warps[w as usize].regs[ai + l].wrapping_add(offset as u64);
-                    let v = fast_loc(space, cta, raw)
-                        .filter(|loc| !misaligned(loc.addr(), align))
+                    let v = fa
+                        .loc(&self.warps[w as usize].regs, l)
                         .and_then(|loc| self.mem.load_hinted(loc, size, &mut hint));
                     match v {
                         Some(v) => {
@@ -531,19 +576,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         } = inst.op
         {
             if vals.len() == 1 && self.hooks.transparent() {
-                let align = size.next_power_of_two();
                 let val = vals[0];
-                let warp = &self.warps[w as usize];
-                let cta = warp.cta;
-                // Every lane of a group shares its frame (see `step`).
-                let base = warp.reg_base[active.trailing_zeros() as usize];
-                let ai = row(base, ar);
+                let (fa, _) = FastAddr::new(
+                    &self.warps[w as usize],
+                    active,
+                    space,
+                    ar,
+                    offset,
+                    size.next_power_of_two(),
+                );
                 let mut hint = 0;
                 for l in lanes(active) {
-                    let raw = self.warps[w as usize].regs[ai + l].wrapping_add(offset as u64);
-                    if let Some(loc) =
-                        fast_loc(space, cta, raw).filter(|loc| !misaligned(loc.addr(), align))
-                    {
+                    if let Some(loc) = fa.loc(&self.warps[w as usize].regs, l) {
                         let v = self.src(w, l, val);
                         if self.mem.store_hinted(loc, size, v, &mut hint).is_some() {
                             self.since_progress = 0;
@@ -692,17 +736,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         } = inst.op
         {
             if self.hooks.transparent() {
-                let warp = &self.warps[w as usize];
-                let cta = warp.cta;
-                // Every lane of a group shares its frame (see `step`).
-                let base = warp.reg_base[active.trailing_zeros() as usize];
-                let ai = row(base, ar);
+                let (fa, _) =
+                    FastAddr::new(&self.warps[w as usize], active, space, ar, offset, size);
                 let mut hint = 0;
                 for l in lanes(active) {
-                    let raw = self.warps[w as usize].regs[ai + l].wrapping_add(offset as u64);
-                    if let Some(loc) =
-                        fast_loc(space, cta, raw).filter(|loc| !misaligned(loc.addr(), size))
-                    {
+                    if let Some(loc) = fa.loc(&self.warps[w as usize].regs, l) {
                         // As the general path: the read-modify-write directly.
                         if let Some(old) = self.mem.load_hinted(loc, size, &mut hint) {
                             let bv = self.src(w, l, b);
