@@ -34,6 +34,7 @@ use crate::generate::{generate, program_seed, shape};
 use crate::lower::{place, Lowered};
 use crate::print::print;
 use crate::run::{execute_with, RunConfig};
+use crate::soundness::pct;
 use crate::LitmusTest;
 use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
 use fencehound_racecheck::{RaceCheck, RaceClass};
@@ -383,14 +384,6 @@ pub fn run(cfg: &Config, progress: impl Fn(u64) + Sync) -> Report {
     rep.misses_by_shape.retain(|_, v| v.0 > 0);
     rep.seconds = t0.elapsed().as_secs_f64();
     rep
-}
-
-fn pct(a: u64, b: u64) -> String {
-    if b == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * a as f64 / b as f64)
-    }
 }
 
 /// The report as text: totals, then up to `limit` findings of each kind.

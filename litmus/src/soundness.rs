@@ -389,7 +389,8 @@ pub fn run(cfg: &Config, progress: impl Fn(u64) + Sync) -> Report {
     rep
 }
 
-fn pct(a: u64, b: u64) -> String {
+/// `a` of `b` as a percentage with one decimal ("-" when `b` is 0).
+pub(crate) fn pct(a: u64, b: u64) -> String {
     if b == 0 {
         "-".into()
     } else {
