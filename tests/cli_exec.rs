@@ -264,10 +264,19 @@ fn minimize_patches_the_programs_own_source() {
     assert_exit(&o, 1);
     let out = text(&o.stdout);
     assert!(
-        out.contains("insert `__threadfence();` after dot_lock.cu:52 `*c += cache[0];`"),
+        out.contains("insert `__threadfence();` after dot_lock.cu:56 `*c += cache[0];`"),
         "{out}"
     );
     assert!(out.contains("+        __threadfence();"), "{out}");
+    // The patch is verified on the program as its build command builds it (NVRTC cannot
+    // compile a program's host code, so it was "NOT verified" before).
+    assert!(
+        out.contains(
+            "patch verified: 0 failures in 100 runs of the patched program (built with the campaign's build command)"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("NOT verified"), "{out}");
     assert!(
         out.contains("confirmed: no failure on a fresh batch"),
         "{out}"

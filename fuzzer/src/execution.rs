@@ -137,6 +137,16 @@ impl Prepared {
     pub fn vgpu_only(&self) -> Option<&'static str> {
         self.subject.vgpu_only()
     }
+
+    /// What decides an execution's result besides its spec: the PTX (its SHA-256), and
+    /// for a program also the executable that runs it (a patched program's own build
+    /// and the original program running the same PTX are different subjects).
+    pub fn identity(&self) -> String {
+        match &self.subject {
+            Subject::Kernels(_) => self.ptx_sha256.clone(),
+            Subject::Program(p) => format!("{}@{}", self.ptx_sha256, p.exe().display()),
+        }
+    }
 }
 
 /// Compiles (or reads) the variant's PTX and runs the reference. For a program campaign:

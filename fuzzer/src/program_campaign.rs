@@ -40,6 +40,13 @@ pub struct PreparedProgram {
     pub kernels: Vec<String>,
 }
 
+impl PreparedProgram {
+    /// The built executable.
+    pub fn exe(&self) -> &Path {
+        &self.exe
+    }
+}
+
 /// `random`, `pct:3`, `rr:1`: the runtime's spelling of a scheduler.
 pub fn scheduler_name(k: SchedulerKind) -> String {
     match k {

@@ -26,6 +26,9 @@
 //! 6. the source patch — statement-exact, in the user's own files ([`source`]);
 //! 7. verification — the patched source is compiled and fuzzed on fresh seeds under every
 //!    model of the run: "patch verified: 0 failures in N runs" or "patch NOT verified".
+//!    A whole program (a program campaign) cannot go through NVRTC: its folder is mirrored
+//!    with the patched files in place, the program is built there by the campaign's own
+//!    build command, and that executable is fuzzed ([`source::Compiler`]).
 //!
 //! Rare failures. The search starts from a failure: the first of the first batch, or a
 //! failing execution a fuzz report recorded ([`Options::known`], `minimize REPORT --exec
@@ -335,22 +338,31 @@ pub struct Verification {
     /// The compiled patch makes exactly the PTX change that was searched and checked
     /// (same memory operations and fences in the same order).
     pub exact: bool,
+    /// A whole program: the runs were of the patched program as its build command built
+    /// it, not of the original running edited PTX.
+    #[serde(default)]
+    pub program: bool,
 }
 
 impl Verification {
     /// "patch verified: 0 failures in N runs (models)" or "patch NOT verified: …".
     pub fn summary(&self) -> String {
         let models = self.models.join(", ");
+        let what = if self.program {
+            "the patched program (built with the campaign's build command)"
+        } else {
+            "the patched source"
+        };
         if self.verified {
             format!(
-                "patch verified: 0 failures in {} runs of the patched source ({models})",
+                "patch verified: 0 failures in {} runs of {what} ({models})",
                 self.runs
             )
         } else if let Some(e) = &self.error {
             format!("patch NOT verified: {e}")
         } else if let Some(f) = &self.failing {
             format!(
-                "patch NOT verified: the patched source still fails (seed {}, p_w={}, {}: {})",
+                "patch NOT verified: {what} still fails (seed {}, p_w={}, {}: {})",
                 f.seed, f.p, f.model, f.verdict
             )
         } else {
@@ -410,7 +422,7 @@ impl Checker {
     fn key(&self, prep: &Prepared, filters: &Filters, model: Model, p: f64, seed: u64) -> String {
         format!(
             "{}|{filters:?}|{}|{p}|{seed}|{:?}",
-            prep.ptx_sha256,
+            prep.identity(),
             model.name(),
             self.opts.scheduler
         )
@@ -703,7 +715,10 @@ impl Checker {
             }
         };
         v.exact = exact(&compiled);
-        let prep = match self.prep_ptx(compiled.ptx.clone()) {
+        // A program campaign's patch is verified on the patched program as built.
+        let built = compiled.program.as_ref().map(|p| p.prepared.clone());
+        v.program = built.is_some();
+        let prep = match built.map_or_else(|| self.prep_ptx(compiled.ptx.clone()), Ok) {
             Ok(p) => p,
             Err(e) => {
                 v.error = Some(format!("the patched source cannot be run: {e}"));

@@ -10,7 +10,9 @@
 //!    statement on that line is a candidate ([`crate::cxx`]): after a simple statement,
 //!    after a loop whose condition is on the line (the loop exit), at the start of an `if`
 //!    body whose condition is on the line; unbraced bodies get braces.
-//! 3. **Which candidate**: each is compiled with NVRTC and its memory skeleton compared
+//! 3. **Which candidate**: each is compiled with NVRTC (a program campaign's: built with
+//!    its build command from a mirror of its folder, and the module it registers taken
+//!    from one `sc` run) and its memory skeleton compared
 //!    with the skeleton of the tested PTX change ([`crate::ptxinfo::changes`]). A candidate
 //!    whose compiled changes equal the tested ones is *exact*; one that also adds fences
 //!    elsewhere (a helper inlined at several call sites) *covers* it; the innermost exact
@@ -246,6 +248,50 @@ pub fn build_patch(campaign: &Campaign, edits: &[SourceEdit]) -> Result<Patch, S
 pub struct Compiled {
     pub ptx: String,
     pub skeleton: Vec<(String, Vec<String>)>,
+    /// A program campaign's patched program, built with the campaign's own build command
+    /// and run once for its reference (`ptx` is the module it registered): verification
+    /// fuzzes this program, not the original running edited PTX.
+    pub program: Option<Arc<PatchedProgram>>,
+}
+
+/// A program campaign built from patched files: a mirror of the campaign's folders in
+/// which the patched files are real files and everything else links to the original.
+#[derive(Debug)]
+pub struct PatchedProgram {
+    pub prepared: Arc<fencehound_fuzzer::Prepared>,
+    /// Holds the mirror (`{dir}` of the patched campaign) while the program runs.
+    _mirror: tempfile::TempDir,
+}
+
+/// Mirrors `from` into `to`: patched files are written, folders in `open` (those on the
+/// way to a patched file or to a folder the campaign names) are recreated, and every
+/// other entry becomes a symbolic link to the original.
+fn mirror(
+    from: &Path,
+    to: &Path,
+    files: &BTreeMap<PathBuf, String>,
+    open: &BTreeSet<PathBuf>,
+) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+    let entries =
+        std::fs::read_dir(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+    for e in entries.flatten() {
+        let src = from.join(e.file_name());
+        let dst = to.join(e.file_name());
+        if let Some(text) = files.get(&src) {
+            std::fs::write(&dst, text)
+                .map_err(|e| format!("cannot write {}: {e}", dst.display()))?;
+        } else if open.contains(&src) {
+            mirror(&src, &dst, files, open)?;
+        } else {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&src, &dst)
+                .map_err(|e| format!("cannot link {}: {e}", dst.display()))?;
+            #[cfg(not(unix))]
+            return Err("verifying a program's patch needs symbolic links (Unix)".into());
+        }
+    }
+    Ok(())
 }
 
 /// The replaced files of one compilation (path, text), sorted by path.
@@ -289,6 +335,9 @@ impl Compiler {
     }
 
     fn compile_uncached(&self, files: &BTreeMap<PathBuf, String>) -> Result<Compiled, String> {
+        if self.campaign.is_program() {
+            return self.build_program(files);
+        }
         let c = &self.campaign;
         let v = c
             .variant(&self.variant)
@@ -358,6 +407,57 @@ impl Compiler {
         Ok(Compiled {
             skeleton: ptxinfo::skeleton(&module),
             ptx: out.ptx,
+            program: None,
+        })
+    }
+
+    /// A program campaign cannot be compiled with NVRTC (its source holds host code): the
+    /// campaign's folder is mirrored with `files` in place of the originals, the program
+    /// is built there with the campaign's own build command and run once under `sc`
+    /// (`fencehound_fuzzer::prepare`), and the module it registers is the result.
+    fn build_program(&self, files: &BTreeMap<PathBuf, String>) -> Result<Compiled, String> {
+        let c = &self.campaign;
+        let dir = canonical(&c.dir);
+        let mut anchors = vec![dir.clone(), canonical(&c.source), canonical(&c.path)];
+        anchors.extend(files.keys().cloned());
+        let root = common_ancestor(&anchors);
+        let mut open = BTreeSet::new();
+        for a in anchors.iter().chain(std::iter::once(&dir)) {
+            let mut p = a.as_path();
+            while let Some(parent) = p.parent() {
+                if !parent.starts_with(&root) {
+                    break;
+                }
+                open.insert(parent.to_path_buf());
+                p = parent;
+            }
+        }
+        open.insert(dir.clone());
+        let tmp = tempfile::Builder::new()
+            .prefix("fencehound-patched-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a temporary folder: {e}"))?;
+        mirror(&root, tmp.path(), files, &open)?;
+        let moved = |p: &Path| -> PathBuf {
+            let p = canonical(p);
+            match p.strip_prefix(&root) {
+                Ok(rel) => tmp.path().join(rel),
+                Err(_) => p,
+            }
+        };
+        let mut patched = (**c).clone();
+        patched.dir = moved(&c.dir);
+        patched.source = moved(&c.source);
+        patched.path = moved(&c.path);
+        let prepared = fencehound_fuzzer::prepare(Arc::new(patched), &self.variant)
+            .map_err(|e| e.to_string())?;
+        Ok(Compiled {
+            skeleton: ptxinfo::skeleton(&prepared.module),
+            ptx: prepared.ptx.clone(),
+            program: Some(Arc::new(PatchedProgram {
+                prepared: Arc::new(prepared),
+                _mirror: tmp,
+            })),
         })
     }
 }

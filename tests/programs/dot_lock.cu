@@ -9,6 +9,7 @@
 // the holder's read of *c from being satisfied by an older value (needed under the PTX
 // memory model, which the `weak` model checks; store buffering alone never delays loads). Inputs are small integers, so every partial
 // sum is exact and the correct result does not depend on the order blocks take the lock.
+// EXTRA_FENCE adds a fence the barrier after it makes unneeded (for `audit`).
 #include <cstdio>
 
 #ifndef LOCK_FENCE
@@ -41,6 +42,9 @@ __global__ void dot(Lock lock, const float *a, const float *b, float *c) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < N; i += blockDim.x * gridDim.x)
         temp += a[i] * b[i];
     cache[threadIdx.x] = temp;
+#ifdef EXTRA_FENCE
+    __threadfence();
+#endif
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s /= 2) {
         if (threadIdx.x < s)
