@@ -284,6 +284,46 @@ fn minimize_patches_the_programs_own_source() {
 }
 
 #[test]
+fn audit_observes_a_program_and_verifies_the_removal_on_the_rebuilt_program() {
+    // The program's own runtime logs its accesses, fences and barriers for the audit's
+    // observer, so the fence before the barrier is seen to run (it was "not exercised"
+    // before: a program's executions were not observed at all) and judged redundant, and
+    // the removal patch is built and fuzzed as a program.
+    let d = campaign_dir();
+    let o = run(fencehound_in(d.path()).args([
+        "audit",
+        "dot_lock.toml",
+        "--variant",
+        "extra_fence",
+        "--model",
+        "weak",
+        "-j",
+        "2",
+    ]));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("dot_lock.cu:46 `__threadfence();` `membar.gl;`: likely redundant"),
+        "{out}"
+    );
+    assert!(
+        out.contains("dot_lock.cu:31 `LOCK_FENCE;` `membar.gl;`: NECESSARY"),
+        "{out}"
+    );
+    assert!(
+        out.contains("dot_lock.cu:34 `UNLOCK_FENCE;` `membar.gl;`: NECESSARY"),
+        "{out}"
+    );
+    assert!(out.contains("-    __threadfence();"), "{out}");
+    assert!(
+        out.contains(
+            "patch verified: 0 failures in 100 runs of the patched program (built with the campaign's build command) (weak)"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("not exercised"), "{out}");
+}
+
+#[test]
 fn kernel_campaigns_take_templates_structs_device_variables_and_bundled_headers() {
     // apply<2> as written, a by-value struct, `total` (a __device__ variable) checked by an
     // oracle, a relative -I and <cooperative_groups.h> through $NVRTC_BUNDLED_HEADERS.

@@ -18,8 +18,8 @@ use fencehound_cudart_protocol::{
 };
 use fencehound_handlers::{BufferConfig, Level, Model, TraceEvent, WriteBuffers};
 use fencehound_vgpu::{
-    Arg, Device, Dim3, FaultKind, LaunchOptions, LaunchOutcome, ModuleId, SchedulerKind, SiteInfo,
-    Stop,
+    Arg, Device, Dim3, FaultKind, LaunchOptions, LaunchOutcome, ModuleId, Observed, SchedulerKind,
+    SiteInfo, Stop,
 };
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
@@ -95,6 +95,8 @@ pub struct Runtime {
     configs: Vec<CallConfig>,
     sticky: Option<CudaError>,
     side: Option<std::fs::File>,
+    /// The event log (`FENCEHOUND_EVENTS`) of the launches of one module.
+    event_log: Option<EventLog>,
     streams: HashMap<usize, u32>,
     events: HashMap<usize, Event>,
     next_handle: usize,
@@ -102,6 +104,8 @@ pub struct Runtime {
     pub device_flags: u32,
     pub limits: HashMap<i32, usize>,
 }
+
+type EventLog = fencehound_cudart_protocol::events::Writer<std::io::BufWriter<std::fs::File>>;
 
 fn sha256_hex(b: &[u8]) -> String {
     Sha256::digest(b)
@@ -169,6 +173,15 @@ impl Runtime {
             ),
             None => None,
         };
+        let event_log = match &cfg.events {
+            Some(p) => Some(fencehound_cudart_protocol::events::Writer::new(
+                std::io::BufWriter::new(
+                    std::fs::File::create(p)
+                        .map_err(|e| format!("cannot create the event log {}: {e}", p.display()))?,
+                ),
+            )),
+            None => None,
+        };
         let mut rt = Runtime {
             cfg,
             model,
@@ -182,6 +195,7 @@ impl Runtime {
             configs: Vec::new(),
             sticky: None,
             side,
+            event_log,
             streams: HashMap::new(),
             events: HashMap::new(),
             next_handle: 0x1000,
@@ -677,21 +691,51 @@ impl Runtime {
             cancel: None,
         };
         let wb = WriteBuffers::new(cfg);
+        // The event log sees the launches of its module only (site ids are per module).
+        let logged = self
+            .cfg
+            .events_module
+            .as_ref()
+            .is_none_or(|m| *m == self.modules[k.module].sha256);
+        let mut log = if logged { self.event_log.take() } else { None };
         let run = if self.cfg.race {
             let mut rc = fencehound_racecheck::RaceCheck::for_module(wb, &self.dev, id);
-            let r = self.dev.launch_with_stop(
-                id, &k.name, grid, block, shared_u32, &args, opts, stop, &mut rc, &mut sched,
-            );
+            let r = match log.as_mut() {
+                Some(obs) => {
+                    let mut h = Observed { inner: rc, obs };
+                    let r = self.dev.launch_with_stop(
+                        id, &k.name, grid, block, shared_u32, &args, opts, stop, &mut h, &mut sched,
+                    );
+                    rc = h.inner;
+                    r
+                }
+                None => self.dev.launch_with_stop(
+                    id, &k.name, grid, block, shared_u32, &args, opts, stop, &mut rc, &mut sched,
+                ),
+            };
             rec.races = rc.races().reports(&self.dev, id);
             r.map(|r| (r, rc.into_inner()))
         } else {
             let mut wb = wb;
-            self.dev
-                .launch_with_stop(
+            let r = match log.as_mut() {
+                Some(obs) => {
+                    let mut h = Observed { inner: wb, obs };
+                    let r = self.dev.launch_with_stop(
+                        id, &k.name, grid, block, shared_u32, &args, opts, stop, &mut h, &mut sched,
+                    );
+                    wb = h.inner;
+                    r
+                }
+                None => self.dev.launch_with_stop(
                     id, &k.name, grid, block, shared_u32, &args, opts, stop, &mut wb, &mut sched,
-                )
-                .map(|r| (r, wb))
+                ),
+            };
+            r.map(|r| (r, wb))
         };
+        if let Some(mut l) = log {
+            l.end_launch();
+            self.event_log = Some(l);
+        }
         rec.wall_ms = start.elapsed().as_millis() as u64;
         let (result, mut wb) = match run {
             Ok(x) => x,
@@ -712,6 +756,23 @@ impl Runtime {
         rec.stats = wb.stats().clone();
         if self.cfg.trace {
             let trace = wb.take_trace();
+            if let Some(l) = self.event_log.as_mut().filter(|_| logged) {
+                let mut drains: BTreeMap<u32, u64> = BTreeMap::new();
+                for ev in &trace {
+                    if let TraceEvent::Drained {
+                        reason: fencehound_handlers::DrainReason::Fence,
+                        at: Some(site),
+                        ..
+                    } = ev
+                    {
+                        *drains.entry(*site).or_default() += 1;
+                    }
+                }
+                for (site, n) in drains {
+                    l.fence_drains(site, n);
+                }
+                l.flush();
+            }
             let sites: &[SiteInfo] = self
                 .dev
                 .program(id)

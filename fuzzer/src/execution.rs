@@ -107,7 +107,7 @@ impl Subject {
                 let raw = kernel_campaign::execute_raw(c, k, &prep.inputs, spec, cancel, obs);
                 kernel_campaign::judge(c, &prep.inputs, &prep.golden, raw, start)
             }
-            Subject::Program(p) => program_campaign::execute(&prep.campaign, p, spec, cancel),
+            Subject::Program(p) => program_campaign::execute(&prep.campaign, p, spec, cancel, obs),
         }
     }
 }

@@ -12,10 +12,8 @@ use crate::types::{ExecResult, ExecSpec, Observer, PrepareError, Raw};
 use crate::verdict::Verdict;
 use fencehound_handlers::{BufferConfig, WriteBuffers};
 use fencehound_oracle::{Buffer, Context, Judgement, Outputs};
-use fencehound_vgpu::hooks::RmwFn;
 use fencehound_vgpu::{
-    Access, Arg, Barrier, Device, Fence, HangCause, Hooks, LaunchInfo, LaunchOptions,
-    LaunchOutcome, MemError, Memory, ModuleId, Stop, ThreadRef,
+    Arg, Device, HangCause, Hooks, LaunchOptions, LaunchOutcome, ModuleId, Observed, Stop,
 };
 use sha2::{Digest, Sha256};
 use std::sync::atomic::AtomicBool;
@@ -531,51 +529,6 @@ fn run_launches<H: fencehound_vgpu::Hooks>(
     Ok((lane_instructions, printf, None))
 }
 
-/// Hooks that show every event to an [`Observer`], then hand it to `inner`.
-struct Observed<'o, H> {
-    inner: H,
-    obs: &'o mut dyn Observer,
-}
-
-impl<H: Hooks> Hooks for Observed<'_, H> {
-    fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
-        self.obs.launch_begin(info);
-        self.inner.launch_begin(info)
-    }
-    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
-        self.obs.access(a);
-        self.inner.load(mem, a, buf)
-    }
-    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
-        self.obs.access(a);
-        self.inner.store(mem, a, data)
-    }
-    fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
-        self.obs.access(a);
-        self.inner.atomic(mem, a, rmw)
-    }
-    fn fence(&mut self, mem: &mut Memory, f: &Fence) {
-        self.obs.fence(f);
-        self.inner.fence(mem, f)
-    }
-    fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
-        self.obs.barrier(b);
-        self.inner.barrier_arrive(mem, b)
-    }
-    fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
-        self.inner.barrier_release(mem, b, threads)
-    }
-    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
-        self.inner.thread_exit(mem, t)
-    }
-    fn stalled(&mut self, mem: &mut Memory) -> bool {
-        self.inner.stalled(mem)
-    }
-    fn launch_end(&mut self, mem: &mut Memory) {
-        self.inner.launch_end(mem)
-    }
-}
-
 /// What [`run_launches`] returns: lane instructions, printf output, a launch's verdict.
 type Launched = (u64, String, Option<Verdict>);
 
@@ -708,5 +661,6 @@ pub(crate) fn judge(
         sites: raw.sites,
         races: raw.races,
         program_trace: Vec::new(),
+        fence_drains: Default::default(),
     }
 }

@@ -11,9 +11,12 @@
 
 use crate::campaign::{BuildCommand, Campaign};
 use crate::program::{check_program, run_program, ProgramOutcome, ProgramRun, RuntimeDir, Streams};
+use crate::types::Observer;
 use crate::types::{sha256_hex, ExecResult, ExecSpec, PrepareError};
 use crate::verdict::Verdict;
-use fencehound_cudart_protocol::{LaunchOutcome, RuntimeConfig, SideChannel, HANG_EXIT_STATUS};
+use fencehound_cudart_protocol::{
+    events, LaunchOutcome, RuntimeConfig, SideChannel, HANG_EXIT_STATUS,
+};
 use fencehound_oracle::process::{self as oracle_process, ProcessOutputs};
 use fencehound_oracle::{Judgement, Outputs};
 use fencehound_vgpu::SchedulerKind;
@@ -320,6 +323,8 @@ fn config_for(
         ptx_override: override_dir.map(Path::to_path_buf),
         record_ptx: false,
         quiet: true,
+        events: None,
+        events_module: None,
     }
 }
 
@@ -534,18 +539,55 @@ pub(crate) fn execute(
     b: &PreparedProgram,
     spec: &ExecSpec,
     cancel: Option<&AtomicBool>,
+    obs: Option<&mut dyn Observer>,
 ) -> ExecResult {
     let start = Instant::now();
-    let cfg = config_for(
+    let mut cfg = config_for(
         c,
         spec,
         &b.module_sha,
         b.override_dir.as_ref().map(|d| d.path()),
     );
+    // An observer sees the main module's launches through the program's event log.
+    let log_file = match &obs {
+        Some(_) => match tempfile::Builder::new()
+            .prefix("fencehound-events-")
+            .tempfile()
+        {
+            Ok(f) => Some(f),
+            Err(e) => {
+                let message = format!("cannot create an event log: {e}");
+                return ExecResult::failed(Verdict::OracleError { message }, start);
+            }
+        },
+        None => None,
+    };
+    if let Some(f) = &log_file {
+        cfg.events = Some(f.path().to_path_buf());
+        cfg.events_module = Some(b.module_sha.clone());
+    }
     let (out, outputs) = match run_once(c, &b.runtime, &b.exe, cfg, cancel) {
         Ok(x) => x,
         Err(message) => return ExecResult::failed(Verdict::OracleError { message }, start),
     };
+    let mut fence_drains = std::collections::BTreeMap::new();
+    if let (Some(obs), Some(f)) = (obs, &log_file) {
+        let log = match std::fs::read(f.path()) {
+            Ok(bytes) if out.side.started => events::read(&bytes),
+            Ok(_) => events::Log {
+                incomplete: Some("the program never started fencehound's runtime".into()),
+                ..Default::default()
+            },
+            Err(e) => events::Log {
+                incomplete: Some(format!("the program's event log cannot be read: {e}")),
+                ..Default::default()
+            },
+        };
+        events::replay(&log, obs, &mut fence_drains);
+        if let Some(why) = &log.incomplete {
+            obs.incomplete(why);
+        }
+    }
     let side = &out.side;
     let mut h = Sha256::new();
     h.update(format!("{:?} {:?}\0", outputs.status, outputs.signal).as_bytes());
@@ -615,6 +657,7 @@ pub(crate) fn execute(
                     .chain(l.trace.iter().map(|t| format!("  {t}")))
             })
             .collect(),
+        fence_drains,
     }
 }
 

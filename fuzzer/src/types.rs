@@ -8,7 +8,7 @@
 use crate::verdict::Verdict;
 use fencehound_handlers::{BufferStats, Model, TraceEvent};
 use fencehound_oracle::Outputs;
-use fencehound_vgpu::{Access, Barrier, Fence, LaunchInfo, SchedulerKind, SiteInfo};
+use fencehound_vgpu::{SchedulerKind, SiteInfo};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::time::Instant;
@@ -127,6 +127,10 @@ pub struct ExecResult {
     /// Programs: the buffering trace as text, per launch (with `trace`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub program_trace: Vec<String>,
+    /// Programs observed with `trace`: buffered stores each fence site drained (a kernel
+    /// campaign's are in `trace`, as `Drained { reason: Fence }` events).
+    #[serde(skip)]
+    pub fence_drains: std::collections::BTreeMap<fencehound_vgpu::SiteId, u64>,
 }
 
 impl ExecResult {
@@ -146,6 +150,7 @@ impl ExecResult {
             sites: Vec::new(),
             races: Vec::new(),
             program_trace: Vec::new(),
+            fence_drains: Default::default(),
         }
     }
 }
@@ -165,11 +170,7 @@ pub(crate) struct Raw {
 }
 
 /// Sees every global/shared access, fence, barrier and launch of an execution before the
-/// write buffers do. The minimizer uses it for coverage (which fence copies ran) and for
+/// write buffers do (the vgpu's observer, for kernel campaigns and, through the event log,
+/// for programs). The minimizer uses it for coverage (which fence copies ran) and for
 /// which loads read what other threads write; it cannot change the execution.
-pub trait Observer {
-    fn launch_begin(&mut self, _info: &LaunchInfo<'_>) {}
-    fn access(&mut self, _a: &Access) {}
-    fn fence(&mut self, _f: &Fence) {}
-    fn barrier(&mut self, _b: &Barrier) {}
-}
+pub use fencehound_vgpu::Observer;

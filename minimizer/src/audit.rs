@@ -268,6 +268,10 @@ fn observe(
                             *drains.entry(*site).or_default() += 1;
                         }
                     }
+                    // A program's drains come counted, from its event log.
+                    for (site, n) in &r.fence_drains {
+                        *drains.entry(*site).or_default() += n;
+                    }
                     verdicts.insert(ord, (p, seed, r.verdict));
                 }
                 if let Ok(mut g) = merged.lock() {
@@ -359,19 +363,29 @@ fn try_edits(
 /// first failure without them, if any) and what the observed executions of the unchanged
 /// variant showed about each copy. Pure: it runs nothing, so every case is unit-tested.
 ///
-/// In order: a failure makes the fence necessary, whatever else is known; a copy that never
-/// ran makes it not exercised (nothing is known about that copy); a passing removal the
-/// model could not have made fail is "cannot judge" ([`cannot_judge`]); anything else is
-/// likely redundant.
-pub(crate) fn judge(
+/// In order: a failure makes the fence necessary, whatever else is known; executions that
+/// were not seen whole (a program's event log cut short: `unobserved` says why) make any
+/// other verdict "cannot judge", since coverage and communication are then unknown; a copy
+/// that never ran makes it not exercised (nothing is known about that copy); a passing
+/// removal the model could not have made fail is "cannot judge" ([`cannot_judge`]);
+/// anything else is likely redundant.
+pub(crate) fn judge_observed(
     failing: Option<Failing>,
     copies: &[FenceCopy],
     model: Model,
     observed_runs: u64,
     runs_total: u64,
+    unobserved: Unobserved<'_>,
 ) -> FenceVerdict {
     if let Some(failing) = failing {
         return FenceVerdict::Necessary { failing };
+    }
+    if let Some(why) = unobserved {
+        return FenceVerdict::CannotJudge {
+            reason: format!(
+                "the executions were not observed whole ({why}), so which fences ran and what they order is unknown"
+            ),
+        };
     }
     let unreached = copies.iter().filter(|c| c.reached == 0).count();
     if unreached > 0 {
@@ -384,6 +398,18 @@ pub(crate) fn judge(
         Some(reason) => FenceVerdict::CannotJudge { reason },
         None => likely_redundant(runs_total),
     }
+}
+
+/// [`judge_observed`] of executions that were seen whole.
+#[cfg(test)]
+pub(crate) fn judge(
+    failing: Option<Failing>,
+    copies: &[FenceCopy],
+    model: Model,
+    observed_runs: u64,
+    runs_total: u64,
+) -> FenceVerdict {
+    judge_observed(failing, copies, model, observed_runs, runs_total, None)
 }
 
 /// Why `model` cannot show what the copies' fence orders, so that a passing removal says
@@ -496,6 +522,9 @@ struct Runs {
     observed: u64,
 }
 
+/// Why the observed executions were not seen whole, if they were not.
+type Unobserved<'a> = Option<&'a str>;
+
 /// Step 1: the fences of the module (not acquire-only ones) grouped by their statement in
 /// the user's code — the innermost user frame, else the innermost line; a fence with no
 /// line is a group of its own —, in PTX order, each named by its statement.
@@ -581,18 +610,20 @@ fn judge_group(
     g: &Group,
     copies: &[FenceCopy],
     runs: Runs,
+    unobserved: Unobserved<'_>,
 ) -> Result<FenceVerdict, MinimizeError> {
     let failing = match try_edits(ck, base, &g.removal(), runs.model, runs.n)? {
         // Edits that do not apply leave the variant unchanged, which is then run.
         Trial::Inapplicable => try_edits(ck, base, &[], runs.model, runs.n)?.failure(),
         t => t.failure(),
     };
-    Ok(judge(
+    Ok(judge_observed(
         failing,
         copies,
         runs.model,
         runs.observed,
         runs.total,
+        unobserved,
     ))
 }
 
@@ -777,7 +808,7 @@ pub fn audit(
     let mut audits: Vec<FenceAudit> = Vec::new();
     for g in &groups {
         let copies = observed_copies(g, &st, &obs, &drains);
-        let verdict = judge_group(&mut ck, &base, g, &copies, runs)?;
+        let verdict = judge_group(&mut ck, &base, g, &copies, runs, obs.incomplete.as_deref())?;
         let block_scope = judge_block_scope(&mut ck, &base, g, &verdict, runs)?;
         audits.push(FenceAudit {
             fence: copies
@@ -970,6 +1001,33 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn executions_not_seen_whole_leave_only_necessary_or_cannot_judge() {
+        let cut = Some("the program made more events than the log holds (256 MiB)");
+        for model in ALL {
+            // A failure is still a failure.
+            assert_eq!(
+                judge_observed(Some(failing()), &[copy(0, 0)], model, 100, 100, cut),
+                FenceVerdict::Necessary { failing: failing() }
+            );
+            // Seen as never run, or as likely redundant when observed whole: neither may
+            // rest on a partial observation.
+            for copies in [vec![copy(0, 0)], vec![copy(10, 4)]] {
+                let FenceVerdict::CannotJudge { reason } =
+                    judge_observed(None, &copies, model, 100, 100, cut)
+                else {
+                    panic!("{} {copies:?}: not cannot-judge", model.name());
+                };
+                assert!(reason.contains("not observed whole"), "{reason}");
+                assert!(reason.contains("256 MiB"), "{reason}");
+            }
+        }
+        assert!(matches!(
+            judge(None, &[copy(10, 4)], Model::Weak, 100, 100),
+            FenceVerdict::LikelyRedundant { .. }
+        ));
     }
 
     #[test]

@@ -20,6 +20,13 @@
 //! - **warp locality**: per store site, whether every load of its values by another
 //!   thread came from the writer's warp — the evidence for suggesting `__syncwarp()`.
 
+//!
+//! A whole program runs in its own process: there, fencehound's CUDA runtime writes the
+//! main module's events to a log (`fencehound_cudart_protocol::events`) that the runner
+//! replays into this observer, and a log cut short (too large, or a process killed
+//! mid-launch) marks the observation [`FenceObserver::incomplete`], after which the audit
+//! says "cannot judge" rather than conclude anything from what it did not see.
+
 use fencehound_fuzzer::Observer;
 use fencehound_vgpu::{
     Access, AccessKind, Barrier, BarrierKind, Fence, LaunchInfo, Location, Scope, SiteId,
@@ -69,6 +76,9 @@ pub struct FenceObserver {
     communicating_stores: HashSet<SiteId>,
     /// Per store site: loads of its value by another thread in the same warp / another warp.
     pub store_readers: HashMap<SiteId, (u64, u64)>,
+    /// Why some execution was not seen whole (a program's event log cut short): then no
+    /// conclusion may rest on something not having been seen.
+    pub incomplete: Option<String>,
 }
 
 fn key(loc: Location) -> (bool, u32, u64) {
@@ -97,6 +107,9 @@ impl FenceObserver {
 
     /// Adds what another observer saw (each must have finished its last launch).
     pub fn merge(&mut self, o: FenceObserver) {
+        if self.incomplete.is_none() {
+            self.incomplete = o.incomplete;
+        }
         for (k, v) in o.reached {
             *self.reached.entry(k).or_default() += v;
         }
@@ -137,6 +150,9 @@ impl FenceObserver {
     /// Whether every load of the given stores' values by another thread came from the
     /// writer's warp, and there was at least one.
     pub fn warp_local(&self, stores: &[SiteId]) -> bool {
+        if self.incomplete.is_some() {
+            return false;
+        }
         let (mut same, mut other) = (0, 0);
         for s in stores {
             if let Some((a, b)) = self.store_readers.get(s) {
@@ -267,6 +283,10 @@ impl Observer for FenceObserver {
         w.since_cta.clear();
         w.last_fence = Some(f.site);
         self.prior_loads.entry(f.site).or_default().extend(window);
+    }
+
+    fn incomplete(&mut self, why: &str) {
+        self.incomplete.get_or_insert_with(|| why.to_string());
     }
 
     fn barrier(&mut self, b: &Barrier) {

@@ -220,3 +220,62 @@ impl Hooks for NoHooks {
         true
     }
 }
+
+/// Sees every global/shared access, fence, barrier and launch before the hooks do, and
+/// cannot change the execution: the minimizer's coverage observer, and the event log a
+/// program writes for it (`fencehound_cudart_protocol::events`).
+pub trait Observer {
+    fn launch_begin(&mut self, _info: &LaunchInfo<'_>) {}
+    fn access(&mut self, _a: &Access) {}
+    fn fence(&mut self, _f: &Fence) {}
+    fn barrier(&mut self, _b: &Barrier) {}
+    /// The observer did not see every event of the execution (a program's event log was
+    /// cut short): whatever it concludes from absence is unfounded.
+    fn incomplete(&mut self, _why: &str) {}
+}
+
+/// Hooks that show every event to an [`Observer`], then hand it to `inner`. Never
+/// transparent: the observer must see each access.
+pub struct Observed<'o, H> {
+    pub inner: H,
+    pub obs: &'o mut dyn Observer,
+}
+
+impl<H: Hooks> Hooks for Observed<'_, H> {
+    fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+        self.obs.launch_begin(info);
+        self.inner.launch_begin(info)
+    }
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        self.obs.access(a);
+        self.inner.load(mem, a, buf)
+    }
+    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        self.obs.access(a);
+        self.inner.store(mem, a, data)
+    }
+    fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        self.obs.access(a);
+        self.inner.atomic(mem, a, rmw)
+    }
+    fn fence(&mut self, mem: &mut Memory, f: &Fence) {
+        self.obs.fence(f);
+        self.inner.fence(mem, f)
+    }
+    fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
+        self.obs.barrier(b);
+        self.inner.barrier_arrive(mem, b)
+    }
+    fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
+        self.inner.barrier_release(mem, b, threads)
+    }
+    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+        self.inner.thread_exit(mem, t)
+    }
+    fn stalled(&mut self, mem: &mut Memory) -> bool {
+        self.inner.stalled(mem)
+    }
+    fn launch_end(&mut self, mem: &mut Memory) {
+        self.inner.launch_end(mem)
+    }
+}

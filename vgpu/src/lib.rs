@@ -27,8 +27,8 @@ pub use exec::{
     Dim3, ExecStats, Fault, HangCause, HangDump, LaunchOutcome, LaunchResult, TrapInfo,
 };
 pub use hooks::{
-    Access, AccessKind, Barrier, BarrierKind, Fence, FenceKind, Hooks, LaunchInfo, NoHooks, Scope,
-    Sem, SiteId, ThreadRef,
+    Access, AccessKind, Barrier, BarrierKind, Fence, FenceKind, Hooks, LaunchInfo, NoHooks,
+    Observed, Observer, Scope, Sem, SiteId, ThreadRef,
 };
 pub use memory::{Location, Memory};
 pub use program::{AccessSpace, CudaLoc, SiteInfo, SiteOp};

@@ -13,6 +13,8 @@
 //! that crashes or is killed leaves every record up to that point; [`read_side_channel`]
 //! ignores a torn last line.
 
+pub mod events;
+
 use fencehound_handlers::BufferStats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -58,6 +60,11 @@ pub mod env {
     pub const RECORD_PTX: &str = "FENCEHOUND_RECORD_PTX";
     /// `1`: no messages on stderr (the side channel still gets everything).
     pub const QUIET: &str = "FENCEHOUND_QUIET";
+    /// Path of an event log ([`crate::events`]) of the launches of one module: every
+    /// access, fence and barrier, for the runner's observers (the minimizer's audit).
+    pub const EVENTS: &str = "FENCEHOUND_EVENTS";
+    /// The module (SHA-256 of its registered PTX) whose launches [`EVENTS`] logs.
+    pub const EVENTS_MODULE: &str = "FENCEHOUND_EVENTS_MODULE";
 }
 
 /// Defaults when a variable is unset.
@@ -84,6 +91,9 @@ pub struct RuntimeConfig {
     pub ptx_override: Option<PathBuf>,
     pub record_ptx: bool,
     pub quiet: bool,
+    /// Where to write the event log of [`RuntimeConfig::events_module`]'s launches.
+    pub events: Option<PathBuf>,
+    pub events_module: Option<String>,
 }
 
 impl Default for RuntimeConfig {
@@ -107,6 +117,8 @@ impl Default for RuntimeConfig {
             ptx_override: None,
             record_ptx: false,
             quiet: false,
+            events: None,
+            events_module: None,
         }
     }
 }
@@ -189,6 +201,17 @@ impl RuntimeConfig {
             ),
             (env::RECORD_PTX, bool_s(self.record_ptx)),
             (env::QUIET, bool_s(self.quiet)),
+            (
+                env::EVENTS,
+                self.events
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            ),
+            (
+                env::EVENTS_MODULE,
+                self.events_module.clone().unwrap_or_default(),
+            ),
         ]
     }
 
@@ -270,6 +293,8 @@ impl RuntimeConfig {
         c.ptx_override = val(env::PTX_OVERRIDE).map(PathBuf::from);
         c.record_ptx = val(env::RECORD_PTX).is_some_and(|v| flag(&v));
         c.quiet = val(env::QUIET).is_some_and(|v| flag(&v));
+        c.events = val(env::EVENTS).map(PathBuf::from);
+        c.events_module = val(env::EVENTS_MODULE).map(|v| v.trim().to_string());
         Ok(c)
     }
 
@@ -498,6 +523,8 @@ mod tests {
             ptx_override: Some("/tmp/o".into()),
             record_ptx: true,
             quiet: true,
+            events: Some("/tmp/e.bin".into()),
+            events_module: Some("cd34".into()),
         };
         let env: HashMap<&str, String> = c.to_env().into_iter().collect();
         let back = RuntimeConfig::from_lookup(|k| env.get(k).cloned()).unwrap();
