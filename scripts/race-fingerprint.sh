@@ -3,7 +3,7 @@
 # to the race check (or to hb/) keeps its reports identical.
 #
 #   scripts/race-fingerprint.sh BIN OUTDIR [RUNS]
-#   diff -r OLD_OUTDIR NEW_OUTDIR
+#   diff -r OLD_OUTDIR NEW_OUTDIR   (reports are in first-execution order: runs of one build are identical)
 #
 # Runs `BIN race campaigns/<c>.toml --runs RUNS --expose 0 --model <m> --json` for every
 # campaign and m in sc, weak (RUNS defaults to 150), with heap addresses removed (they

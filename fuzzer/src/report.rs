@@ -224,6 +224,11 @@ pub struct Signature {
 pub struct RaceEntry {
     pub variant: String,
     pub first_exec: u64,
+    /// Position among the races of execution `first_exec`: with it, the list is kept in
+    /// (first execution, position) order, so a report's race order does not depend on
+    /// which job finished first.
+    #[serde(skip)]
+    pub position: usize,
     #[serde(flatten)]
     pub race: fencehound_racecheck::RaceReport,
 }
@@ -555,15 +560,17 @@ impl Report {
         exec: u64,
         races: &[fencehound_racecheck::RaceReport],
     ) {
-        for r in races {
+        for (position, r) in races.iter().enumerate() {
             let mut r = r.clone();
             r.executions = 1;
             self.add_race(RaceEntry {
                 variant: variant.to_string(),
                 first_exec: exec,
+                position,
                 race: r,
             });
         }
+        self.races.sort_by_key(|e| (e.first_exec, e.position));
     }
 
     fn add_race(&mut self, e: RaceEntry) {
