@@ -63,6 +63,12 @@ fn fast_loc(space: MemSpace, cta: u32, raw: u64) -> Option<Location> {
     }
 }
 
+/// Lanes from which a memory instruction with hooks that are not transparent takes the
+/// per-warp hooked path ([`Machine::exec_ld_warp`] and its store and atomic twins): it
+/// fills per-warp arrays first, which costs more than it saves for a single lane (a
+/// divergent spin loop's lanes: `algo_spinlock` +11% instructions with the race check).
+const WARP_PATH_LANES: u32 = 2;
+
 /// An address operand `[ar + offset]` of a warp's group as the per-warp fast paths of
 /// [`Machine::exec_ld`], [`Machine::exec_st`] and [`Machine::exec_atom`] resolve it, lane by
 /// lane: [`fast_loc`] of the lane's address when it is aligned to `align`, else `None` (the
@@ -433,7 +439,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 return Ok(());
             }
-            if ds.len() == 1 {
+            if ds.len() == 1 && active.count_ones() >= WARP_PATH_LANES {
                 return self.exec_ld_warp(w, active, pc, inst);
             }
         }
@@ -602,7 +608,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 return Ok(());
             }
-            if vals.len() == 1 {
+            if vals.len() == 1 && active.count_ones() >= WARP_PATH_LANES {
                 return self.exec_st_warp(w, active, pc, inst);
             }
         }
@@ -770,7 +776,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 return Ok(());
             }
-            return self.exec_atom_warp(w, active, pc, inst);
+            if active.count_ones() >= WARP_PATH_LANES {
+                return self.exec_atom_warp(w, active, pc, inst);
+            }
         }
         self.exec_atom_lanes(w, active, pc, inst)
     }
