@@ -56,7 +56,7 @@
 //!      semantics, no acquire fence after it in its thread before the launch ends, no
 //!      acquire operation on its location after it): the volatile warp reduction
 //!      without `__syncwarp()`, a flag set and polled without fences. "After" is program
-//!      order, counted per thread ([`ThreadState::ops`]): an acquire before the read, or
+//!      order, counted per thread ([`RaceCheck::ops`]): an acquire before the read, or
 //!      on another location, does not make it an acquire pattern. A compare-and-swap
 //!      whose comparison failed wrote nothing: it is a read for every class, and no
 //!      release operation. A load that a later CAS of its thread on the same location
@@ -126,7 +126,7 @@
 
 use crate::clock::Epoch;
 use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAccess, RawRace};
-use crate::shadow::{flags, meta, push_read, ReadSets, Rec, Region, PAGE};
+use crate::shadow::{flags, meta, push_read, Cell, ReadSets, Rec, Region, PAGE};
 use fencehound_hb::sync::{acquires, releases, scopes_meet};
 use fencehound_hb::{CtaId, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::RmwFn;
@@ -201,7 +201,7 @@ struct StrongCandidate {
     /// The write: (thread, site, epoch), and whether it could complete a release pattern.
     write: (u32, u32, Epoch),
     write_release: bool,
-    /// The read: (thread, its operation number [`ThreadState::ops`], location).
+    /// The read: (thread, its operation number [`RaceCheck::ops`], location).
     read: (u32, u32, u64),
     /// The read is a load (not an RMW that left the value as it was).
     read_is_load: bool,
@@ -213,9 +213,8 @@ struct ThreadState {
     /// Locks taken by an RMW that did not acquire: (lock, CAS site, a CTA-scope acquire
     /// fence followed it). A `.gpu` acquire fence removes the entry.
     unsynced: Vec<(u64, u32, bool)>,
-    /// Program-order number of the thread's latest memory operation or fence (1-based).
-    ops: u32,
-    /// Operation number of the thread's latest acquire fence; 0 = none.
+    /// Operation number ([`RaceCheck::ops`]) of the thread's latest acquire fence; 0 =
+    /// none.
     acquire_fence: u32,
     /// Acquire operations by location: a strong read followed by an acquire operation on
     /// its location starts an acquire pattern (PTX ISA, release and acquire patterns).
@@ -465,6 +464,44 @@ fn read_by(r: &Rec, read_sets: &ReadSets, g: u32) -> bool {
     }
 }
 
+/// Records read `cur` of `n` equal cells `cell` (a read by the thread of `cur`, which
+/// [`RaceCheck::check`] has checked): FastTrack's read update, a read set once two reads
+/// are not ordered (`ordered`: happens-before the read).
+#[inline(always)]
+fn record_read(
+    cell: &mut Cell,
+    cur: Rec,
+    n: usize,
+    read_sets: &mut ReadSets,
+    ordered: &impl Fn(&Rec) -> bool,
+) {
+    let me = cur.g;
+    if cell.r.is_empty() {
+        cell.r = cur;
+    } else if cell.r.kind() == meta::READ_SET {
+        let i = read_sets.unshare(cell.r.read_set(), n as u32);
+        cell.r = Rec::read_set_ref(i);
+        if let Some(set) = read_sets.get_mut(i) {
+            if set.last().is_some_and(|l| l.g == me) {
+                if let Some(l) = set.last_mut() {
+                    *l = cur;
+                }
+            } else {
+                push_read(set, cur);
+                // Amortized pruning: reads ordered before this one are implied.
+                if set.len() >= 64 && set.len().is_power_of_two() {
+                    set.retain(|r| !ordered(r));
+                    set.push(cur);
+                }
+            }
+        }
+    } else if ordered(&cell.r) {
+        cell.r = cur;
+    } else {
+        cell.r = Rec::read_set_ref(read_sets.alloc(&[cell.r, cur], n as u32));
+    }
+}
+
 /// Hidden writes kept per word ([`RaceCheck::hidden`]), oldest dropped first.
 const HIDDEN_WRITES: usize = 4;
 // The update marks dropped entries in a `u8`.
@@ -514,6 +551,10 @@ pub struct RaceCheck<H> {
     /// Per thread: its interned lock set (dense, apart from `threads`: every access reads
     /// it, and a plain access touches nothing else of the thread's state).
     lock_sets: Vec<u16>,
+    /// Per thread: the program-order number of its latest memory operation or fence
+    /// (1-based; dense like `lock_sets`: every access counts, and a plain access touches
+    /// nothing else of the thread's state).
+    ops: Vec<u32>,
     global: Vec<Region>,
     last_region: usize,
     shared: Vec<Region>,
@@ -561,6 +602,7 @@ impl<H: Hooks> RaceCheck<H> {
             blind: None,
             threads: Vec::new(),
             lock_sets: Vec::new(),
+            ops: Vec::new(),
             global: Vec::new(),
             last_region: 0,
             shared: Vec::new(),
@@ -656,6 +698,8 @@ impl<H: Hooks> RaceCheck<H> {
             .resize_with(info.threads as usize, ThreadState::default);
         self.lock_sets.clear();
         self.lock_sets.resize(info.threads as usize, 0);
+        self.ops.clear();
+        self.ops.resize(info.threads as usize, 0);
         self.global.clear();
         self.last_region = 0;
         self.shared.clear();
@@ -715,8 +759,72 @@ impl<H: Hooks> RaceCheck<H> {
         }
     }
 
+    /// [`Self::check`] for the commonest access: a load of whole words that no narrower
+    /// access has split, whose cells agree, whose last write (if any) happens before it
+    /// and hid no other write. Then it conflicts with nothing `check` would look at, and
+    /// only the read is recorded, as `check` records it. Returns false, having changed
+    /// nothing `check` does not change the same way (creating the page, splitting the
+    /// words a narrower access split before), for every other access.
+    #[inline]
+    fn check_load_fast(&mut self, mem: &Memory, a: &Access, strong: bool, fl: u8) -> bool {
+        let me = a.thread.global;
+        if a.kind != AccessKind::Load
+            || me as usize >= self.threads.len()
+            || !a.size.is_multiple_of(4)
+            || !a.loc.addr().is_multiple_of(4)
+        {
+            return false;
+        }
+        let cur = self.rec(a, strong, fl);
+        let tpb = self.launch.tpb;
+        let my_cta = me / tpb;
+        let Some((region, addr)) = region(
+            &mut self.global,
+            &mut self.last_region,
+            &mut self.shared,
+            mem,
+            a.loc,
+        ) else {
+            return false;
+        };
+        let read_sets = &mut self.read_sets;
+        let Some((cells, false)) = region.cells(addr, a.size as usize, read_sets) else {
+            return false;
+        };
+        let mut cell = cells[0];
+        if cell.w.flags & flags::HIDES != 0
+            || (cells.len() > 1 && cells[1..].iter().any(|c| *c != cell))
+        {
+            return false;
+        }
+        let hb = &self.hb;
+        let know = hb.knowledge(me);
+        let cta_base = my_cta * tpb;
+        let own_chunk = know.and_then(|k| k.clock_chunk(CtaId(my_cta)));
+        // As in `check`.
+        let ordered = |p: &Rec| -> bool {
+            p.g == me
+                || (p.g.wrapping_sub(cta_base) < tpb
+                    && own_chunk
+                        .and_then(|c| c.get((p.g - cta_base) as usize))
+                        .is_some_and(|&e| e >= p.epoch))
+                || know.is_some_and(|k| hb.covers(k, p.g, p.epoch))
+        };
+        if !cell.w.is_empty() && !ordered(&cell.w) {
+            return false;
+        }
+        let n = cells.len();
+        record_read(&mut cell, cur, n, read_sets, &ordered);
+        cells.fill(cell);
+        self.stats.accesses += 1;
+        true
+    }
+
     /// Checks and records one access in shadow memory.
     fn check(&mut self, mem: &Memory, a: &Access, strong: bool, fl: u8) {
+        if self.check_load_fast(mem, a, strong, fl) {
+            return;
+        }
         self.stats.accesses += 1;
         let me = a.thread.global;
         if me as usize >= self.threads.len() {
@@ -948,29 +1056,8 @@ impl<H: Hooks> RaceCheck<H> {
                     cell.w.flags |= flags::HIDES;
                 }
                 cell.r = Rec::default();
-            } else if cell.r.is_empty() {
-                cell.r = cur;
-            } else if cell.r.kind() == meta::READ_SET {
-                let i = read_sets.unshare(cell.r.read_set(), n as u32);
-                cell.r = Rec::read_set_ref(i);
-                if let Some(set) = read_sets.get_mut(i) {
-                    if set.last().is_some_and(|l| l.g == me) {
-                        if let Some(l) = set.last_mut() {
-                            *l = cur;
-                        }
-                    } else {
-                        push_read(set, cur);
-                        // Amortized pruning: reads ordered before this one are implied.
-                        if set.len() >= 64 && set.len().is_power_of_two() {
-                            set.retain(|r| !ordered(r));
-                            set.push(cur);
-                        }
-                    }
-                }
-            } else if ordered(&cell.r) {
-                cell.r = cur;
             } else {
-                cell.r = Rec::read_set_ref(read_sets.alloc(&[cell.r, cur], n as u32));
+                record_read(&mut cell, cur, n, read_sets, &ordered);
             }
             cells[k..k + n].fill(cell);
             k += n;
@@ -1101,7 +1188,7 @@ impl<H: Hooks> RaceCheck<H> {
             return u32::MAX;
         };
         if c == Conflict::Raw {
-            return ts.ops;
+            return self.ops.get(r.g as usize).copied().unwrap_or(0);
         }
         ts.reads
             .iter()
@@ -1113,10 +1200,10 @@ impl<H: Hooks> RaceCheck<H> {
 
     /// Numbers the thread's next operation (memory access or fence) in program order.
     fn tick(&mut self, g: u32) -> u32 {
-        match self.threads.get_mut(g as usize) {
-            Some(ts) => {
-                ts.ops += 1;
-                ts.ops
+        match self.ops.get_mut(g as usize) {
+            Some(n) => {
+                *n += 1;
+                *n
             }
             None => 0,
         }
@@ -1125,10 +1212,11 @@ impl<H: Hooks> RaceCheck<H> {
     /// Remembers a strong read of the thread (see [`ThreadState::reads`]).
     fn note_read(&mut self, a: &Access) {
         let epoch = self.hb.epoch(a.thread.global);
+        let ops = self.ops.get(a.thread.global as usize).copied().unwrap_or(0);
         let Some(ts) = self.threads.get_mut(a.thread.global as usize) else {
             return;
         };
-        let e = (loc_key(a.loc), a.site, epoch, ts.ops);
+        let e = (loc_key(a.loc), a.site, epoch, ops);
         if let Some(x) = ts
             .reads
             .iter_mut()
@@ -1470,10 +1558,11 @@ impl<H: Hooks> RaceCheck<H> {
                 l.retain(|x| x.0 != t.global);
             }
         }
+        let ops = self.ops.get(t.global as usize).copied().unwrap_or(0);
         if let Some(ts) = self.threads.get_mut(t.global as usize) {
             match loc {
-                Some(l) => ts.acquire_ops.note(l, ts.ops),
-                None => ts.acquire_fence = ts.ops,
+                Some(l) => ts.acquire_ops.note(l, ops),
+                None => ts.acquire_fence = ops,
             }
             if fencehound_hb::wide(scope) {
                 ts.unsynced.clear();
@@ -1892,6 +1981,52 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
         // access (its value, the one it read, is what memory holds).
         self.on_atomic(mem, a, old, new);
         Ok(old)
+    }
+
+    fn load_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        out: &mut [u64],
+    ) -> Result<(), (usize, MemError)> {
+        for (i, a) in a.iter().enumerate() {
+            let mut b = [0u8; 8];
+            let buf = &mut b[..a.size as usize];
+            self.inner.load(mem, a, buf).map_err(|e| (i, e))?;
+            self.on_load(mem, a, buf);
+            out[i] = u64::from_le_bytes(b);
+        }
+        Ok(())
+    }
+
+    fn store_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        vals: &[u64],
+    ) -> Result<(), (usize, MemError)> {
+        for (i, a) in a.iter().enumerate() {
+            let b = vals[i].to_le_bytes();
+            let data = &b[..a.size as usize];
+            self.inner.store(mem, a, data).map_err(|e| (i, e))?;
+            self.on_store(mem, a, data);
+        }
+        Ok(())
+    }
+
+    fn atomic_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        rmw: &mut dyn FnMut(usize, u64) -> Option<u64>,
+        old: &mut [u64],
+    ) -> Result<(), (usize, MemError)> {
+        for (i, a) in a.iter().enumerate() {
+            old[i] = self
+                .atomic(mem, a, &mut |o| rmw(i, o))
+                .map_err(|e| (i, e))?;
+        }
+        Ok(())
     }
 
     fn fence(&mut self, mem: &mut Memory, f: &Fence) {

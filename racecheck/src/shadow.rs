@@ -156,7 +156,7 @@ impl Region {
     /// byte cells (splitting the words first: each byte cell a copy of its word cell, a
     /// read set gaining the references), with `true` — call [`Region::merge`] after
     /// updating them.
-    #[inline]
+    #[inline(always)]
     pub fn cells(
         &mut self,
         addr: u64,

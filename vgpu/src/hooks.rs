@@ -171,6 +171,65 @@ pub trait Hooks {
         Ok(old)
     }
 
+    /// The scalar loads of one warp instruction, in lane order: `a[i]` is one lane's
+    /// access (at most 8 bytes), its value goes to `out[i]` (the little-endian bytes
+    /// [`Hooks::load`] fills, zero-extended). Must be exactly [`Hooks::load`] on each in
+    /// order, which the default is; an implementation may share work between the lanes.
+    /// On an error, the index of the access that failed (the ones before it are done,
+    /// the ones after it not started).
+    #[inline]
+    fn load_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        out: &mut [u64],
+    ) -> Result<(), (usize, MemError)> {
+        for (i, a) in a.iter().enumerate() {
+            let mut b = [0u8; 8];
+            self.load(mem, a, &mut b[..a.size as usize])
+                .map_err(|e| (i, e))?;
+            out[i] = u64::from_le_bytes(b);
+        }
+        Ok(())
+    }
+
+    /// The scalar stores of one warp instruction, in lane order: `a[i]` stores the low
+    /// `a[i].size` bytes of `vals[i]` (little-endian). Exactly [`Hooks::store`] on each
+    /// in order, as [`Hooks::load_warp`].
+    #[inline]
+    fn store_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        vals: &[u64],
+    ) -> Result<(), (usize, MemError)> {
+        for (i, a) in a.iter().enumerate() {
+            let b = vals[i].to_le_bytes();
+            self.store(mem, a, &b[..a.size as usize])
+                .map_err(|e| (i, e))?;
+        }
+        Ok(())
+    }
+
+    /// The atomics of one warp instruction, in lane order: `a[i]` with operation
+    /// `rmw(i, old)`, its old value to `old[i]`. Exactly [`Hooks::atomic`] on each in
+    /// order, as [`Hooks::load_warp`].
+    #[inline]
+    fn atomic_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        rmw: &mut dyn FnMut(usize, u64) -> Option<u64>,
+        old: &mut [u64],
+    ) -> Result<(), (usize, MemError)> {
+        for (i, a) in a.iter().enumerate() {
+            old[i] = self
+                .atomic(mem, a, &mut |o| rmw(i, o))
+                .map_err(|e| (i, e))?;
+        }
+        Ok(())
+    }
+
     /// A fence (`fence.*`, `membar.*`).
     #[inline]
     fn fence(&mut self, _mem: &mut Memory, _f: &Fence) {}

@@ -63,6 +63,12 @@ fn fast_loc(space: MemSpace, cta: u32, raw: u64) -> Option<Location> {
     }
 }
 
+/// Lanes from which a memory instruction with hooks that are not transparent takes the
+/// per-warp hooked path ([`Machine::exec_ld_warp`] and its store and atomic twins): it
+/// fills per-warp arrays first, which costs more than it saves for a single lane (a
+/// divergent spin loop's lanes: `algo_spinlock` +11% instructions with the race check).
+const WARP_PATH_LANES: u32 = 2;
+
 /// An address operand `[ar + offset]` of a warp's group as the per-warp fast paths of
 /// [`Machine::exec_ld`], [`Machine::exec_st`] and [`Machine::exec_atom`] resolve it, lane by
 /// lane: [`fast_loc`] of the lane's address when it is aligned to `align`, else `None` (the
@@ -433,6 +439,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 return Ok(());
             }
+            if ds.len() == 1 && active.count_ones() >= WARP_PATH_LANES {
+                return self.exec_ld_warp(w, active, pc, inst);
+            }
         }
         if let Op::Ld {
             space: MemSpace::KernelParam,
@@ -599,6 +608,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 return Ok(());
             }
+            if vals.len() == 1 && active.count_ones() >= WARP_PATH_LANES {
+                return self.exec_st_warp(w, active, pc, inst);
+            }
         }
         self.exec_st_lanes(w, active, pc, inst)
     }
@@ -764,6 +776,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 return Ok(());
             }
+            if active.count_ones() >= WARP_PATH_LANES {
+                return self.exec_atom_warp(w, active, pc, inst);
+            }
         }
         self.exec_atom_lanes(w, active, pc, inst)
     }
@@ -848,5 +863,265 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
         }
         Ok(())
+    }
+
+    /// A scalar load through a register, hooks not transparent: the lanes whose address
+    /// [`FastAddr`] resolves reach the hooks together ([`Hooks::load_warp`]), in lane
+    /// order; a lane it cannot resolve goes through [`Self::exec_ld_lanes`] alone, in its
+    /// turn (after the lanes before it), so the hook calls, their order and the first
+    /// fault are those of the per-lane path.
+    fn exec_ld_warp(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        let &Op::Ld {
+            space,
+            ref ds,
+            addr:
+                Addr {
+                    base: AddrBase::Reg(ar),
+                    offset,
+                },
+            size,
+            signed,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return self.exec_ld_lanes(w, active, pc, inst);
+        };
+        let (fa, base) = FastAddr::new(
+            &self.warps[w as usize],
+            active,
+            space,
+            ar,
+            offset,
+            size.next_power_of_two(),
+        );
+        let di = ds[0].map(|d| row(base, d));
+        let tmpl = self.access(
+            w,
+            active.trailing_zeros() as usize,
+            Location::Global(0),
+            size,
+            AccessKind::Load,
+            sem,
+            scope,
+            inst.site,
+        );
+        let mut acc = [tmpl; WARP];
+        let mut idx = [0u8; WARP];
+        let mut out = [0u64; WARP];
+        let mut rest = active;
+        loop {
+            let (n, slow) = self.gather(w, &fa, &mut rest, &mut acc, &mut idx);
+            if n > 0 {
+                let r = self.hooks.load_warp(self.mem, &acc[..n], &mut out[..n]);
+                let done = r.as_ref().map_or_else(|e| e.0, |_| n);
+                if let Some(di) = di {
+                    let regs = &mut self.warps[w as usize].regs;
+                    for k in 0..done {
+                        let v = out[k];
+                        regs[di + idx[k] as usize] = if signed { sign_extend(v, size) } else { v };
+                    }
+                }
+                if let Err((i, e)) = r {
+                    return Err(self.mem_fault(w, idx[i] as usize, pc, e));
+                }
+            }
+            match slow {
+                Some(l) => self.exec_ld_lanes(w, 1 << l, pc, inst)?,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// The next lanes of `rest` (taken out of it) whose address `fa` resolves, into
+    /// `acc`/`idx` (each lane's thread and location; the rest of `acc` is the
+    /// instruction's), up to the first it does not: their count, and that lane.
+    #[inline(always)]
+    fn gather(
+        &self,
+        w: u32,
+        fa: &FastAddr,
+        rest: &mut u32,
+        acc: &mut [Access; WARP],
+        idx: &mut [u8; WARP],
+    ) -> (usize, Option<usize>) {
+        let regs = &self.warps[w as usize].regs;
+        let mut n = 0;
+        while *rest != 0 {
+            let l = rest.trailing_zeros() as usize;
+            *rest &= *rest - 1;
+            match fa.loc(regs, l) {
+                Some(loc) => {
+                    acc[n].thread = self.thread_ref(w, l);
+                    acc[n].loc = loc;
+                    idx[n] = l as u8;
+                    n += 1;
+                }
+                None => return (n, Some(l)),
+            }
+        }
+        (n, None)
+    }
+
+    /// A scalar store through a register, hooks not transparent: as
+    /// [`Self::exec_ld_warp`], with [`Hooks::store_warp`].
+    fn exec_st_warp(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        let &Op::St {
+            space,
+            addr:
+                Addr {
+                    base: AddrBase::Reg(ar),
+                    offset,
+                },
+            ref vals,
+            size,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return self.exec_st_lanes(w, active, pc, inst);
+        };
+        let val = vals[0];
+        let (fa, _) = FastAddr::new(
+            &self.warps[w as usize],
+            active,
+            space,
+            ar,
+            offset,
+            size.next_power_of_two(),
+        );
+        let tmpl = self.access(
+            w,
+            active.trailing_zeros() as usize,
+            Location::Global(0),
+            size,
+            AccessKind::Store,
+            sem,
+            scope,
+            inst.site,
+        );
+        let mut acc = [tmpl; WARP];
+        let mut idx = [0u8; WARP];
+        let mut data = [0u64; WARP];
+        let mut rest = active;
+        loop {
+            let (n, slow) = self.gather(w, &fa, &mut rest, &mut acc, &mut idx);
+            if n > 0 {
+                for k in 0..n {
+                    data[k] = self.src(w, idx[k] as usize, val);
+                }
+                let r = self.hooks.store_warp(self.mem, &acc[..n], &data[..n]);
+                let done = r.as_ref().map_or_else(|e| e.0, |_| n);
+                if done > 0 {
+                    self.since_progress = 0;
+                    self.changed();
+                }
+                if let Err((i, e)) = r {
+                    return Err(self.mem_fault(w, idx[i] as usize, pc, e));
+                }
+            }
+            match slow {
+                Some(l) => self.exec_st_lanes(w, 1 << l, pc, inst)?,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// An atomic through a register, hooks not transparent: as [`Self::exec_ld_warp`],
+    /// with [`Hooks::atomic_warp`].
+    fn exec_atom_warp(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        let &Op::Atom {
+            space,
+            op,
+            size,
+            d,
+            addr:
+                Addr {
+                    base: AddrBase::Reg(ar),
+                    offset,
+                },
+            b,
+            c,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return self.exec_atom_lanes(w, active, pc, inst);
+        };
+        let (fa, _) = FastAddr::new(&self.warps[w as usize], active, space, ar, offset, size);
+        let tmpl = self.access(
+            w,
+            active.trailing_zeros() as usize,
+            Location::Global(0),
+            size,
+            AccessKind::Atomic,
+            sem,
+            scope,
+            inst.site,
+        );
+        let mut acc = [tmpl; WARP];
+        let mut idx = [0u8; WARP];
+        let mut bv = [0u64; WARP];
+        let mut cv = [0u64; WARP];
+        let mut old = [0u64; WARP];
+        let mut rest = active;
+        loop {
+            let (n, slow) = self.gather(w, &fa, &mut rest, &mut acc, &mut idx);
+            if n > 0 {
+                for k in 0..n {
+                    let l = idx[k] as usize;
+                    bv[k] = self.src(w, l, b);
+                    cv[k] = c.map_or(0, |c| self.src(w, l, c));
+                }
+                // A failing compare-and-swap (a spin lock's) changes nothing (see
+                // `livelock`).
+                let mut changed = false;
+                let mut f = |k: usize, o: u64| {
+                    let new = rmw(op, size, bv[k], cv[k])(o);
+                    changed |= new.is_some_and(|x| x != o);
+                    new
+                };
+                let r = self
+                    .hooks
+                    .atomic_warp(self.mem, &acc[..n], &mut f, &mut old[..n]);
+                let done = r.as_ref().map_or_else(|e| e.0, |_| n);
+                if done > 0 {
+                    self.since_progress = 0;
+                }
+                if changed {
+                    self.changed();
+                }
+                if let Some(d) = d {
+                    for k in 0..done {
+                        self.set(w, idx[k] as usize, d, old[k]);
+                    }
+                }
+                if let Err((i, e)) = r {
+                    return Err(self.mem_fault(w, idx[i] as usize, pc, e));
+                }
+            }
+            match slow {
+                Some(l) => self.exec_atom_lanes(w, 1 << l, pc, inst)?,
+                None => return Ok(()),
+            }
+        }
     }
 }
