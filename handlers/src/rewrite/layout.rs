@@ -317,6 +317,10 @@ pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, 
     let mut c = vec![0u8; words * 8];
     dev.read(area.counters, &mut c).map_err(err)?;
     let word = |i: usize| u64_at(&c, i * 8);
+    // Stores that quiet launches saw (the rewrite counts them in registers; see
+    // `emit::SEEN_GLOBAL`).
+    s.global.stores_seen += word(super::emit::SEEN_GLOBAL as usize);
+    s.shared.stores_seen += word(super::emit::SEEN_SHARED as usize);
     for (i, r) in REASON_ORDER.iter().enumerate() {
         let n = word(i);
         if n > 0 {
