@@ -329,7 +329,7 @@ const TEMP_DECLS: &str = "\
 .reg .pred %fhp<4>;
 .reg .b16 %fhh<4>;
 .reg .b32 %fhr<8>;
-.reg .b64 %fhd<16>;
+.reg .b64 %fhd<18>;
 .reg .pred %fhq<4>;
 .reg .b32 %fhc<4>;
 ";
@@ -374,9 +374,7 @@ impl Scan {
     }
 }
 
-// Offsets in the control block (runtime.cu's FhCtl).
-const CTL_THRESHOLD: u32 = 8;
-const CTL_FLAGS: u32 = 20;
+// Offset of the counters pointer in the control block (runtime.cu's FhCtl).
 const CTL_COUNTERS: u32 = 56;
 
 /// PTX text deciding this launch's mode: `%fhq0` *full* (sites call the runtime), `%fhq1`
@@ -385,28 +383,19 @@ const CTL_COUNTERS: u32 = 56;
 /// use the CTA overlay: then no buffer, overlay or orphan queue ever holds an entry, every
 /// runtime call would only count, and sites run the original instruction after counting
 /// stores in registers). Neither: the launch does not buffer (sites run the original).
-fn mode_code(cx: &mut Ctx<'_>) -> String {
-    let end = cx.label();
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "mov.u32 %fhc2, 0;\nsetp.ne.u32 %fhq0, %fhc2, 0;\nsetp.ne.u32 %fhq1, %fhc2, 0;\n\
-         ld.global.u64 %fhd15, [{PREFIX}ctl];\nsetp.eq.u64 %fhq2, %fhd15, 0;\n@%fhq2 bra {end};\n\
-         ld.u32 %fhc2, [%fhd15+{CTL_FLAGS}];\nld.u64 %fhd14, [%fhd15+{CTL_THRESHOLD}];\n\
-         and.b32 %fhc3, %fhc2, 1;\nsetp.ne.u32 %fhq3, %fhc3, 0;\n\
-         setp.eq.u64 %fhq2, %fhd14, 0;\nand.b32 %fhc3, %fhc2, 6;\nsetp.eq.u32 %fhq1, %fhc3, 0;\n\
-         or.pred %fhq2, %fhq2, %fhq1;"
-    );
-    if cx.cta_atoms {
-        t.push_str(
-            "and.b32 %fhc3, %fhc2, 8;\nsetp.eq.u32 %fhq1, %fhc3, 0;\nand.pred %fhq2, %fhq2, %fhq1;\n",
-        );
-    }
-    let _ = writeln!(
-        t,
-        "and.pred %fhq1, %fhq3, %fhq2;\nnot.pred %fhq2, %fhq2;\nand.pred %fhq0, %fhq3, %fhq2;\n{end}:"
-    );
-    t
+/// The host decides which (`layout::launch_mode`, the control block's mode word); the
+/// kernel reads one bit pair of it.
+fn mode_code(cx: &Ctx<'_>) -> String {
+    use super::layout::{CTL_MODE, MODE_FULL, MODE_QUIET};
+    let shift = if cx.cta_atoms { 2 } else { 0 };
+    format!(
+        "ld.global.u64 %fhd15, [{PREFIX}ctl];\nsetp.ne.u64 %fhq2, %fhd15, 0;\nmov.u32 %fhc2, 0;\n\
+         @%fhq2 ld.u32 %fhc2, [%fhd15+{CTL_MODE}];\n\
+         and.b32 %fhc3, %fhc2, {};\nsetp.ne.u32 %fhq0, %fhc3, 0;\n\
+         and.b32 %fhc3, %fhc2, {};\nsetp.ne.u32 %fhq1, %fhc3, 0;\n",
+        MODE_FULL << shift,
+        MODE_QUIET << shift
+    )
 }
 
 /// Counter words (of the runtime's `counters`) where quiet launches add the stores they
@@ -439,8 +428,8 @@ fn count_store(
 ) -> Result<String, RewriteError> {
     let g = guard_prefix(i);
     Ok(match sp {
-        MemSpace::Global => format!("{g}add.u32 %fhc0, %fhc0, {n};\n"),
-        MemSpace::Shared => format!("{g}add.u32 %fhc1, %fhc1, {n};\n"),
+        MemSpace::Global => format!("{g}add.u64 %fhd16, %fhd16, {n};\n"),
+        MemSpace::Shared => format!("{g}add.u64 %fhd17, %fhd17, {n};\n"),
         _ => {
             let mut t = skip_if_unguarded(i, "{DONE}");
             let a = match addr {
@@ -456,7 +445,7 @@ fn count_store(
             let _ = writeln!(
                 t,
                 "isspacep.global %fhq2, {a};\nisspacep.shared %fhq3, {a};\n\
-                 @%fhq2 add.u32 %fhc0, %fhc0, {n};\n@%fhq3 add.u32 %fhc1, %fhc1, {n};"
+                 @%fhq2 add.u64 %fhd16, %fhd16, {n};\n@%fhq3 add.u64 %fhd17, %fhd17, {n};"
             );
             t
         }
@@ -467,7 +456,7 @@ fn count_store(
 /// flavour decides the launch's mode once here (the lockstep flavour decides it in each
 /// block, where its loads are not preemption points of their own).
 fn prologue(cx: &mut Ctx<'_>) -> String {
-    let mut t = String::from("mov.u32 %fhc0, 0;\nmov.u32 %fhc1, 0;\n");
+    let mut t = String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n");
     if cx.opts.flavor == Flavor::Device {
         t.push_str(&mode_code(cx));
     }
@@ -1120,9 +1109,8 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
     // A quiet launch: the store counters join the runtime's (nothing is buffered).
     let fast = format!(
         "{}@!%fhq1 bra {{DONE}};\nld.global.u64 %fhd15, [{PREFIX}ctl];\n\
-         ld.u64 %fhd13, [%fhd15+{CTL_COUNTERS}];\ncvta.to.global.u64 %fhd13, %fhd13;\n\
-         cvt.u64.u32 %fhd12, %fhc0;\nred.global.add.u64 [%fhd13+{}], %fhd12;\n\
-         cvt.u64.u32 %fhd12, %fhc1;\nred.global.add.u64 [%fhd13+{}], %fhd12;\n",
+         ld.u64 %fhd13, [%fhd15+{CTL_COUNTERS}];\n\
+         red.add.u64 [%fhd13+{}], %fhd16;\nred.add.u64 [%fhd13+{}], %fhd17;\n",
         skip_if_unguarded(i, "{DONE}"),
         8 * SEEN_GLOBAL,
         8 * SEEN_SHARED,
