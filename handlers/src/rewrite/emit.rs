@@ -383,18 +383,15 @@ const CTL_COUNTERS: u32 = 56;
 /// use the CTA overlay: then no buffer, overlay or orphan queue ever holds an entry, every
 /// runtime call would only count, and sites run the original instruction after counting
 /// stores in registers). Neither: the launch does not buffer (sites run the original).
-/// The host decides which (`layout::launch_mode`, the control block's mode word); the
-/// kernel reads one bit pair of it.
+/// The host decides which (`layout::launch_mode`, the control block's mode bytes); the
+/// kernel reads the byte for its module's kind.
 fn mode_code(cx: &Ctx<'_>) -> String {
     use super::layout::{CTL_MODE, MODE_FULL, MODE_QUIET};
-    let shift = if cx.cta_atoms { 2 } else { 0 };
+    let byte = CTL_MODE + u32::from(cx.cta_atoms);
     format!(
-        "ld.global.u64 %fhd15, [{PREFIX}ctl];\nsetp.ne.u64 %fhq2, %fhd15, 0;\nmov.u32 %fhc2, 0;\n\
-         @%fhq2 ld.u32 %fhc2, [%fhd15+{CTL_MODE}];\n\
-         and.b32 %fhc3, %fhc2, {};\nsetp.ne.u32 %fhq0, %fhc3, 0;\n\
-         and.b32 %fhc3, %fhc2, {};\nsetp.ne.u32 %fhq1, %fhc3, 0;\n",
-        MODE_FULL << shift,
-        MODE_QUIET << shift
+        "ld.global.u64 %fhd15, [{PREFIX}ctl];\nsetp.ne.u64 %fhq2, %fhd15, 0;\nmov.u16 %fhh3, 0;\n\
+         @%fhq2 ld.u8 %fhh3, [%fhd15+{byte}];\n\
+         setp.eq.u16 %fhq0, %fhh3, {MODE_FULL};\nsetp.eq.u16 %fhq1, %fhh3, {MODE_QUIET};\n"
     )
 }
 

@@ -231,12 +231,13 @@ pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool)
     b
 }
 
-/// The mode word of the control block (offset 68), which a fast kernel of the rewrite
-/// reads once at entry: bit 0 *full* and bit 1 *quiet* for a module without `.cta`
-/// atomics on global memory, bits 2 and 3 for one with them (see `emit::mode_code`). A
-/// launch is quiet when it buffers but its selection function never selects (`p_w = 0`,
-/// or no space buffered) and nothing else can put an entry anywhere (under `scoped`, a
-/// `.cta` atomic uses the CTA overlay at any `p_w`); full when it buffers otherwise.
+/// The mode bytes of the control block (offset 68), which a fast kernel of the rewrite
+/// reads once at entry: byte 0 for a module without `.cta` atomics on global memory, byte
+/// 1 for one with them (see `emit::mode_code`); each is 0 (the launch does not buffer),
+/// [`MODE_FULL`] or [`MODE_QUIET`]. A launch is quiet when it buffers but its selection
+/// function never selects (`p_w = 0`, or no space buffered) and nothing else can put an
+/// entry anywhere (under `scoped`, a `.cta` atomic uses the CTA overlay at any `p_w`);
+/// full when it buffers otherwise.
 fn launch_mode(cfg: &BufferConfig, flags: u32) -> u32 {
     if flags & FLAG_ACTIVE == 0 {
         return 0;
@@ -248,13 +249,13 @@ fn launch_mode(cfg: &BufferConfig, flags: u32) -> u32 {
     } else {
         MODE_FULL
     };
-    plain | cta << 2
+    plain | cta << 8
 }
 
-/// Bits of the mode word (shifted left by 2 for a module with `.cta` atomics).
+/// Values of a mode byte.
 pub(crate) const MODE_FULL: u32 = 1;
 pub(crate) const MODE_QUIET: u32 = 2;
-/// Offset of the mode word in the control block.
+/// Offset of the mode bytes in the control block.
 pub(crate) const CTL_MODE: u32 = 68;
 
 /// Writes the control block before a launch.

@@ -72,7 +72,7 @@ struct FhCtl {
     u64 overlays;
     u64 counters;
     u32 exited;  // threads of this launch that have exited
-    u32 pad;
+    u32 mode;  // mode bytes of the rewrite's fast path (layout.rs, launch_mode)
 };
 
 struct FhEntry {
