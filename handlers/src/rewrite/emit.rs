@@ -177,6 +177,12 @@ struct Ctx<'a> {
     regs: Regs,
     vars: Vars,
     is_kernel: bool,
+    /// Whether sites get the inlined fast path (kernels of a module whose other functions
+    /// never `exit`: the store counters live in the kernel's registers until its exit).
+    fast: bool,
+    /// Whether the module has `.cta` atomics on global (or generic) memory: under `scoped`
+    /// they use the CTA overlay even at `p_w = 0`, so such a launch is never quiet.
+    cta_atoms: bool,
     next_label: u32,
     counts: SiteCounts,
 }
@@ -221,6 +227,7 @@ pub(super) fn rewrite_module(
         _ => None,
     });
     let mut saw_target = false;
+    let scan = Scan::module(m);
     for item in &m.items {
         match item {
             Item::Version { major, minor } => {
@@ -268,6 +275,8 @@ pub(super) fn rewrite_module(
                         regs,
                         vars: fvars,
                         is_kernel: f.kind == FuncKind::Entry,
+                        fast: f.kind == FuncKind::Entry && !scan.func_exits,
+                        cta_atoms: scan.cta_atoms,
                         next_label: 0,
                         counts: SiteCounts::default(),
                     };
@@ -275,6 +284,17 @@ pub(super) fn rewrite_module(
                     let c = cx.counts;
                     if c != SiteCounts::default() {
                         let mut decls = parse_statements(TEMP_DECLS)?;
+                        if cx.fast {
+                            let mut pro = parse_statements(&prologue(&mut cx))?;
+                            // After the function's own declarations.
+                            let at = new_body
+                                .iter()
+                                .position(|s| !matches!(s, Statement::Var(_)))
+                                .unwrap_or(new_body.len());
+                            let tail = new_body.split_off(at);
+                            new_body.append(&mut pro);
+                            new_body.extend(tail);
+                        }
                         decls.append(&mut new_body);
                         new_body = decls;
                     }
@@ -309,8 +329,136 @@ const TEMP_DECLS: &str = "\
 .reg .pred %fhp<4>;
 .reg .b16 %fhh<4>;
 .reg .b32 %fhr<8>;
-.reg .b64 %fhd<16>;
+.reg .b64 %fhd<18>;
+.reg .pred %fhq<4>;
+.reg .b32 %fhc<4>;
 ";
+
+/// What the fast path needs to know about the whole module.
+struct Scan {
+    /// A non-kernel function executes `exit` (a kernel's register counters would be lost).
+    func_exits: bool,
+    cta_atoms: bool,
+}
+
+impl Scan {
+    fn module(m: &ptx::Module) -> Scan {
+        fn walk(b: &[Statement], kernel: bool, s: &mut Scan) {
+            for st in b {
+                match st {
+                    Statement::Inst(i) => match i.opcode {
+                        Opcode::Exit if !kernel => s.func_exits = true,
+                        Opcode::Atom | Opcode::Red
+                            if scope_num(i, 1) == 0
+                                && !matches!(mem_space(i), MemSpace::Shared | MemSpace::Other) =>
+                        {
+                            s.cta_atoms = true
+                        }
+                        _ => {}
+                    },
+                    Statement::Block(b) => walk(b, kernel, s),
+                    _ => {}
+                }
+            }
+        }
+        let mut s = Scan {
+            func_exits: false,
+            cta_atoms: false,
+        };
+        for f in m.functions() {
+            if let Some(b) = &f.body {
+                walk(b, f.kind == FuncKind::Entry, &mut s);
+            }
+        }
+        s
+    }
+}
+
+// Offset of the counters pointer in the control block (runtime.cu's FhCtl).
+const CTL_COUNTERS: u32 = 56;
+
+/// PTX text deciding this launch's mode: `%fhq0` *full* (sites call the runtime), `%fhq1`
+/// *quiet* (the launch buffers, but its selection function never selects — `p_w = 0`, or
+/// no space buffered — and, under `scoped`, the module has no `.cta` atomic that could
+/// use the CTA overlay: then no buffer, overlay or orphan queue ever holds an entry, every
+/// runtime call would only count, and sites run the original instruction after counting
+/// stores in registers). Neither: the launch does not buffer (sites run the original).
+/// The host decides which (`layout::launch_mode`, the control block's mode bytes); the
+/// kernel reads the byte for its module's kind.
+fn mode_code(cx: &Ctx<'_>) -> String {
+    use super::layout::{CTL_MODE, MODE_FULL, MODE_QUIET};
+    let byte = CTL_MODE + u32::from(cx.cta_atoms);
+    format!(
+        "ld.global.u64 %fhd15, [{PREFIX}ctl];\nsetp.ne.u64 %fhq2, %fhd15, 0;\nmov.u16 %fhh3, 0;\n\
+         @%fhq2 ld.u8 %fhh3, [%fhd15+{byte}];\n\
+         setp.eq.u16 %fhq0, %fhh3, {MODE_FULL};\nsetp.eq.u16 %fhq1, %fhh3, {MODE_QUIET};\n"
+    )
+}
+
+/// Counter words (of the runtime's `counters`) where quiet launches add the stores they
+/// saw, per space: the slots after the drain reasons (see `layout::read_stats`).
+pub(crate) const SEEN_GLOBAL: u32 = 12;
+pub(crate) const SEEN_SHARED: u32 = 13;
+
+/// The original instruction as the fast path runs it.
+fn original(i: &Instruction) -> String {
+    format!("{}\n", pr(i))
+}
+
+/// The original guard as a predicate prefix.
+fn guard_prefix(i: &Instruction) -> String {
+    match &i.guard {
+        None => String::new(),
+        Some(g) => format!("@{}{} ", if g.negated { "!" } else { "" }, g.pred),
+    }
+}
+
+/// Fast-path PTX text counting `n` stores of `i` (what `n` runtime calls would count in
+/// `seen`), per space: a `.global`/`.shared` store by its instruction, a generic one by
+/// its address.
+fn count_store(
+    cx: &Ctx<'_>,
+    i: &Instruction,
+    sp: MemSpace,
+    addr: &Operand,
+    n: u32,
+) -> Result<String, RewriteError> {
+    let g = guard_prefix(i);
+    Ok(match sp {
+        MemSpace::Global => format!("{g}add.u64 %fhd16, %fhd16, {n};\n"),
+        MemSpace::Shared => format!("{g}add.u64 %fhd17, %fhd17, {n};\n"),
+        _ => {
+            let mut t = skip_if_unguarded(i, "{DONE}");
+            let a = match addr {
+                Operand::Addr {
+                    base: AddrBase::Name(r),
+                    offset: 0,
+                } if cx.regs.width(r) == Some(64) => r.clone(),
+                _ => {
+                    t.push_str(&generic_addr(cx, i, sp, addr, 0, "%fhd8")?);
+                    "%fhd8".to_string()
+                }
+            };
+            let _ = writeln!(
+                t,
+                "isspacep.global %fhq2, {a};\nisspacep.shared %fhq3, {a};\n\
+                 @%fhq2 add.u64 %fhd16, %fhd16, {n};\n@%fhq3 add.u64 %fhd17, %fhd17, {n};"
+            );
+            t
+        }
+    })
+}
+
+/// A fast kernel's entry: the store counters (global, shared) start at 0; the device
+/// flavour decides the launch's mode once here (the lockstep flavour decides it in each
+/// block, where its loads are not preemption points of their own).
+fn prologue(cx: &mut Ctx<'_>) -> String {
+    let mut t = String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n");
+    if cx.opts.flavor == Flavor::Device {
+        t.push_str(&mode_code(cx));
+    }
+    t
+}
 
 fn parse_statements(text: &str) -> Result<Vec<Statement>, RewriteError> {
     let src = format!(
@@ -504,14 +652,29 @@ fn wrap(
     cx: &mut Ctx<'_>,
     i: &Instruction,
     lane_code: &str,
+    fast_code: &str,
     final_inst: Option<&Instruction>,
 ) -> Result<Vec<Statement>, RewriteError> {
     let mut t = String::new();
+    // In a fast kernel: the runtime only in a full launch, else `fast_code` (which
+    // applies the original guard itself; `{DONE}` is the end of the lane's code).
+    let lane = |cx: &mut Ctx<'_>, done: &str, skip: &str| -> String {
+        let fast = cx.label();
+        format!(
+            "@!%fhq0 bra {fast};\n{skip}{lane_code}bra.uni {done};\n{fast}:\n{}",
+            fast_code.replace("{DONE}", done)
+        )
+    };
     match cx.opts.flavor {
         Flavor::Device => {
             let end = cx.label();
-            t.push_str(&skip_if_unguarded(i, &end));
-            t.push_str(lane_code);
+            if cx.fast {
+                let skip = skip_if_unguarded(i, &end);
+                t.push_str(&lane(cx, &end, &skip));
+            } else {
+                t.push_str(&skip_if_unguarded(i, &end));
+                t.push_str(lane_code);
+            }
             let _ = writeln!(t, "{end}:");
         }
         Flavor::Lockstep => {
@@ -526,7 +689,13 @@ fn wrap(
             );
             let _ = writeln!(t, "@!%fhp0 bra {next};");
             t.push_str(&skip_if_unguarded(i, &next));
-            t.push_str(lane_code);
+            if cx.fast {
+                let mode = mode_code(cx);
+                t.push_str(&mode);
+                t.push_str(&lane(cx, &next, ""));
+            } else {
+                t.push_str(lane_code);
+            }
             let _ = writeln!(t, "{next}:");
             t.push_str(
                 "vote.sync.ballot.b32 %fhr5, %fhp0, %fhr1;\nxor.b32 %fhr2, %fhr2, %fhr3;\n\
@@ -717,7 +886,7 @@ fn load_block(
         };
         code.push_str(&pr(&e));
         code.push('\n');
-        return wrap(cx, i, &code, None);
+        return wrap(cx, i, &code, &original(i), None);
     }
     // Every element's address first: a destination may be the address register.
     for k in 0..dests.len() {
@@ -771,7 +940,7 @@ fn load_block(
         code.push_str(&pr(&e));
         code.push('\n');
     }
-    wrap(cx, i, &code, None)
+    wrap(cx, i, &code, &original(i), None)
 }
 
 /// Runtime semantics class of a store (0 weak, 1 volatile, 2 relaxed, 3 release) and its
@@ -848,7 +1017,8 @@ fn store_block(
         });
         code.push_str(&pr(&e));
         code.push('\n');
-        return wrap(cx, i, &code, None);
+        let fast = count_store(cx, i, sp, addr, 1)? + &original(i);
+        return wrap(cx, i, &code, &fast, None);
     }
     for (k, v) in vals.iter().enumerate() {
         let extra = k as i64 * size as i64;
@@ -874,7 +1044,8 @@ fn store_block(
         code.push_str(&pr(&e));
         code.push('\n');
     }
-    wrap(cx, i, &code, None)
+    let fast = count_store(cx, i, sp, addr, vals.len() as u32)? + &original(i);
+    wrap(cx, i, &code, &fast, None)
 }
 
 fn atom_block(
@@ -926,13 +1097,22 @@ fn atom_block(
             &[("b32", &meta.to_string())],
         ));
     }
-    wrap(cx, i, &code, None)
+    wrap(cx, i, &code, &original(i), None)
 }
 
 /// Thread exit: the thread's entries become its CTA's orphans (see the runtime).
 fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, RewriteError> {
     let code = call(&format!("{PREFIX}exit"), None, &[]);
-    wrap(cx, i, &code, Some(i))
+    // A quiet launch: the store counters join the runtime's (nothing is buffered).
+    let fast = format!(
+        "{}@!%fhq1 bra {{DONE}};\nld.global.u64 %fhd15, [{PREFIX}ctl];\n\
+         ld.u64 %fhd13, [%fhd15+{CTL_COUNTERS}];\n\
+         red.add.u64 [%fhd13+{}], %fhd16;\nred.add.u64 [%fhd13+{}], %fhd17;\n",
+        skip_if_unguarded(i, "{DONE}"),
+        8 * SEEN_GLOBAL,
+        8 * SEEN_SHARED,
+    );
+    wrap(cx, i, &code, &fast, Some(i))
 }
 
 fn drain_block(
@@ -945,7 +1125,8 @@ fn drain_block(
         None,
         &[("b32", &meta.to_string())],
     );
-    wrap(cx, i, &code, Some(i))
+    // A quiet launch never holds entries: nothing to drain.
+    wrap(cx, i, &code, "", Some(i))
 }
 
 #[cfg(test)]

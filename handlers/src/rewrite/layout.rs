@@ -224,12 +224,39 @@ pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool)
     b.extend_from_slice(&area.threads.to_le_bytes());
     b.extend_from_slice(&area.overlays.to_le_bytes());
     b.extend_from_slice(&area.counters.to_le_bytes());
-    // Threads exited so far in this launch; padding.
+    // Threads exited so far in this launch; the launch's mode for the rewrite's fast path.
     b.extend_from_slice(&0u32.to_le_bytes());
-    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&launch_mode(cfg, flags).to_le_bytes());
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
+
+/// The mode bytes of the control block (offset 68), which a fast kernel of the rewrite
+/// reads once at entry: byte 0 for a module without `.cta` atomics on global memory, byte
+/// 1 for one with them (see `emit::mode_code`); each is 0 (the launch does not buffer),
+/// [`MODE_FULL`] or [`MODE_QUIET`]. A launch is quiet when it buffers but its selection
+/// function never selects (`p_w = 0`, or no space buffered) and nothing else can put an
+/// entry anywhere (under `scoped`, a `.cta` atomic uses the CTA overlay at any `p_w`);
+/// full when it buffers otherwise.
+fn launch_mode(cfg: &BufferConfig, flags: u32) -> u32 {
+    if flags & FLAG_ACTIVE == 0 {
+        return 0;
+    }
+    let never = crate::select::threshold(cfg.p_w) == 0 || flags & (FLAG_GLOBAL | FLAG_SHARED) == 0;
+    let plain = if never { MODE_QUIET } else { MODE_FULL };
+    let cta = if never && flags & FLAG_SCOPED == 0 {
+        MODE_QUIET
+    } else {
+        MODE_FULL
+    };
+    plain | cta << 8
+}
+
+/// Values of a mode byte.
+pub(crate) const MODE_FULL: u32 = 1;
+pub(crate) const MODE_QUIET: u32 = 2;
+/// Offset of the mode bytes in the control block.
+pub(crate) const CTL_MODE: u32 = 68;
 
 /// Writes the control block before a launch.
 pub fn begin_launch<D: DeviceMemory>(
@@ -317,6 +344,10 @@ pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, 
     let mut c = vec![0u8; words * 8];
     dev.read(area.counters, &mut c).map_err(err)?;
     let word = |i: usize| u64_at(&c, i * 8);
+    // Stores that quiet launches saw (the rewrite counts them in registers; see
+    // `emit::SEEN_GLOBAL`).
+    s.global.stores_seen += word(super::emit::SEEN_GLOBAL as usize);
+    s.shared.stores_seen += word(super::emit::SEEN_SHARED as usize);
     for (i, r) in REASON_ORDER.iter().enumerate() {
         let n = word(i);
         if n > 0 {

@@ -18,6 +18,16 @@
 //! | `atom`, `red` | `__fencehound_atom(g, meta)` (drains; for a `.cta` atomic on global memory under `scoped` the scratch word holds the CTA-visible value); the original atomic on the returned address; `__fencehound_atom_done` leaves a `.cta` result in the CTA overlay |
 //! | fence, barrier, `exit`/kernel `ret` | `__fencehound_drain(meta)`, then the original instruction |
 //!
+//! In a kernel (of a module whose other functions never `exit`) every block is guarded by
+//! one predicated branch: the kernel reads at entry the launch's *mode* the host wrote into
+//! the control block ([`layout`]'s `launch_mode`). A *full* launch takes the blocks above.
+//! A *quiet* one — it buffers, but its selection function never selects (`p_w = 0`) and,
+//! under `scoped`, the module has no `.cta` atomic that could use a CTA overlay, so no
+//! buffer, overlay or orphan queue can ever hold an entry — runs the original instruction
+//! only; its stores are counted per space in two registers that the thread's exit adds to
+//! the runtime's counters (the `stores_seen` statistics). An inactive launch runs the
+//! original instructions. The lockstep flavour reads the mode inside each block.
+//!
 //! `g` is the generic address (`cvta` of a state-space address), so one runtime serves
 //! every state space; addresses in local, const or param memory are left alone, as the
 //! native hooks never see them. Which model (`bugaroo`, `scoped`), `p_w`, seed and launch

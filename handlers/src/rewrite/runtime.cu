@@ -72,7 +72,7 @@ struct FhCtl {
     u64 overlays;
     u64 counters;
     u32 exited;  // threads of this launch that have exited
-    u32 pad;
+    u32 mode;  // mode bytes of the rewrite's fast path (layout.rs, launch_mode)
 };
 
 struct FhEntry {
@@ -99,7 +99,9 @@ struct FhThread {
     u64 overlay_loads;
     u32 peak;
     u32 lives;  // liveness drains of this thread this launch (seeds their pick)
-    u32 pad[2];
+    // 8-byte blocks (address bits 3-8) its entries may touch since the buffer was last
+    // empty: a superset, so a clear bit means no entry overlaps (see fh_blocks).
+    u64 blocks;
 };
 
 // 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
@@ -165,9 +167,30 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->ticks = 0;
         t->lives = 0;
         t->atom_pending = 0;
+        t->blocks = 0;
         t->prefix = fh_mix(fh_mix(fh_mix(c->seed) ^ (u64)c->launch) ^ (u64)g);
     }
     return t;
+}
+
+// The filter bits of an access of `size` bytes at a (at most two 8-byte blocks).
+static __device__ __forceinline__ u64 fh_blocks(u64 a, u32 size) {
+    return (1ull << ((a >> 3) & 63)) | (1ull << (((a + size - 1) >> 3) & 63));
+}
+
+// Whether none of the thread's entries can overlap [a, a+size).
+static __device__ __forceinline__ bool fh_miss(const FhThread *t, u64 a, u32 size) {
+    return t->len == 0 || (t->blocks & fh_blocks(a, size)) == 0;
+}
+
+// The thread's buffer and its CTA's, for the full (slow) paths, from its header.
+static __device__ __forceinline__ void fh_begin_from(Fh &f, const FhCtl *c, FhThread *t) {
+    f.c = c;
+    f.t = t;
+    f.q = (FhEntry *)((char *)t + HEADER);
+    f.scoped = (c->flags & FH_SCOPED) != 0;
+    f.o = fh_cta_area(c, fh_cta());
+    f.locked = false;
 }
 
 // The thread's buffer and its CTA's, for the full (slow) paths.
@@ -397,6 +420,7 @@ static __device__ __noinline__ void fh_drain_thread(Fh &f, u32 scope, u32 reason
     u32 c0 = t->len_s[0], c1 = t->len_s[1];
     for (u32 i = 0; i < n; i++) fh_place(f, f.q[i], to_cta);
     t->len = 0;
+    t->blocks = 0;
     t->len_s[0] = 0;
     t->len_s[1] = 0;
     fh_record(f, c0, c1, reason);
@@ -406,7 +430,7 @@ static __device__ __noinline__ void fh_drain_thread(Fh &f, u32 scope, u32 reason
 // first.
 static __device__ __noinline__ void fh_drain_addr(Fh &f, int s, u64 a, u32 size, bool to_cta, u32 reason) {
     FhThread *t = f.t;
-    if (t->len_s[s] == 0) return;
+    if (t->len_s[s] == 0 || fh_miss(t, a, size)) return;
     u32 n = t->len, j = 0, out = 0;
     for (u32 i = 0; i < n; i++) {
         FhEntry e = f.q[i];
@@ -418,6 +442,7 @@ static __device__ __noinline__ void fh_drain_addr(Fh &f, int s, u64 a, u32 size,
         }
     }
     t->len = j;
+    if (j == 0) t->blocks = 0;
     t->len_s[s] -= out;
     if (s == 0)
         fh_record(f, out, 0, reason);
@@ -556,6 +581,7 @@ static __device__ __noinline__ void fh_drain_one_own_entry(Fh &f, u64 r, u32 rea
     FhEntry e = f.q[j];
     for (u32 x = j + 1; x < n; x++) f.q[x - 1] = f.q[x];
     t->len = n - 1;
+    if (n == 1) t->blocks = 0;
     u32 s = K_SPACE(e.key);
     t->len_s[s] -= 1;
     fh_place(f, e, false);
@@ -617,11 +643,10 @@ static __device__ __forceinline__ u64 fh_key(u64 g, u32 size, int s, u32 sem, u3
 // A store of `value` (its low `size` bytes) to generic address g (WriteBuffers::store).
 // Returns 1 when the store was buffered (the caller must not perform it), 0 when the
 // caller performs it now.
-static __device__ __noinline__ u32 fh_store_slow(u64 g, u64 value, u32 meta) {
+static __device__ __noinline__ u32 fh_store_slow(const FhCtl *c, FhThread *th, int s, u64 g,
+                                                u64 value, u32 meta) {
     Fh f;
-    if (!fh_begin(f)) return 0;
-    int s = fh_space(g);
-    if (s < 0) return 0;
+    fh_begin_from(f, c, th);
     u32 size = M_SIZE(meta);
     value &= fh_mask(size);
     if (M_RELEASE(meta)) fh_drain_thread(f, M_SCOPE(meta), R_RELEASE);
@@ -649,6 +674,7 @@ static __device__ __noinline__ u32 fh_store_slow(u64 g, u64 value, u32 meta) {
                 }
             }
             t->len = j;
+            if (j == 0) t->blocks = 0;
             t->len_s[s] = 0;
             if (s == 0)
                 fh_record(f, out, 0, R_FULL);
@@ -660,6 +686,7 @@ static __device__ __noinline__ u32 fh_store_slow(u64 g, u64 value, u32 meta) {
         e.value = value;
         f.q[t->len] = e;
         t->len += 1;
+        t->blocks |= fh_blocks(g, size);
         t->len_s[s] += 1;
         if (t->len > t->peak) t->peak = t->len;
         t->buffered[s] += 1;
@@ -673,16 +700,15 @@ static __device__ __noinline__ u32 fh_store_slow(u64 g, u64 value, u32 meta) {
 
 // A load of `size` bytes at g (WriteBuffers::load). Returns the generic address the
 // caller loads from: g, or the thread's scratch word holding the forwarded value.
-static __device__ __noinline__ u64 fh_load_slow(u64 g, u32 meta) {
+static __device__ __noinline__ u64 fh_load_slow(const FhCtl *c, FhThread *th, int s, u64 g,
+                                               u32 meta) {
     Fh f;
-    if (!fh_begin(f)) return g;
-    int s = fh_space(g);
-    if (s < 0) return g;
+    fh_begin_from(f, c, th);
     u32 size = M_SIZE(meta);
     fh_tick(f);
     FhThread *t = f.t;
     u64 v;
-    int r = t->len == 0 ? LOOK_NONE : fh_lookup(f.q, t->len, g, size, &v);
+    int r = fh_miss(t, g, size) ? LOOK_NONE : fh_lookup(f.q, t->len, g, size, &v);
     if (r == LOOK_FOUND) {
         t->forwarded += 1;
         t->scratch = v;
@@ -709,11 +735,10 @@ static __device__ __noinline__ u64 fh_load_slow(u64 g, u32 meta) {
 // caller's atomic acts on: g, or, for a .cta atomic on global memory under `scoped`
 // (WriteBuffers::cta_atomic), the scratch word holding the CTA-visible value; then the
 // overlay stays locked until __fencehound_atom_done.
-static __device__ __noinline__ u64 fh_atom_slow(u64 g, u32 meta) {
+static __device__ __noinline__ u64 fh_atom_slow(const FhCtl *c, FhThread *th, int s, u64 g,
+                                               u32 meta) {
     Fh f;
-    if (!fh_begin(f)) return g;
-    int s = fh_space(g);
-    if (s < 0) return g;
+    fh_begin_from(f, c, th);
     u32 size = M_SIZE(meta);
     fh_tick(f);
     FhThread *t = f.t;
@@ -780,6 +805,7 @@ extern "C" __device__ __noinline__ void __fencehound_exit() {
             f.o->orph_len += 1;
         }
         t->len = 0;
+        t->blocks = 0;
         t->len_s[0] = 0;
         t->len_s[1] = 0;
         f.o->orph_thr += 1;
@@ -795,9 +821,9 @@ extern "C" __device__ __noinline__ void __fencehound_exit() {
 
 // A fence or barrier: everything of the thread drains to the level the scope requires
 // (WriteBuffers::drain_thread).
-static __device__ __noinline__ void fh_drain_slow(u32 meta) {
+static __device__ __noinline__ void fh_drain_slow(const FhCtl *c, FhThread *t, u32 meta) {
     Fh f;
-    if (!fh_begin(f)) return;
+    fh_begin_from(f, c, t);
     fh_drain_thread(f, M_SCOPE(meta), M_REASON(meta));
     fh_end(f);
 }
@@ -812,7 +838,7 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 
     if (t == 0) return 0;
     int s = fh_space(g);
     if (s < 0) return 0;
-    if (!M_RELEASE(meta) && t->len_s[s] == 0) {
+    if (!M_RELEASE(meta) && (t->len_s[s] == 0 || fh_miss(t, g, M_SIZE(meta)))) {
         u64 n = t->stores;
         bool eligible = ((s == 1) ? (c->flags & FH_SHARED) : (c->flags & FH_GLOBAL)) != 0 &&
                         !M_INELIGIBLE(meta);
@@ -823,7 +849,7 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 
             return 0;
         }
     }
-    return fh_store_slow(g, value, meta);
+    return fh_store_slow(c, t, s, g, value, meta);
 }
 
 extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
@@ -834,11 +860,11 @@ extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
     if (s < 0) return g;
     u32 ticks = t->ticks + 1;
     bool live = c->liveness > 0 && ticks >= c->liveness;
-    if (!live && t->len == 0 && !fh_fast_overlay(c, s)) {
+    if (!live && fh_miss(t, g, M_SIZE(meta)) && !fh_fast_overlay(c, s)) {
         t->ticks = ticks;
         return g;
     }
-    return fh_load_slow(g, meta);
+    return fh_load_slow(c, t, s, g, meta);
 }
 
 extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
@@ -850,12 +876,12 @@ extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
     u32 ticks = t->ticks + 1;
     bool live = c->liveness > 0 && ticks >= c->liveness;
     bool cta_overlay = (c->flags & FH_SCOPED) && M_CTA_ATOM(meta) && s == 0;
-    if (!live && !cta_overlay && !M_RELEASE(meta) && t->len_s[s] == 0 &&
-        !fh_fast_overlay(c, s)) {
+    if (!live && !cta_overlay && !M_RELEASE(meta) &&
+        (t->len_s[s] == 0 || fh_miss(t, g, M_SIZE(meta))) && !fh_fast_overlay(c, s)) {
         t->ticks = ticks;
         return g;
     }
-    return fh_atom_slow(g, meta);
+    return fh_atom_slow(c, t, s, g, meta);
 }
 
 extern "C" __device__ __noinline__ void __fencehound_drain(u32 meta) {
@@ -867,5 +893,5 @@ extern "C" __device__ __noinline__ void __fencehound_drain(u32 meta) {
     bool overlay = (c->flags & FH_SCOPED) && M_SCOPE(meta) != SCOPE_CTA &&
                    *(volatile u32 *)&fh_cta_area(c, fh_cta())->ov_len != 0;
     if (t->len == 0 && !overlay) return;
-    fh_drain_slow(meta);
+    fh_drain_slow(c, t, meta);
 }
