@@ -22,6 +22,15 @@
 //! registers that move with time (`%clock`, `%globaltimer`) make a delay loop's states
 //! differ, so such loops are never taken for hangs.
 //!
+//! **Sampling.** Hashing a warp's whole state after every step made a long store-free
+//! loop (a grid-stride reduction) three times slower once detection started. A warp's
+//! state is hashed only after a step that did not move its lowest live pc forward (a
+//! backward branch, a call's return, a step that stayed put). That loses no cycle: along
+//! a cycle of states the lowest pc returns to where it was, so it cannot rise at every
+//! step, and the state after a step where it did not rise recurs with the cycle — it is
+//! seen a second time one turn later at most. States of the cycle that are not sampled
+//! were never needed: one repeated state is what makes the warp cycling.
+//!
 //! **Verdict.** When every runnable warp is cycling, the model is asked once more whether
 //! anything pending could change memory (`Hooks::stalled`: a buffered store drains, the
 //! `weak` model starts reading newest values); if so, detection starts over, otherwise no
@@ -139,6 +148,18 @@ impl Detector {
         self.cycling[w as usize]
     }
 
+    /// Whether detection runs now (without starting it).
+    #[inline]
+    pub(super) fn active(&self) -> bool {
+        self.active
+    }
+
+    /// Whether every warp in `runnable` cycles.
+    #[inline]
+    pub(super) fn all_cycling(&self, runnable: &[u32]) -> bool {
+        self.ncycling >= runnable.len() && runnable.iter().all(|&r| self.cycling[r as usize])
+    }
+
     /// Records warp `w`'s state hash; returns true when every warp in `runnable` now
     /// cycles.
     pub(super) fn record(&mut self, w: u32, state: u64, runnable: &[u32]) -> bool {
@@ -152,6 +173,6 @@ impl Detector {
                 seen.insert(state);
             }
         }
-        self.ncycling >= runnable.len() && runnable.iter().all(|&r| self.cycling[r as usize])
+        self.all_cycling(runnable)
     }
 }

@@ -344,6 +344,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             last = Some(w);
             self.stats.steps += 1;
             self.since_progress += 1;
+            // The warp's lowest live pc before the step, while detection runs.
+            let pc_before = self.livelock.active().then(|| self.lowest_pc(w));
             match self.step(w) {
                 StepEnd::Continue => {}
                 StepEnd::Ended(o) => break o,
@@ -353,13 +355,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 .watching(self.stats.lane_instructions, nthreads as u64)
             {
                 // A warp already cycling keeps cycling until a change restarts detection:
-                // `record` does not look at its state, so it is not hashed.
-                let state = if self.livelock.cycling(w) {
-                    0
+                // `record` does not look at its state, so it is not hashed. Otherwise the
+                // state is hashed only after a step that did not move the warp's lowest
+                // live pc forward (see `livelock`: every cycle has such a step, so every
+                // cycle is still seen, within one more turn of it).
+                let all = if self.livelock.cycling(w) {
+                    self.livelock.record(w, 0, &self.runnable)
+                } else if pc_before.is_none_or(|b| self.lowest_pc(w) <= b) {
+                    let state = self.state_hash(w);
+                    self.livelock.record(w, state, &self.runnable)
                 } else {
-                    self.state_hash(w)
+                    self.livelock.all_cycling(&self.runnable)
                 };
-                if self.livelock.record(w, state, &self.runnable) && !self.stalled() {
+                if all && !self.stalled() {
                     break LaunchOutcome::Deadlock(self.dump(HangCause::Livelock));
                 }
             }
@@ -386,6 +394,20 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     #[inline]
     fn changed(&mut self) {
         self.livelock.change(self.stats.lane_instructions);
+    }
+
+    /// The lowest pc among warp `w`'s lanes that have not exited (`u32::MAX` when all
+    /// have): a function of the warp's state, as the livelock detector's sampling needs.
+    #[inline]
+    fn lowest_pc(&self, w: u32) -> u32 {
+        let warp = &self.warps[w as usize];
+        let mut lo = u32::MAX;
+        for (l, &pc) in warp.pc.iter().enumerate() {
+            if warp.exited & (1 << l) == 0 && pc < lo {
+                lo = pc;
+            }
+        }
+        lo
     }
 
     /// Everything about warp `w` that decides what it does next, besides memory.
