@@ -730,21 +730,8 @@ impl<H: Hooks> RaceCheck<H> {
             AccessKind::Store => meta::STORE,
             AccessKind::Atomic => meta::ATOMIC,
         };
-        let sem = match a.sem {
-            Sem::Weak => 0,
-            Sem::Volatile => 1,
-            Sem::Relaxed => 2,
-            Sem::Acquire => 3,
-            Sem::Release => 4,
-            Sem::AcqRel => 5,
-            Sem::Sc => 6,
-        };
-        let scope = match a.scope {
-            Scope::Cta => 0,
-            Scope::Cluster => 1,
-            Scope::Gpu => 2,
-            Scope::Sys => 3,
-        };
+        let sem = a.sem.code();
+        let scope = a.scope.code();
         let g = a.thread.global;
         Rec {
             g,
@@ -1437,21 +1424,8 @@ impl<H: Hooks> RaceCheck<H> {
                 meta::ATOMIC => AccessKind::Atomic,
                 _ => AccessKind::Load,
             },
-            sem: match (r.meta >> meta::SEM_SHIFT) & 0b111 {
-                0 => Sem::Weak,
-                1 => Sem::Volatile,
-                2 => Sem::Relaxed,
-                3 => Sem::Acquire,
-                4 => Sem::Release,
-                5 => Sem::AcqRel,
-                _ => Sem::Sc,
-            },
-            scope: match (r.meta >> meta::SCOPE_SHIFT) & 0b11 {
-                0 => Scope::Cta,
-                1 => Scope::Cluster,
-                2 => Scope::Gpu,
-                _ => Scope::Sys,
-            },
+            sem: Sem::from_code((r.meta >> meta::SEM_SHIFT) & 0b111).unwrap_or(Sem::Sc),
+            scope: Scope::from_code((r.meta >> meta::SCOPE_SHIFT) & 0b11).unwrap_or(Scope::Sys),
         };
         let (shared_cta, addr, allocation) = match a.loc {
             Location::Shared { cta, offset } => (Some(cta), offset as u64, None),
@@ -1981,52 +1955,6 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
         // access (its value, the one it read, is what memory holds).
         self.on_atomic(mem, a, old, new);
         Ok(old)
-    }
-
-    fn load_warp(
-        &mut self,
-        mem: &mut Memory,
-        a: &[Access],
-        out: &mut [u64],
-    ) -> Result<(), (usize, MemError)> {
-        for (i, a) in a.iter().enumerate() {
-            let mut b = [0u8; 8];
-            let buf = &mut b[..a.size as usize];
-            self.inner.load(mem, a, buf).map_err(|e| (i, e))?;
-            self.on_load(mem, a, buf);
-            out[i] = u64::from_le_bytes(b);
-        }
-        Ok(())
-    }
-
-    fn store_warp(
-        &mut self,
-        mem: &mut Memory,
-        a: &[Access],
-        vals: &[u64],
-    ) -> Result<(), (usize, MemError)> {
-        for (i, a) in a.iter().enumerate() {
-            let b = vals[i].to_le_bytes();
-            let data = &b[..a.size as usize];
-            self.inner.store(mem, a, data).map_err(|e| (i, e))?;
-            self.on_store(mem, a, data);
-        }
-        Ok(())
-    }
-
-    fn atomic_warp(
-        &mut self,
-        mem: &mut Memory,
-        a: &[Access],
-        rmw: &mut dyn FnMut(usize, u64) -> Option<u64>,
-        old: &mut [u64],
-    ) -> Result<(), (usize, MemError)> {
-        for (i, a) in a.iter().enumerate() {
-            old[i] = self
-                .atomic(mem, a, &mut |o| rmw(i, o))
-                .map_err(|e| (i, e))?;
-        }
-        Ok(())
     }
 
     fn fence(&mut self, mem: &mut Memory, f: &Fence) {

@@ -32,6 +32,46 @@ pub enum Scope {
     Sys,
 }
 
+impl Sem {
+    const ALL: [Sem; 7] = [
+        Sem::Weak,
+        Sem::Volatile,
+        Sem::Relaxed,
+        Sem::Acquire,
+        Sem::Release,
+        Sem::AcqRel,
+        Sem::Sc,
+    ];
+
+    /// A number in 0..7 for packed records (the race check's, a program's event log).
+    #[inline]
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The inverse of [`Sem::code`].
+    #[inline]
+    pub fn from_code(c: u8) -> Option<Sem> {
+        Self::ALL.get(c as usize).copied()
+    }
+}
+
+impl Scope {
+    const ALL: [Scope; 4] = [Scope::Cta, Scope::Cluster, Scope::Gpu, Scope::Sys];
+
+    /// A number in 0..4 for packed records.
+    #[inline]
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The inverse of [`Scope::code`].
+    #[inline]
+    pub fn from_code(c: u8) -> Option<Scope> {
+        Self::ALL.get(c as usize).copied()
+    }
+}
+
 /// Identifies one thread of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ThreadRef {

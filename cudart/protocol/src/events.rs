@@ -80,50 +80,6 @@ pub struct Log {
     pub incomplete: Option<String>,
 }
 
-fn sem_code(s: Sem) -> u8 {
-    match s {
-        Sem::Weak => 0,
-        Sem::Volatile => 1,
-        Sem::Relaxed => 2,
-        Sem::Acquire => 3,
-        Sem::Release => 4,
-        Sem::AcqRel => 5,
-        Sem::Sc => 6,
-    }
-}
-
-fn sem_of(c: u8) -> Option<Sem> {
-    Some(match c {
-        0 => Sem::Weak,
-        1 => Sem::Volatile,
-        2 => Sem::Relaxed,
-        3 => Sem::Acquire,
-        4 => Sem::Release,
-        5 => Sem::AcqRel,
-        6 => Sem::Sc,
-        _ => return None,
-    })
-}
-
-fn scope_code(s: Scope) -> u8 {
-    match s {
-        Scope::Cta => 0,
-        Scope::Cluster => 1,
-        Scope::Gpu => 2,
-        Scope::Sys => 3,
-    }
-}
-
-fn scope_of(c: u8) -> Option<Scope> {
-    Some(match c {
-        0 => Scope::Cta,
-        1 => Scope::Cluster,
-        2 => Scope::Gpu,
-        3 => Scope::Sys,
-        _ => return None,
-    })
-}
-
 /// Writes events to `w`, stopping (with a truncation record) at [`MAX_BYTES`].
 pub struct Writer<W: Write> {
     w: W,
@@ -205,8 +161,8 @@ impl<W: Write> Writer<W> {
             AccessKind::Store => 1,
             AccessKind::Atomic => 2,
         };
-        r[2] = sem_code(a.sem);
-        r[3] = scope_code(a.scope);
+        r[2] = a.sem.code();
+        r[3] = a.scope.code();
         put32(&mut r, 4, a.size);
         thread(&mut r, &a.thread);
         put32(&mut r, 28, a.site);
@@ -232,7 +188,7 @@ impl<W: Write> Writer<W> {
             FenceKind::Acquire => 2,
             FenceKind::Release => 3,
         };
-        r[3] = scope_code(f.scope);
+        r[3] = f.scope.code();
         thread(&mut r, &f.thread);
         put32(&mut r, 28, f.site);
         self.put(&r, &[]);
@@ -381,7 +337,8 @@ pub fn read(bytes: &[u8]) -> Log {
                         break;
                     }
                 };
-                let (Some(sem), Some(scope)) = (sem_of(r[2]), scope_of(r[3])) else {
+                let (Some(sem), Some(scope)) = (Sem::from_code(r[2]), Scope::from_code(r[3]))
+                else {
                     bad(
                         &mut log,
                         "the event log holds an unknown semantics or scope",
@@ -419,7 +376,7 @@ pub fn read(bytes: &[u8]) -> Log {
                         break;
                     }
                 };
-                let Some(scope) = scope_of(r[3]) else {
+                let Some(scope) = Scope::from_code(r[3]) else {
                     bad(&mut log, "the event log holds an unknown scope");
                     break;
                 };
