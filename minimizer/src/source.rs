@@ -422,7 +422,7 @@ impl Compiler {
         anchors.extend(files.keys().cloned());
         let root = common_ancestor(&anchors);
         let mut open = BTreeSet::new();
-        for a in anchors.iter().chain(std::iter::once(&dir)) {
+        for a in &anchors {
             let mut p = a.as_path();
             while let Some(parent) = p.parent() {
                 if !parent.starts_with(&root) {
