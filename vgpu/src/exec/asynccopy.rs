@@ -89,7 +89,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 size,
                 src_size: n as u32,
             };
-            self.warps[w as usize].lanes[l].async_open.push(copy);
+            self.warps[w as usize].lanes[l].rare().async_open.push(copy);
         }
         Ok(())
     }
@@ -155,12 +155,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         _pc: u32,
     ) -> Result<(), LaunchOutcome> {
         for l in lanes(mask) {
-            let lane = &mut self.warps[w as usize].lanes[l];
-            if lane.async_open.is_empty() && lane.async_groups.is_empty() {
+            let Some(rare) = self.warps[w as usize].lanes[l].rare.as_mut() else {
+                continue;
+            };
+            if rare.async_open.is_empty() && rare.async_groups.is_empty() {
                 continue;
             }
-            let mut all: Vec<PendingCopy> = lane.async_groups.drain(..).flatten().collect();
-            all.append(&mut lane.async_open);
+            let mut all: Vec<PendingCopy> = rare.async_groups.drain(..).flatten().collect();
+            all.append(&mut rare.async_open);
             self.complete_copies(w, l, &all)?;
         }
         Ok(())

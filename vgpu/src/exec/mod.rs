@@ -63,12 +63,33 @@ struct Lane {
     func: u32,
     status: Status,
     local_base: u32,
-    frames: Vec<Frame>,
     local: Vec<u8>,
+    /// Call frames and `cp.async` state, which most lanes never have: boxed, so a lane
+    /// record is 48 bytes instead of 120 (a launch of 1 M threads holds 1 M of them).
+    rare: Option<Box<LaneRare>>,
+}
+
+// Issue 24: per-thread state at 1 M threads.
+const _: () = assert!(std::mem::size_of::<Lane>() <= 48);
+
+#[derive(Debug, Clone, Default)]
+struct LaneRare {
+    frames: Vec<Frame>,
     /// `cp.async` copies issued but not yet committed to a group.
     async_open: Vec<asynccopy::PendingCopy>,
     /// Committed `cp.async` groups, oldest first.
     async_groups: std::collections::VecDeque<Vec<asynccopy::PendingCopy>>,
+}
+
+impl Lane {
+    /// The rare part, made on first use.
+    fn rare(&mut self) -> &mut LaneRare {
+        self.rare.get_or_insert_with(Default::default)
+    }
+
+    fn frames(&self) -> &[Frame] {
+        self.rare.as_ref().map_or(&[], |r| &r.frames)
+    }
 }
 
 struct Warp {
@@ -220,10 +241,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     func: spec.func,
                     status: Status::Ready,
                     local_base: 0,
-                    frames: Vec::new(),
                     local: vec![0u8; func.frame_size as usize],
-                    async_open: Vec::new(),
-                    async_groups: std::collections::VecDeque::new(),
+                    rare: None,
                 };
                 warps.push(Warp {
                     cta: c,
@@ -430,16 +449,20 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             h.write_u32(v);
             h.write_u32(warp.reg_base[l]);
             h.write_u32(lane.local_base);
-            h.write_u32(lane.frames.len() as u32);
-            for f in &lane.frames {
+            h.write_u32(lane.frames().len() as u32);
+            for f in lane.frames() {
                 h.write_u32(f.func);
                 h.write_u32(f.ret_pc);
                 h.write_u32(f.reg_base);
                 h.write_u32(f.local_base);
                 h.write_u32(f.call_pc);
             }
-            h.write_u32(lane.async_open.len() as u32);
-            h.write_u32(lane.async_groups.len() as u32);
+            let (open, groups) = lane
+                .rare
+                .as_ref()
+                .map_or((0, 0), |r| (r.async_open.len(), r.async_groups.len()));
+            h.write_u32(open as u32);
+            h.write_u32(groups as u32);
             h.write(&lane.local);
         }
         for r in &warp.regs {
@@ -1003,7 +1026,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 for l in lanes(active) {
                     let warp = &mut self.warps[w as usize];
                     let lane = &mut warp.lanes[l];
-                    match lane.frames.pop() {
+                    match lane.rare.as_mut().and_then(|r| r.frames.pop()) {
                         None => exits |= 1 << l,
                         Some(fr) => {
                             let indirect: Vec<CallRet>;
@@ -1162,24 +1185,25 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
             Op::CpAsyncCommit => {
                 for l in lanes(active) {
-                    let lane = &mut self.warps[w as usize].lanes[l];
-                    let group = std::mem::take(&mut lane.async_open);
-                    lane.async_groups.push_back(group);
+                    let rare = self.warps[w as usize].lanes[l].rare();
+                    let group = std::mem::take(&mut rare.async_open);
+                    rare.async_groups.push_back(group);
                 }
                 Ok(Flow::Next)
             }
             Op::CpAsyncWait { pending, all } => {
                 for l in lanes(active) {
-                    let lane = &mut self.warps[w as usize].lanes[l];
+                    let rare = self.warps[w as usize].lanes[l].rare();
                     if *all {
-                        let group = std::mem::take(&mut lane.async_open);
-                        lane.async_groups.push_back(group);
+                        let group = std::mem::take(&mut rare.async_open);
+                        rare.async_groups.push_back(group);
                     }
-                    while self.warps[w as usize].lanes[l].async_groups.len() > *pending as usize {
-                        let group = self.warps[w as usize].lanes[l]
-                            .async_groups
-                            .pop_front()
-                            .unwrap_or_default();
+                    loop {
+                        let rare = self.warps[w as usize].lanes[l].rare();
+                        if rare.async_groups.len() <= *pending as usize {
+                            break;
+                        }
+                        let group = rare.async_groups.pop_front().unwrap_or_default();
                         self.complete_copies(w, l, &group)?;
                     }
                 }
@@ -1211,7 +1235,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let cur = warp.lanes[l].func;
         let cur_f = &self.prog.funcs[cur as usize];
         let lane = &mut warp.lanes[l];
-        if lane.frames.len() >= MAX_DEPTH {
+        if lane.frames().len() >= MAX_DEPTH {
             return Err(self.fault(
                 w,
                 l,
@@ -1222,11 +1246,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         let new_reg = warp.reg_base[l] + cur_f.nregs;
         let new_local = lane.local_base + cur_f.frame_size;
-        lane.frames.push(Frame {
+        let reg_base = warp.reg_base[l];
+        let local_base = lane.local_base;
+        lane.rare().frames.push(Frame {
             func: cur,
             ret_pc: pc + 1,
-            reg_base: warp.reg_base[l],
-            local_base: lane.local_base,
+            reg_base,
+            local_base,
             call_pc: pc,
         });
         let need_local = (new_local + callee_f.frame_size) as usize;
