@@ -532,16 +532,37 @@ struct ThreadSync {
     /// release patterns that later strong writes complete.
     rel_any: Option<Rc<Knowledge>>,
     rel_wide: Option<Rc<Knowledge>>,
+    /// What only threads that read strong writes or make release operations have: boxed,
+    /// so a thread that does neither (most threads of a data-parallel kernel) costs 96
+    /// bytes here instead of 176 (issue 24: per-thread state at 1 M threads).
+    rare: Option<Box<ThreadRare>>,
+}
+
+// Issue 24: per-thread state at 1 M threads.
+const _: () = assert!(std::mem::size_of::<ThreadSync>() <= 96);
+
+#[derive(Debug, Clone, Default)]
+struct ThreadRare {
     /// Publications observed by strong reads, waiting for an acquire fence: those a
     /// CTA-scope fence takes, and those only a `.gpu`/`.sys` fence takes.
     pending_local: Pending,
     pending_wide: Pending,
     /// Release pattern form (2): per location, the snapshot at this thread's latest
     /// release operation there, which its later strong writes to the location complete.
-    /// Empty for most threads (no allocation); one entry per distinct location released.
-    /// Never forgotten within a launch: dropping one would drop synchronization PTX
-    /// guarantees, and let the `weak` model produce a forbidden outcome.
+    /// One entry per distinct location released. Never forgotten within a launch:
+    /// dropping one would drop synchronization PTX guarantees, and let the `weak` model
+    /// produce a forbidden outcome.
     rel_ops: Vec<RelOp>,
+}
+
+impl ThreadSync {
+    fn rare(&mut self) -> &mut ThreadRare {
+        self.rare.get_or_insert_with(Default::default)
+    }
+
+    fn rel_ops(&self) -> &[RelOp] {
+        self.rare.as_ref().map_or(&[], |r| &r.rel_ops)
+    }
 }
 
 /// A release operation's snapshot, for release pattern form (2).
@@ -901,9 +922,12 @@ impl Hb {
             return;
         };
         let cta = CtaId((g as u32) / tpc.0);
-        ts.pending_local.take_into(&mut ts.know, false, cta, tpc);
+        let Some(rare) = ts.rare.as_mut() else {
+            return;
+        };
+        rare.pending_local.take_into(&mut ts.know, false, cta, tpc);
         if wide_scope {
-            ts.pending_wide.take_into(&mut ts.know, true, cta, tpc);
+            rare.pending_wide.take_into(&mut ts.know, true, cta, tpc);
         }
     }
 
@@ -1002,8 +1026,9 @@ impl Hb {
         let (local, wide_part) = match &own {
             Some(o) => {
                 let w = wide(scope);
-                ts.rel_ops.retain(|r| !(r.loc == loc && r.size == size));
-                ts.rel_ops.push(RelOp {
+                let rel_ops = &mut ts.rare().rel_ops;
+                rel_ops.retain(|r| !(r.loc == loc && r.size == size));
+                rel_ops.push(RelOp {
                     loc,
                     size,
                     snap: o.clone(),
@@ -1021,7 +1046,7 @@ impl Hb {
                 // the latest of them covers the others.
                 let mut local = ts.rel_any.as_ref();
                 let mut wide_part = ts.rel_wide.as_ref();
-                for r in ts.rel_ops.iter().filter(|r| r.overlaps(loc, size)) {
+                for r in ts.rel_ops().iter().filter(|r| r.overlaps(loc, size)) {
                     local = later(local, Some(&r.snap), t);
                     if r.wide {
                         wide_part = later(wide_part, Some(&r.snap), t);
@@ -1068,10 +1093,10 @@ impl Hb {
             // an acquire pattern of the fence's scope), CTA-local ones of this CTA (and the
             // spill) for any.
             if !(acq && wide(scope)) {
-                ts.pending_wide.add(m, true, cta, tpc);
+                ts.rare().pending_wide.add(m, true, cta, tpc);
             }
             if !acq {
-                ts.pending_local.add(m, false, cta, tpc);
+                ts.rare().pending_local.add(m, false, cta, tpc);
             }
         }
         if acq {
