@@ -641,6 +641,63 @@ impl WeakMemory {
         (preds, required)
     }
 
+    /// [`Self::write_preds`]' first result for an RMW of scope `scope`, asking
+    /// happens-before (the costly part) only about entries that are not morally strong
+    /// with it: those are predecessors either way. (Every RMW on a counter that all
+    /// threads increment asked it about every entry of the history.)
+    fn rmw_preds(&self, li: usize, t: ThreadRef, key: u64, off: u8, size: u8, scope: Scope) -> u16 {
+        let mut preds = 0u16;
+        for (p, e) in self.lists[li].iter().enumerate() {
+            if !e.overlaps(off, size) {
+                continue;
+            }
+            let exact = e.off == off && e.size == size;
+            if !exact
+                || (e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), scope))
+                || Self::known(&self.hb, t.global, key, e)
+            {
+                preds |= 1 << p;
+            }
+        }
+        preds
+    }
+
+    /// The common case of what an RMW reads, decided without happens-before: when the
+    /// newest entry of its exact size is morally strong with it (or its own) and
+    /// coherence-after every other such entry, [`Self::atomic`]'s candidates are empty
+    /// whatever [`Self::choice`] allows (they exclude everything coherence-before a
+    /// morally strong entry, and the newest itself), so it reads the newest. `None`:
+    /// decide the long way (also when an overlapping entry has another size, where
+    /// `choice` gives up).
+    fn rmw_reads_newest(
+        &self,
+        li: usize,
+        t: ThreadRef,
+        off: u8,
+        size: u8,
+        scope: Scope,
+    ) -> Option<usize> {
+        let list = &self.lists[li];
+        let mut exact = 0u16;
+        for (p, e) in list.iter().enumerate() {
+            if e.overlaps(off, size) {
+                if e.off != off || e.size != size {
+                    return None;
+                }
+                exact |= 1 << p;
+            }
+        }
+        if exact == 0 {
+            return None;
+        }
+        let newest = 15 - exact.leading_zeros() as usize;
+        let others = exact & !(1 << newest);
+        let e = &list[newest];
+        let ms = e.writer == t.global
+            || (e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), scope));
+        (ms && e.co & others == others).then_some(newest)
+    }
+
     /// Ensures the block has an initial-value entry for (off, size): the bytes memory
     /// holds before the launch's first store there.
     fn ensure_init(
@@ -932,30 +989,34 @@ impl WeakMemory {
         };
         self.ensure_init(mem, li, a.loc, off, size)?;
         // What it reads: allowed, and followed by no store morally strong with it.
-        let (pos, newest) = match self.choice(li, g, key, off, size) {
-            Some(c) => {
-                let mut after_ms = 0u16;
-                for (p, e) in self.lists[li].iter().enumerate() {
-                    if c.exact >> p & 1 == 1
-                        && (e.writer == g
-                            || (e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), a.scope)))
-                    {
-                        after_ms |= e.co;
+        let (pos, newest) = match self.rmw_reads_newest(li, t, off, size, a.scope) {
+            Some(newest) => (Some(newest), newest),
+            None => match self.choice(li, g, key, off, size) {
+                Some(c) => {
+                    let mut after_ms = 0u16;
+                    for (p, e) in self.lists[li].iter().enumerate() {
+                        if c.exact >> p & 1 == 1
+                            && (e.writer == g
+                                || (e.strong()
+                                    && scopes_meet(e.cta, e.scope(), CtaId::of(t), a.scope)))
+                        {
+                            after_ms |= e.co;
+                        }
                     }
+                    let cands = if self.space_enabled(a.loc) {
+                        c.allowed & !after_ms & !(1 << c.newest)
+                    } else {
+                        0
+                    };
+                    let pos = if cands == 0 {
+                        c.newest
+                    } else {
+                        self.pick(li, g, &c, cands)
+                    };
+                    (Some(pos), c.newest)
                 }
-                let cands = if self.space_enabled(a.loc) {
-                    c.allowed & !after_ms & !(1 << c.newest)
-                } else {
-                    0
-                };
-                let pos = if cands == 0 {
-                    c.newest
-                } else {
-                    self.pick(li, g, &c, cands)
-                };
-                (Some(pos), c.newest)
-            }
-            None => (None, 0),
+                None => (None, 0),
+            },
         };
         let old = match pos {
             Some(p) => self.lists[li][p].value,
@@ -988,7 +1049,7 @@ impl WeakMemory {
             msg = Some(Message::continued(&c, msg.take()));
         }
         let epoch = self.hb.epoch(g);
-        let (mut preds, _) = self.write_preds(li, t, key, off, size, Some(a.scope));
+        let mut preds = self.rmw_preds(li, t, key, off, size, a.scope);
         if let Some(p) = pos {
             preds |= 1 << p;
         }
