@@ -25,35 +25,80 @@ pub const CAP: usize = 8;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Obs(Option<Rc<ObsSet>>);
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The thresholds inline (a fixed array, `n` in use): a thread's first observation, and
+/// every copy-on-write after a barrier shared the set, was two allocations and a
+/// reallocation per growth step — a fifth of `exec --model weak` on a shared-memory
+/// histogram (callgrind) went to `malloc`/`realloc`/`free` for these lists.
+#[derive(Debug, Clone, Default)]
 struct ObsSet {
-    /// (block key, threshold), sorted by key.
-    keys: Vec<(u64, u64)>,
+    /// (block key, threshold), sorted by key; `keys[..n]` are in use (one spare slot for
+    /// the insertion that overflows, folded at once).
+    keys: [(u64, u64); CAP + 1],
+    n: u8,
     /// Every store with a sequence number ≤ this counts as observed, in every block.
     watermark: u64,
 }
 
+impl PartialEq for ObsSet {
+    fn eq(&self, o: &Self) -> bool {
+        self.watermark == o.watermark && self.keys() == o.keys()
+    }
+}
+
+impl Eq for ObsSet {}
+
 impl ObsSet {
+    fn keys(&self) -> &[(u64, u64)] {
+        &self.keys[..self.n as usize]
+    }
+
+    fn find(&self, key: u64) -> Result<usize, usize> {
+        self.keys().binary_search_by_key(&key, |(k, _)| *k)
+    }
+
+    fn remove(&mut self, i: usize) -> (u64, u64) {
+        let n = self.n as usize;
+        let x = self.keys[i];
+        self.keys.copy_within(i + 1..n, i);
+        self.n -= 1;
+        x
+    }
+
+    /// Keeps the thresholds above the watermark.
+    fn drop_covered(&mut self) {
+        let w = self.watermark;
+        let mut j = 0;
+        for i in 0..self.n as usize {
+            if self.keys[i].1 > w {
+                self.keys[j] = self.keys[i];
+                j += 1;
+            }
+        }
+        self.n = j as u8;
+    }
+
     fn raise(&mut self, key: u64, seq: u64) {
         if seq <= self.watermark {
             return;
         }
-        match self.keys.binary_search_by_key(&key, |(k, _)| *k) {
+        match self.find(key) {
             Ok(i) => self.keys[i].1 = self.keys[i].1.max(seq),
             Err(i) => {
-                self.keys.insert(i, (key, seq));
-                if self.keys.len() > CAP {
+                let n = self.n as usize;
+                self.keys.copy_within(i..n, i + 1);
+                self.keys[i] = (key, seq);
+                self.n += 1;
+                if self.n as usize > CAP {
                     // Fold the least informative threshold into the watermark.
                     let (j, _) = self
-                        .keys
+                        .keys()
                         .iter()
                         .enumerate()
                         .min_by_key(|(_, (_, s))| *s)
                         .unwrap_or((0, &(0, 0)));
-                    let (_, s) = self.keys.remove(j);
+                    let (_, s) = self.remove(j);
                     self.watermark = self.watermark.max(s);
-                    let w = self.watermark;
-                    self.keys.retain(|(_, s)| *s > w);
+                    self.drop_covered();
                 }
             }
         }
@@ -71,10 +116,7 @@ impl Obs {
         match &self.0 {
             None => 0,
             Some(s) => {
-                let own = s
-                    .keys
-                    .binary_search_by_key(&key, |(k, _)| *k)
-                    .map_or(0, |i| s.keys[i].1);
+                let own = s.find(key).map_or(0, |i| s.keys[i].1);
                 own.max(s.watermark)
             }
         }
@@ -97,21 +139,17 @@ impl Obs {
             Some(s) if Rc::ptr_eq(s, o) => {}
             Some(s) => {
                 let covered = o.watermark <= s.watermark
-                    && o.keys.iter().all(|(k, t)| {
-                        *t <= s.watermark
-                            || s.keys
-                                .binary_search_by_key(k, |(k, _)| *k)
-                                .is_ok_and(|i| s.keys[i].1 >= *t)
+                    && o.keys().iter().all(|(k, t)| {
+                        *t <= s.watermark || s.find(*k).is_ok_and(|i| s.keys[i].1 >= *t)
                     });
                 if covered {
                     return;
                 }
                 let m = Rc::make_mut(s);
                 m.watermark = m.watermark.max(o.watermark);
-                let w = m.watermark;
-                m.keys.retain(|(_, t)| *t > w);
-                for (k, t) in &o.keys {
-                    m.raise(*k, *t);
+                m.drop_covered();
+                for &(k, t) in o.keys() {
+                    m.raise(k, t);
                 }
             }
         }
@@ -119,7 +157,9 @@ impl Obs {
 
     /// Bytes held (for memory statistics).
     pub fn heap_bytes(&self) -> usize {
-        self.0.as_ref().map_or(0, |s| 40 + s.keys.capacity() * 16)
+        self.0
+            .as_ref()
+            .map_or(0, |_| std::mem::size_of::<ObsSet>() + 16)
     }
 }
 
