@@ -80,7 +80,7 @@ struct FhEntry {
     u64 value;
 };
 
-// 128 bytes; the entries follow.
+// 144 bytes; the entries follow.
 struct FhThread {
     u32 tag;  // launch + 1 once initialised for that launch
     u32 len;  // entries, both spaces
@@ -102,6 +102,10 @@ struct FhThread {
     // 8-byte blocks (address bits 3-8) its entries may touch since the buffer was last
     // empty: a superset, so a clear bit means no entry overlaps (see fh_blocks).
     u64 blocks;
+    // The own CTA's FhCta, set with the header: the rewrite's inlined load check reads its
+    // ov_len.
+    u64 cta;
+    u64 pad;
 };
 
 // 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
@@ -118,7 +122,7 @@ __device__ u64 __fencehound_ctl;
 __device__ u32 __fencehound_mark[4];
 }
 
-#define HEADER 128u
+#define HEADER 144u
 
 static __device__ __forceinline__ u64 fh_mix(u64 x) {
     u64 z = x + 0x9E3779B97F4A7C15ull;
@@ -169,6 +173,7 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->atom_pending = 0;
         t->blocks = 0;
         t->prefix = fh_mix(fh_mix(fh_mix(c->seed) ^ (u64)c->launch) ^ (u64)g);
+        t->cta = (u64)fh_cta_area(c, cta);
     }
     return t;
 }
@@ -826,6 +831,14 @@ static __device__ __noinline__ void fh_drain_slow(const FhCtl *c, FhThread *t, u
     fh_begin_from(f, c, t);
     fh_drain_thread(f, M_SCOPE(meta), M_REASON(meta));
     fh_end(f);
+}
+
+// The thread's header (initialised for this launch), or 0 when the launch does not
+// buffer: what a kernel keeps in a register for the rewrite's inlined load check (which
+// reads `len` and `ticks` from it and `liveness`, `flags` from the control block).
+extern "C" __device__ __noinline__ u64 __fencehound_begin() {
+    const FhCtl *c;
+    return (u64)fh_self(&c);
 }
 
 // The entry points: a fast path that only reads the thread's state and decides that
