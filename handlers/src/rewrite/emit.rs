@@ -473,15 +473,14 @@ fn prologue(cx: &mut Ctx<'_>) -> String {
     t
 }
 
-// Offsets in runtime.cu's FhThread and FhCtl, and its scoped flag.
+// Offsets in runtime.cu's FhThread.
 const T_LEN: u32 = 4;
 const T_TICKS: u32 = 32;
 const T_CTA: u32 = 128;
+const T_LIVE1: u32 = 136;
+const T_SCOPED: u32 = 140;
 // Offset of the overlay length in FhCta.
 const CTA_OV_LEN: u32 = 4;
-const CTL_FLAGS: u32 = 20;
-const CTL_LIVENESS: u32 = 28;
-const FLAG_SCOPED: u32 = 8;
 
 /// In a full launch, the first level of `__fencehound_load` inlined at a load of a
 /// `.global` or `.shared` address (one runtime call per block): when the thread holds no
@@ -491,7 +490,8 @@ const FLAG_SCOPED: u32 = 8;
 /// `slow`, the call. The same test as the runtime's fast path: `len == 0` (which implies
 /// its `fh_miss`), `liveness - 1 < ticks + 1` (unsigned) for `liveness > 0 && ticks + 1 >=
 /// liveness`, and under `scoped` for a global load the own CTA's overlay length (its
-/// `fh_fast_overlay`, read as the runtime reads it).
+/// `fh_fast_overlay`, read as the runtime reads it). `liveness - 1`, the scoped flag and
+/// the CTA's area are copies the header takes when it is set up for the launch.
 fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(String, String)> {
     if !cx.fast || !matches!(sp, MemSpace::Global | MemSpace::Shared) {
         return None;
@@ -509,15 +509,15 @@ fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(Strin
         t,
         "setp.eq.u64 %fhp2, %fhd14, 0;\n@%fhp2 bra {slow};\n\
          ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
-         ld.global.u64 %fhd12, [{PREFIX}ctl];\nld.u32 %fhr8, [%fhd12+{CTL_LIVENESS}];\n\
-         sub.u32 %fhr8, %fhr8, 1;\nld.u32 %fhr9, [%fhd14+{T_TICKS}];\nadd.u32 %fhr9, %fhr9, 1;\n\
+         ld.u32 %fhr8, [%fhd14+{T_LIVE1}];\n\
+         ld.u32 %fhr9, [%fhd14+{T_TICKS}];\nadd.u32 %fhr9, %fhr9, 1;\n\
          setp.lt.u32 %fhp2, %fhr8, %fhr9;\n@%fhp2 bra {slow};\n"
     );
     if sp == MemSpace::Global {
         let ok = cx.label();
         let _ = write!(
             t,
-            "ld.u32 %fhr8, [%fhd12+{CTL_FLAGS}];\nand.b32 %fhr8, %fhr8, {FLAG_SCOPED};\n\
+            "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];\n\
              setp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {ok};\nld.u64 %fhd13, [%fhd14+{T_CTA}];\n\
              ld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];\nsetp.ne.u32 %fhp2, %fhr8, 0;\n\
              @%fhp2 bra {slow};\n{ok}:\n"
