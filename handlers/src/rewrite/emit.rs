@@ -328,7 +328,7 @@ pub(super) fn rewrite_module(
 const TEMP_DECLS: &str = "\
 .reg .pred %fhp<4>;
 .reg .b16 %fhh<4>;
-.reg .b32 %fhr<8>;
+.reg .b32 %fhr<10>;
 .reg .b64 %fhd<18>;
 .reg .pred %fhq<4>;
 .reg .b32 %fhc<4>;
@@ -384,14 +384,16 @@ const CTL_COUNTERS: u32 = 56;
 /// runtime call would only count, and sites run the original instruction after counting
 /// stores in registers). Neither: the launch does not buffer (sites run the original).
 /// The host decides which (`layout::launch_mode`, the control block's mode bytes); the
-/// kernel reads the byte for its module's kind.
+/// kernel reads the byte for its module's kind (with no control block, neither: the byte
+/// is not read, and the compares are and-ed with the pointer test).
 fn mode_code(cx: &Ctx<'_>) -> String {
     use super::layout::{CTL_MODE, MODE_FULL, MODE_QUIET};
     let byte = CTL_MODE + u32::from(cx.cta_atoms);
     format!(
-        "ld.global.u64 %fhd15, [{PREFIX}ctl];\nsetp.ne.u64 %fhq2, %fhd15, 0;\nmov.u16 %fhh3, 0;\n\
+        "ld.global.u64 %fhd15, [{PREFIX}ctl];\nsetp.ne.u64 %fhq2, %fhd15, 0;\n\
          @%fhq2 ld.u8 %fhh3, [%fhd15+{byte}];\n\
-         setp.eq.u16 %fhq0, %fhh3, {MODE_FULL};\nsetp.eq.u16 %fhq1, %fhh3, {MODE_QUIET};\n"
+         setp.eq.and.u16 %fhq0, %fhh3, {MODE_FULL}, %fhq2;\n\
+         setp.eq.and.u16 %fhq1, %fhh3, {MODE_QUIET}, %fhq2;\n"
     )
 }
 
@@ -450,14 +452,83 @@ fn count_store(
 }
 
 /// A fast kernel's entry: the store counters (global, shared) start at 0; the device
-/// flavour decides the launch's mode once here (the lockstep flavour decides it in each
-/// block, where its loads are not preemption points of their own).
+/// flavour decides the launch's mode once here, and in a full launch finds the thread's
+/// header (`%fhd14`, for the inlined load check; 0 when the launch does not buffer; not
+/// set, and never read, in other launches). The
+/// lockstep flavour does both in each block, where its loads are not preemption points of
+/// their own.
 fn prologue(cx: &mut Ctx<'_>) -> String {
     let mut t = String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n");
     if cx.opts.flavor == Flavor::Device {
         t.push_str(&mode_code(cx));
+        let skip = cx.label();
+        let _ = writeln!(t, "@!%fhq0 bra {skip};");
+        t.push_str(&call(
+            &format!("{PREFIX}begin"),
+            Some(("b64", "%fhd14")),
+            &[],
+        ));
+        let _ = writeln!(t, "{skip}:");
     }
     t
+}
+
+// Offsets in runtime.cu's FhThread.
+const T_LEN: u32 = 4;
+const T_TICKS: u32 = 32;
+const T_CTA: u32 = 128;
+const T_LIVE1: u32 = 136;
+const T_SCOPED: u32 = 140;
+// Offset of the overlay length in FhCta.
+const CTA_OV_LEN: u32 = 4;
+
+/// In a full launch, the first level of `__fencehound_load` inlined at a load of a
+/// `.global` or `.shared` address (one runtime call per block): when the thread holds no
+/// entry, no liveness drain is due and (global, `scoped`) no CTA overlay could hold one,
+/// the call would only count the tick and return the address, so the block does that and
+/// runs the original instruction (`{DONE}`: the end of the lane's code); else it goes on to
+/// `slow`, the call. The same test as the runtime's fast path: `len == 0` (which implies
+/// its `fh_miss`), `liveness - 1 < ticks + 1` (unsigned) for `liveness > 0 && ticks + 1 >=
+/// liveness`, and under `scoped` for a global load the own CTA's overlay length (its
+/// `fh_fast_overlay`, read as the runtime reads it). `liveness - 1`, the scoped flag and
+/// the CTA's area are copies the header takes when it is set up for the launch.
+fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(String, String)> {
+    if !cx.fast || !matches!(sp, MemSpace::Global | MemSpace::Shared) {
+        return None;
+    }
+    let slow = cx.label();
+    let mut t = String::new();
+    if cx.opts.flavor == Flavor::Lockstep {
+        t.push_str(&call(
+            &format!("{PREFIX}begin"),
+            Some(("b64", "%fhd14")),
+            &[],
+        ));
+    }
+    let _ = write!(
+        t,
+        "setp.eq.u64 %fhp2, %fhd14, 0;\n@%fhp2 bra {slow};\n\
+         ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
+         ld.u32 %fhr8, [%fhd14+{T_LIVE1}];\n\
+         ld.u32 %fhr9, [%fhd14+{T_TICKS}];\nadd.u32 %fhr9, %fhr9, 1;\n\
+         setp.lt.u32 %fhp2, %fhr8, %fhr9;\n@%fhp2 bra {slow};\n"
+    );
+    if sp == MemSpace::Global {
+        let ok = cx.label();
+        let _ = write!(
+            t,
+            "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];\n\
+             setp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {ok};\nld.u64 %fhd13, [%fhd14+{T_CTA}];\n\
+             ld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];\nsetp.ne.u32 %fhp2, %fhr8, 0;\n\
+             @%fhp2 bra {slow};\n{ok}:\n"
+        );
+    }
+    let _ = write!(
+        t,
+        "st.u32 [%fhd14+{T_TICKS}], %fhr9;\n{}bra.uni {{DONE}};\n",
+        original(i)
+    );
+    Some((t, format!("{slow}:\n")))
 }
 
 fn parse_statements(text: &str) -> Result<Vec<Statement>, RewriteError> {
@@ -661,7 +732,8 @@ fn wrap(
     let lane = |cx: &mut Ctx<'_>, done: &str, skip: &str| -> String {
         let fast = cx.label();
         format!(
-            "@!%fhq0 bra {fast};\n{skip}{lane_code}bra.uni {done};\n{fast}:\n{}",
+            "@!%fhq0 bra {fast};\n{skip}{}bra.uni {done};\n{fast}:\n{}",
+            lane_code.replace("{DONE}", done),
             fast_code.replace("{DONE}", done)
         )
     };
@@ -858,6 +930,13 @@ fn load_block(
     let (size, dests) = access_elems(cx, i, 0)?;
     let addr = &i.operands[1];
     let mut code = String::new();
+    let one_call = dests.len() == 1 || size * dests.len() as u32 <= 8;
+    if one_call {
+        if let Some((check, slow)) = inline_load(cx, i, sp) {
+            code.push_str(&check);
+            code.push_str(&slow);
+        }
+    }
     if dests.len() > 1 && size * dests.len() as u32 <= 8 {
         // One access for the whole vector, as the vgpu makes it (`Hooks` docs): the
         // runtime forwards or reads all of it, and the original vector load reads there.

@@ -13,7 +13,7 @@ use crate::stats::{BufferStats, DrainReason};
 /// Bytes of the control block (`FhCtl`).
 pub const CTL_BYTES: u64 = 72;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
-pub const THREAD_HEADER: u64 = 128;
+pub const THREAD_HEADER: u64 = 144;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
 pub const ENTRY_BYTES: u64 = 16;
 /// Bytes of a CTA header (`FhCta`: lock, overlay length, orphan length).
@@ -374,9 +374,9 @@ mod tests {
 
     #[test]
     fn memory_per_65536_threads_at_capacity_256() {
-        // 128-byte header + 2 × 256 × 16-byte entries per thread.
-        assert_eq!(thread_bytes(256), 8320);
-        assert_eq!(65_536 * thread_bytes(256), 545_259_520);
+        // 144-byte header + 2 × 256 × 16-byte entries per thread.
+        assert_eq!(thread_bytes(256), 8336);
+        assert_eq!(65_536 * thread_bytes(256), 546_308_096);
     }
 
     #[test]

@@ -28,6 +28,16 @@
 //! the runtime's counters (the `stores_seen` statistics). An inactive launch runs the
 //! original instructions. The lockstep flavour reads the mode inside each block.
 //!
+//! In a full launch the kernel also finds its thread's header once, at entry
+//! (`__fencehound_begin`, kept in a register; the lockstep flavour calls it in each block),
+//! and a load of a `.global` or `.shared` address that makes one runtime call first runs
+//! that call's fast path inline: when the thread holds no entry, no liveness drain is due
+//! and (a global load under `scoped`) the own CTA's overlay is empty (the header keeps
+//! a pointer to the CTA's area),
+//! it adds the liveness tick to the header and runs the original instruction, which is
+//! what the call would have done (`__fencehound_load` then returns the address itself);
+//! otherwise it makes the call.
+//!
 //! `g` is the generic address (`cvta` of a state-space address), so one runtime serves
 //! every state space; addresses in local, const or param memory are left alone, as the
 //! native hooks never see them. Which model (`bugaroo`, `scoped`), `p_w`, seed and launch

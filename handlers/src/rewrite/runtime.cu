@@ -80,7 +80,7 @@ struct FhEntry {
     u64 value;
 };
 
-// 128 bytes; the entries follow.
+// 144 bytes; the entries follow.
 struct FhThread {
     u32 tag;  // launch + 1 once initialised for that launch
     u32 len;  // entries, both spaces
@@ -102,6 +102,12 @@ struct FhThread {
     // 8-byte blocks (address bits 3-8) its entries may touch since the buffer was last
     // empty: a superset, so a clear bit means no entry overlaps (see fh_blocks).
     u64 blocks;
+    // Set with the header: the own CTA's FhCta (the slow paths' and the fast paths' CTA, whose
+    // ov_len the rewrite's inlined load check reads), and the control block's liveness - 1
+    // (u32 wrap: 0 becomes 0xffffffff) and scoped flag for that check.
+    u64 cta;
+    u32 live1;
+    u32 scoped;
 };
 
 // 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
@@ -118,7 +124,7 @@ __device__ u64 __fencehound_ctl;
 __device__ u32 __fencehound_mark[4];
 }
 
-#define HEADER 128u
+#define HEADER 144u
 
 static __device__ __forceinline__ u64 fh_mix(u64 x) {
     u64 z = x + 0x9E3779B97F4A7C15ull;
@@ -169,6 +175,9 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->atom_pending = 0;
         t->blocks = 0;
         t->prefix = fh_mix(fh_mix(fh_mix(c->seed) ^ (u64)c->launch) ^ (u64)g);
+        t->cta = (u64)fh_cta_area(c, cta);
+        t->live1 = c->liveness - 1u;
+        t->scoped = c->flags & FH_SCOPED;
     }
     return t;
 }
@@ -189,7 +198,7 @@ static __device__ __forceinline__ void fh_begin_from(Fh &f, const FhCtl *c, FhTh
     f.t = t;
     f.q = (FhEntry *)((char *)t + HEADER);
     f.scoped = (c->flags & FH_SCOPED) != 0;
-    f.o = fh_cta_area(c, fh_cta());
+    f.o = (FhCta *)t->cta;
     f.locked = false;
 }
 
@@ -202,16 +211,16 @@ static __device__ bool fh_begin(Fh &f) {
     f.t = t;
     f.q = (FhEntry *)((char *)t + HEADER);
     f.scoped = (c->flags & FH_SCOPED) != 0;
-    f.o = fh_cta_area(c, fh_cta());
+    f.o = (FhCta *)t->cta;
     f.locked = false;
     return true;
 }
 
 // Whether the own CTA overlay may hold entries relevant to an access of space s (the
 // fast paths' test; see fh_overlay_nonempty).
-static __device__ __forceinline__ bool fh_fast_overlay(const FhCtl *c, int s) {
-    return (c->flags & FH_SCOPED) && s == 0 &&
-           *(volatile u32 *)&fh_cta_area(c, fh_cta())->ov_len != 0;
+static __device__ __forceinline__ bool fh_fast_overlay(const FhCtl *c, const FhThread *t,
+                                                       int s) {
+    return (c->flags & FH_SCOPED) && s == 0 && *(volatile u32 *)&((FhCta *)t->cta)->ov_len != 0;
 }
 
 static __device__ __forceinline__ void fh_cta_lock(FhCta *c) {
@@ -828,6 +837,14 @@ static __device__ __noinline__ void fh_drain_slow(const FhCtl *c, FhThread *t, u
     fh_end(f);
 }
 
+// The thread's header (initialised for this launch), or 0 when the launch does not
+// buffer: what a kernel keeps in a register for the rewrite's inlined load check (which
+// reads `len` and `ticks` from it and `liveness`, `flags` from the control block).
+extern "C" __device__ __noinline__ u64 __fencehound_begin() {
+    const FhCtl *c;
+    return (u64)fh_self(&c);
+}
+
 // The entry points: a fast path that only reads the thread's state and decides that
 // nothing but counters change, else the full path above (which starts over: the fast path
 // wrote nothing).
@@ -843,7 +860,7 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 
         bool eligible = ((s == 1) ? (c->flags & FH_SHARED) : (c->flags & FH_GLOBAL)) != 0 &&
                         !M_INELIGIBLE(meta);
         bool selected = eligible && (fh_mix(t->prefix ^ n) >> 11) < c->threshold;
-        if (!selected && !fh_fast_overlay(c, s)) {
+        if (!selected && !fh_fast_overlay(c, t, s)) {
             t->stores = n + 1;
             t->seen[s] += 1;
             return 0;
@@ -860,7 +877,7 @@ extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
     if (s < 0) return g;
     u32 ticks = t->ticks + 1;
     bool live = c->liveness > 0 && ticks >= c->liveness;
-    if (!live && fh_miss(t, g, M_SIZE(meta)) && !fh_fast_overlay(c, s)) {
+    if (!live && fh_miss(t, g, M_SIZE(meta)) && !fh_fast_overlay(c, t, s)) {
         t->ticks = ticks;
         return g;
     }
@@ -877,7 +894,7 @@ extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
     bool live = c->liveness > 0 && ticks >= c->liveness;
     bool cta_overlay = (c->flags & FH_SCOPED) && M_CTA_ATOM(meta) && s == 0;
     if (!live && !cta_overlay && !M_RELEASE(meta) &&
-        (t->len_s[s] == 0 || fh_miss(t, g, M_SIZE(meta))) && !fh_fast_overlay(c, s)) {
+        (t->len_s[s] == 0 || fh_miss(t, g, M_SIZE(meta))) && !fh_fast_overlay(c, t, s)) {
         t->ticks = ticks;
         return g;
     }
@@ -891,7 +908,7 @@ extern "C" __device__ __noinline__ void __fencehound_drain(u32 meta) {
     // A drain to memory under `scoped` publishes the CTA overlay even when the thread
     // holds nothing (WriteBuffers::drain_thread).
     bool overlay = (c->flags & FH_SCOPED) && M_SCOPE(meta) != SCOPE_CTA &&
-                   *(volatile u32 *)&fh_cta_area(c, fh_cta())->ov_len != 0;
+                   *(volatile u32 *)&((FhCta *)t->cta)->ov_len != 0;
     if (t->len == 0 && !overlay) return;
     fh_drain_slow(c, t, meta);
 }
