@@ -100,3 +100,32 @@ fn every_rewritten_kernel_assembles_for_sm_75_80_90() {
     eprintln!("{ok} rewritten kernels assembled");
     assert!(ok >= 150, "only {ok} kernels assembled");
 }
+
+/// The committed `runtime.ptx` is what `runtime.cu` compiles to with the toolchain's
+/// NVRTC (`cargo run -p fencehound-handlers --example gen_runtime -- --write` regenerates
+/// it): an edit of the CUDA source that was not carried into the PTX the rewrite links
+/// fails here.
+#[test]
+fn runtime_ptx_is_current() {
+    use fencehound_handlers::rewrite::runtime;
+    let mut req = fencehound_toolchain::CompileRequest::new(runtime::SOURCE, "runtime.cu");
+    req.arch = runtime::ARCH.to_string();
+    req.extra_options = runtime::NVRTC_OPTIONS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let compiled = fencehound_toolchain::compile(&req).expect("NVRTC compiles runtime.cu");
+    let ptx = runtime::normalize(&compiled.ptx).expect("runtime PTX normalizes");
+    let committed = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/rewrite/runtime.ptx"),
+    )
+    .expect("runtime.ptx is readable");
+    assert!(
+        ptx == committed,
+        "handlers/src/rewrite/runtime.ptx is not what NVRTC {}.{} makes of runtime.cu (the \
+         committed file comes from the pinned wheel, scripts/setup-cuda.sh): run `cargo run \
+         -p fencehound-handlers --example gen_runtime -- --write`",
+        compiled.nvrtc_version.0,
+        compiled.nvrtc_version.1
+    );
+}
