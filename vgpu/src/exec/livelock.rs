@@ -39,6 +39,64 @@
 //! Hash collisions (64-bit) are the only way to be wrong, with probability about
 //! `states² / 2⁶⁴`.
 
+//!
+//! # Spin parking
+//!
+//! A warp spinning on a flag that a buffered store has not published yet runs the same
+//! step (load the flag, compare, branch back) again and again: under `scoped` at
+//! `p_w = 1` a ring-buffer consumer spends most of an execution doing it, until the
+//! liveness rule drains the store. Such a warp is *parked*: while parked, a step the
+//! scheduler gives it is *applied* instead of interpreted — the step's instruction counts
+//! and clocks are added, its registers, memory and the hooks are not touched — and it
+//! stays parked until the next *event*. The scheduler, the liveness rule, the fuel, the
+//! livelock verdict and the hooks see exactly what they saw before: parking changes no
+//! scheduling decision and no value, so every execution is the one it was, bit for bit
+//! (same seed, same interleaving, same outcome), and the set of outcomes each model can
+//! produce is unchanged because each single execution is.
+//!
+//! **Parked.** After a step of warp `w` that (a) ran one group holding every ready lane
+//! (no diverged group was picked, so the scheduler made no choice inside the warp),
+//! (b) ended at the pc it started at, (c) executed no event instruction (below), read no
+//! clock, and saw no event by anyone, and (d) left the hooks' load-effect count
+//! ([`Hooks::load_effects`](crate::hooks::Hooks::load_effects)) where it was, the warp's
+//! whole state is hashed (128 bits: pcs, statuses, call frames, local memory, registers of
+//! every lane that has not exited). If the previous step of `w` also qualified, in the
+//! same epoch (no event in between), and left the same hash, then the step took the
+//! warp from state `S` back to `S` while nothing else changed: memory and the hooks'
+//! state are what they were (only events change them), its loads returned values that
+//! are functions of those (the hooks say so by not counting them) and its other
+//! instructions are functions of `S`. So the same step from `S` does exactly the same
+//! again — same values, same counts, ending in `S` — for as long as no event happens:
+//! applying its counts is executing it. Other warps' steps in between that are not events
+//! are loads, arithmetic and branches, which change nothing this warp reads.
+//!
+//! **Events** end every parking (the epoch advances): every store, atomic or reduction
+//! (also a failing compare-and-swap, which may drain a buffer), fence, CTA or warp
+//! barrier, `cp.async` operation, `printf`, trap and exit, everything
+//! [`Detector::change`] hears of (memory writes, barrier releases, completed copies,
+//! [`Hooks::stalled`](crate::hooks::Hooks::stalled) returning true: the liveness rule's
+//! drains and `weak` starting to read newest values), and any step after which the
+//! hooks' load-effect count moved (a drain inside a load, which the interpreter does not
+//! see). So a parked warp runs again — really interpreted — as soon as anything could
+//! change what its loads return, and is parked again after two more equal steps.
+//!
+//! **Not parked**: a step with several groups (intra-warp scheduling is a choice), one
+//! that reads `%clock`/`%globaltimer` (its next value differs although the registers
+//! repeat), loops of more than one step (e.g. two loads per iteration) — they keep
+//! running as before — and hooks whose loads cannot be shown effect-free:
+//! `weak` (every load counts itself in the statistics and a load that may read stale
+//! draws its seeded choice from the thread's load counter, so skipping a load would
+//! change later choices), the device drain policy (its liveness tick drains inside
+//! loads), observers (they must see every access) and hooks that do not implement
+//! `load_effects`. Those run as before.
+//!
+//! **Cost.** Probing hashes a warp after qualifying steps only; a warp whose probe fails
+//! (a counted loop that only loads) waits twice as many qualifying steps before the next
+//! probe, up to 64, so a long load-only loop hashes about once per 32 iterations. A 64-bit
+//! hash collision in each half would be the only way to apply a wrong step, with
+//! probability about `probes / 2¹²⁸`.
+
+use crate::program::{MemSpace, Op};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -50,6 +108,14 @@ const MAX_STATES: usize = 1 << 12;
 /// FxHash-style word hasher: the states are hashed once each and compared only by hash.
 #[derive(Default)]
 pub(super) struct StateHasher(u64);
+
+impl StateHasher {
+    /// A hasher whose result is independent of the default one's (spin parking hashes
+    /// each state with both).
+    pub(super) fn seeded(seed: u64) -> StateHasher {
+        StateHasher(seed)
+    }
+}
 
 impl Hasher for StateHasher {
     #[inline]
@@ -174,5 +240,179 @@ impl Detector {
             }
         }
         self.all_cycling(runnable)
+    }
+}
+
+/// Most qualifying steps a warp whose probe failed waits before the next probe.
+const MAX_GAP: u32 = 64;
+const NONE: u64 = u64::MAX;
+
+/// Spin parking (see the module docs): the probes and the parked warps.
+pub(super) struct Parking {
+    /// Whether the hooks allow parking in this launch.
+    pub(super) on: bool,
+    /// Advances at every event; a warp is parked for one value of it.
+    epoch: u64,
+    /// The hooks' load-effect count after the last step.
+    effects: u64,
+    warps: Vec<ParkWarp>,
+}
+
+#[derive(Clone, Copy)]
+struct ParkWarp {
+    /// The state hash after the warp's previous step, if it qualified, and the epoch it
+    /// was taken in (`NONE`: no such step).
+    hash: u128,
+    at: u64,
+    /// The epoch the warp is parked for (`NONE`: not parked) and its step's counts.
+    parked: u64,
+    lanes: u64,
+    insts: u64,
+    /// Qualifying steps to let pass before the next probe, and the current gap.
+    skip: u32,
+    gap: u32,
+}
+
+impl Parking {
+    pub(super) fn new(warps: usize, effects: Option<u64>) -> Parking {
+        Parking {
+            on: effects.is_some(),
+            epoch: 0,
+            effects: effects.unwrap_or(0),
+            warps: if effects.is_some() {
+                vec![
+                    ParkWarp {
+                        hash: 0,
+                        at: NONE,
+                        parked: NONE,
+                        lanes: 0,
+                        insts: 0,
+                        skip: 0,
+                        gap: 0,
+                    };
+                    warps
+                ]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// An event: every parked warp runs again.
+    #[inline]
+    pub(super) fn event(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1) % NONE;
+    }
+
+    #[inline]
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// After a step: an event if the hooks' load-effect count moved.
+    #[inline]
+    pub(super) fn effects(&mut self, count: Option<u64>) {
+        let c = count.unwrap_or(self.effects.wrapping_add(1));
+        if c != self.effects {
+            self.effects = c;
+            self.event();
+        }
+    }
+
+    /// The (lane, warp) instruction counts of warp `w`'s step while it is parked.
+    #[inline]
+    pub(super) fn parked(&self, w: u32) -> Option<(u64, u64)> {
+        let p = self.warps.get(w as usize)?;
+        (p.parked == self.epoch).then_some((p.lanes, p.insts))
+    }
+
+    /// Warp `w`'s step did not qualify: its next probe starts over.
+    #[inline]
+    pub(super) fn forget(&mut self, w: u32) {
+        self.warps[w as usize].at = NONE;
+    }
+
+    /// Warp `w`'s step qualified: whether to hash its state now (false while it waits
+    /// after a failed probe).
+    #[inline]
+    pub(super) fn wants_probe(&mut self, w: u32) -> bool {
+        let p = &mut self.warps[w as usize];
+        if p.skip > 0 {
+            p.skip -= 1;
+            p.at = NONE;
+            return false;
+        }
+        true
+    }
+
+    /// The state hash after warp `w`'s qualifying step, which counted `lanes` lane and
+    /// `insts` warp instructions: parks the warp when its previous step in this epoch
+    /// left the same state. Returns whether it did.
+    pub(super) fn probe(&mut self, w: u32, hash: u128, lanes: u64, insts: u64) -> bool {
+        let epoch = self.epoch;
+        let p = &mut self.warps[w as usize];
+        if p.at == epoch {
+            if p.hash == hash {
+                p.parked = epoch;
+                p.lanes = lanes;
+                p.insts = insts;
+                p.gap = 0;
+                return true;
+            }
+            p.gap = (p.gap * 2).clamp(1, MAX_GAP);
+            p.skip = p.gap;
+            p.at = NONE;
+            return false;
+        }
+        p.hash = hash;
+        p.at = epoch;
+        false
+    }
+}
+
+/// Whether executing `op` is an event for spin parking (see the module docs): anything
+/// that may change what another warp's loads return or what the hooks hold, or that is
+/// seen outside the warp (`printf`). Loads are not (their effects are the hooks' to
+/// count); neither are arithmetic, control flow, calls, local and parameter memory, and
+/// the collectives inside one warp. Written out for every operation, so that a new one
+/// must be decided here.
+pub(super) fn is_event(op: &Op) -> bool {
+    match op {
+        Op::Alu(_)
+        | Op::Mov { .. }
+        | Op::Movs { .. }
+        | Op::Pack { .. }
+        | Op::Unpack { .. }
+        | Op::Ld { .. }
+        | Op::Cvta { .. }
+        | Op::Isspacep { .. }
+        | Op::Bra { .. }
+        | Op::Brx { .. }
+        | Op::CallIndirect { .. }
+        | Op::Call { .. }
+        // A return from the kernel exits its lanes, which is an event by itself.
+        | Op::Ret
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Match { .. }
+        | Op::Redux { .. }
+        | Op::Activemask { .. }
+        | Op::Ldmatrix { .. }
+        | Op::Mma { .. }
+        | Op::Nanosleep
+        | Op::Nop => false,
+        Op::St { space, .. } => !matches!(space, MemSpace::Local | MemSpace::FrameParam),
+        Op::Atom { .. }
+        | Op::Vprintf { .. }
+        | Op::AssertFail { .. }
+        | Op::Exit
+        | Op::Trap
+        | Op::Brkpt
+        | Op::Bar { .. }
+        | Op::WarpSync { .. }
+        | Op::Fence { .. }
+        | Op::CpAsync { .. }
+        | Op::CpAsyncCommit
+        | Op::CpAsyncWait { .. } => true,
     }
 }
