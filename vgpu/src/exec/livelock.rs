@@ -60,15 +60,20 @@
 //! clock, and saw no event by anyone, and (d) left the hooks' load-effect count
 //! ([`Hooks::load_effects`](crate::hooks::Hooks::load_effects)) where it was, the warp's
 //! whole state is hashed (128 bits: pcs, statuses, call frames, local memory, registers of
-//! every lane that has not exited). If the previous step of `w` also qualified, in the
-//! same epoch (no event in between), and left the same hash, then the step took the
-//! warp from state `S` back to `S` while nothing else changed: memory and the hooks'
-//! state are what they were (only events change them), its loads returned values that
-//! are functions of those (the hooks say so by not counting them) and its other
-//! instructions are functions of `S`. So the same step from `S` does exactly the same
-//! again — same values, same counts, ending in `S` — for as long as no event happens:
-//! applying its counts is executing it. Other warps' steps in between that are not events
-//! are loads, arithmetic and branches, which change nothing this warp reads.
+//! every lane that has not exited). If the state before the step had the same hash, the
+//! step took the warp from a state `S` back to `S`. The state before the step is known
+//! from the warp's previous step when that one qualified too and no other warp can have
+//! changed the state since: only a barrier release changes another warp's lanes, so a
+//! hash taken while a lane of the warp waits at a CTA barrier is not used. (The epoch may
+//! have moved between the two steps — after a wake, the first step that leaves the warp
+//! where it was parks it again — but not during the step.) During that step nothing else
+//! changed: memory and the hooks' state are what they were (only events change them), its
+//! loads returned values that are functions of those (the hooks say so by not counting
+//! them) and its other instructions are functions of `S`. So the same step from `S` does
+//! exactly the same again — same values, same counts, ending in `S` — for as long as no
+//! event happens: applying its counts is executing it. Other warps' steps in between that
+//! are not events are loads, arithmetic and branches, which change nothing this warp
+//! reads, and nothing of its state.
 //!
 //! **Events** end every parking (the epoch advances): every store, atomic or reduction
 //! (also a failing compare-and-swap, which may drain a buffer), fence, CTA or warp
@@ -78,7 +83,8 @@
 //! drains and `weak` starting to read newest values), and any step after which the
 //! hooks' load-effect count moved (a drain inside a load, which the interpreter does not
 //! see). So a parked warp runs again — really interpreted — as soon as anything could
-//! change what its loads return, and is parked again after two more equal steps.
+//! change what its loads return, and is parked again by its next step that leaves its
+//! state unchanged.
 //!
 //! **Not parked**: a step with several groups (intra-warp scheduling is a choice), one
 //! that reads `%clock`/`%globaltimer` (its next value differs although the registers
@@ -245,6 +251,7 @@ impl Detector {
 
 /// Most qualifying steps a warp whose probe failed waits before the next probe.
 const MAX_GAP: u32 = 64;
+/// No epoch (a warp not parked).
 const NONE: u64 = u64::MAX;
 
 /// Spin parking (see the module docs): the probes and the parked warps.
@@ -260,10 +267,10 @@ pub(super) struct Parking {
 
 #[derive(Clone, Copy)]
 struct ParkWarp {
-    /// The state hash after the warp's previous step, if it qualified, and the epoch it
-    /// was taken in (`NONE`: no such step).
+    /// The hash of the warp's state after its previous step, if that step qualified and
+    /// no other warp can have changed the state since (`known`).
     hash: u128,
-    at: u64,
+    known: bool,
     /// The epoch the warp is parked for (`NONE`: not parked) and its step's counts.
     parked: u64,
     lanes: u64,
@@ -283,7 +290,7 @@ impl Parking {
                 vec![
                     ParkWarp {
                         hash: 0,
-                        at: NONE,
+                        known: false,
                         parked: NONE,
                         lanes: 0,
                         insts: 0,
@@ -329,7 +336,7 @@ impl Parking {
     /// Warp `w`'s step did not qualify: its next probe starts over.
     #[inline]
     pub(super) fn forget(&mut self, w: u32) {
-        self.warps[w as usize].at = NONE;
+        self.warps[w as usize].known = false;
     }
 
     /// Warp `w`'s step qualified: whether to hash its state now (false while it waits
@@ -339,33 +346,46 @@ impl Parking {
         let p = &mut self.warps[w as usize];
         if p.skip > 0 {
             p.skip -= 1;
-            p.at = NONE;
+            p.known = false;
             return false;
         }
         true
     }
 
     /// The state hash after warp `w`'s qualifying step, which counted `lanes` lane and
-    /// `insts` warp instructions: parks the warp when its previous step in this epoch
-    /// left the same state. Returns whether it did.
-    pub(super) fn probe(&mut self, w: u32, hash: u128, lanes: u64, insts: u64) -> bool {
+    /// `insts` warp instructions: parks the warp when the state before the step (known
+    /// from its previous step) had the same hash. `settled`: no lane of the warp waits at
+    /// a CTA barrier, so no other warp can change its state before it runs again (only a
+    /// barrier release does that) and this hash stays its state's. Returns whether it
+    /// parked.
+    pub(super) fn probe(
+        &mut self,
+        w: u32,
+        hash: u128,
+        settled: bool,
+        lanes: u64,
+        insts: u64,
+    ) -> bool {
         let epoch = self.epoch;
         let p = &mut self.warps[w as usize];
-        if p.at == epoch {
+        if p.known {
             if p.hash == hash {
                 p.parked = epoch;
                 p.lanes = lanes;
                 p.insts = insts;
                 p.gap = 0;
+                // After a wake the warp is still in this state: its first step that
+                // leaves it there parks it again.
+                p.known = settled;
                 return true;
             }
             p.gap = (p.gap * 2).clamp(1, MAX_GAP);
             p.skip = p.gap;
-            p.at = NONE;
+            p.known = false;
             return false;
         }
         p.hash = hash;
-        p.at = epoch;
+        p.known = settled;
         false
     }
 }

@@ -461,7 +461,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let hash = self.park_hash(w);
             let lanes = self.stats.lane_instructions - before.0;
             let insts = self.stats.warp_instructions - before.1;
-            self.park.probe(w, hash, lanes, insts);
+            let warp = &self.warps[w as usize];
+            let settled = warp.ready == warp.present & !warp.exited;
+            self.park.probe(w, hash, settled, lanes, insts);
         }
     }
 
@@ -497,9 +499,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
             put(lane.async_open.len() as u64 | (lane.async_groups.len() as u64) << 32);
         }
-        for row in warp.regs.chunks_exact(WARP) {
-            for l in lanes(live) {
-                put(row[l]);
+        // Lane by lane (a spinning warp often has one live lane): its registers are
+        // every WARP-th word.
+        for l in lanes(live) {
+            for r in warp.regs[l..].iter().step_by(WARP) {
+                put(*r);
             }
         }
         for l in lanes(live) {
