@@ -96,11 +96,15 @@
 //! loads), observers (they must see every access) and hooks that do not implement
 //! `load_effects`. Those run as before.
 //!
-//! **Cost.** Probing hashes a warp after qualifying steps only; a warp whose probe fails
-//! (a counted loop that only loads) waits twice as many qualifying steps before the next
-//! probe, up to 64, so a long load-only loop hashes about once per 32 iterations. A 64-bit
-//! hash collision in each half would be the only way to apply a wrong step, with
-//! probability about `probes / 2¹²⁸`.
+//! **Cost.** A hash covers the whole warp (a CUB kernel's warp has hundreds of registers
+//! per lane), so probing must pay for itself. A warp is hashed only after qualifying
+//! steps with every live lane ready; a hash that did not pay — a failed compare, one
+//! discarded because the next step did not qualify, a parking that applied fewer than 8
+//! steps before an event woke it — doubles the number of qualifying steps the warp lets
+//! pass before its next probe (up to 64), and a parking that paid resets that. So a long
+//! load-only loop hashes about once per 64 iterations, and a spinner woken by every step
+//! of a busy neighbour soon stops being probed. A 64-bit hash collision in each half would
+//! be the only way to apply a wrong step, with probability about `probes / 2¹²⁸`.
 
 use crate::program::{MemSpace, Op};
 use std::collections::HashSet;
@@ -251,6 +255,17 @@ impl Detector {
 
 /// Most qualifying steps a warp whose probe failed waits before the next probe.
 const MAX_GAP: u32 = 64;
+/// A parking that applied fewer steps than this did not pay for its hash.
+const MIN_APPLIED: u32 = 8;
+
+impl ParkWarp {
+    /// A probe that did not pay: the next one waits twice as long (up to `MAX_GAP`
+    /// qualifying steps); one that did resets the wait.
+    fn back_off(&mut self) {
+        self.gap = (self.gap * 2).clamp(1, MAX_GAP);
+        self.skip = self.gap;
+    }
+}
 /// No epoch (a warp not parked).
 const NONE: u64 = u64::MAX;
 
@@ -275,6 +290,8 @@ struct ParkWarp {
     parked: u64,
     lanes: u64,
     insts: u64,
+    /// Steps applied since the warp was last parked.
+    applied: u32,
     /// Qualifying steps to let pass before the next probe, and the current gap.
     skip: u32,
     gap: u32,
@@ -294,6 +311,7 @@ impl Parking {
                         parked: NONE,
                         lanes: 0,
                         insts: 0,
+                        applied: 0,
                         skip: 0,
                         gap: 0,
                     };
@@ -326,17 +344,42 @@ impl Parking {
         }
     }
 
-    /// The (lane, warp) instruction counts of warp `w`'s step while it is parked.
+    /// The (lane, warp) instruction counts of warp `w`'s step while it is parked (and
+    /// one more applied step counted).
     #[inline]
-    pub(super) fn parked(&self, w: u32) -> Option<(u64, u64)> {
-        let p = self.warps.get(w as usize)?;
-        (p.parked == self.epoch).then_some((p.lanes, p.insts))
+    pub(super) fn parked(&mut self, w: u32) -> Option<(u64, u64)> {
+        let epoch = self.epoch;
+        let p = self.warps.get_mut(w as usize)?;
+        if p.parked != epoch {
+            return None;
+        }
+        p.applied = p.applied.saturating_add(1);
+        Some((p.lanes, p.insts))
     }
 
-    /// Warp `w`'s step did not qualify: its next probe starts over.
+    /// Before warp `w`'s interpreted step: if it was parked and has been woken, a parking
+    /// that saved fewer steps than a hash costs makes its probes wait longer.
+    #[inline]
+    pub(super) fn woken(&mut self, w: u32) {
+        let p = &mut self.warps[w as usize];
+        if p.parked != NONE {
+            p.parked = NONE;
+            if p.applied < MIN_APPLIED {
+                p.back_off();
+            }
+            p.applied = 0;
+        }
+    }
+
+    /// Warp `w`'s step did not qualify: its next probe starts over (a hash taken for it
+    /// was wasted, which makes the probes wait longer).
     #[inline]
     pub(super) fn forget(&mut self, w: u32) {
-        self.warps[w as usize].known = false;
+        let p = &mut self.warps[w as usize];
+        if p.known {
+            p.known = false;
+            p.back_off();
+        }
     }
 
     /// Warp `w`'s step qualified: whether to hash its state now (false while it waits
@@ -353,19 +396,11 @@ impl Parking {
     }
 
     /// The state hash after warp `w`'s qualifying step, which counted `lanes` lane and
-    /// `insts` warp instructions: parks the warp when the state before the step (known
-    /// from its previous step) had the same hash. `settled`: no lane of the warp waits at
-    /// a CTA barrier, so no other warp can change its state before it runs again (only a
-    /// barrier release does that) and this hash stays its state's. Returns whether it
-    /// parked.
-    pub(super) fn probe(
-        &mut self,
-        w: u32,
-        hash: u128,
-        settled: bool,
-        lanes: u64,
-        insts: u64,
-    ) -> bool {
+    /// `insts` warp instructions, every live lane of the warp being ready (so no other
+    /// warp can change its state before it runs again: only a barrier release does that,
+    /// and this hash stays its state's): parks the warp when the state before the step
+    /// (known from its previous step) had the same hash. Returns whether it parked.
+    pub(super) fn probe(&mut self, w: u32, hash: u128, lanes: u64, insts: u64) -> bool {
         let epoch = self.epoch;
         let p = &mut self.warps[w as usize];
         if p.known {
@@ -373,19 +408,17 @@ impl Parking {
                 p.parked = epoch;
                 p.lanes = lanes;
                 p.insts = insts;
-                p.gap = 0;
+                p.applied = 0;
                 // After a wake the warp is still in this state: its first step that
                 // leaves it there parks it again.
-                p.known = settled;
                 return true;
             }
-            p.gap = (p.gap * 2).clamp(1, MAX_GAP);
-            p.skip = p.gap;
             p.known = false;
+            p.back_off();
             return false;
         }
         p.hash = hash;
-        p.known = settled;
+        p.known = true;
         false
     }
 }

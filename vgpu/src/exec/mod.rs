@@ -381,6 +381,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 self.clock += insts;
                 self.warps[w as usize].clock += lanes;
             } else if self.park.on {
+                self.park.woken(w);
                 let before = (
                     self.stats.lane_instructions,
                     self.stats.warp_instructions,
@@ -449,9 +450,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     fn after_step(&mut self, w: u32, before: (u64, u64, u64)) {
         self.park.effects(self.hooks.load_effects());
         let clock = self.clock_read.replace(false);
+        let warp = &self.warps[w as usize];
+        // Every live lane ready: no lane waits at a barrier, whose release (by another
+        // warp) is the only way the warp's state changes without it running.
+        let settled = warp.ready == warp.present & !warp.exited;
         if !self.step_single
             || self.step_end != self.step_pc0
             || clock
+            || !settled
             || self.park.epoch() != before.2
         {
             self.park.forget(w);
@@ -461,9 +467,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let hash = self.park_hash(w);
             let lanes = self.stats.lane_instructions - before.0;
             let insts = self.stats.warp_instructions - before.1;
-            let warp = &self.warps[w as usize];
-            let settled = warp.ready == warp.present & !warp.exited;
-            self.park.probe(w, hash, settled, lanes, insts);
+            self.park.probe(w, hash, lanes, insts);
         }
     }
 
