@@ -358,7 +358,8 @@ impl Parking {
     }
 
     /// Before warp `w`'s interpreted step: if it was parked and has been woken, a parking
-    /// that saved fewer steps than a hash costs makes its probes wait longer.
+    /// that saved fewer steps than a hash costs makes its probes wait longer, one that
+    /// saved more lets it probe at once again.
     #[inline]
     pub(super) fn woken(&mut self, w: u32) {
         let p = &mut self.warps[w as usize];
@@ -366,6 +367,8 @@ impl Parking {
             p.parked = NONE;
             if p.applied < MIN_APPLIED {
                 p.back_off();
+            } else {
+                p.gap = 0;
             }
             p.applied = 0;
         }
