@@ -63,8 +63,8 @@
 //! every lane that has not exited). If the state before the step had the same hash, the
 //! step took the warp from a state `S` back to `S`. The state before the step is known
 //! from the warp's previous step when that one qualified too and no other warp can have
-//! changed the state since: only a barrier release changes another warp's lanes, so a
-//! hash taken while a lane of the warp waits at a CTA barrier is not used. (The epoch may
+//! changed the state since: only a barrier release changes another warp's lanes, so no
+//! hash is taken while a lane of the warp waits at a CTA barrier. (The epoch may
 //! have moved between the two steps — after a wake, the first step that leaves the warp
 //! where it was parks it again — but not during the step.) During that step nothing else
 //! changed: memory and the hooks' state are what they were (only events change them), its
@@ -86,8 +86,10 @@
 //! change what its loads return, and is parked again by its next step that leaves its
 //! state unchanged.
 //!
-//! **Not parked**: a step with several groups (intra-warp scheduling is a choice), one
-//! that reads `%clock`/`%globaltimer` (its next value differs although the registers
+//! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a warp
+//! with a lane waiting at a barrier or a collective (not probed, see below; this leaves
+//! e.g. a look-back spin run by one lane while the others wait at `__syncthreads()`
+//! unparked), a step that reads `%clock`/`%globaltimer` (its next value differs although the registers
 //! repeat), loops of more than one step (e.g. two loads per iteration) — they keep
 //! running as before — and hooks whose loads cannot be shown effect-free:
 //! `weak` (every load counts itself in the statistics and a load that may read stale
