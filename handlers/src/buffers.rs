@@ -345,6 +345,9 @@ pub struct StoreBuffers {
     /// always true.
     track: bool,
     liveness_drains: u64,
+    /// Loads that did more than read ([`Hooks::load_effects`]): forwarded, overlay and
+    /// draining loads, and traced ones.
+    load_effects: u64,
     /// Threads whose buffers are not empty, and each thread's index in it.
     holders: Vec<u32>,
     holder_pos: Vec<u32>,
@@ -381,6 +384,7 @@ impl StoreBuffers {
             pending: KeyMap::default(),
             track,
             liveness_drains: 0,
+            load_effects: 0,
             holders: Vec::new(),
             holder_pos: Vec::new(),
             seq: 0,
@@ -1202,6 +1206,7 @@ impl Hooks for StoreBuffers {
                         // Validate the address like a real load would.
                         mem.read(a.loc, buf)?;
                         buf.copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                        self.load_effects += 1;
                         self.stats.forwarded_loads += 1;
                         if self.cfg.trace {
                             self.trace.push(TraceEvent::Forwarded {
@@ -1215,6 +1220,7 @@ impl Hooks for StoreBuffers {
                     }
                     Ok(None) => {}
                     Err(()) => {
+                        self.load_effects += 1;
                         let level = if self.cfg.model == Model::Scoped {
                             Level::Cta
                         } else {
@@ -1238,24 +1244,29 @@ impl Hooks for StoreBuffers {
                         Ok(Some(v)) => {
                             mem.read(a.loc, buf)?;
                             buf.copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                            self.load_effects += 1;
                             self.stats.overlay_loads += 1;
                             return Ok(());
                         }
                         Ok(None) => {}
-                        Err(()) => self.drain_overlay_addr(
-                            mem,
-                            t.cta,
-                            a.loc,
-                            size,
-                            DrainReason::PartialOverlap,
-                            Some(a.site),
-                        ),
+                        Err(()) => {
+                            self.load_effects += 1;
+                            self.drain_overlay_addr(
+                                mem,
+                                t.cta,
+                                a.loc,
+                                size,
+                                DrainReason::PartialOverlap,
+                                Some(a.site),
+                            )
+                        }
                     }
                 }
             }
         }
         mem.read(a.loc, buf)?;
         if self.cfg.trace && self.maybe_pending(key(a.loc)) {
+            self.load_effects += 1;
             let mut v = [0u8; 8];
             v[..buf.len()].copy_from_slice(buf);
             self.trace.push(TraceEvent::StaleLoad {
@@ -1439,6 +1450,15 @@ impl Hooks for StoreBuffers {
         // `orphan_thread`.
         if self.buffering() && self.cfg.policy != DrainPolicy::Native {
             self.orphan_thread(mem, t);
+        }
+    }
+
+    fn load_effects(&self) -> Option<u64> {
+        // Under the device policy a load may drain (the liveness tick), which it does not
+        // count: no parking there.
+        match self.cfg.policy {
+            DrainPolicy::Native => Some(self.load_effects),
+            DrainPolicy::Device { .. } => None,
         }
     }
 

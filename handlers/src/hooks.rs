@@ -50,6 +50,10 @@ impl Hooks for ScHooks {
     fn transparent(&self) -> bool {
         NoHooks.transparent()
     }
+    #[inline]
+    fn load_effects(&self) -> Option<u64> {
+        NoHooks.load_effects()
+    }
 }
 
 /// One memory model's hooks: the family its [`Model`] belongs to (see the module docs).
@@ -235,6 +239,17 @@ impl Hooks for ModelHooks {
             ModelHooks::Sc(h) => h.launch_end(mem),
             ModelHooks::Buffers(h) => h.launch_end(mem),
             ModelHooks::Weak(h) => h.launch_end(mem),
+        }
+    }
+
+    #[inline]
+    fn load_effects(&self) -> Option<u64> {
+        match self {
+            ModelHooks::Sc(h) => h.load_effects(),
+            ModelHooks::Buffers(h) => h.load_effects(),
+            // Every `weak` load counts itself in the statistics and may advance its
+            // thread's choice counter: not parked (see the vgpu's `livelock` module).
+            ModelHooks::Weak(_) => None,
         }
     }
 

@@ -298,6 +298,21 @@ pub trait Hooks {
     #[inline]
     fn launch_end(&mut self, _mem: &mut Memory) {}
 
+    /// Spin parking (the interpreter's `livelock` module): how many loads so far did
+    /// anything besides returning a value — changed the hooks' state (a drain, a
+    /// forwarded or overlay read that is counted), their statistics or trace, or used
+    /// randomness (a seeded choice among several values) — or `None` when the hooks
+    /// cannot say, and then no warp is parked. Between two calls that return the same
+    /// count, every load returned a function of memory and of the hooks' state, and left
+    /// both as they were: a warp that repeats such a step is parked, and its further
+    /// repeats are applied without calling `load` again. Stores, atomics, fences,
+    /// barriers, exits and [`Hooks::stalled`] need not be counted: each of them ends
+    /// every parking anyway. Asked after every scheduling step: it should be a field read.
+    #[inline]
+    fn load_effects(&self) -> Option<u64> {
+        None
+    }
+
     /// True when `load`, `store` and `atomic` are plain memory for the rest of this
     /// launch (asked after `launch_begin`): the interpreter may then access memory
     /// directly, without building an [`Access`] per lane or calling them. Fences,
@@ -317,6 +332,11 @@ impl Hooks for NoHooks {
     #[inline]
     fn transparent(&self) -> bool {
         true
+    }
+    #[inline]
+    fn load_effects(&self) -> Option<u64> {
+        // Plain memory: a load only reads.
+        Some(0)
     }
 }
 

@@ -39,6 +39,76 @@
 //! Hash collisions (64-bit) are the only way to be wrong, with probability about
 //! `states² / 2⁶⁴`.
 
+//!
+//! # Spin parking
+//!
+//! A warp spinning on a flag that a buffered store has not published yet runs the same
+//! step (load the flag, compare, branch back) again and again: under `scoped` at
+//! `p_w = 1` a ring-buffer consumer spends most of an execution doing it, until the
+//! liveness rule drains the store. Such a warp is *parked*: while parked, a step the
+//! scheduler gives it is *applied* instead of interpreted — the step's instruction counts
+//! and clocks are added, its registers, memory and the hooks are not touched — and it
+//! stays parked until the next *event*. The scheduler, the liveness rule, the fuel, the
+//! livelock verdict and the hooks see exactly what they saw before: parking changes no
+//! scheduling decision and no value, so every execution is the one it was, bit for bit
+//! (same seed, same interleaving, same outcome), and the set of outcomes each model can
+//! produce is unchanged because each single execution is.
+//!
+//! **Parked.** After a step of warp `w` that (a) ran one group holding every ready lane
+//! (no diverged group was picked, so the scheduler made no choice inside the warp),
+//! (b) ended at the pc it started at, (c) executed no event instruction (below), read no
+//! clock, and saw no event by anyone, and (d) left the hooks' load-effect count
+//! ([`Hooks::load_effects`](crate::hooks::Hooks::load_effects)) where it was, the warp's
+//! whole state is hashed (128 bits: pcs, statuses, call frames, local memory, registers of
+//! every lane that has not exited). If the state before the step had the same hash, the
+//! step took the warp from a state `S` back to `S`. The state before the step is known
+//! from the warp's previous step when that one qualified too and no other warp can have
+//! changed the state since: only a barrier release changes another warp's lanes, so no
+//! hash is taken while a lane of the warp waits at a CTA barrier. (The epoch may
+//! have moved between the two steps — after a wake, the first step that leaves the warp
+//! where it was parks it again — but not during the step.) During that step nothing else
+//! changed: memory and the hooks' state are what they were (only events change them), its
+//! loads returned values that are functions of those (the hooks say so by not counting
+//! them) and its other instructions are functions of `S`. So the same step from `S` does
+//! exactly the same again — same values, same counts, ending in `S` — for as long as no
+//! event happens: applying its counts is executing it. Other warps' steps in between that
+//! are not events are loads, arithmetic and branches, which change nothing this warp
+//! reads, and nothing of its state.
+//!
+//! **Events** end every parking (the epoch advances): every store, atomic or reduction
+//! (also a failing compare-and-swap, which may drain a buffer), fence, CTA or warp
+//! barrier, `cp.async` operation, `printf`, trap and exit, everything
+//! [`Detector::change`] hears of (memory writes, barrier releases, completed copies,
+//! [`Hooks::stalled`](crate::hooks::Hooks::stalled) returning true: the liveness rule's
+//! drains and `weak` starting to read newest values), and any step after which the
+//! hooks' load-effect count moved (a drain inside a load, which the interpreter does not
+//! see). So a parked warp runs again — really interpreted — as soon as anything could
+//! change what its loads return, and is parked again by its next step that leaves its
+//! state unchanged.
+//!
+//! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a warp
+//! with a lane waiting at a barrier or a collective (not probed, see below; this leaves
+//! e.g. a look-back spin run by one lane while the others wait at `__syncthreads()`
+//! unparked), a step that reads `%clock`/`%globaltimer` (its next value differs although the registers
+//! repeat), loops of more than one step (e.g. two loads per iteration) — they keep
+//! running as before — and hooks whose loads cannot be shown effect-free:
+//! `weak` (every load counts itself in the statistics and a load that may read stale
+//! draws its seeded choice from the thread's load counter, so skipping a load would
+//! change later choices), the device drain policy (its liveness tick drains inside
+//! loads), observers (they must see every access) and hooks that do not implement
+//! `load_effects`. Those run as before.
+//!
+//! **Cost.** A hash covers the whole warp (a CUB kernel's warp has hundreds of registers
+//! per lane), so probing must pay for itself. A warp is hashed only after qualifying
+//! steps with every live lane ready; a hash that did not pay — a failed compare, one
+//! discarded because the next step did not qualify, a parking that applied fewer than 8
+//! steps before an event woke it — doubles the number of qualifying steps the warp lets
+//! pass before its next probe (up to 64), and a parking that paid resets that. So a long
+//! load-only loop hashes about once per 64 iterations, and a spinner woken by every step
+//! of a busy neighbour soon stops being probed. A 64-bit hash collision in each half would
+//! be the only way to apply a wrong step, with probability about `probes / 2¹²⁸`.
+
+use crate::program::{MemSpace, Op};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -50,6 +120,14 @@ const MAX_STATES: usize = 1 << 12;
 /// FxHash-style word hasher: the states are hashed once each and compared only by hash.
 #[derive(Default)]
 pub(super) struct StateHasher(u64);
+
+impl StateHasher {
+    /// A hasher whose result is independent of the default one's (spin parking hashes
+    /// each state with both).
+    pub(super) fn seeded(seed: u64) -> StateHasher {
+        StateHasher(seed)
+    }
+}
 
 impl Hasher for StateHasher {
     #[inline]
@@ -174,5 +252,225 @@ impl Detector {
             }
         }
         self.all_cycling(runnable)
+    }
+}
+
+/// Most qualifying steps a warp whose probe failed waits before the next probe.
+const MAX_GAP: u32 = 64;
+/// A parking that applied fewer steps than this did not pay for its hash.
+const MIN_APPLIED: u32 = 8;
+
+impl ParkWarp {
+    /// A probe that did not pay: the next one waits twice as long (up to `MAX_GAP`
+    /// qualifying steps); one that did resets the wait.
+    fn back_off(&mut self) {
+        self.gap = (self.gap * 2).clamp(1, MAX_GAP);
+        self.skip = self.gap;
+    }
+}
+/// No epoch (a warp not parked).
+const NONE: u64 = u64::MAX;
+
+/// Spin parking (see the module docs): the probes and the parked warps.
+pub(super) struct Parking {
+    /// Whether the hooks allow parking in this launch.
+    pub(super) on: bool,
+    /// Advances at every event; a warp is parked for one value of it.
+    epoch: u64,
+    /// The hooks' load-effect count after the last step.
+    effects: u64,
+    warps: Vec<ParkWarp>,
+}
+
+#[derive(Clone, Copy)]
+struct ParkWarp {
+    /// The hash of the warp's state after its previous step, if that step qualified and
+    /// no other warp can have changed the state since (`known`).
+    hash: u128,
+    known: bool,
+    /// The epoch the warp is parked for (`NONE`: not parked) and its step's counts.
+    parked: u64,
+    lanes: u64,
+    insts: u64,
+    /// Steps applied since the warp was last parked.
+    applied: u32,
+    /// Qualifying steps to let pass before the next probe, and the current gap.
+    skip: u32,
+    gap: u32,
+}
+
+impl Parking {
+    pub(super) fn new(warps: usize, effects: Option<u64>) -> Parking {
+        Parking {
+            on: effects.is_some(),
+            epoch: 0,
+            effects: effects.unwrap_or(0),
+            warps: if effects.is_some() {
+                vec![
+                    ParkWarp {
+                        hash: 0,
+                        known: false,
+                        parked: NONE,
+                        lanes: 0,
+                        insts: 0,
+                        applied: 0,
+                        skip: 0,
+                        gap: 0,
+                    };
+                    warps
+                ]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// An event: every parked warp runs again.
+    #[inline]
+    pub(super) fn event(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1) % NONE;
+    }
+
+    #[inline]
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// After a step: an event if the hooks' load-effect count moved.
+    #[inline]
+    pub(super) fn effects(&mut self, count: Option<u64>) {
+        let c = count.unwrap_or(self.effects.wrapping_add(1));
+        if c != self.effects {
+            self.effects = c;
+            self.event();
+        }
+    }
+
+    /// The (lane, warp) instruction counts of warp `w`'s step while it is parked (and
+    /// one more applied step counted).
+    #[inline]
+    pub(super) fn parked(&mut self, w: u32) -> Option<(u64, u64)> {
+        let epoch = self.epoch;
+        let p = self.warps.get_mut(w as usize)?;
+        if p.parked != epoch {
+            return None;
+        }
+        p.applied = p.applied.saturating_add(1);
+        Some((p.lanes, p.insts))
+    }
+
+    /// Before warp `w`'s interpreted step: if it was parked and has been woken, a parking
+    /// that saved fewer steps than a hash costs makes its probes wait longer, one that
+    /// saved more lets it probe at once again.
+    #[inline]
+    pub(super) fn woken(&mut self, w: u32) {
+        let p = &mut self.warps[w as usize];
+        if p.parked != NONE {
+            p.parked = NONE;
+            if p.applied < MIN_APPLIED {
+                p.back_off();
+            } else {
+                p.gap = 0;
+            }
+            p.applied = 0;
+        }
+    }
+
+    /// Warp `w`'s step did not qualify: its next probe starts over (a hash taken for it
+    /// was wasted, which makes the probes wait longer).
+    #[inline]
+    pub(super) fn forget(&mut self, w: u32) {
+        let p = &mut self.warps[w as usize];
+        if p.known {
+            p.known = false;
+            p.back_off();
+        }
+    }
+
+    /// Warp `w`'s step qualified: whether to hash its state now (false while it waits
+    /// after a failed probe).
+    #[inline]
+    pub(super) fn wants_probe(&mut self, w: u32) -> bool {
+        let p = &mut self.warps[w as usize];
+        if p.skip > 0 {
+            p.skip -= 1;
+            p.known = false;
+            return false;
+        }
+        true
+    }
+
+    /// The state hash after warp `w`'s qualifying step, which counted `lanes` lane and
+    /// `insts` warp instructions, every live lane of the warp being ready (so no other
+    /// warp can change its state before it runs again: only a barrier release does that,
+    /// and this hash stays its state's): parks the warp when the state before the step
+    /// (known from its previous step) had the same hash. Returns whether it parked.
+    pub(super) fn probe(&mut self, w: u32, hash: u128, lanes: u64, insts: u64) -> bool {
+        let epoch = self.epoch;
+        let p = &mut self.warps[w as usize];
+        if p.known {
+            if p.hash == hash {
+                p.parked = epoch;
+                p.lanes = lanes;
+                p.insts = insts;
+                p.applied = 0;
+                // After a wake the warp is still in this state: its first step that
+                // leaves it there parks it again.
+                return true;
+            }
+            p.known = false;
+            p.back_off();
+            return false;
+        }
+        p.hash = hash;
+        p.known = true;
+        false
+    }
+}
+
+/// Whether executing `op` is an event for spin parking (see the module docs): anything
+/// that may change what another warp's loads return or what the hooks hold, or that is
+/// seen outside the warp (`printf`). Loads are not (their effects are the hooks' to
+/// count); neither are arithmetic, control flow, calls, local and parameter memory, and
+/// the collectives inside one warp. Written out for every operation, so that a new one
+/// must be decided here.
+pub(super) fn is_event(op: &Op) -> bool {
+    match op {
+        Op::Alu(_)
+        | Op::Mov { .. }
+        | Op::Movs { .. }
+        | Op::Pack { .. }
+        | Op::Unpack { .. }
+        | Op::Ld { .. }
+        | Op::Cvta { .. }
+        | Op::Isspacep { .. }
+        | Op::Bra { .. }
+        | Op::Brx { .. }
+        | Op::CallIndirect { .. }
+        | Op::Call { .. }
+        // A return from the kernel exits its lanes, which is an event by itself.
+        | Op::Ret
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Match { .. }
+        | Op::Redux { .. }
+        | Op::Activemask { .. }
+        | Op::Ldmatrix { .. }
+        | Op::Mma { .. }
+        | Op::Nanosleep
+        | Op::Nop => false,
+        Op::St { space, .. } => !matches!(space, MemSpace::Local | MemSpace::FrameParam),
+        Op::Atom { .. }
+        | Op::Vprintf { .. }
+        | Op::AssertFail { .. }
+        | Op::Exit
+        | Op::Trap
+        | Op::Brkpt
+        | Op::Bar { .. }
+        | Op::WarpSync { .. }
+        | Op::Fence { .. }
+        | Op::CpAsync { .. }
+        | Op::CpAsyncCommit
+        | Op::CpAsyncWait { .. } => true,
     }
 }

@@ -169,6 +169,17 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     deferred: Option<LaunchOutcome>,
     livelock: livelock::Detector,
     grid_workspace: u64,
+    /// Spin parking (see `livelock`), set up when the launch starts.
+    park: livelock::Parking,
+    /// Per instruction: whether executing it is an event for spin parking.
+    events: Vec<bool>,
+    /// A clock special register was read since the step began.
+    clock_read: std::cell::Cell<bool>,
+    /// The last interpreted step: its first pc, whether its group held every ready lane,
+    /// and the pc it ended at with its group together (`u32::MAX` otherwise).
+    step_pc0: u32,
+    step_single: bool,
+    step_end: u32,
 }
 
 enum StepEnd {
@@ -290,6 +301,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             deferred: None,
             livelock: livelock::Detector::new(nwarps),
             grid_workspace: spec.grid_workspace,
+            park: livelock::Parking::new(0, None),
+            events: Vec::new(),
+            clock_read: std::cell::Cell::new(false),
+            step_pc0: 0,
+            step_single: false,
+            step_end: u32::MAX,
         }
     }
 
@@ -327,6 +344,15 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         };
         self.hooks.launch_begin(&info);
         self.sched.launch_begin(self.warps.len() as u32);
+        self.park = livelock::Parking::new(self.warps.len(), self.hooks.load_effects());
+        if self.park.on {
+            self.events = self
+                .prog
+                .insts
+                .iter()
+                .map(|i| livelock::is_event(&i.op))
+                .collect();
+        }
         let mut last: Option<u32> = None;
         let mut refills = 0;
         let outcome = loop {
@@ -365,9 +391,31 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             self.since_progress += 1;
             // The warp's lowest live pc before the step, while detection runs.
             let pc_before = self.livelock.active().then(|| self.lowest_pc(w));
-            match self.step(w) {
-                StepEnd::Continue => {}
-                StepEnd::Ended(o) => break o,
+            if let Some((lanes, insts)) = self.park.parked(w) {
+                // Parked (see `livelock`): the step it would run is the one it ran last,
+                // from and to the same state; only its counts change anything.
+                self.stats.lane_instructions += lanes;
+                self.stats.warp_instructions += insts;
+                self.stats.parked_steps += 1;
+                self.clock += insts;
+                self.warps[w as usize].clock += lanes;
+            } else if self.park.on {
+                self.park.woken(w);
+                let before = (
+                    self.stats.lane_instructions,
+                    self.stats.warp_instructions,
+                    self.park.epoch(),
+                );
+                match self.step(w) {
+                    StepEnd::Continue => {}
+                    StepEnd::Ended(o) => break o,
+                }
+                self.after_step(w, before);
+            } else {
+                match self.step(w) {
+                    StepEnd::Continue => {}
+                    StepEnd::Ended(o) => break o,
+                }
             }
             if self
                 .livelock
@@ -413,6 +461,79 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     #[inline]
     fn changed(&mut self) {
         self.livelock.change(self.stats.lane_instructions);
+        self.park.event();
+    }
+
+    /// Spin parking after an interpreted step of warp `w` (see `livelock`); `before`:
+    /// the lane and warp instruction counts and the epoch before it.
+    fn after_step(&mut self, w: u32, before: (u64, u64, u64)) {
+        self.park.effects(self.hooks.load_effects());
+        let clock = self.clock_read.replace(false);
+        let warp = &self.warps[w as usize];
+        // Every live lane ready: no lane waits at a barrier, whose release (by another
+        // warp) is the only way the warp's state changes without it running.
+        let settled = warp.ready == warp.present & !warp.exited;
+        if !self.step_single
+            || self.step_end != self.step_pc0
+            || clock
+            || !settled
+            || self.park.epoch() != before.2
+        {
+            self.park.forget(w);
+            return;
+        }
+        if self.park.wants_probe(w) {
+            let hash = self.park_hash(w);
+            let lanes = self.stats.lane_instructions - before.0;
+            let insts = self.stats.warp_instructions - before.1;
+            self.park.probe(w, hash, lanes, insts);
+        }
+    }
+
+    /// Warp `w`'s whole state, as [`Self::state_hash`] covers it, for the lanes that have
+    /// not exited (an exited lane's state never changes), in 128 bits.
+    fn park_hash(&self, w: u32) -> u128 {
+        use std::hash::Hasher;
+        let warp = &self.warps[w as usize];
+        let mut a = livelock::StateHasher::default();
+        let mut b = livelock::StateHasher::seeded(0x9e37_79b9_7f4a_7c15);
+        let live = warp.present & !warp.exited;
+        let mut put = |x: u64| {
+            a.write_u64(x);
+            b.write_u64(x);
+        };
+        put(warp.ready as u64 | (warp.exited as u64) << 32);
+        for l in lanes(live) {
+            let lane = &warp.lanes[l];
+            let (tag, v) = match lane.status {
+                Status::Ready => (0, 0),
+                Status::Exited => (1, 0),
+                Status::Barrier(id) => (2, id),
+                Status::Collective(m) => (3, m),
+            };
+            put(warp.pc[l] as u64 | (lane.func as u64) << 32);
+            put(tag | (v as u64) << 32);
+            put(warp.reg_base[l] as u64 | (lane.local_base as u64) << 32);
+            put(lane.frames.len() as u64);
+            for f in &lane.frames {
+                put(f.func as u64 | (f.ret_pc as u64) << 32);
+                put(f.reg_base as u64 | (f.local_base as u64) << 32);
+                put(f.call_pc as u64);
+            }
+            put(lane.async_open.len() as u64 | (lane.async_groups.len() as u64) << 32);
+        }
+        // Lane by lane (a spinning warp often has one live lane): its registers are
+        // every WARP-th word.
+        for l in lanes(live) {
+            for r in warp.regs[l..].iter().step_by(WARP) {
+                put(*r);
+            }
+        }
+        for l in lanes(live) {
+            a.write(&warp.lanes[l].local);
+            b.write(&warp.lanes[l].local);
+        }
+        (a.finish() as u128) << 64 | b.finish() as u128
     }
 
     /// The lowest pc among warp `w`'s lanes that have not exited (`u32::MAX` when all
@@ -586,6 +707,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let warp = &self.warps[w as usize];
         let tid = warp.first_tid + lane as u32;
         let lane32 = lane as u32;
+        if matches!(
+            sp,
+            S::Clock
+                | S::ClockHi
+                | S::Clock64
+                | S::Globaltimer
+                | S::GlobaltimerLo
+                | S::GlobaltimerHi
+        ) {
+            // A step that reads the time is never parked (see `livelock`).
+            self.clock_read.set(true);
+        }
         match sp {
             S::Tid => self.block.component(tid, d) as u64,
             S::Ntid => self.block.get(d) as u64,
@@ -630,6 +763,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     }
 
     fn step(&mut self, w: u32) -> StepEnd {
+        self.step_end = u32::MAX;
+        self.step_single = false;
         // Choose the group: ready lanes sharing (pc, frame).
         let (mask, pc0) = {
             let warp = &self.warps[w as usize];
@@ -651,8 +786,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 same & ready
             };
             if same == ready {
+                self.step_single = true;
                 (ready, pc)
             } else {
+                self.step_single = false;
                 // (pc, reg_base, mask) per group, ordered by program counter.
                 let mut groups = [(0u32, 0u32, 0u32); WARP];
                 let mut n = 0;
@@ -676,6 +813,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 (groups[k].2, groups[k].0)
             }
         };
+        self.step_pc0 = pc0;
+        self.step_end = u32::MAX;
         let mut pc = pc0;
         let mut run = 0u32;
         loop {
@@ -693,6 +832,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 break;
             }
             run += 1;
+            if self.park.on && self.events[pc as usize] {
+                self.park.event();
+            }
             let n = mask.count_ones() as u64;
             self.stats.lane_instructions += n;
             self.stats.warp_instructions += 1;
@@ -774,6 +916,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         for l in lanes(mask) {
             warp.pc[l] = pc;
         }
+        self.step_end = pc;
         StepEnd::Continue
     }
 }

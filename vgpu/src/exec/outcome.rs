@@ -190,6 +190,9 @@ pub struct ExecStats {
     pub warp_instructions: u64,
     /// Scheduler decisions.
     pub steps: u64,
+    /// Scheduler decisions that gave a parked warp a step, applied without interpreting
+    /// it (spin parking, see the interpreter's `livelock` module).
+    pub parked_steps: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
