@@ -514,13 +514,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             put(warp.pc[l] as u64 | (lane.func as u64) << 32);
             put(tag | (v as u64) << 32);
             put(warp.reg_base[l] as u64 | (lane.local_base as u64) << 32);
-            put(lane.frames.len() as u64);
-            for f in &lane.frames {
+            put(lane.frames().len() as u64);
+            for f in lane.frames() {
                 put(f.func as u64 | (f.ret_pc as u64) << 32);
                 put(f.reg_base as u64 | (f.local_base as u64) << 32);
                 put(f.call_pc as u64);
             }
-            put(lane.async_open.len() as u64 | (lane.async_groups.len() as u64) << 32);
+            let (open, groups) = lane
+                .rare
+                .as_ref()
+                .map_or((0, 0), |r| (r.async_open.len(), r.async_groups.len()));
+            put(open as u64 | (groups as u64) << 32);
         }
         // Lane by lane (a spinning warp often has one live lane): its registers are
         // every WARP-th word.
