@@ -132,6 +132,15 @@ struct Entry {
 }
 
 impl Entry {
+    /// Thread `t`'s own store, or a strong one morally strong with an access of `t` of
+    /// scope `scope`: an RMW of `t` reads nothing coherence-before it, and continues its
+    /// release sequence.
+    #[inline]
+    fn own_or_ms(&self, t: ThreadRef, scope: Scope) -> bool {
+        self.writer == t.global
+            || (self.strong() && scopes_meet(self.cta, self.scope(), CtaId::of(t), scope))
+    }
+
     #[inline]
     fn overlaps(&self, off: u8, size: u8) -> bool {
         self.off < off + size && off < self.off + self.size
@@ -348,11 +357,11 @@ impl WeakMemory {
             || hb.obs(g).is_some_and(|o| e.seq <= o.threshold(key))
     }
 
-    /// Exact entries, the newest, and what thread `g` may read (None: mixed sizes).
-    fn choice(&self, li: usize, g: u32, key: u64, off: u8, size: u8) -> Option<Choice> {
-        let list = &self.lists[li];
+    /// The entries of list `li` of exactly (off, size), as a mask, and the newest of them;
+    /// `None` when there is none, or when an overlapping entry has another offset or size.
+    fn exact_entries(&self, li: usize, off: u8, size: u8) -> Option<(u16, usize)> {
         let mut exact = 0u16;
-        for (p, e) in list.iter().enumerate() {
+        for (p, e) in self.lists[li].iter().enumerate() {
             if e.overlaps(off, size) {
                 if e.off != off || e.size != size {
                     return None;
@@ -360,10 +369,13 @@ impl WeakMemory {
                 exact |= 1 << p;
             }
         }
-        if exact == 0 {
-            return None;
-        }
-        let newest = 15 - exact.leading_zeros() as usize;
+        (exact != 0).then(|| (exact, 15 - exact.leading_zeros() as usize))
+    }
+
+    /// Exact entries, the newest, and what thread `g` may read (None: mixed sizes).
+    fn choice(&self, li: usize, g: u32, key: u64, off: u8, size: u8) -> Option<Choice> {
+        let (exact, newest) = self.exact_entries(li, off, size)?;
+        let list = &self.lists[li];
         let others = exact & !(1 << newest);
         // Fast path: the thread knows the newest store and every other one precedes it.
         if others == 0
@@ -677,25 +689,10 @@ impl WeakMemory {
         size: u8,
         scope: Scope,
     ) -> Option<usize> {
-        let list = &self.lists[li];
-        let mut exact = 0u16;
-        for (p, e) in list.iter().enumerate() {
-            if e.overlaps(off, size) {
-                if e.off != off || e.size != size {
-                    return None;
-                }
-                exact |= 1 << p;
-            }
-        }
-        if exact == 0 {
-            return None;
-        }
-        let newest = 15 - exact.leading_zeros() as usize;
+        let (exact, newest) = self.exact_entries(li, off, size)?;
         let others = exact & !(1 << newest);
-        let e = &list[newest];
-        let ms = e.writer == t.global
-            || (e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), scope));
-        (ms && e.co & others == others).then_some(newest)
+        let e = &self.lists[li][newest];
+        (e.own_or_ms(t, scope) && e.co & others == others).then_some(newest)
     }
 
     /// Ensures the block has an initial-value entry for (off, size): the bytes memory
@@ -995,11 +992,7 @@ impl WeakMemory {
                 Some(c) => {
                     let mut after_ms = 0u16;
                     for (p, e) in self.lists[li].iter().enumerate() {
-                        if c.exact >> p & 1 == 1
-                            && (e.writer == g
-                                || (e.strong()
-                                    && scopes_meet(e.cta, e.scope(), CtaId::of(t), a.scope)))
-                        {
+                        if c.exact >> p & 1 == 1 && e.own_or_ms(t, a.scope) {
                             after_ms |= e.co;
                         }
                     }
@@ -1037,9 +1030,7 @@ impl WeakMemory {
             .write_message(t, WriteOrd::of(a.kind, a.sem), a.scope, a.loc, a.size);
         let chained = pos.and_then(|p| {
             let e = &self.lists[li][p];
-            let link = e.writer == g
-                || (e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), a.scope));
-            if link {
+            if e.own_or_ms(t, a.scope) {
                 e.msg.clone()
             } else {
                 None
