@@ -90,6 +90,13 @@ impl Lane {
     fn frames(&self) -> &[Frame] {
         self.rare.as_ref().map_or(&[], |r| &r.frames)
     }
+
+    /// `cp.async` copies not yet committed to a group, and groups not yet waited for.
+    fn async_counts(&self) -> (usize, usize) {
+        self.rare
+            .as_ref()
+            .map_or((0, 0), |r| (r.async_open.len(), r.async_groups.len()))
+    }
 }
 
 struct Warp {
@@ -521,10 +528,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 put(f.reg_base as u64 | (f.local_base as u64) << 32);
                 put(f.call_pc as u64);
             }
-            let (open, groups) = lane
-                .rare
-                .as_ref()
-                .map_or((0, 0), |r| (r.async_open.len(), r.async_groups.len()));
+            let (open, groups) = lane.async_counts();
             put(open as u64 | (groups as u64) << 32);
         }
         // Lane by lane (a spinning warp often has one live lane): its registers are
@@ -583,10 +587,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 h.write_u32(f.local_base);
                 h.write_u32(f.call_pc);
             }
-            let (open, groups) = lane
-                .rare
-                .as_ref()
-                .map_or((0, 0), |r| (r.async_open.len(), r.async_groups.len()));
+            let (open, groups) = lane.async_counts();
             h.write_u32(open as u32);
             h.write_u32(groups as u32);
             h.write(&lane.local);
