@@ -100,7 +100,8 @@
 //!
 //! **Cost.** A hash covers the whole warp (a CUB kernel's warp has hundreds of registers
 //! per lane), so probing must pay for itself. A warp is hashed only after qualifying
-//! steps with every live lane ready; a hash that did not pay — a failed compare, one
+//! steps with every live lane ready, and first after `MIN_STREAK` of them in a row (a
+//! loop of two iterations is not hashed at all); a hash that did not pay — a failed compare, one
 //! discarded because the next step did not qualify, a parking that applied fewer than 8
 //! steps before an event woke it — doubles the number of qualifying steps the warp lets
 //! pass before its next probe (up to 64), and a parking that paid resets that. So a long
@@ -259,6 +260,10 @@ impl Detector {
 const MAX_GAP: u32 = 64;
 /// A parking that applied fewer steps than this did not pay for its hash.
 const MIN_APPLIED: u32 = 8;
+/// Qualifying steps in a row before a warp is first hashed: a loop of a few iterations
+/// (a grid-stride loop over two elements per thread) is not worth one hash of a warp's
+/// whole register file, a spinner makes thousands.
+const MIN_STREAK: u32 = 2;
 
 impl ParkWarp {
     /// A probe that did not pay: the next one waits twice as long (up to `MAX_GAP`
@@ -297,6 +302,8 @@ struct ParkWarp {
     /// Qualifying steps to let pass before the next probe, and the current gap.
     skip: u32,
     gap: u32,
+    /// Qualifying steps in a row (reset by one that does not qualify).
+    streak: u32,
 }
 
 impl Parking {
@@ -316,6 +323,7 @@ impl Parking {
                         applied: 0,
                         skip: 0,
                         gap: 0,
+                        streak: 0,
                     };
                     warps
                 ]
@@ -381,6 +389,7 @@ impl Parking {
     #[inline]
     pub(super) fn forget(&mut self, w: u32) {
         let p = &mut self.warps[w as usize];
+        p.streak = 0;
         if p.known {
             p.known = false;
             p.back_off();
@@ -392,6 +401,10 @@ impl Parking {
     #[inline]
     pub(super) fn wants_probe(&mut self, w: u32) -> bool {
         let p = &mut self.warps[w as usize];
+        p.streak = p.streak.saturating_add(1);
+        if p.streak < MIN_STREAK {
+            return false;
+        }
         if p.skip > 0 {
             p.skip -= 1;
             p.known = false;
