@@ -51,6 +51,58 @@ DONE:
 }
 "#;
 
+/// A decoupled look-back in miniature: thread 0 of CTA 0 computes for `n` iterations and
+/// publishes as in `SPIN`. In every other CTA thread 0 spins on the flag *while the rest
+/// of its warp and the CTA's second warp wait at `bar.sync`*, then passes the result
+/// through shared memory; thread 33 writes it to `buf[16 + ctaid]` after the barrier.
+const LOOKBACK: &str = r#"
+.visible .entry lookback(.param .u64 buf, .param .u32 n)
+{
+    .shared .align 4 .u32 sh;
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [buf];
+    ld.param.u32 %r9, [n];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    setp.ne.u32 %p1, %r3, 0;
+    @%p1 bra READER;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra DONE;
+    mov.u32 %r4, 1;
+    mov.u32 %r5, 0;
+WORK:
+    mad.lo.u32 %r4, %r4, 1664525, 1013904223;
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p2, %r5, %r9;
+    @%p2 bra WORK;
+    st.global.u32 [%rd2+8], %r4;
+    st.volatile.global.u32 [%rd2], 1;
+    bra.uni DONE;
+READER:
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra WAIT;
+SPIN:
+    ld.volatile.global.u32 %r6, [%rd2];
+    setp.eq.u32 %p2, %r6, 0;
+    @%p2 bra SPIN;
+    ld.global.u32 %r7, [%rd2+8];
+    st.shared.u32 [sh], %r7;
+WAIT:
+    bar.sync 0;
+    setp.ne.u32 %p1, %r2, 33;
+    @%p1 bra DONE;
+    ld.shared.u32 %r7, [sh];
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4+64], %r7;
+DONE:
+    ret;
+}
+"#;
+
 /// `forever`: thread 0 of every CTA spins on a flag nobody sets. `clock_timeout`: the
 /// same spin gives up when `%clock` passes a limit; its registers repeat every iteration
 /// (the clock value is overwritten after the comparison), so only the rule that a step
@@ -293,6 +345,37 @@ fn readers_waiting_for_a_liveness_drain_are_woken_by_it() {
         );
     }
     assert!(parked_steps > 0);
+}
+
+/// One lane spins while the other lanes of its warp wait at a CTA barrier (CUB's
+/// look-back): the warp is parked too — its hash binds to the epoch, since the barrier's
+/// release is the only thing that changes the waiting lanes — under plain memory and
+/// under buffered stores drained by the liveness rule, and every run is the one without
+/// parking.
+#[test]
+fn a_lane_spinning_while_its_warp_waits_at_a_barrier_is_parked() {
+    for seed in 0..24 {
+        let (r, mem) =
+            same_with_and_without(LOOKBACK, "lookback", 4, Some(20_000), 1 << 24, seed, |p| {
+                Allow(NoHooks, p)
+            });
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        for c in 1..4 {
+            assert_eq!(u32_at(&mem, 16 + c), lcg(20_000), "seed {seed}: reader {c}");
+        }
+        assert!(
+            r.stats.parked_steps * 2 > r.stats.steps,
+            "seed {seed}: {:?}",
+            r.stats
+        );
+        // `Held` buffers the shared-memory store too and no barrier drains it, so what
+        // thread 33 reads is not checked here: only that it is what it is without parking.
+        let (r, mem) =
+            same_with_and_without(LOOKBACK, "lookback", 4, Some(3), 1 << 24, seed, Held::new);
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        assert_eq!(u32_at(&mem, 0), 1);
+        assert!(r.stats.parked_steps > 0, "seed {seed}: {:?}", r.stats);
+    }
 }
 
 /// A spin nobody ends is still a livelock (parked warps keep taking their steps, so the

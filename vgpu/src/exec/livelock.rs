@@ -63,10 +63,12 @@
 //! every lane that has not exited). If the state before the step had the same hash, the
 //! step took the warp from a state `S` back to `S`. The state before the step is known
 //! from the warp's previous step when that one qualified too and no other warp can have
-//! changed the state since: only a barrier release changes another warp's lanes, so no
-//! hash is taken while a lane of the warp waits at a CTA barrier. (The epoch may
+//! changed the state since. Only a barrier release changes another warp's lanes, and a
+//! release is an event: so a hash taken while a lane of the warp waits at a CTA barrier
+//! stands for the state before the next step only if no event happened in between (the
+//! epoch is the one it was taken in). For a warp with every live lane ready the epoch may
 //! have moved between the two steps — after a wake, the first step that leaves the warp
-//! where it was parks it again — but not during the step.) During that step nothing else
+//! where it was parks it again — but not during the step. During that step nothing else
 //! changed: memory and the hooks' state are what they were (only events change them), its
 //! loads returned values that are functions of those (the hooks say so by not counting
 //! them) and its other instructions are functions of `S`. So the same step from `S` does
@@ -86,10 +88,12 @@
 //! change what its loads return, and is parked again by its next step that leaves its
 //! state unchanged.
 //!
-//! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a warp
-//! with a lane waiting at a barrier or a collective (not probed, see below; this leaves
-//! e.g. a look-back spin run by one lane while the others wait at `__syncthreads()`
-//! unparked), a step that reads `%clock`/`%globaltimer` (its next value differs although the registers
+//! So a look-back spin run by one lane while the warp's other lanes wait at
+//! `__syncthreads()` (CUB's decoupled look-back) is parked too, for as long as no event
+//! happens; the steps after each event are interpreted until two hashes in one epoch
+//! agree.
+//!
+//! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a step that reads `%clock`/`%globaltimer` (its next value differs although the registers
 //! repeat), loops of more than one step (e.g. two loads per iteration) — they keep
 //! running as before — and hooks whose loads cannot be shown effect-free:
 //! `weak` (every load counts itself in the statistics and a load that may read stale
@@ -100,7 +104,7 @@
 //!
 //! **Cost.** A hash covers the whole warp (a CUB kernel's warp has hundreds of registers
 //! per lane), so probing must pay for itself. A warp is hashed only after qualifying
-//! steps with every live lane ready, and first after `MIN_STREAK` of them in a row (a
+//! steps, and first after `MIN_STREAK` of them in a row (a
 //! loop of two iterations is not hashed at all); a hash that did not pay — a failed compare, one
 //! discarded because the next step did not qualify, a parking that applied fewer than 8
 //! steps before an event woke it — doubles the number of qualifying steps the warp lets
@@ -290,9 +294,13 @@ pub(super) struct Parking {
 #[derive(Clone, Copy)]
 struct ParkWarp {
     /// The hash of the warp's state after its previous step, if that step qualified and
-    /// no other warp can have changed the state since (`known`).
+    /// no other warp can have changed the state since (`known`). A hash taken while a
+    /// lane of the warp waited at a CTA barrier holds only in the epoch it was taken in
+    /// (`epoch`; `NONE`: in every epoch), since the barrier's release, an event, is the
+    /// only way another warp changes this warp's state.
     hash: u128,
     known: bool,
+    epoch: u64,
     /// The epoch the warp is parked for (`NONE`: not parked) and its step's counts.
     parked: u64,
     lanes: u64,
@@ -317,6 +325,7 @@ impl Parking {
                     ParkWarp {
                         hash: 0,
                         known: false,
+                        epoch: NONE,
                         parked: NONE,
                         lanes: 0,
                         insts: 0,
@@ -418,11 +427,20 @@ impl Parking {
     /// warp can change its state before it runs again: only a barrier release does that,
     /// and this hash stays its state's): parks the warp when the state before the step
     /// (known from its previous step) had the same hash. Returns whether it parked.
-    pub(super) fn probe(&mut self, w: u32, hash: u128, lanes: u64, insts: u64) -> bool {
+    pub(super) fn probe(
+        &mut self,
+        w: u32,
+        hash: u128,
+        settled: bool,
+        lanes: u64,
+        insts: u64,
+    ) -> bool {
         let epoch = self.epoch;
         let p = &mut self.warps[w as usize];
         if p.known {
-            if p.hash == hash {
+            // A hash bound to an epoch that has passed says nothing about the state
+            // before this step: a wasted hash, as a failed compare is.
+            if p.hash == hash && (p.epoch == NONE || p.epoch == epoch) {
                 p.parked = epoch;
                 p.lanes = lanes;
                 p.insts = insts;
@@ -437,6 +455,7 @@ impl Parking {
         }
         p.hash = hash;
         p.known = true;
+        p.epoch = if settled { NONE } else { epoch };
         false
     }
 }

@@ -479,12 +479,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let clock = self.clock_read.replace(false);
         let warp = &self.warps[w as usize];
         // Every live lane ready: no lane waits at a barrier, whose release (by another
-        // warp) is the only way the warp's state changes without it running.
+        // warp, an event) is the only way the warp's state changes without it running;
+        // an unsettled warp's hash holds only until the next event (see `livelock`).
         let settled = warp.ready == warp.present & !warp.exited;
         if !self.step_single
             || self.step_end != self.step_pc0
             || clock
-            || !settled
             || self.park.epoch() != before.2
         {
             self.park.forget(w);
@@ -494,18 +494,29 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let hash = self.park_hash(w);
             let lanes = self.stats.lane_instructions - before.0;
             let insts = self.stats.warp_instructions - before.1;
-            self.park.probe(w, hash, lanes, insts);
+            self.park.probe(w, hash, settled, lanes, insts);
         }
     }
 
     /// Warp `w`'s whole state, as [`Self::state_hash`] covers it, for the lanes that have
-    /// not exited (an exited lane's state never changes), in 128 bits.
+    /// not exited (an exited lane's state never changes), in 128 bits. The registers and
+    /// local memory of a lane waiting at a CTA barrier are left out: nothing changes them
+    /// before the barrier's release, an event, and a hash taken while a lane waits at a
+    /// barrier stands only until the next event (see `livelock`). A CUB look-back spin
+    /// runs one lane while the other 31 wait: its hash covers one lane's registers.
     fn park_hash(&self, w: u32) -> u128 {
         use std::hash::Hasher;
         let warp = &self.warps[w as usize];
         let mut a = livelock::StateHasher::default();
         let mut b = livelock::StateHasher::seeded(0x9e37_79b9_7f4a_7c15);
         let live = warp.present & !warp.exited;
+        let mut waiting = 0u32;
+        for l in lanes(live) {
+            if matches!(warp.lanes[l].status, Status::Barrier(_)) {
+                waiting |= 1 << l;
+            }
+        }
+        let running = live & !waiting;
         let mut put = |x: u64| {
             a.write_u64(x);
             b.write_u64(x);
@@ -533,12 +544,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         // Lane by lane (a spinning warp often has one live lane): its registers are
         // every WARP-th word.
-        for l in lanes(live) {
+        for l in lanes(running) {
             for r in warp.regs[l..].iter().step_by(WARP) {
                 put(*r);
             }
         }
-        for l in lanes(live) {
+        for l in lanes(running) {
             a.write(&warp.lanes[l].local);
             b.write(&warp.lanes[l].local);
         }
