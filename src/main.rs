@@ -32,9 +32,10 @@ enum Command {
     /// order when the program does not force one: the native stall rule may publish an
     /// entry of any thread once nothing progresses, a GPU thread only its own entries and
     /// its CTA queues (overlays, exited threads' entries). Every `liveness_period` loads a
-    /// thread drains one entry of a holder picked uniformly among those it can reach, which
-    /// keeps their relative order natively random; stores of other running threads wait
-    /// for their owners. Failure rates can therefore differ from `fuzz` (scripts/parity.py
+    /// thread drains one entry of a holder picked among those it can reach, its own buffer
+    /// weighing as many holders as there are live threads holding entries (it stands in
+    /// for them all, as the native rule's uniform pick would); stores of other running
+    /// threads wait for their owners. Failure rates can therefore differ from `fuzz` (scripts/parity.py
     /// compares them; BENCHMARKS.md lists the measured cells).
     Instrument(cmd::instrument::Args),
     /// Work with PTX files: format, check.

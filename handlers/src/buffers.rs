@@ -613,7 +613,8 @@ impl StoreBuffers {
     /// [`DrainPolicy::Device`]: every `liveness_period`-th load or atomic of a thread
     /// drains one entry to memory before the access, picked like the native stall rule
     /// picks (one *holder* uniformly, then one of its entries) among the holders a thread
-    /// on a GPU can drain: its own buffer, each non-empty CTA overlay, and each exited
+    /// on a GPU can drain: its own buffer (weighing as many holders as there are live
+    /// threads holding entries, see below), each non-empty CTA overlay, and each exited
     /// thread whose entries wait in a CTA's orphan queue (weight: those threads, at most
     /// the queue's length; an orphan queue holds the exited threads' entries without their
     /// boundaries, so the entry is then uniform in the queue). Other live threads' buffers
@@ -637,7 +638,19 @@ impl StoreBuffers {
             tb.ticks = 0;
             tb.lives = tb.lives.wrapping_add(1);
             let lives = tb.lives;
-            let own = (tb.q[0].len() + tb.q[1].len() > 0) as u64;
+            // The own buffer weighs as many holders as there are live ones: each live
+            // holder can drain only itself, at its own ticks, so giving its own buffer the
+            // weight of all of them gives the live holders together the share of the
+            // drains the native stall rule gives them (there, one uniform pick among every
+            // holder). Weight 1 made a thread spinning among other spinning holders
+            // publish its own stores several times less often than natively: `cub_scan
+            // no_fence_2` under `scoped` at `p_w = 1`, native 38/40, device 16-20/40.
+            let holding = tb.q[0].len() + tb.q[1].len() > 0;
+            let own = if holding {
+                self.holders.len().max(1) as u64
+            } else {
+                0
+            };
             let prefix = select::thread_prefix(self.cfg.seed, self.launch, t.global);
             let r = select::mix(prefix ^ 0x6c69_7665_0000_0000 ^ lives as u64);
             let total = own

@@ -11,7 +11,7 @@ use crate::model::Model;
 use crate::stats::{BufferStats, DrainReason};
 
 /// Bytes of the control block (`FhCtl`).
-pub const CTL_BYTES: u64 = 72;
+pub const CTL_BYTES: u64 = 80;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
 pub const THREAD_HEADER: u64 = 144;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
@@ -227,6 +227,9 @@ pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool)
     // Threads exited so far in this launch; the launch's mode for the rewrite's fast path.
     b.extend_from_slice(&0u32.to_le_bytes());
     b.extend_from_slice(&launch_mode(cfg, flags).to_le_bytes());
+    // Live threads holding entries (counted by the runtime); padding.
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
@@ -380,7 +383,7 @@ mod tests {
     }
 
     #[test]
-    fn control_block_is_72_bytes() {
+    fn control_block_is_80_bytes() {
         let cfg = BufferConfig::new(Model::Scoped, 0.5, 7);
         let area = Area {
             ctl: 0,
@@ -397,8 +400,10 @@ mod tests {
             allocations: Vec::new(),
         };
         let b = control_bytes(&cfg, &area, 2, true);
-        assert_eq!(b.len(), 72);
+        assert_eq!(b.len(), 80);
         assert_eq!(u32_at(&b, 16), 2);
+        // The live-holder count starts at 0 each launch.
+        assert_eq!(u32_at(&b, 72), 0);
         assert_eq!(
             u32_at(&b, 20),
             FLAG_ACTIVE | FLAG_GLOBAL | FLAG_SHARED | FLAG_SCOPED

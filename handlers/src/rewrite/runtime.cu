@@ -73,6 +73,8 @@ struct FhCtl {
     u64 counters;
     u32 exited;  // threads of this launch that have exited
     u32 mode;  // mode bytes of the rewrite's fast path (layout.rs, launch_mode)
+    u32 holders;  // live threads holding entries (the liveness pick's own weight)
+    u32 pad;
 };
 
 struct FhEntry {
@@ -247,6 +249,12 @@ static __device__ __forceinline__ void fh_end(Fh &f) {
         fh_cta_unlock(f.o);
         f.locked = false;
     }
+}
+
+// The thread's buffer became empty (-1) or non-empty (+1): the count of live holders
+// (WriteBuffers::holders), which weighs the own buffer in the liveness pick (fh_tick).
+static __device__ __forceinline__ void fh_holders(Fh &f, int d) {
+    atomicAdd((u32 *)&f.c->holders, (u32)d);
 }
 
 static __device__ __forceinline__ FhEntry *fh_ov_entries(const Fh &f, FhCta *c) {
@@ -429,6 +437,7 @@ static __device__ __noinline__ void fh_drain_thread(Fh &f, u32 scope, u32 reason
     u32 c0 = t->len_s[0], c1 = t->len_s[1];
     for (u32 i = 0; i < n; i++) fh_place(f, f.q[i], to_cta);
     t->len = 0;
+    fh_holders(f, -1);
     t->blocks = 0;
     t->len_s[0] = 0;
     t->len_s[1] = 0;
@@ -451,7 +460,10 @@ static __device__ __noinline__ void fh_drain_addr(Fh &f, int s, u64 a, u32 size,
         }
     }
     t->len = j;
-    if (j == 0) t->blocks = 0;
+    if (j == 0) {
+        t->blocks = 0;
+        if (n != 0) fh_holders(f, -1);
+    }
     t->len_s[s] -= out;
     if (s == 0)
         fh_record(f, out, 0, reason);
@@ -590,7 +602,10 @@ static __device__ __noinline__ void fh_drain_one_own_entry(Fh &f, u64 r, u32 rea
     FhEntry e = f.q[j];
     for (u32 x = j + 1; x < n; x++) f.q[x - 1] = f.q[x];
     t->len = n - 1;
-    if (n == 1) t->blocks = 0;
+    if (n == 1) {
+        t->blocks = 0;
+        fh_holders(f, -1);
+    }
     u32 s = K_SPACE(e.key);
     t->len_s[s] -= 1;
     fh_place(f, e, false);
@@ -619,7 +634,12 @@ static __device__ void fh_tick(Fh &f) {
         f.t->ticks = 0;
         f.t->lives += 1;
         u64 r = fh_mix(f.t->prefix ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
-        u64 own = f.t->len != 0 ? 1ull : 0ull;
+        // The own buffer weighs as many holders as there are live ones (at least 1): each
+        // live holder drains only itself, at its own ticks, so the own share of a tick is
+        // what the native stall rule gives all live holders together (see the rewrite's
+        // docs, "Where the device differs").
+        u32 live = *(volatile u32 *)&f.c->holders;
+        u64 own = f.t->len != 0 ? (u64)(live > 1u ? live : 1u) : 0ull;
         u32 nctas = gridDim.x * gridDim.y * gridDim.z;
         u64 total = own;
         for (u32 i = 0; i < nctas; i++) total += fh_cta_weight(fh_cta_area(f.c, i));
@@ -670,6 +690,7 @@ static __device__ __noinline__ u32 fh_store_slow(const FhCtl *c, FhThread *th, i
         // Validate the address now, so a bad store faults at its own instruction rather
         // than when it drains (an unbuffered store faults by itself).
         (void)fh_read(g, size);
+        bool held = t->len != 0;
         if (t->len_s[s] >= f.c->capacity) {
             // Buffer full: this space drains to memory.
             u32 len = t->len, j = 0, out = 0;
@@ -695,6 +716,7 @@ static __device__ __noinline__ u32 fh_store_slow(const FhCtl *c, FhThread *th, i
         e.value = value;
         f.q[t->len] = e;
         t->len += 1;
+        if (!held) fh_holders(f, 1);
         t->blocks |= fh_blocks(g, size);
         t->len_s[s] += 1;
         if (t->len > t->peak) t->peak = t->len;
@@ -814,6 +836,7 @@ extern "C" __device__ __noinline__ void __fencehound_exit() {
             f.o->orph_len += 1;
         }
         t->len = 0;
+        fh_holders(f, -1);
         t->blocks = 0;
         t->len_s[0] = 0;
         t->len_s[1] = 0;
