@@ -93,7 +93,11 @@
 //! happens; the steps after each event are interpreted until two hashes in one epoch
 //! agree.
 //!
-//! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a step that reads `%clock`/`%globaltimer` (its next value differs although the registers
+//! (A lane waiting at a warp collective is hashed in full: the warp's own steps are what
+//! complete a collective.)
+//!
+//! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a step
+//! that reads `%clock`/`%globaltimer` (its next value differs although the registers
 //! repeat), loops of more than one step (e.g. two loads per iteration) — they keep
 //! running as before — and hooks whose loads cannot be shown effect-free:
 //! `weak` (every load counts itself in the statistics and a load that may read stale
@@ -102,12 +106,12 @@
 //! loads), observers (they must see every access) and hooks that do not implement
 //! `load_effects`. Those run as before.
 //!
-//! **Cost.** A hash covers the whole warp (a CUB kernel's warp has hundreds of registers
-//! per lane), so probing must pay for itself. A warp is hashed only after qualifying
-//! steps, and first after `MIN_STREAK` of them in a row (a
-//! loop of two iterations is not hashed at all); a hash that did not pay — a failed compare, one
-//! discarded because the next step did not qualify, a parking that applied fewer than 8
-//! steps before an event woke it — doubles the number of qualifying steps the warp lets
+//! **Cost.** A hash covers every lane of the warp but those waiting at a barrier (a CUB
+//! kernel's warp has hundreds of registers per lane), so probing must pay for itself. A
+//! warp is hashed only after qualifying steps, and first after `MIN_STREAK` of them in a
+//! row (a loop of two iterations is not hashed at all); a hash that did not pay — a
+//! failed compare, one discarded because the next step did not qualify, a parking that
+//! applied fewer than 8 steps before an event woke it — doubles the number of qualifying steps the warp lets
 //! pass before its next probe (up to 64), and a parking that paid resets that. So a long
 //! load-only loop hashes about once per 64 iterations, and a spinner woken by every step
 //! of a busy neighbour soon stops being probed. A 64-bit hash collision in each half would
