@@ -16,6 +16,15 @@
 //! can still differ are in the module docs of `fencehound_handlers::rewrite` ("Where the
 //! device differs") and `fencehound instrument --help`.
 //!
+//! Two cells guard later fixes; each disagreed before its fix and agrees after it (both
+//! measured with this test's arguments, BENCHMARKS.md):
+//! - `cub_scan no_fence_2` under `scoped` at p_w = 1, 20 runs: native 19/20; the device
+//!   liveness pick with the own buffer weighing 1 found 9/20, weighing the live holders
+//!   (24d6b4d) 19/20;
+//! - `cub_scan no_fence_3` under `bugaroo` at p_w = 0.25, 80 runs: native 17/80; with the
+//!   runtime's calls and the kernel's buffer bookkeeping as preemption points of the vgpu
+//!   the instrumented kernel found 1/80, with them quiet (`fencehound_vgpu::Quiet`) 11/80.
+//!
 //! Fuzzing is deterministic for a given master seed and run count, so the result of this
 //! test only changes when the code does.
 
@@ -59,6 +68,8 @@ const CELLS: &[Cell] = &[
     cell("ct_octree", "no_push_fence", "scoped", "0.75", 12),
     cell("cub_scan", "no_fence_3", "scoped", "0.5", 12),
     cell("cub_scan", "no_fence_2", "bugaroo", "0.25", 12),
+    cell("cub_scan", "no_fence_3", "bugaroo", "0.25", 80),
+    cell("cub_scan", "no_fence_2", "scoped", "1", 20),
     cell("hotspot", "default", "scoped", "0.1", 4),
     cell("kmeans", "default", "bugaroo", "0.75", 4),
     cell("mp_queue", "no_producer_fence", "bugaroo", "0.1", 12),

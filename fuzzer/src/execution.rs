@@ -41,7 +41,7 @@ pub struct Prepared {
 #[derive(Debug)]
 pub enum Subject {
     /// A kernel campaign: its launches on the vgpu, over the campaign's buffers.
-    Kernels(PreparedKernels),
+    Kernels(Box<PreparedKernels>),
     /// A whole program, one process per execution.
     Program(Box<PreparedProgram>),
 }
@@ -199,7 +199,7 @@ fn prepare_subject(
         module: k.module,
         inputs: k.inputs,
         golden: k.golden,
-        subject: Subject::Kernels(k.kernels),
+        subject: Subject::Kernels(Box::new(k.kernels)),
     })
 }
 

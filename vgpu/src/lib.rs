@@ -21,7 +21,7 @@ pub mod program;
 pub mod rng;
 pub mod sched;
 
-pub use device::{Arg, Device, LaunchOptions, ModuleId, Stop, DEFAULT_FUEL, MAX_THREADS};
+pub use device::{Arg, Device, LaunchOptions, ModuleId, Quiet, Stop, DEFAULT_FUEL, MAX_THREADS};
 pub use error::{DeviceError, FaultKind, LoadError, MemError};
 pub use exec::{
     Dim3, ExecStats, Fault, HangCause, HangDump, LaunchOutcome, LaunchResult, TrapInfo,

@@ -12,7 +12,7 @@ use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
 use fencehound_handlers::{BufferConfig, DrainPolicy};
 use fencehound_oracle::{Buffer, Outputs};
 use fencehound_vgpu::{
-    Arg, Device, HangCause, LaunchOptions, LaunchOutcome, ModuleId, NoHooks, Stop,
+    Arg, Device, HangCause, LaunchOptions, LaunchOutcome, ModuleId, NoHooks, Quiet, Stop,
 };
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -68,6 +68,8 @@ struct Template {
     dev: Device,
     module: ModuleId,
     ptrs: Vec<u64>,
+    /// The runtime's functions ([`rewrite::runtime_functions`]).
+    runtime: Vec<String>,
 }
 
 /// The `vgpu-instrumented` backend.
@@ -113,7 +115,13 @@ fn build_template(prep: &Prepared) -> Result<Template, String> {
         .load_module(&rw.module)
         .map_err(|e| format!("loading the instrumented PTX: {e}"))?;
     let ptrs = alloc_buffers(&mut dev, prep)?;
-    Ok(Template { dev, module, ptrs })
+    let runtime = rewrite::runtime_functions().map_err(|e| format!("instrumenting: {e}"))?;
+    Ok(Template {
+        dev,
+        module,
+        ptrs,
+        runtime,
+    })
 }
 
 /// Allocates and initialises the campaign's buffers in declaration order (the order
@@ -222,6 +230,22 @@ fn run(
         .map_err(|e| e.to_string())?;
     dev.copy_to(ctl, &area.ctl.to_le_bytes())
         .map_err(|e| e.to_string())?;
+    // The runtime's calls and the buffer bookkeeping inlined into the kernel are not
+    // preemption points: the scheduler decides at the original kernel's accesses only,
+    // as with the native handlers (see `fencehound_vgpu::Quiet`).
+    let (_, ctl_bytes) = dev
+        .global_by_name(t.module, rewrite::CTL)
+        .map_err(|e| e.to_string())?;
+    let mut ranges: Vec<(u64, u64)> = area
+        .allocations
+        .iter()
+        .map(|&(a, n)| (a, a.saturating_add(n)))
+        .collect();
+    ranges.push((ctl, ctl.saturating_add(ctl_bytes)));
+    dev.set_quiet(Some(Quiet {
+        functions: t.runtime.clone(),
+        ranges,
+    }));
     let mut sched = spec.scheduler.build(spec.seed);
     let fuel = c.file.budget.fuel.saturating_mul(FUEL_FACTOR);
     let deadline =

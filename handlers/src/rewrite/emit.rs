@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 /// The oldest `.version` the runtime's PTX is valid for is what NVRTC wrote; a module with
 /// an older one is raised to it.
-fn runtime_module() -> Result<&'static ptx::Module, RewriteError> {
+pub(super) fn runtime_module() -> Result<&'static ptx::Module, RewriteError> {
     static RT: OnceLock<Result<ptx::Module, String>> = OnceLock::new();
     RT.get_or_init(|| ptx::parse("runtime.ptx", super::runtime::PTX).map_err(|e| e.to_string()))
         .as_ref()

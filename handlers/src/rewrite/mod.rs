@@ -120,6 +120,17 @@
 //! - an exited thread's entries lose their thread boundaries in the orphan queue: the
 //!   entry is uniform in the queue, not a uniform thread then one of its entries.
 //!
+//! Not a difference by construction, but one the vgpu made until it was told: every
+//! access of the runtime's calls and of the buffer bookkeeping inlined into the kernel
+//! was a preemption point of the vgpu's scheduler, so an instrumented kernel met several
+//! scheduling decisions per original access where the native handlers run their hook
+//! within the access, and the interleavings came from another distribution
+//! (`cub_scan no_fence_3` under `bugaroo` at `p_w = 0.25`: native 17/80, instrumented
+//! 1/80). `fuzz --instrumented` now makes the runtime's functions and the buffer area
+//! quiet ([`runtime_functions`], `fencehound_vgpu::Quiet`): the vgpu decides only at the
+//! original kernel's accesses, fences and barriers (11/80). On a GPU nothing is atomic;
+//! the scheduler of the vgpu is a sampling choice, not a model of a GPU's timing.
+//!
 //! Measured (BENCHMARKS.md, issue 25): with the holder pick, every cell of the sweep
 //! agrees within the 95% intervals. Before it (own buffer drained on every tick, one CTA
 //! entry besides), `cub_scan no_fence_3` under `scoped` found its bug 0 in 40 times at
@@ -216,6 +227,17 @@ pub struct SiteCounts {
 /// Instruments every function of `m`.
 pub fn rewrite(m: &ptx::Module, opts: &RewriteOptions) -> Result<Rewritten, RewriteError> {
     emit::rewrite_module(m, opts)
+}
+
+/// The names of the device runtime's functions (those the rewrite adds to a module with a
+/// body). A vgpu running the instrumented kernel makes them quiet (`fencehound_vgpu::Quiet`),
+/// so their calls run as one step, as the native hooks do.
+pub fn runtime_functions() -> Result<Vec<String>, RewriteError> {
+    Ok(emit::runtime_module()?
+        .functions()
+        .filter(|f| f.body.is_some())
+        .map(|f| f.name.clone())
+        .collect())
 }
 
 /// The module the differential test runs natively: `ret` of a kernel written as `exit`

@@ -147,6 +147,8 @@ pub struct LaunchSpec<'p> {
     /// Address of a cooperative launch's grid workspace, 0 for other launches (see
     /// [`crate::device::GRID_WORKSPACE_BYTES`]).
     pub grid_workspace: u64,
+    /// Code and memory that are not preemption points ([`crate::Quiet`]).
+    pub quiet: Option<&'p crate::Quiet>,
 }
 
 pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
@@ -180,6 +182,10 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     park: livelock::Parking,
     /// Per instruction: whether executing it is an event for spin parking.
     events: Vec<bool>,
+    /// Per instruction: inside a [`crate::Quiet`] function (empty: none).
+    quiet_pc: Vec<bool>,
+    /// [`crate::Quiet::ranges`].
+    quiet_ranges: &'p [(u64, u64)],
     /// A clock special register was read since the step began.
     clock_read: std::cell::Cell<bool>,
     /// The last interpreted step: its first pc, whether its group held every ready lane,
@@ -283,6 +289,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         let runnable = (0..warps.len() as u32).collect();
         let nwarps = warps.len();
+        let quiet_pc = match spec.quiet {
+            Some(q) if !q.functions.is_empty() => {
+                let mut v = vec![false; prog.insts.len()];
+                for f in prog.funcs.iter().filter(|f| q.functions.contains(&f.name)) {
+                    let end = (f.end as usize).min(v.len());
+                    v[(f.entry as usize).min(end)..end].fill(true);
+                }
+                v
+            }
+            _ => Vec::new(),
+        };
         Machine {
             prog,
             func: spec.func,
@@ -310,6 +327,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             grid_workspace: spec.grid_workspace,
             park: livelock::Parking::new(0, None),
             events: Vec::new(),
+            quiet_pc,
+            quiet_ranges: spec.quiet.map_or(&[], |q| q.ranges.as_slice()),
             clock_read: std::cell::Cell::new(false),
             step_pc0: 0,
             step_single: false,
@@ -452,6 +471,42 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             outcome,
             stdout: self.stdout,
             stats: self.stats,
+        }
+    }
+
+    /// A preemption point that [`crate::Quiet`] takes away: an instruction of a quiet
+    /// function, or a load or store (not an atomic) of global memory whose every lane's
+    /// address lies in a quiet range (lanes `mask`, before the guard: a lane the guard
+    /// turns off may only make the answer "no").
+    #[inline]
+    fn quiet(&self, w: u32, mask: u32, pc: u32, inst: &Inst) -> bool {
+        if self.quiet_pc.get(pc as usize).copied().unwrap_or(false) {
+            return true;
+        }
+        if self.quiet_ranges.is_empty() {
+            return false;
+        }
+        let (Op::Ld { space, addr, .. } | Op::St { space, addr, .. }) = &inst.op else {
+            return false;
+        };
+        if !matches!(space, MemSpace::Generic | MemSpace::Global) {
+            return false;
+        }
+        let inside = |a: u64| self.quiet_ranges.iter().any(|&(lo, hi)| a >= lo && a < hi);
+        match addr.base {
+            AddrBase::Abs(a) => inside(a.wrapping_add(addr.offset as u64)),
+            AddrBase::Reg(slot) => {
+                let warp = &self.warps[w as usize];
+                lanes(mask).all(|l| {
+                    let v = warp
+                        .regs
+                        .get(row(warp.reg_base[l], slot) + l)
+                        .copied()
+                        .unwrap_or(0);
+                    inside(v.wrapping_add(addr.offset as u64))
+                })
+            }
+            AddrBase::Frame(_) => false,
         }
     }
 
@@ -845,7 +900,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     "ran past the end of the function".into(),
                 ));
             };
-            if run > 0 && (inst.op.is_sync_point() || run >= MAX_RUN) {
+            if run > 0
+                && ((inst.op.is_sync_point() && !self.quiet(w, mask, pc, inst)) || run >= MAX_RUN)
+            {
                 break;
             }
             run += 1;
