@@ -93,3 +93,77 @@ fn models_without_a_device_implementation_are_errors() {
         assert!(String::from_utf8_lossy(&o.stderr).contains(says), "{model}");
     }
 }
+
+/// `--max-extra-registers N`: ptxas measures the original, the output caps each kernel at
+/// that count + N (`.maxnreg`, indirect calls into the runtime), and ptxas keeps to it.
+#[test]
+fn max_extra_registers_caps_each_kernel_at_its_original_count_plus_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let cu = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/cub_scan.cu");
+    let out_ptx = dir.path().join("scan.ptx");
+    let o = fencehound(
+        dir.path(),
+        &[
+            "instrument",
+            cu.to_str().unwrap(),
+            "--model",
+            "scoped",
+            "--max-extra-registers",
+            "16",
+            "-o",
+            out_ptx.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    // "scan: 21 registers originally, 37 instrumented (cap 37); ..."
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("scan: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let nums: Vec<u32> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    let (original, used, cap) = (nums[0], nums[1], nums[2]);
+    assert_eq!(cap, original + 16, "{line}");
+    assert!(used <= cap, "{line}");
+    let text = std::fs::read_to_string(&out_ptx).unwrap();
+    assert!(text.contains(&format!(".maxnreg {cap}")), "{text}");
+    assert!(text.contains(".callprototype"), "{text}");
+    // The uncapped form needs far more (BENCHMARKS.md: 94 on sm_80).
+    let o = fencehound(
+        dir.path(),
+        &[
+            "instrument",
+            cu.to_str().unwrap(),
+            "--model",
+            "scoped",
+            "-o",
+            out_ptx.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!std::fs::read_to_string(&out_ptx)
+        .unwrap()
+        .contains(".maxnreg"));
+    // Not for the lockstep flavour.
+    let o = fencehound(
+        dir.path(),
+        &[
+            "instrument",
+            cu.to_str().unwrap(),
+            "--model",
+            "scoped",
+            "--lockstep",
+            "--max-extra-registers",
+            "16",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

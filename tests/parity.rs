@@ -20,10 +20,10 @@
 //! measured with this test's arguments, BENCHMARKS.md):
 //! - `cub_scan no_fence_2` under `scoped` at p_w = 1, 20 runs: native 19/20; the device
 //!   liveness pick with the own buffer weighing 1 found 9/20, weighing the live holders
-//!   (24d6b4d) 19/20;
+//!   (24d6b4d) 19/20 (18/20 with the quiet code below);
 //! - `cub_scan no_fence_3` under `bugaroo` at p_w = 0.25, 80 runs: native 17/80; with the
-//!   runtime's calls and the kernel's buffer bookkeeping as preemption points of the vgpu
-//!   the instrumented kernel found 1/80, with them quiet (`fencehound_vgpu::Quiet`) 11/80.
+//!   runtime's calls and the code the rewrite adds as preemption points of the vgpu the
+//!   instrumented kernel found 1/80, with them quiet (`fencehound_vgpu::Quiet`) 13/80.
 //!
 //! Fuzzing is deterministic for a given master seed and run count, so the result of this
 //! test only changes when the code does.

@@ -10,7 +10,7 @@
 //! `.tools/cuda`) allocates per kernel before and after instrumentation.
 //!
 //! ```sh
-//! cargo run --release -p fencehound-fuzzer --example overhead -- [--seeds N] [--no-ptxas]
+//! cargo run --release -p fencehound-fuzzer --example overhead -- [--seeds N] [--no-ptxas] [--max-extra-registers N]
 //! ```
 
 use fencehound_fuzzer::backend::instrumented::Instrumented;
@@ -31,6 +31,13 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
     let with_ptxas = !args.iter().any(|a| a == "--no-ptxas");
+    // `--max-extra-registers N`: the register-capped modules (`fencehound instrument
+    // --max-extra-registers N`), both for the lane counts and for ptxas.
+    let cap: Option<u32> = args
+        .iter()
+        .position(|a| a == "--max-extra-registers")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok());
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns");
     let Ok(rd) = std::fs::read_dir(&dir) else {
         eprintln!("overhead: cannot read {}", dir.display());
@@ -42,7 +49,10 @@ fn main() {
         .collect();
     files.sort();
     let native = Vgpu;
-    let instrumented = Instrumented::new();
+    let instrumented = match cap {
+        Some(n) => Instrumented::with_register_caps(n),
+        None => Instrumented::new(),
+    };
     let cols = [
         (Model::Bugaroo, 0.0),
         (Model::Bugaroo, 1.0),
@@ -110,7 +120,13 @@ fn main() {
             }
             println!("{row}");
             if with_ptxas {
-                regs.extend(register_rows(&c.name, v, &prep.module, &mut extra_regs));
+                regs.extend(register_rows(
+                    &c.name,
+                    v,
+                    &prep.module,
+                    cap,
+                    &mut extra_regs,
+                ));
             }
         }
     }
@@ -183,6 +199,7 @@ fn register_rows(
     campaign: &str,
     variant: &str,
     module: &fencehound_ptx::Module,
+    cap: Option<u32>,
     extra: &mut Vec<i64>,
 ) -> Vec<String> {
     let usage = |m: &fencehound_ptx::Module| {
@@ -192,7 +209,17 @@ fn register_rows(
         Ok(u) => u,
         Err(e) => return vec![format!("| {campaign} | {variant} | - | ptxas: {e} | | | |")],
     };
-    let after = match rewrite::rewrite(module, &RewriteOptions::default()) {
+    let capped = |mut rw: rewrite::Rewritten| -> Result<rewrite::Rewritten, String> {
+        if let Some(n) = cap {
+            let caps = fencehound_fuzzer::backend::instrumented::register_caps(module, n)?;
+            rewrite::regcap::cap_registers(&mut rw.module, &caps).map_err(|e| e.to_string())?;
+        }
+        Ok(rw)
+    };
+    let after = match rewrite::rewrite(module, &RewriteOptions::default())
+        .map_err(|e| e.to_string())
+        .and_then(capped)
+    {
         Ok(rw) => match usage(&rw.module) {
             Ok(u) => u,
             Err(e) => {

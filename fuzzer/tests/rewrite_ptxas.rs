@@ -1,6 +1,8 @@
 //! Every variant of every campaign, compiled by NVRTC for compute_75, compute_80 and
 //! compute_90 and rewritten (device flavour, what the GPU backend loads), assembles with
-//! ptxas for the matching sm_75, sm_80 and sm_90.
+//! ptxas for the matching sm_75, sm_80 and sm_90; for sm_80 also register-capped
+//! (`fencehound instrument --max-extra-registers 16`: each kernel at most 16 registers
+//! over the original's count, as ptxas reports both).
 
 use fencehound_fuzzer::Campaign;
 use fencehound_handlers::rewrite::{self, RewriteOptions};
@@ -61,6 +63,11 @@ fn every_rewritten_campaign_variant_assembles_for_sm_75_80_90() {
                                 {
                                     fails.push(format!("{what}: {e}"));
                                 }
+                                if *arch == "80" {
+                                    if let Err(e) = capped(&m, rw) {
+                                        fails.push(format!("{what} capped: {e}"));
+                                    }
+                                }
                             }
                             Err(e) => fails.push(format!("{what}: rewrite: {e}")),
                         }
@@ -73,4 +80,30 @@ fn every_rewritten_campaign_variant_assembles_for_sm_75_80_90() {
     });
     assert!(fails.is_empty(), "{}", fails.join("\n"));
     assert!(jobs.len() >= 26 * 3, "{} modules", jobs.len());
+}
+
+/// Caps `rw` at the original's registers + 16 and checks ptxas's counts (sm_80).
+fn capped(original: &fencehound_ptx::Module, mut rw: rewrite::Rewritten) -> Result<(), String> {
+    let caps = fencehound_fuzzer::backend::instrumented::register_caps(original, 16)?;
+    let done = rewrite::regcap::cap_registers(&mut rw.module, &caps).map_err(|e| e.to_string())?;
+    if done.calls == 0 || done.kernels.len() != caps.len() {
+        return Err(format!("nothing capped: {done:?}"));
+    }
+    let before = fencehound_toolchain::resource_usage(&fencehound_ptx::print(original), "sm_80")
+        .map_err(|e| e.to_string())?;
+    let after = fencehound_toolchain::resource_usage(&fencehound_ptx::print(&rw.module), "sm_80")
+        .map_err(|e| e.to_string())?;
+    for b in before.iter().filter(|u| u.entry) {
+        let a = after
+            .iter()
+            .find(|u| u.entry && u.name == b.name)
+            .ok_or_else(|| format!("{} missing after the rewrite", b.name))?;
+        if a.registers > b.registers + 16 {
+            return Err(format!(
+                "{}: {} -> {} registers",
+                b.name, b.registers, a.registers
+            ));
+        }
+    }
+    Ok(())
 }

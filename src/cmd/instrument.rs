@@ -1,5 +1,6 @@
 //! `fencehound instrument`: the PTX→PTX rewrite that puts the write buffers into the
 //! kernel (what the GPU backend loads), for users and CI to read and assemble.
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -22,9 +23,19 @@ pub struct Args {
     /// For a CUDA input: define a macro, -D NAME or -D NAME=VALUE (repeatable).
     #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = super::compile::parse_define)]
     pub define: Vec<(String, Option<String>)>,
-    /// For a CUDA input: the virtual architecture (compute_75 or newer).
+    /// For a CUDA input: the virtual architecture (compute_75 or newer). With
+    /// --max-extra-registers, also the GPU ptxas measures registers for (compute_80 is
+    /// measured as sm_80).
     #[arg(long, default_value = DEFAULT_ARCH)]
     pub arch: String,
+    /// Cap every kernel at its original register count + N. ptxas (from the toolchain)
+    /// measures the original PTX; the instrumented kernels get `.maxnreg` and call the
+    /// runtime through indirect calls, so the runtime's functions fit the cap by spilling
+    /// inside themselves (they run on the slow paths only: selected stores, loads while
+    /// the thread holds entries, drains). The result is assembled again and each
+    /// kernel's registers and spills are printed.
+    #[arg(long, value_name = "N")]
+    pub max_extra_registers: Option<u32>,
     /// Emit the lockstep flavour the differential test runs on the virtual GPU (lanes of a
     /// block one at a time, between markers) instead of the device flavour.
     #[arg(long, hide = true)]
@@ -78,8 +89,13 @@ pub fn run(args: Args) -> Result<u8> {
     } else {
         Flavor::Device
     };
-    let rw = rewrite::rewrite(&module, &RewriteOptions { flavor })
+    let mut rw = rewrite::rewrite(&module, &RewriteOptions { flavor })
         .with_context(|| format!("cannot instrument {name}"))?;
+    let caps = match args.max_extra_registers {
+        Some(n) if !args.lockstep => Some(cap(&ptx, &mut rw.module, n, &args.arch, &name)?),
+        Some(_) => bail!("--max-extra-registers is for the device flavour, not --lockstep"),
+        None => None,
+    };
     let c = rw.counts;
     let mut text = format!(
         "// Instrumented by fencehound {} for the `{}` write-buffer model: {} loads, {} stores,\n\
@@ -94,7 +110,23 @@ pub fn run(args: Args) -> Result<u8> {
         c.drains,
         rewrite::CTL
     );
-    text.push_str(&fencehound_ptx::print(&rw.module));
+    if let Some(caps) = &caps {
+        let _ = writeln!(
+            text,
+            "// Registers capped at the original count + {} (ptxas -v, {}): {}.",
+            args.max_extra_registers.unwrap_or(0),
+            args.arch,
+            caps.iter()
+                .map(|c| format!("{} {} -> .maxnreg {}", c.kernel, c.original, c.cap))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let printed = fencehound_ptx::print(&rw.module);
+    text.push_str(&printed);
+    if let Some(caps) = &caps {
+        report_caps(caps, &printed, &args.arch)?;
+    }
     match &args.output {
         Some(path) => super::write_atomically(path, text.as_bytes())?,
         None => write_stdout(&text)?,
@@ -111,6 +143,56 @@ pub fn run(args: Args) -> Result<u8> {
             .unwrap_or_default()
     );
     Ok(crate::exit::OK)
+}
+
+/// One kernel's cap.
+struct Cap {
+    kernel: String,
+    original: u32,
+    cap: u32,
+}
+
+/// Measures the original kernels with ptxas and caps the instrumented ones at their count
+/// + `extra` ([`rewrite::regcap`]).
+fn cap(
+    original: &str,
+    module: &mut fencehound_ptx::Module,
+    extra: u32,
+    arch: &str,
+    name: &str,
+) -> Result<Vec<Cap>> {
+    let usage = fencehound_toolchain::resource_usage(original, arch).with_context(|| {
+        format!("--max-extra-registers measures the original kernels of {name} with ptxas")
+    })?;
+    let caps: Vec<Cap> = usage
+        .iter()
+        .filter(|u| u.entry)
+        .map(|u| Cap {
+            kernel: u.name.clone(),
+            original: u.registers,
+            cap: rewrite::regcap::cap_for(u.registers, extra),
+        })
+        .collect();
+    let list: Vec<(String, u32)> = caps.iter().map(|c| (c.kernel.clone(), c.cap)).collect();
+    rewrite::regcap::cap_registers(module, &list)
+        .with_context(|| format!("cannot cap the registers of {name}"))?;
+    Ok(caps)
+}
+
+/// Assembles the capped module and prints each kernel's registers and spills.
+fn report_caps(caps: &[Cap], ptx: &str, arch: &str) -> Result<()> {
+    let usage = fencehound_toolchain::resource_usage(ptx, arch)
+        .context("ptxas rejected the register-capped PTX")?;
+    for c in caps {
+        let Some(u) = usage.iter().find(|u| u.entry && u.name == c.kernel) else {
+            continue;
+        };
+        eprintln!(
+            "{}: {} registers originally, {} instrumented (cap {}); {} B spill stores, {} B spill loads in the kernel",
+            c.kernel, c.original, u.registers, c.cap, u.spill_stores, u.spill_loads
+        );
+    }
+    Ok(())
 }
 
 fn write_stdout(text: &str) -> Result<()> {

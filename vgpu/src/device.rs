@@ -93,8 +93,12 @@ pub struct Stop<'a> {
 }
 
 /// Code and memory that are not preemption points (see [`crate::sched`]): the scheduler
-/// never switches warps before an instruction of a quiet function, nor before a load or
-/// store whose every lane's address lies in a quiet range.
+/// never switches warps before quiet code (an instruction of a quiet function, or one the
+/// rewrite generated), nor before a load, store or atomic whose every lane's address lies
+/// in a quiet range. Quiet code does not count towards a step's bound, and a step that has
+/// run only quiet code so far also runs the instruction after it: code generated before
+/// an original instruction runs in that instruction's step, so the instrumented kernel
+/// meets the scheduler where, and as often as, the original kernel does.
 ///
 /// What it is for: a kernel instrumented by `fencehound_handlers::rewrite` (the device
 /// form of the write buffers) runs the runtime's calls and the buffer bookkeeping it
@@ -107,14 +111,17 @@ pub struct Stop<'a> {
 /// to their return within one step, as the native hooks run within the access that calls
 /// them, and the kernel's preemption points are the original kernel's.
 ///
-/// A step is still bounded (256 instructions), so a lane spinning on a lock inside a
-/// quiet function still lets other warps run.
+/// A step is still bounded (2^14 instructions of quiet code), so a lane spinning on a lock
+/// inside a quiet function still lets other warps run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Quiet {
     /// Functions (exact PTX names) whose instructions are never preemption points.
     pub functions: Vec<String>,
     /// Global (or generic, global-window) address ranges `[start, end)`.
     pub ranges: Vec<(u64, u64)>,
+    /// Instructions at PTX line 0 are quiet: `fencehound_handlers::rewrite` gives that
+    /// position to the code it adds (an instruction parsed from a file has line ≥ 1).
+    pub generated: bool,
 }
 
 /// A virtual GPU.

@@ -109,6 +109,7 @@ fn a_quiet_function_runs_as_one_step() {
             Some(Quiet {
                 functions: vec!["twice".into()],
                 ranges: Vec::new(),
+                generated: false,
             })
         },
         64,
@@ -132,6 +133,7 @@ fn stores_to_a_quiet_range_are_not_preemption_points() {
             Some(Quiet {
                 functions: Vec::new(),
                 ranges: vec![(x, x + 4)],
+                generated: false,
             })
         },
         64,
@@ -144,6 +146,7 @@ fn stores_to_a_quiet_range_are_not_preemption_points() {
             Some(Quiet {
                 functions: Vec::new(),
                 ranges: vec![(x + 4, x + 8)],
+                generated: false,
             })
         },
         64,

@@ -76,11 +76,23 @@ struct Template {
 #[derive(Default)]
 pub struct Instrumented {
     templates: Mutex<HashMap<String, Arc<Result<Template, String>>>>,
+    /// Cap each kernel at its original register count (ptxas, sm_80) + this many
+    /// ([`rewrite::regcap`]): the PTX a GPU would run with `fencehound instrument
+    /// --max-extra-registers`, run here to show it computes what the uncapped one does.
+    max_extra_registers: Option<u32>,
 }
 
 impl Instrumented {
     pub fn new() -> Instrumented {
         Instrumented::default()
+    }
+
+    /// The backend running register-capped modules (needs ptxas).
+    pub fn with_register_caps(extra: u32) -> Instrumented {
+        Instrumented {
+            max_extra_registers: Some(extra),
+            ..Instrumented::default()
+        }
     }
 
     fn template(&self, prep: &Prepared) -> Arc<Result<Template, String>> {
@@ -93,7 +105,7 @@ impl Instrumented {
         {
             return t.clone();
         }
-        let t = Arc::new(build_template(prep));
+        let t = Arc::new(build_template(prep, self.max_extra_registers));
         self.templates
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -102,14 +114,19 @@ impl Instrumented {
     }
 }
 
-fn build_template(prep: &Prepared) -> Result<Template, String> {
-    let rw = rewrite::rewrite(
+fn build_template(prep: &Prepared, max_extra_registers: Option<u32>) -> Result<Template, String> {
+    let mut rw = rewrite::rewrite(
         &prep.module,
         &RewriteOptions {
             flavor: Flavor::Device,
         },
     )
     .map_err(|e| format!("instrumenting: {e}"))?;
+    if let Some(extra) = max_extra_registers {
+        let caps = register_caps(&prep.module, extra)?;
+        rewrite::regcap::cap_registers(&mut rw.module, &caps)
+            .map_err(|e| format!("capping registers: {e}"))?;
+    }
     let mut dev = Device::new();
     let module = dev
         .load_module(&rw.module)
@@ -122,6 +139,21 @@ fn build_template(prep: &Prepared) -> Result<Template, String> {
         ptrs,
         runtime,
     })
+}
+
+/// Each kernel's register cap: its count in `original` (ptxas -v, sm_80) + `extra`, at
+/// least [`rewrite::regcap::ABI_MIN_REGISTERS`].
+pub fn register_caps(
+    original: &fencehound_ptx::Module,
+    extra: u32,
+) -> Result<Vec<(String, u32)>, String> {
+    let usage = fencehound_toolchain::resource_usage(&fencehound_ptx::print(original), "sm_80")
+        .map_err(|e| format!("measuring the original kernels' registers: {e}"))?;
+    Ok(usage
+        .iter()
+        .filter(|u| u.entry)
+        .map(|u| (u.name.clone(), rewrite::regcap::cap_for(u.registers, extra)))
+        .collect())
 }
 
 /// Allocates and initialises the campaign's buffers in declaration order (the order
@@ -230,9 +262,9 @@ fn run(
         .map_err(|e| e.to_string())?;
     dev.copy_to(ctl, &area.ctl.to_le_bytes())
         .map_err(|e| e.to_string())?;
-    // The runtime's calls and the buffer bookkeeping inlined into the kernel are not
-    // preemption points: the scheduler decides at the original kernel's accesses only,
-    // as with the native handlers (see `fencehound_vgpu::Quiet`).
+    // The runtime's calls and the code the rewrite put into the kernel are quiet: the
+    // scheduler decides where, and as often as, it does for the original kernel, as with
+    // the native handlers (see `fencehound_vgpu::Quiet`).
     let (_, ctl_bytes) = dev
         .global_by_name(t.module, rewrite::CTL)
         .map_err(|e| e.to_string())?;
@@ -245,6 +277,7 @@ fn run(
     dev.set_quiet(Some(Quiet {
         functions: t.runtime.clone(),
         ranges,
+        generated: true,
     }));
     let mut sched = spec.scheduler.build(spec.seed);
     let fuel = c.file.budget.fuel.saturating_mul(FUEL_FACTOR);

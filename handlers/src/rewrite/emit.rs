@@ -532,18 +532,51 @@ fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(Strin
 }
 
 fn parse_statements(text: &str) -> Result<Vec<Statement>, RewriteError> {
+    // The markers of original instructions, numbered (labels are unique in a function).
+    let mut numbered = String::with_capacity(text.len());
+    for (k, part) in text.split(ORIGINAL).enumerate() {
+        if k > 0 {
+            let _ = write!(numbered, "{ORIGINAL}{k}");
+        }
+        numbered.push_str(part);
+    }
     let src = format!(
-        ".version 9.0\n.target sm_75\n.address_size 64\n.func {PREFIX}snippet()\n{{\n{text}}}\n"
+        ".version 9.0\n.target sm_75\n.address_size 64\n.func {PREFIX}snippet()\n{{\n{numbered}}}\n"
     );
     let m = ptx::parse("<fencehound block>", &src)
         .map_err(|e| RewriteError::Generated(format!("{e}\n{text}")))?;
-    m.items
+    let mut body = m
+        .items
         .into_iter()
         .find_map(|i| match i {
             Item::Func(f) => f.body,
             _ => None,
         })
-        .ok_or_else(|| RewriteError::Generated(text.to_string()))
+        .ok_or_else(|| RewriteError::Generated(text.to_string()))?;
+    mark_generated(&mut body, &mut false);
+    Ok(body)
+}
+
+/// Removes the [`ORIGINAL`] labels of a parsed block; the instruction after each keeps its
+/// position, every other instruction gets [`GENERATED`].
+fn mark_generated(body: &mut Vec<Statement>, original_next: &mut bool) {
+    body.retain_mut(|s| match s {
+        Statement::Label(l) if l.starts_with(ORIGINAL) => {
+            *original_next = true;
+            false
+        }
+        Statement::Inst(i) => {
+            if !std::mem::take(original_next) {
+                i.pos = GENERATED;
+            }
+            true
+        }
+        Statement::Block(b) => {
+            mark_generated(b, original_next);
+            true
+        }
+        _ => true,
+    });
 }
 
 fn set_loc(body: &mut [Statement], loc: &Option<ptx::Loc>) {
@@ -622,8 +655,18 @@ fn rewrite_body(cx: &mut Ctx<'_>, body: Vec<Statement>) -> Result<Vec<Statement>
 }
 
 fn pr(i: &Instruction) -> String {
-    ptx::printer::instruction_to_string(i)
+    format!("{ORIGINAL}:\n{}", ptx::printer::instruction_to_string(i))
 }
+
+/// A label put before the text of an original (or original-derived) instruction in a
+/// block's text; [`parse_statements`] removes it and gives every other instruction of the
+/// block [`GENERATED`] as its position.
+const ORIGINAL: &str = "$__fh_original";
+
+/// The position of code the rewrite generates: PTX line 0, which no parsed instruction
+/// has. The vgpu makes it quiet when asked (`fencehound_vgpu::Quiet::generated`), so the
+/// instrumented kernel meets the scheduler where the original does.
+pub const GENERATED: ptx::Pos = ptx::Pos { line: 0, col: 0 };
 
 /// What kind of block an instruction needs.
 fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>, RewriteError> {
@@ -689,12 +732,17 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
             exit_block(cx, i).map(Some)
         }
         Opcode::Ret if cx.is_kernel => {
-            // A kernel's `ret` is its threads' exit; written as `exit` (see
-            // `normalize_reference`) so that the block ends in a preemption point.
+            // A kernel's `ret` is its threads' exit. The lockstep flavour writes it as
+            // `exit` (see `normalize_reference`) so that the block ends in a preemption
+            // point; the device flavour keeps the `ret`, so that on the vgpu the
+            // instrumented kernel meets the scheduler where the original does (a `ret` is
+            // no preemption point, an `exit` is).
             cx.counts.drains += 1;
             let mut e = i.clone();
-            e.opcode = Opcode::Exit;
-            e.mods.retain(|m| *m != Mod::Uni);
+            if cx.opts.flavor == Flavor::Lockstep {
+                e.opcode = Opcode::Exit;
+                e.mods.retain(|m| *m != Mod::Uni);
+            }
             exit_block(cx, &e).map(Some)
         }
         Opcode::Cp => Err(cx.unsupported(i, "asynchronous copies are not instrumented")),

@@ -121,15 +121,22 @@
 //!   entry is uniform in the queue, not a uniform thread then one of its entries.
 //!
 //! Not a difference by construction, but one the vgpu made until it was told: every
-//! access of the runtime's calls and of the buffer bookkeeping inlined into the kernel
-//! was a preemption point of the vgpu's scheduler, so an instrumented kernel met several
-//! scheduling decisions per original access where the native handlers run their hook
-//! within the access, and the interleavings came from another distribution
-//! (`cub_scan no_fence_3` under `bugaroo` at `p_w = 0.25`: native 17/80, instrumented
-//! 1/80). `fuzz --instrumented` now makes the runtime's functions and the buffer area
-//! quiet ([`runtime_functions`], `fencehound_vgpu::Quiet`): the vgpu decides only at the
-//! original kernel's accesses, fences and barriers (11/80). On a GPU nothing is atomic;
-//! the scheduler of the vgpu is a sampling choice, not a model of a GPU's timing.
+//! access of the runtime's calls and of the code the rewrite adds to the kernel was a
+//! preemption point of the vgpu's scheduler, and a step starting in that code ended again
+//! at the original instruction, so an instrumented kernel met several scheduling decisions
+//! per original access where the native handlers run their hook within the access, and
+//! its interleavings came from another distribution (`cub_scan no_fence_3` under `bugaroo`
+//! at `p_w = 0.25`: native 17/80, instrumented 1/80). `fuzz --instrumented` now makes the
+//! runtime's functions ([`runtime_functions`]), the generated code (its instructions have
+//! PTX line 0, `emit::GENERATED`) and the buffer area quiet (`fencehound_vgpu::Quiet`): the
+//! vgpu decides where, and as often as, it does for the original kernel. At `p_w = 0` an
+//! instrumented execution runs the native one's interleaving exactly (the same outputs
+//! for every campaign variant, `fuzzer/tests/instrumented_equivalence.rs`), and the cell
+//! above finds 13/80. A kernel's `ret` stays a `ret` in the device flavour for the same
+//! reason (an `exit` is a preemption point, a `ret` is not), and the runtime's CTA lock
+//! backs off with `nanosleep`, which stays a preemption point in quiet code, so a lane
+//! waiting for another lane of its warp yields to it. On a GPU nothing is atomic; the
+//! vgpu's scheduler is a sampling choice, not a model of a GPU's timing.
 //!
 //! Measured (BENCHMARKS.md, issue 25): with the holder pick, every cell of the sweep
 //! agrees within the 95% intervals. Before it (own buffer drained on every tick, one CTA
@@ -155,6 +162,7 @@
 
 pub mod layout;
 pub mod lockstep;
+pub mod regcap;
 pub mod runtime;
 
 mod emit;

@@ -226,7 +226,11 @@ static __device__ __forceinline__ bool fh_fast_overlay(const FhCtl *c, const FhT
 }
 
 static __device__ __forceinline__ void fh_cta_lock(FhCta *c) {
+    // The back-off also yields on the vgpu, where the runtime's code is otherwise never
+    // a preemption point (fencehound_vgpu::Quiet): a lane waiting for another lane of its
+    // own warp lets it run.
     while (atomicCAS(&c->lock, 0u, 1u) != 0u) {
+        __nanosleep(32);
     }
     __threadfence();
 }

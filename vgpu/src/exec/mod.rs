@@ -34,6 +34,9 @@ pub use outcome::*;
 pub const WARP: usize = 32;
 /// Most instructions one warp runs before the scheduler is asked again.
 const MAX_RUN: u32 = 256;
+/// The bound of a step that runs [`crate::Quiet`] code: a lane spinning on a lock inside a
+/// quiet function lets other warps run after this many instructions.
+const MAX_QUIET_RUN: u32 = 1 << 14;
 /// Call depth limit.
 const MAX_DEPTH: usize = 256;
 /// Virtual SM count (for `%smid`, `%nsmid`).
@@ -182,7 +185,8 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     park: livelock::Parking,
     /// Per instruction: whether executing it is an event for spin parking.
     events: Vec<bool>,
-    /// Per instruction: inside a [`crate::Quiet`] function (empty: none).
+    /// Per instruction: quiet code, inside a [`crate::Quiet`] function or generated (empty:
+    /// none).
     quiet_pc: Vec<bool>,
     /// [`crate::Quiet::ranges`].
     quiet_ranges: &'p [(u64, u64)],
@@ -290,11 +294,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let runnable = (0..warps.len() as u32).collect();
         let nwarps = warps.len();
         let quiet_pc = match spec.quiet {
-            Some(q) if !q.functions.is_empty() => {
+            Some(q) if !q.functions.is_empty() || q.generated => {
                 let mut v = vec![false; prog.insts.len()];
                 for f in prog.funcs.iter().filter(|f| q.functions.contains(&f.name)) {
                     let end = (f.end as usize).min(v.len());
                     v[(f.entry as usize).min(end)..end].fill(true);
+                }
+                if q.generated {
+                    for (x, i) in v.iter_mut().zip(&prog.insts) {
+                        *x |= prog
+                            .sites
+                            .get(i.site as usize)
+                            .is_some_and(|s| s.ptx_line == 0);
+                    }
                 }
                 v
             }
@@ -474,19 +486,25 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
     }
 
-    /// A preemption point that [`crate::Quiet`] takes away: an instruction of a quiet
-    /// function, or a load or store (not an atomic) of global memory whose every lane's
+    /// A preemption point that [`crate::Quiet`] takes away: quiet code (a quiet function,
+    /// generated code), or a load, store or atomic of global memory whose every lane's
     /// address lies in a quiet range (lanes `mask`, before the guard: a lane the guard
     /// turns off may only make the answer "no").
     #[inline]
     fn quiet(&self, w: u32, mask: u32, pc: u32, inst: &Inst) -> bool {
+        if matches!(inst.op, Op::Nanosleep) {
+            return false;
+        }
         if self.quiet_pc.get(pc as usize).copied().unwrap_or(false) {
             return true;
         }
         if self.quiet_ranges.is_empty() {
             return false;
         }
-        let (Op::Ld { space, addr, .. } | Op::St { space, addr, .. }) = &inst.op else {
+        let (Op::Ld { space, addr, .. }
+        | Op::St { space, addr, .. }
+        | Op::Atom { space, addr, .. }) = &inst.op
+        else {
             return false;
         };
         if !matches!(space, MemSpace::Generic | MemSpace::Global) {
@@ -889,6 +907,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.step_end = u32::MAX;
         let mut pc = pc0;
         let mut run = 0u32;
+        let mut counted = 0u32;
         loop {
             let Some(inst) = self.prog.insts.get(pc as usize) else {
                 let l = mask.trailing_zeros() as usize;
@@ -900,12 +919,24 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     "ran past the end of the function".into(),
                 ));
             };
+            // `counted`: the step's instructions that are not quiet code. Quiet code does
+            // not end a step, nor count towards its bound (up to MAX_QUIET_RUN in all), and
+            // a step that has run only quiet code so far runs the next instruction even
+            // when it is a preemption point: the instrumentation before an original
+            // instruction belongs to that instruction's step, as a native hook does.
+            // A `nanosleep` is a preemption point even in quiet code (the runtime's lock
+            // backs off with one, so a lane waiting for another lane of its warp yields).
             if run > 0
-                && ((inst.op.is_sync_point() && !self.quiet(w, mask, pc, inst)) || run >= MAX_RUN)
+                && ((inst.op.is_sync_point()
+                    && (counted > 0 || matches!(inst.op, Op::Nanosleep))
+                    && !self.quiet(w, mask, pc, inst))
+                    || counted >= MAX_RUN
+                    || run >= MAX_QUIET_RUN)
             {
                 break;
             }
             run += 1;
+            counted += (self.quiet_pc.is_empty() || !self.quiet_pc[pc as usize]) as u32;
             if self.park.on && self.events[pc as usize] {
                 self.park.event();
             }

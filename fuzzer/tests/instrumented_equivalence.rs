@@ -1,0 +1,109 @@
+//! What the instrumented kernels compute on the vgpu, execution for execution:
+//! - at `p_w = 0` (nothing buffered) the instrumented kernel meets the vgpu's scheduler
+//!   where the original does (the runtime's calls and the code the rewrite adds are quiet,
+//!   `fencehound_vgpu::Quiet`), so with the same seed it runs the same interleaving as the
+//!   original under the native handlers: the same output bytes for every variant of every
+//!   campaign, the spinning ones (look-back, work stealing, queues) included;
+//! - the register-capped form (`fencehound instrument --max-extra-registers`: `.maxnreg`
+//!   and indirect calls into the runtime) computes what the uncapped one does: the same
+//!   verdict, output bytes and buffer statistics under `bugaroo` and `scoped`. Only the
+//!   lane-instruction count differs (a `mov` of the callee's address per runtime call).
+
+use fencehound_fuzzer::backend::instrumented::Instrumented;
+use fencehound_fuzzer::backend::{Backend, Vgpu};
+use fencehound_fuzzer::{prepare, Campaign, ExecSpec, Prepared};
+use fencehound_handlers::Model;
+use fencehound_vgpu::SchedulerKind;
+use std::path::Path;
+use std::sync::Arc;
+
+fn variants() -> Vec<(String, Prepared)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in &files {
+        let c = Arc::new(Campaign::load(f).unwrap());
+        for v in c.variant_names() {
+            out.push((format!("{} {v}", c.name), prepare(c.clone(), v).unwrap()));
+        }
+    }
+    assert!(out.len() >= 26, "{} variants", out.len());
+    out
+}
+
+fn spec(model: Model, p: f64, seed: u64) -> ExecSpec {
+    ExecSpec {
+        id: seed,
+        model,
+        p,
+        seed,
+        scheduler: SchedulerKind::Random,
+        trace: false,
+        filters: Default::default(),
+        race: false,
+    }
+}
+
+#[test]
+fn at_p_w_0_the_instrumented_kernel_runs_the_native_interleaving() {
+    let instrumented = Instrumented::new();
+    let mut diffs = Vec::new();
+    for (name, prep) in variants() {
+        for seed in 0..3 {
+            let n = Vgpu.execute(&prep, &spec(Model::Sc, 0.0, seed), None);
+            for model in [Model::Bugaroo, Model::Scoped] {
+                let i = instrumented.execute(&prep, &spec(model, 0.0, seed), None);
+                assert!(i.lane_instructions > 0, "{name}: {:?}", i.verdict);
+                if i.output_hash != n.output_hash || i.verdict != n.verdict {
+                    diffs.push(format!(
+                        "{name} {} seed {seed}: native {:?}, instrumented {:?}",
+                        model.name(),
+                        n.verdict.name(),
+                        i.verdict.name()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}
+
+#[test]
+fn capped_and_uncapped_instrumented_kernels_agree_execution_for_execution() {
+    let plain = Instrumented::new();
+    let capped = Instrumented::with_register_caps(16);
+    let mut compared = 0;
+    let mut failing = 0;
+    let mut diffs = Vec::new();
+    for (name, prep) in variants() {
+        for (model, p) in [(Model::Bugaroo, 0.5), (Model::Scoped, 1.0)] {
+            for seed in 0..2 {
+                let a = plain.execute(&prep, &spec(model, p, seed), None);
+                let b = capped.execute(&prep, &spec(model, p, seed), None);
+                let what = format!("{name} {} p={p} seed {seed}", model.name());
+                // An execution that could not run has no instructions.
+                assert!(a.lane_instructions > 0, "{what}: {:?}", a.verdict);
+                if a.verdict != b.verdict || a.output_hash != b.output_hash || a.stats != b.stats {
+                    diffs.push(format!("{what}: {:?} vs {:?}", a.verdict, b.verdict));
+                }
+                if b.lane_instructions <= a.lane_instructions {
+                    diffs.push(format!(
+                        "{what}: capped ran {} lane instructions, uncapped {}",
+                        b.lane_instructions, a.lane_instructions
+                    ));
+                }
+                failing += a.verdict.is_failure() as u32;
+                compared += 1;
+            }
+        }
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    assert!(compared >= 26 * 4, "{compared} executions");
+    // The comparison covers failing executions too, not only passing ones.
+    assert!(failing > 0);
+}
