@@ -167,3 +167,46 @@ fn max_extra_registers_caps_each_kernel_at_its_original_count_plus_n() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `fuzz --instrumented --max-extra-registers N` runs the capped kernels: the same
+/// failures as the uncapped ones (they compute the same on the vgpu); without an
+/// instrumented backend the option is a usage error.
+#[test]
+fn fuzz_runs_register_capped_kernels_with_the_same_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/mp_queue.toml");
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "fuzz",
+            toml.to_str().unwrap(),
+            "--variant",
+            "no_producer_fence",
+            "--model",
+            "bugaroo",
+            "--p",
+            "0.5",
+            "--runs",
+            "8",
+            "--json",
+            "-q",
+            "--out-dir",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        fencehound(dir.path(), &args)
+    };
+    let summary = |o: &Output| {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        v[0]["summary"][0]["failures"].as_u64().unwrap()
+    };
+    let plain = run(&["--instrumented"]);
+    let capped = run(&["--instrumented", "--max-extra-registers", "16"]);
+    assert_eq!(plain.status.code(), Some(1));
+    assert_eq!(capped.status.code(), Some(1));
+    assert_eq!(summary(&plain), summary(&capped));
+    assert!(summary(&plain) > 0);
+    let native = run(&["--max-extra-registers", "16"]);
+    assert_eq!(native.status.code(), Some(2));
+}

@@ -131,6 +131,14 @@ fn the_supervisor_restarts_workers_and_reloads_variants() {
         load.ptx.contains("__fencehound_store"),
         "the worker gets the instrumented PTX"
     );
+    assert!(!load.ptx.contains(".maxnreg"));
+    // `fuzz --backend gpu --max-extra-registers 16`: the worker gets capped kernels.
+    let capped = fencehound_fuzzer::backend::gpu::load_capped(&prep, 8, Some(16)).unwrap();
+    assert!(
+        capped.ptx.contains(".maxnreg") && capped.ptx.contains(".callprototype"),
+        "the worker gets the register-capped PTX"
+    );
+    fencehound_toolchain::assemble(&capped.ptx, "sm_80").unwrap();
     let mut sup = Supervisor::new(stand_in(dir.path()));
     let cfg = |seed| RunConfig {
         model: "bugaroo".into(),

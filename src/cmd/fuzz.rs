@@ -101,6 +101,13 @@ pub struct FuzzArgs {
     /// on plain memory instead of buffering natively.
     #[arg(long)]
     pub instrumented: bool,
+    /// With --instrumented or the gpu backend: cap each kernel at its original register
+    /// count + N (`fencehound instrument --max-extra-registers`; ptxas measures the
+    /// original for sm_80). On the vgpu the capped kernels compute exactly what the
+    /// uncapped ones do; on a GPU they trade registers for spills inside the runtime's
+    /// slow paths.
+    #[arg(long, value_name = "N")]
+    pub max_extra_registers: Option<u32>,
 }
 
 /// The backend `--backend`/`--instrumented` ask for, and the models it can run (models
@@ -128,6 +135,9 @@ fn choose_backend(a: &FuzzArgs, models: Vec<Model>) -> Result<(BackendHandle, Ve
         },
     };
     if !a.instrumented && gpu_device.is_none() {
+        if a.max_extra_registers.is_some() {
+            bail!("--max-extra-registers is for the instrumented kernels: add --instrumented (or --backend gpu)");
+        }
         return Ok((BackendHandle(Arc::new(Vgpu)), models));
     }
     if a.race {
@@ -162,6 +172,7 @@ fn choose_backend(a: &FuzzArgs, models: Vec<Model>) -> Result<(BackendHandle, Ve
                 "vgpu-instrumented"
             },
             gpu_device,
+            a.max_extra_registers,
         )?,
         kept,
     ))
@@ -169,11 +180,18 @@ fn choose_backend(a: &FuzzArgs, models: Vec<Model>) -> Result<(BackendHandle, Ve
 
 /// The backend called `name` (`vgpu`, `vgpu-instrumented`, `gpu`); `gpu_device` is the
 /// probed GPU for `gpu`.
-fn backend_named(name: &str, gpu_device: Option<String>) -> Result<BackendHandle> {
+fn backend_named(
+    name: &str,
+    gpu_device: Option<String>,
+    max_extra_registers: Option<u32>,
+) -> Result<BackendHandle> {
     use fencehound_fuzzer::backend::{instrumented::Instrumented, Vgpu};
     Ok(BackendHandle(match name {
         "vgpu" => Arc::new(Vgpu),
-        "vgpu-instrumented" => Arc::new(Instrumented::new()),
+        "vgpu-instrumented" => Arc::new(match max_extra_registers {
+            Some(n) => Instrumented::with_register_caps(n),
+            None => Instrumented::new(),
+        }),
         "gpu" => {
             let device = match gpu_device {
                 Some(d) => d,
@@ -181,7 +199,10 @@ fn backend_named(name: &str, gpu_device: Option<String>) -> Result<BackendHandle
             };
             let exe = std::env::current_exe()
                 .context("cannot find the fencehound executable to start GPU workers")?;
-            Arc::new(gpu::Gpu::new(vec![exe.into(), "gpu-worker".into()], device))
+            Arc::new(
+                gpu::Gpu::new(vec![exe.into(), "gpu-worker".into()], device)
+                    .with_register_caps(max_extra_registers),
+            )
         }
         other => bail!("unknown backend `{other}`"),
     }))
@@ -474,7 +495,7 @@ fn resumed(a: &FuzzArgs, report_path: &Path) -> Result<CampaignRun> {
             keep_failures: r.keep_failures,
             keep_signatures: r.keep_signatures,
             report_path: Some(report_path.to_path_buf()),
-            backend: backend_named(&r.backend, None)?,
+            backend: backend_named(&r.backend, None, None)?,
             resume: Some(r),
             checkpoint: std::time::Duration::from_secs_f64(a.checkpoint_secs),
         },

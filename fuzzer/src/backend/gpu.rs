@@ -330,16 +330,31 @@ pub fn worker_main() -> u8 {
 
 /// The worker's view of a variant: instrumented PTX, buffers, launches.
 pub fn load_for(prep: &Prepared, variant: u64) -> Result<Load, String> {
+    load_capped(prep, variant, None)
+}
+
+/// [`load_for`], each kernel capped at its original register count (ptxas, sm_80) +
+/// `max_extra_registers` when given ([`rewrite::regcap`]).
+pub fn load_capped(
+    prep: &Prepared,
+    variant: u64,
+    max_extra_registers: Option<u32>,
+) -> Result<Load, String> {
     if let Some(what) = prep.vgpu_only() {
         return Err(format!("{what} run only on the vgpu backend"));
     }
-    let rw = rewrite::rewrite(
+    let mut rw = rewrite::rewrite(
         &prep.module,
         &RewriteOptions {
             flavor: Flavor::Device,
         },
     )
     .map_err(|e| format!("instrumenting: {e}"))?;
+    if let Some(extra) = max_extra_registers {
+        let caps = super::instrumented::register_caps(&prep.module, extra)?;
+        rewrite::regcap::cap_registers(&mut rw.module, &caps)
+            .map_err(|e| format!("capping registers: {e}"))?;
+    }
     let c = &prep.campaign;
     Ok(Load {
         variant,
@@ -405,6 +420,7 @@ pub struct Gpu {
     idle: Mutex<Vec<Supervisor>>,
     loads: Mutex<HashMap<String, Arc<Result<Load, String>>>>,
     next_variant: AtomicU64,
+    max_extra_registers: Option<u32>,
 }
 
 impl Gpu {
@@ -417,7 +433,14 @@ impl Gpu {
             idle: Mutex::new(Vec::new()),
             loads: Mutex::new(HashMap::new()),
             next_variant: AtomicU64::new(1),
+            max_extra_registers: None,
         }
+    }
+
+    /// Runs register-capped kernels ([`load_capped`]; needs ptxas).
+    pub fn with_register_caps(mut self, extra: Option<u32>) -> Gpu {
+        self.max_extra_registers = extra;
+        self
     }
 
     fn load(&self, prep: &Prepared) -> Arc<Result<Load, String>> {
@@ -425,9 +448,10 @@ impl Gpu {
         loads
             .entry(prep.ptx_sha256.clone())
             .or_insert_with(|| {
-                Arc::new(load_for(
+                Arc::new(load_capped(
                     prep,
                     self.next_variant.fetch_add(1, Ordering::Relaxed),
+                    self.max_extra_registers,
                 ))
             })
             .clone()
