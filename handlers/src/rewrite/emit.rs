@@ -907,6 +907,20 @@ fn shifted(addr: &Operand, extra: i64) -> Operand {
     }
 }
 
+/// A call of a runtime entry point that takes the thread's header first: the header the
+/// kernel found at entry (`%fhd14`) in a fast kernel of the device flavour, where every
+/// call happens in a full launch; else 0, and the runtime looks it up (`fh_self`).
+fn rt_call(cx: &Ctx<'_>, func: &str, ret: Option<(&str, &str)>, args: &[(&str, &str)]) -> String {
+    let header = if cx.fast && cx.opts.flavor == Flavor::Device {
+        "%fhd14"
+    } else {
+        "0"
+    };
+    let mut all = vec![("b64", header)];
+    all.extend_from_slice(args);
+    call(func, ret, &all)
+}
+
 /// A call sequence in its own `{ }` scope (as NVRTC writes them).
 fn call(func: &str, ret: Option<(&str, &str)>, args: &[(&str, &str)]) -> String {
     let mut t = String::from("{\n");
@@ -990,7 +1004,8 @@ fn load_block(
         // runtime forwards or reads all of it, and the original vector load reads there.
         let total = size * dests.len() as u32;
         code.push_str(&generic_addr(cx, i, sp, addr, 0, "%fhd8")?);
-        code.push_str(&call(
+        code.push_str(&rt_call(
+            cx,
             &format!("{PREFIX}load"),
             Some(("b64", "%fhd1")),
             &[("b64", "%fhd8"), ("b32", &total.to_string())],
@@ -1027,7 +1042,8 @@ fn load_block(
         )?);
     }
     for (k, d) in dests.iter().enumerate() {
-        code.push_str(&call(
+        code.push_str(&rt_call(
+            cx,
             &format!("{PREFIX}load"),
             Some(("b64", "%fhd1")),
             &[
@@ -1127,7 +1143,8 @@ fn store_block(
                 8 * size * k as u32
             );
         }
-        code.push_str(&call(
+        code.push_str(&rt_call(
+            cx,
             &format!("{PREFIX}store"),
             Some(("b32", "%fhr6")),
             &[
@@ -1151,7 +1168,8 @@ fn store_block(
         let extra = k as i64 * size as i64;
         code.push_str(&generic_addr(cx, i, sp, addr, extra, "%fhd0")?);
         code.push_str(&value_bits(cx, i, v)?);
-        code.push_str(&call(
+        code.push_str(&rt_call(
+            cx,
             &format!("{PREFIX}store"),
             Some(("b32", "%fhr6")),
             &[
@@ -1197,7 +1215,8 @@ fn atom_block(
         | if release { M_RELEASE } else { 0 }
         | if cta { M_CTA_ATOM } else { 0 };
     let mut code = generic_addr(cx, i, sp, addr, 0, "%fhd0")?;
-    code.push_str(&call(
+    code.push_str(&rt_call(
+        cx,
         &format!("{PREFIX}atom"),
         Some(("b64", "%fhd1")),
         &[("b64", "%fhd0"), ("b32", &meta.to_string())],
@@ -1218,7 +1237,8 @@ fn atom_block(
     code.push_str(&pr(&e));
     code.push('\n');
     if cta {
-        code.push_str(&call(
+        code.push_str(&rt_call(
+            cx,
             &format!("{PREFIX}atom_done"),
             None,
             &[("b32", &meta.to_string())],
@@ -1229,7 +1249,7 @@ fn atom_block(
 
 /// Thread exit: the thread's entries become its CTA's orphans (see the runtime).
 fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, RewriteError> {
-    let code = call(&format!("{PREFIX}exit"), None, &[]);
+    let code = rt_call(cx, &format!("{PREFIX}exit"), None, &[]);
     // A quiet launch: the store counters join the runtime's (nothing is buffered).
     let fast = format!(
         "{}@!%fhq1 bra {{DONE}};\nld.global.u64 %fhd15, [{PREFIX}ctl];\n\
@@ -1247,7 +1267,8 @@ fn drain_block(
     i: &Instruction,
     meta: u32,
 ) -> Result<Vec<Statement>, RewriteError> {
-    let code = call(
+    let code = rt_call(
+        cx,
         &format!("{PREFIX}drain"),
         None,
         &[("b32", &meta.to_string())],

@@ -13,10 +13,10 @@
 //!
 //! | original | block |
 //! |---|---|
-//! | `st` (scalar or vector) | per element: `__fencehound_store(g, value, meta)`; the original store (one element, same qualifiers) only when it returned 0 |
-//! | `ld`, `ldu` | per element (a vector of at most 8 bytes: once): `__fencehound_load(g, meta)` returns `g` or the thread's scratch word holding the forwarded value; the original load (one element, same qualifiers, `.nc`/`ldu` dropped: the scratch word is written) reads from there |
-//! | `atom`, `red` | `__fencehound_atom(g, meta)` (drains; for a `.cta` atomic on global memory under `scoped` the scratch word holds the CTA-visible value); the original atomic on the returned address; `__fencehound_atom_done` leaves a `.cta` result in the CTA overlay |
-//! | fence, barrier, `exit`/kernel `ret` | `__fencehound_drain(meta)`, then the original instruction |
+//! | `st` (scalar or vector) | per element: `__fencehound_store(t, g, value, meta)`; the original store (one element, same qualifiers) only when it returned 0 |
+//! | `ld`, `ldu` | per element (a vector of at most 8 bytes: once): `__fencehound_load(t, g, meta)` returns `g` or the thread's scratch word holding the forwarded value; the original load (one element, same qualifiers, `.nc`/`ldu` dropped: the scratch word is written) reads from there |
+//! | `atom`, `red` | `__fencehound_atom(t, g, meta)` (drains; for a `.cta` atomic on global memory under `scoped` the scratch word holds the CTA-visible value); the original atomic on the returned address; `__fencehound_atom_done` leaves a `.cta` result in the CTA overlay |
+//! | fence, barrier, `exit`/kernel `ret` | `__fencehound_drain(t, meta)` (`__fencehound_exit(t)` at an exit), then the original instruction |
 //!
 //! In a kernel (of a module whose other functions never `exit`) every block is guarded by
 //! one predicated branch: the kernel reads at entry the launch's *mode* the host wrote into
@@ -36,7 +36,9 @@
 //! a pointer to the CTA's area),
 //! it adds the liveness tick to the header and runs the original instruction, which is
 //! what the call would have done (`__fencehound_load` then returns the address itself);
-//! otherwise it makes the call.
+//! otherwise it makes the call. Every call passes that header as its first argument `t`,
+//! so the runtime does not look it up again (`fh_self`: about 25 lane instructions per
+//! call); other functions, and the lockstep flavour, pass 0 and the runtime looks it up.
 //!
 //! `g` is the generic address (`cvta` of a state-space address), so one runtime serves
 //! every state space; addresses in local, const or param memory are left alone, as the

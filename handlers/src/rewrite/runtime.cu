@@ -204,10 +204,19 @@ static __device__ __forceinline__ void fh_begin_from(Fh &f, const FhCtl *c, FhTh
     f.locked = false;
 }
 
+// The thread's header from an entry point's first argument: what __fencehound_begin
+// returned (a fast kernel keeps it in a register and passes it), or 0, and it is looked up.
+// A nonzero one is this launch's (the kernel found it at entry), so it is already set up.
+static __device__ __forceinline__ FhThread *fh_given(u64 th, const FhCtl **cp) {
+    if (th == 0) return fh_self(cp);
+    *cp = (const FhCtl *)__fencehound_ctl;
+    return (FhThread *)th;
+}
+
 // The thread's buffer and its CTA's, for the full (slow) paths.
-static __device__ bool fh_begin(Fh &f) {
+static __device__ bool fh_begin(Fh &f, u64 th) {
     const FhCtl *c;
-    FhThread *t = fh_self(&c);
+    FhThread *t = fh_given(th, &c);
     if (t == 0) return false;
     f.c = c;
     f.t = t;
@@ -806,9 +815,9 @@ static __device__ __noinline__ u64 fh_atom_slow(const FhCtl *c, FhThread *th, in
 
 // After the caller's atomic: a .cta atomic redirected to the scratch word leaves its
 // result in the CTA overlay (when it changed the value) and releases the overlay.
-extern "C" __device__ __noinline__ void __fencehound_atom_done(u32 meta) {
+extern "C" __device__ __noinline__ void __fencehound_atom_done(u64 th, u32 meta) {
     Fh f;
-    if (!fh_begin(f)) return;
+    if (!fh_begin(f, th)) return;
     FhThread *t = f.t;
     if (!t->atom_pending) return;
     t->atom_pending = 0;
@@ -827,9 +836,9 @@ extern "C" __device__ __noinline__ void __fencehound_atom_done(u32 meta) {
 
 // Thread exit (WriteBuffers::orphan_thread): the thread's entries join its CTA's orphan
 // queue; the launch's last thread to exit drains every CTA.
-extern "C" __device__ __noinline__ void __fencehound_exit() {
+extern "C" __device__ __noinline__ void __fencehound_exit(u64 th) {
     Fh f;
-    if (!fh_begin(f)) return;
+    if (!fh_begin(f, th)) return;
     FhThread *t = f.t;
     if (t->len > 0) {
         fh_cta_lock(f.o);
@@ -876,9 +885,9 @@ extern "C" __device__ __noinline__ u64 __fencehound_begin() {
 // nothing but counters change, else the full path above (which starts over: the fast path
 // wrote nothing).
 
-extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 meta) {
+extern "C" __device__ __noinline__ u32 __fencehound_store(u64 th, u64 g, u64 value, u32 meta) {
     const FhCtl *c;
-    FhThread *t = fh_self(&c);
+    FhThread *t = fh_given(th, &c);
     if (t == 0) return 0;
     int s = fh_space(g);
     if (s < 0) return 0;
@@ -896,9 +905,9 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 g, u64 value, u32 
     return fh_store_slow(c, t, s, g, value, meta);
 }
 
-extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
+extern "C" __device__ __noinline__ u64 __fencehound_load(u64 th, u64 g, u32 meta) {
     const FhCtl *c;
-    FhThread *t = fh_self(&c);
+    FhThread *t = fh_given(th, &c);
     if (t == 0) return g;
     int s = fh_space(g);
     if (s < 0) return g;
@@ -911,9 +920,9 @@ extern "C" __device__ __noinline__ u64 __fencehound_load(u64 g, u32 meta) {
     return fh_load_slow(c, t, s, g, meta);
 }
 
-extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
+extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 th, u64 g, u32 meta) {
     const FhCtl *c;
-    FhThread *t = fh_self(&c);
+    FhThread *t = fh_given(th, &c);
     if (t == 0) return g;
     int s = fh_space(g);
     if (s < 0) return g;
@@ -928,9 +937,9 @@ extern "C" __device__ __noinline__ u64 __fencehound_atom(u64 g, u32 meta) {
     return fh_atom_slow(c, t, s, g, meta);
 }
 
-extern "C" __device__ __noinline__ void __fencehound_drain(u32 meta) {
+extern "C" __device__ __noinline__ void __fencehound_drain(u64 th, u32 meta) {
     const FhCtl *c;
-    FhThread *t = fh_self(&c);
+    FhThread *t = fh_given(th, &c);
     if (t == 0) return;
     // A drain to memory under `scoped` publishes the CTA overlay even when the thread
     // holds nothing (WriteBuffers::drain_thread).
