@@ -1267,12 +1267,48 @@ fn drain_block(
     i: &Instruction,
     meta: u32,
 ) -> Result<Vec<Statement>, RewriteError> {
-    let code = rt_call(
+    let call = rt_call(
         cx,
         &format!("{PREFIX}drain"),
         None,
         &[("b32", &meta.to_string())],
     );
+    // A fast kernel of the device flavour runs the call's fast path inline: a thread that
+    // holds no entry has nothing to drain, unless (`scoped`, a drain to memory) its CTA's
+    // overlay holds some — `__fencehound_drain`'s own test, read as it reads it.
+    let code = if cx.fast && cx.opts.flavor == Flavor::Device {
+        let slow = cx.label();
+        let mut t = format!(
+            "setp.eq.u64 %fhp2, %fhd14, 0;
+@%fhp2 bra {{DONE}};
+             ld.u32 %fhr7, [%fhd14+{T_LEN}];
+setp.ne.u32 %fhp2, %fhr7, 0;
+@%fhp2 bra {slow};
+"
+        );
+        if (meta >> 5) & 3 != 0 {
+            let _ = write!(
+                t,
+                "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];
+setp.eq.u32 %fhp2, %fhr8, 0;
+                 @%fhp2 bra {{DONE}};
+ld.u64 %fhd13, [%fhd14+{T_CTA}];
+                 ld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];
+setp.ne.u32 %fhp2, %fhr8, 0;
+                 @%fhp2 bra {slow};
+"
+            );
+        }
+        let _ = write!(
+            t,
+            "bra.uni {{DONE}};
+{slow}:
+{call}"
+        );
+        t
+    } else {
+        call
+    };
     // A quiet launch never holds entries: nothing to drain.
     wrap(cx, i, &code, "", Some(i))
 }

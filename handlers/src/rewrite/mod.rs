@@ -36,7 +36,9 @@
 //! a pointer to the CTA's area),
 //! it adds the liveness tick to the header and runs the original instruction, which is
 //! what the call would have done (`__fencehound_load` then returns the address itself);
-//! otherwise it makes the call. Every call passes that header as its first argument `t`,
+//! otherwise it makes the call. A fence or barrier likewise runs `__fencehound_drain`'s
+//! test inline: a thread that holds no entry (and, for a drain to memory under `scoped`,
+//! whose CTA overlay is empty) skips the call. Every call passes that header as its first argument `t`,
 //! so the runtime does not look it up again (`fh_self`: about 25 lane instructions per
 //! call); other functions, and the lockstep flavour, pass 0 and the runtime looks it up.
 //!
@@ -134,7 +136,11 @@
 //! vgpu decides where, and as often as, it does for the original kernel. At `p_w = 0` an
 //! instrumented execution runs the native one's interleaving exactly (the same outputs
 //! for every campaign variant, `fuzzer/tests/instrumented_equivalence.rs`), and the cell
-//! above finds 13/80. A kernel's `ret` stays a `ret` in the device flavour for the same
+//! above finds 13/80. At `p_w > 0` lanes of a warp can take different paths through the
+//! runtime (one holds entries, another not); a divergence ends a vgpu step even in quiet
+//! code, so the instrumented kernel still meets some scheduling decisions the native one
+//! does not, and a change to the shape of the runtime's code changes which interleavings
+//! a seed gives (not which ones can occur). A kernel's `ret` stays a `ret` in the device flavour for the same
 //! reason (an `exit` is a preemption point, a `ret` is not), and the runtime's CTA lock
 //! backs off with `nanosleep`, which stays a preemption point in quiet code, so a lane
 //! waiting for another lane of its warp yields to it. On a GPU nothing is atomic; the

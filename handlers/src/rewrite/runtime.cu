@@ -685,8 +685,11 @@ static __device__ __forceinline__ u64 fh_key(u64 g, u32 size, int s, u32 sem, u3
 // A store of `value` (its low `size` bytes) to generic address g (WriteBuffers::store).
 // Returns 1 when the store was buffered (the caller must not perform it), 0 when the
 // caller performs it now.
+// `known`: the selection decision when the caller already made it (1 selected, 0 not;
+// the same function of the thread's store count, which nothing below changes before it
+// is read), -1 when not.
 static __device__ __noinline__ u32 fh_store_slow(const FhCtl *c, FhThread *th, int s, u64 g,
-                                                u64 value, u32 meta) {
+                                                u64 value, u32 meta, int known) {
     Fh f;
     fh_begin_from(f, c, th);
     u32 size = M_SIZE(meta);
@@ -697,9 +700,15 @@ static __device__ __noinline__ u32 fh_store_slow(const FhCtl *c, FhThread *th, i
     u64 n = t->stores;
     t->stores = n + 1;
     t->seen[s] += 1;
-    bool eligible = ((s == 1) ? (f.c->flags & FH_SHARED) : (f.c->flags & FH_GLOBAL)) != 0 &&
-                    !M_INELIGIBLE(meta);
-    if (eligible && (fh_mix(t->prefix ^ n) >> 11) < f.c->threshold) {
+    bool selected;
+    if (known >= 0) {
+        selected = known != 0;
+    } else {
+        bool eligible = ((s == 1) ? (f.c->flags & FH_SHARED) : (f.c->flags & FH_GLOBAL)) != 0 &&
+                        !M_INELIGIBLE(meta);
+        selected = eligible && (fh_mix(t->prefix ^ n) >> 11) < f.c->threshold;
+    }
+    if (selected) {
         // Validate the address now, so a bad store faults at its own instruction rather
         // than when it drains (an unbuffered store faults by itself).
         (void)fh_read(g, size);
@@ -891,6 +900,7 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 th, u64 g, u64 val
     if (t == 0) return 0;
     int s = fh_space(g);
     if (s < 0) return 0;
+    int known = -1;
     if (!M_RELEASE(meta) && (t->len_s[s] == 0 || fh_miss(t, g, M_SIZE(meta)))) {
         u64 n = t->stores;
         bool eligible = ((s == 1) ? (c->flags & FH_SHARED) : (c->flags & FH_GLOBAL)) != 0 &&
@@ -901,8 +911,9 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 th, u64 g, u64 val
             t->seen[s] += 1;
             return 0;
         }
+        known = selected;
     }
-    return fh_store_slow(c, t, s, g, value, meta);
+    return fh_store_slow(c, t, s, g, value, meta, known);
 }
 
 extern "C" __device__ __noinline__ u64 __fencehound_load(u64 th, u64 g, u32 meta) {
