@@ -13,12 +13,11 @@
 //! cargo run --release -p fencehound-fuzzer --example overhead -- [--seeds N] [--no-ptxas] [--max-extra-registers N]
 //! ```
 
-use fencehound_fuzzer::backend::instrumented::Instrumented;
+use fencehound_fuzzer::backend::instrumented::{cap_registers, Instrumented};
 use fencehound_fuzzer::backend::{Backend, Vgpu};
 use fencehound_fuzzer::{prepare, Campaign, ExecSpec};
 use fencehound_handlers::rewrite::{self, layout, RewriteOptions};
 use fencehound_handlers::{BufferConfig, DrainPolicy, Model};
-use fencehound_vgpu::SchedulerKind;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -80,20 +79,10 @@ fn main() {
                     std::process::exit(2);
                 }
             };
-            let spec = |model, p, seed| ExecSpec {
-                id: seed,
-                model,
-                p,
-                seed,
-                scheduler: SchedulerKind::Random,
-                trace: false,
-                filters: Default::default(),
-                race: false,
-            };
             let mut base = 0u64;
             for s in 0..seeds {
                 base += native
-                    .execute(&prep, &spec(Model::Sc, 0.0, s), None)
+                    .execute(&prep, &ExecSpec::random(Model::Sc, 0.0, s), None)
                     .lane_instructions;
             }
             let mut row = format!("| {} | {v} | {} |", c.name, base / seeds.max(1));
@@ -101,7 +90,7 @@ fn main() {
                 let mut n = 0u64;
                 let mut bad = None;
                 for s in 0..seeds {
-                    let r = instrumented.execute(&prep, &spec(*m, *p, s), None);
+                    let r = instrumented.execute(&prep, &ExecSpec::random(*m, *p, s), None);
                     if matches!(
                         r.verdict,
                         fencehound_fuzzer::Verdict::Timeout { .. }
@@ -211,8 +200,7 @@ fn register_rows(
     };
     let capped = |mut rw: rewrite::Rewritten| -> Result<rewrite::Rewritten, String> {
         if let Some(n) = cap {
-            let caps = fencehound_fuzzer::backend::instrumented::register_caps(module, n)?;
-            rewrite::regcap::cap_registers(&mut rw.module, &caps).map_err(|e| e.to_string())?;
+            cap_registers(module, &mut rw.module, n, "sm_80")?;
         }
         Ok(rw)
     };

@@ -92,6 +92,21 @@ pub struct ExecSpec {
 }
 
 impl ExecSpec {
+    /// Execution `seed` (also its id) of `model` at `p_w = p` under the random scheduler,
+    /// no filters, trace or race check.
+    pub fn random(model: Model, p: f64, seed: u64) -> ExecSpec {
+        ExecSpec {
+            id: seed,
+            model,
+            p,
+            seed,
+            scheduler: SchedulerKind::Random,
+            trace: false,
+            filters: Filters::default(),
+            race: false,
+        }
+    }
+
     /// The reference run: no buffering, round-robin scheduling.
     pub(crate) fn reference() -> ExecSpec {
         ExecSpec {

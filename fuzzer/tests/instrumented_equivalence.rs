@@ -13,7 +13,6 @@ use fencehound_fuzzer::backend::instrumented::Instrumented;
 use fencehound_fuzzer::backend::{Backend, Vgpu};
 use fencehound_fuzzer::{prepare, Campaign, ExecSpec, Prepared};
 use fencehound_handlers::Model;
-use fencehound_vgpu::SchedulerKind;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -36,28 +35,15 @@ fn variants() -> Vec<(String, Prepared)> {
     out
 }
 
-fn spec(model: Model, p: f64, seed: u64) -> ExecSpec {
-    ExecSpec {
-        id: seed,
-        model,
-        p,
-        seed,
-        scheduler: SchedulerKind::Random,
-        trace: false,
-        filters: Default::default(),
-        race: false,
-    }
-}
-
 #[test]
 fn at_p_w_0_the_instrumented_kernel_runs_the_native_interleaving() {
     let instrumented = Instrumented::new();
     let mut diffs = Vec::new();
     for (name, prep) in variants() {
         for seed in 0..3 {
-            let n = Vgpu.execute(&prep, &spec(Model::Sc, 0.0, seed), None);
+            let n = Vgpu.execute(&prep, &ExecSpec::random(Model::Sc, 0.0, seed), None);
             for model in [Model::Bugaroo, Model::Scoped] {
-                let i = instrumented.execute(&prep, &spec(model, 0.0, seed), None);
+                let i = instrumented.execute(&prep, &ExecSpec::random(model, 0.0, seed), None);
                 assert!(i.lane_instructions > 0, "{name}: {:?}", i.verdict);
                 if i.output_hash != n.output_hash || i.verdict != n.verdict {
                     diffs.push(format!(
@@ -83,8 +69,8 @@ fn capped_and_uncapped_instrumented_kernels_agree_execution_for_execution() {
     for (name, prep) in variants() {
         for (model, p) in [(Model::Bugaroo, 0.5), (Model::Scoped, 1.0)] {
             for seed in 0..2 {
-                let a = plain.execute(&prep, &spec(model, p, seed), None);
-                let b = capped.execute(&prep, &spec(model, p, seed), None);
+                let a = plain.execute(&prep, &ExecSpec::random(model, p, seed), None);
+                let b = capped.execute(&prep, &ExecSpec::random(model, p, seed), None);
                 let what = format!("{name} {} p={p} seed {seed}", model.name());
                 // An execution that could not run has no instructions.
                 assert!(a.lane_instructions > 0, "{what}: {:?}", a.verdict);

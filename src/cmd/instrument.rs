@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use fencehound_fuzzer::backend::instrumented::{cap_registers, KernelCap};
 use fencehound_handlers::rewrite::{self, Flavor, RewriteOptions};
 use fencehound_handlers::Model;
 use fencehound_toolchain::{compile_with_cache, CompileRequest, PtxCache, DEFAULT_ARCH};
@@ -92,7 +93,11 @@ pub fn run(args: Args) -> Result<u8> {
     let mut rw = rewrite::rewrite(&module, &RewriteOptions { flavor })
         .with_context(|| format!("cannot instrument {name}"))?;
     let caps = match args.max_extra_registers {
-        Some(n) if !args.lockstep => Some(cap(&ptx, &mut rw.module, n, &args.arch, &name)?),
+        Some(n) if !args.lockstep => Some(
+            cap_registers(&module, &mut rw.module, n, &args.arch)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("--max-extra-registers on {name}"))?,
+        ),
         Some(_) => bail!("--max-extra-registers is for the device flavour, not --lockstep"),
         None => None,
     };
@@ -145,42 +150,8 @@ pub fn run(args: Args) -> Result<u8> {
     Ok(crate::exit::OK)
 }
 
-/// One kernel's cap.
-struct Cap {
-    kernel: String,
-    original: u32,
-    cap: u32,
-}
-
-/// Measures the original kernels with ptxas and caps the instrumented ones at their count
-/// + `extra` ([`rewrite::regcap`]).
-fn cap(
-    original: &str,
-    module: &mut fencehound_ptx::Module,
-    extra: u32,
-    arch: &str,
-    name: &str,
-) -> Result<Vec<Cap>> {
-    let usage = fencehound_toolchain::resource_usage(original, arch).with_context(|| {
-        format!("--max-extra-registers measures the original kernels of {name} with ptxas")
-    })?;
-    let caps: Vec<Cap> = usage
-        .iter()
-        .filter(|u| u.entry)
-        .map(|u| Cap {
-            kernel: u.name.clone(),
-            original: u.registers,
-            cap: rewrite::regcap::cap_for(u.registers, extra),
-        })
-        .collect();
-    let list: Vec<(String, u32)> = caps.iter().map(|c| (c.kernel.clone(), c.cap)).collect();
-    rewrite::regcap::cap_registers(module, &list)
-        .with_context(|| format!("cannot cap the registers of {name}"))?;
-    Ok(caps)
-}
-
 /// Assembles the capped module and prints each kernel's registers and spills.
-fn report_caps(caps: &[Cap], ptx: &str, arch: &str) -> Result<()> {
+fn report_caps(caps: &[KernelCap], ptx: &str, arch: &str) -> Result<()> {
     let usage = fencehound_toolchain::resource_usage(ptx, arch)
         .context("ptxas rejected the register-capped PTX")?;
     for c in caps {

@@ -92,13 +92,12 @@ pub struct Stop<'a> {
     pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
-/// Code and memory that are not preemption points (see [`crate::sched`]): the scheduler
-/// never switches warps before quiet code (an instruction of a quiet function, or one the
-/// rewrite generated), nor before a load, store or atomic whose every lane's address lies
-/// in a quiet range. Quiet code does not count towards a step's bound, and a step that has
-/// run only quiet code so far also runs the instruction after it: code generated before
-/// an original instruction runs in that instruction's step, so the instrumented kernel
-/// meets the scheduler where, and as often as, the original kernel does.
+/// Code that is not a preemption point (see [`crate::sched`]): the scheduler never switches
+/// warps before quiet code (an instruction of a quiet function, or one the rewrite
+/// generated). Quiet code does not count towards a step's bound, and a step that has run
+/// only quiet code so far also runs the instruction after it: code generated before an
+/// original instruction runs in that instruction's step, so the instrumented kernel meets
+/// the scheduler where, and as often as, the original kernel does.
 ///
 /// What it is for: a kernel instrumented by `fencehound_handlers::rewrite` (the device
 /// form of the write buffers) runs the runtime's calls and the buffer bookkeeping it
@@ -111,17 +110,48 @@ pub struct Stop<'a> {
 /// to their return within one step, as the native hooks run within the access that calls
 /// them, and the kernel's preemption points are the original kernel's.
 ///
-/// A step is still bounded (2^14 instructions of quiet code), so a lane spinning on a lock
-/// inside a quiet function still lets other warps run.
+/// A step is still bounded (2^14 instructions of quiet code), and a `nanosleep` stays a
+/// preemption point, so a lane spinning on a lock inside a quiet function still lets other
+/// warps run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Quiet {
     /// Functions (exact PTX names) whose instructions are never preemption points.
     pub functions: Vec<String>,
-    /// Global (or generic, global-window) address ranges `[start, end)`.
-    pub ranges: Vec<(u64, u64)>,
     /// Instructions at PTX line 0 are quiet: `fencehound_handlers::rewrite` gives that
     /// position to the code it adds (an instruction parsed from a file has line ≥ 1).
     pub generated: bool,
+}
+
+impl Quiet {
+    /// Per instruction of `prog`: whether it is quiet.
+    fn resolve(&self, prog: &Program) -> std::sync::Arc<[bool]> {
+        let mut v = vec![false; prog.insts.len()];
+        for f in prog
+            .funcs
+            .iter()
+            .filter(|f| self.functions.contains(&f.name))
+        {
+            let end = (f.end as usize).min(v.len());
+            v[(f.entry as usize).min(end)..end].fill(true);
+        }
+        if self.generated {
+            for (x, i) in v.iter_mut().zip(&prog.insts) {
+                *x |= prog
+                    .sites
+                    .get(i.site as usize)
+                    .is_some_and(|s| s.ptx_line == 0);
+            }
+        }
+        v.into()
+    }
+}
+
+/// A [`Quiet`] resolved for each loaded module (in load order), once: launches only look
+/// the instructions up.
+#[derive(Debug, Clone)]
+struct QuietCode {
+    spec: Quiet,
+    pcs: Vec<std::sync::Arc<[bool]>>,
 }
 
 /// A virtual GPU.
@@ -134,7 +164,7 @@ pub struct Device {
     mem: Memory,
     modules: Vec<std::sync::Arc<Loaded>>,
     launches: u32,
-    quiet: Option<std::sync::Arc<Quiet>>,
+    quiet: Option<std::sync::Arc<QuietCode>>,
 }
 
 impl Default for Device {
@@ -153,10 +183,17 @@ impl Device {
         }
     }
 
-    /// Sets the code and memory that are not preemption points in later launches
-    /// ([`Quiet`]); `None` makes every access a preemption point again.
+    /// Sets the code that is not a preemption point in later launches ([`Quiet`], for the
+    /// modules loaded and those loaded later); `None` makes every instruction count again.
     pub fn set_quiet(&mut self, quiet: Option<Quiet>) {
-        self.quiet = quiet.map(std::sync::Arc::new);
+        self.quiet = quiet.map(|spec| {
+            let pcs = self
+                .modules
+                .iter()
+                .map(|m| spec.resolve(&m.program))
+                .collect();
+            std::sync::Arc::new(QuietCode { spec, pcs })
+        });
     }
 
     pub fn memory(&self) -> &Memory {
@@ -254,6 +291,10 @@ impl Device {
             .map(|(k, (s, a, n))| (k.clone(), *a, *n, *s == ptx::Space::Const))
             .collect();
         program.globals.sort();
+        if let Some(q) = &mut self.quiet {
+            let pcs = q.spec.resolve(&program);
+            std::sync::Arc::make_mut(q).pcs.push(pcs);
+        }
         self.modules
             .push(std::sync::Arc::new(Loaded { program, vars }));
         Ok(ModuleId(self.modules.len() - 1))
@@ -611,7 +652,11 @@ impl Device {
             launch_index: self.launches,
             deadline: stop.deadline,
             cancel: stop.cancel,
-            quiet: self.quiet.as_deref(),
+            quiet_pc: self
+                .quiet
+                .as_ref()
+                .and_then(|q| q.pcs.get(module.0))
+                .map_or(&[][..], |p| &p[..]),
         };
         self.launches += 1;
         let machine = Machine::new(spec, &mut self.mem, hooks, sched);

@@ -18,7 +18,7 @@ use crate::execution::{judge_raw, Prepared};
 use crate::types::{ExecResult, ExecSpec, Raw};
 use crate::verdict::Verdict;
 use cudarc::driver::{result, sys};
-use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
+use fencehound_handlers::rewrite::{self, layout};
 use fencehound_handlers::{BufferConfig, DrainPolicy, Model};
 use fencehound_oracle::{Buffer, Outputs};
 use std::collections::HashMap;
@@ -328,14 +328,9 @@ pub fn worker_main() -> u8 {
     }
 }
 
-/// The worker's view of a variant: instrumented PTX, buffers, launches.
-pub fn load_for(prep: &Prepared, variant: u64) -> Result<Load, String> {
-    load_capped(prep, variant, None)
-}
-
-/// [`load_for`], each kernel capped at its original register count (ptxas, sm_80) +
-/// `max_extra_registers` when given ([`rewrite::regcap`]).
-pub fn load_capped(
+/// The worker's view of a variant: instrumented PTX (its kernels capped at their original
+/// register count + `max_extra_registers` when given), buffers, launches.
+pub fn load_for(
     prep: &Prepared,
     variant: u64,
     max_extra_registers: Option<u32>,
@@ -343,22 +338,11 @@ pub fn load_capped(
     if let Some(what) = prep.vgpu_only() {
         return Err(format!("{what} run only on the vgpu backend"));
     }
-    let mut rw = rewrite::rewrite(
-        &prep.module,
-        &RewriteOptions {
-            flavor: Flavor::Device,
-        },
-    )
-    .map_err(|e| format!("instrumenting: {e}"))?;
-    if let Some(extra) = max_extra_registers {
-        let caps = super::instrumented::register_caps(&prep.module, extra)?;
-        rewrite::regcap::cap_registers(&mut rw.module, &caps)
-            .map_err(|e| format!("capping registers: {e}"))?;
-    }
+    let module = super::instrumented::device_rewrite(prep, max_extra_registers)?;
     let c = &prep.campaign;
     Ok(Load {
         variant,
-        ptx: fencehound_ptx::print(&rw.module),
+        ptx: fencehound_ptx::print(&module),
         buffers: prep.inputs.buffers.iter().map(|b| hex(&b.data)).collect(),
         launches: c
             .launches
@@ -437,7 +421,7 @@ impl Gpu {
         }
     }
 
-    /// Runs register-capped kernels ([`load_capped`]; needs ptxas).
+    /// Runs register-capped kernels ([`load_for`]; needs ptxas).
     pub fn with_register_caps(mut self, extra: Option<u32>) -> Gpu {
         self.max_extra_registers = extra;
         self
@@ -448,7 +432,7 @@ impl Gpu {
         loads
             .entry(prep.ptx_sha256.clone())
             .or_insert_with(|| {
-                Arc::new(load_capped(
+                Arc::new(load_for(
                     prep,
                     self.next_variant.fetch_add(1, Ordering::Relaxed),
                     self.max_extra_registers,

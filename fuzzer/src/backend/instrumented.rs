@@ -68,8 +68,6 @@ struct Template {
     dev: Device,
     module: ModuleId,
     ptrs: Vec<u64>,
-    /// The runtime's functions ([`rewrite::runtime_functions`]).
-    runtime: Vec<String>,
 }
 
 /// The `vgpu-instrumented` backend.
@@ -115,6 +113,28 @@ impl Instrumented {
 }
 
 fn build_template(prep: &Prepared, max_extra_registers: Option<u32>) -> Result<Template, String> {
+    let rewritten = device_rewrite(prep, max_extra_registers)?;
+    let mut dev = Device::new();
+    // The runtime's calls and the code the rewrite put into the kernel are quiet: the
+    // scheduler decides where, and as often as, it does for the original kernel, as with
+    // the native handlers (see `fencehound_vgpu::Quiet`).
+    dev.set_quiet(Some(Quiet {
+        functions: rewrite::runtime_functions().map_err(|e| format!("instrumenting: {e}"))?,
+        generated: true,
+    }));
+    let module = dev
+        .load_module(&rewritten)
+        .map_err(|e| format!("loading the instrumented PTX: {e}"))?;
+    let ptrs = alloc_buffers(&mut dev, prep)?;
+    Ok(Template { dev, module, ptrs })
+}
+
+/// The variant's module rewritten in the device flavour (what a GPU runs), its kernels
+/// capped at their original register count + `max_extra_registers` when given.
+pub(crate) fn device_rewrite(
+    prep: &Prepared,
+    max_extra_registers: Option<u32>,
+) -> Result<fencehound_ptx::Module, String> {
     let mut rw = rewrite::rewrite(
         &prep.module,
         &RewriteOptions {
@@ -123,37 +143,45 @@ fn build_template(prep: &Prepared, max_extra_registers: Option<u32>) -> Result<T
     )
     .map_err(|e| format!("instrumenting: {e}"))?;
     if let Some(extra) = max_extra_registers {
-        let caps = register_caps(&prep.module, extra)?;
-        rewrite::regcap::cap_registers(&mut rw.module, &caps)
-            .map_err(|e| format!("capping registers: {e}"))?;
+        cap_registers(&prep.module, &mut rw.module, extra, "sm_80")?;
     }
-    let mut dev = Device::new();
-    let module = dev
-        .load_module(&rw.module)
-        .map_err(|e| format!("loading the instrumented PTX: {e}"))?;
-    let ptrs = alloc_buffers(&mut dev, prep)?;
-    let runtime = rewrite::runtime_functions().map_err(|e| format!("instrumenting: {e}"))?;
-    Ok(Template {
-        dev,
-        module,
-        ptrs,
-        runtime,
-    })
+    Ok(rw.module)
 }
 
-/// Each kernel's register cap: its count in `original` (ptxas -v, sm_80) + `extra`, at
-/// least [`rewrite::regcap::ABI_MIN_REGISTERS`].
-pub fn register_caps(
+/// One kernel's register cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelCap {
+    pub kernel: String,
+    /// The original kernel's registers, as ptxas counts them.
+    pub original: u32,
+    /// Its `.maxnreg` in the rewritten module.
+    pub cap: u32,
+}
+
+/// Caps each kernel of `rewritten` (the rewrite of `original`) at its count in `original`
+/// (ptxas -v for `arch`) + `extra`, at least [`rewrite::regcap::ABI_MIN_REGISTERS`]
+/// ([`rewrite::regcap::cap_registers`]).
+pub fn cap_registers(
     original: &fencehound_ptx::Module,
+    rewritten: &mut fencehound_ptx::Module,
     extra: u32,
-) -> Result<Vec<(String, u32)>, String> {
-    let usage = fencehound_toolchain::resource_usage(&fencehound_ptx::print(original), "sm_80")
+    arch: &str,
+) -> Result<Vec<KernelCap>, String> {
+    let usage = fencehound_toolchain::resource_usage(&fencehound_ptx::print(original), arch)
         .map_err(|e| format!("measuring the original kernels' registers: {e}"))?;
-    Ok(usage
+    let caps: Vec<KernelCap> = usage
         .iter()
         .filter(|u| u.entry)
-        .map(|u| (u.name.clone(), rewrite::regcap::cap_for(u.registers, extra)))
-        .collect())
+        .map(|u| KernelCap {
+            kernel: u.name.clone(),
+            original: u.registers,
+            cap: rewrite::regcap::cap_for(u.registers, extra),
+        })
+        .collect();
+    let list: Vec<(String, u32)> = caps.iter().map(|c| (c.kernel.clone(), c.cap)).collect();
+    rewrite::regcap::cap_registers(rewritten, &list)
+        .map_err(|e| format!("capping registers: {e}"))?;
+    Ok(caps)
 }
 
 /// Allocates and initialises the campaign's buffers in declaration order (the order
@@ -262,23 +290,6 @@ fn run(
         .map_err(|e| e.to_string())?;
     dev.copy_to(ctl, &area.ctl.to_le_bytes())
         .map_err(|e| e.to_string())?;
-    // The runtime's calls and the code the rewrite put into the kernel are quiet: the
-    // scheduler decides where, and as often as, it does for the original kernel, as with
-    // the native handlers (see `fencehound_vgpu::Quiet`).
-    let (_, ctl_bytes) = dev
-        .global_by_name(t.module, rewrite::CTL)
-        .map_err(|e| e.to_string())?;
-    let mut ranges: Vec<(u64, u64)> = area
-        .allocations
-        .iter()
-        .map(|&(a, n)| (a, a.saturating_add(n)))
-        .collect();
-    ranges.push((ctl, ctl.saturating_add(ctl_bytes)));
-    dev.set_quiet(Some(Quiet {
-        functions: t.runtime.clone(),
-        ranges,
-        generated: true,
-    }));
     let mut sched = spec.scheduler.build(spec.seed);
     let fuel = c.file.budget.fuel.saturating_mul(FUEL_FACTOR);
     let deadline =

@@ -188,6 +188,13 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Whether the thread's header is in `%fhd14` wherever the runtime is called: a fast
+    /// kernel of the device flavour finds it at entry, and calls the runtime only in a
+    /// full launch.
+    fn has_header(&self) -> bool {
+        self.fast && self.opts.flavor == Flavor::Device
+    }
+
     fn unsupported(&self, i: &Instruction, why: impl Into<String>) -> RewriteError {
         RewriteError::Unsupported {
             function: self.function.to_string(),
@@ -482,6 +489,17 @@ const T_SCOPED: u32 = 140;
 // Offset of the overlay length in FhCta.
 const CTA_OV_LEN: u32 = 4;
 
+/// The runtime's `fh_fast_overlay` test inline, from the header in `%fhd14`: under
+/// `scoped`, a nonempty own CTA overlay goes to `slow`; otherwise (not `scoped`, or empty)
+/// to `empty`.
+fn overlay_test(empty: &str, slow: &str) -> String {
+    format!(
+        "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];\nsetp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {empty};\n\
+         ld.u64 %fhd13, [%fhd14+{T_CTA}];\nld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];\n\
+         setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
+    )
+}
+
 /// In a full launch, the first level of `__fencehound_load` inlined at a load of a
 /// `.global` or `.shared` address (one runtime call per block): when the thread holds no
 /// entry, no liveness drain is due and (global, `scoped`) no CTA overlay could hold one,
@@ -515,13 +533,8 @@ fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(Strin
     );
     if sp == MemSpace::Global {
         let ok = cx.label();
-        let _ = write!(
-            t,
-            "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];\n\
-             setp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {ok};\nld.u64 %fhd13, [%fhd14+{T_CTA}];\n\
-             ld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];\nsetp.ne.u32 %fhp2, %fhr8, 0;\n\
-             @%fhp2 bra {slow};\n{ok}:\n"
-        );
+        t.push_str(&overlay_test(&ok, &slow));
+        let _ = writeln!(t, "{ok}:");
     }
     let _ = write!(
         t,
@@ -911,11 +924,7 @@ fn shifted(addr: &Operand, extra: i64) -> Operand {
 /// kernel found at entry (`%fhd14`) in a fast kernel of the device flavour, where every
 /// call happens in a full launch; else 0, and the runtime looks it up (`fh_self`).
 fn rt_call(cx: &Ctx<'_>, func: &str, ret: Option<(&str, &str)>, args: &[(&str, &str)]) -> String {
-    let header = if cx.fast && cx.opts.flavor == Flavor::Device {
-        "%fhd14"
-    } else {
-        "0"
-    };
+    let header = if cx.has_header() { "%fhd14" } else { "0" };
     let mut all = vec![("b64", header)];
     all.extend_from_slice(args);
     call(func, ret, &all)
@@ -1276,35 +1285,17 @@ fn drain_block(
     // A fast kernel of the device flavour runs the call's fast path inline: a thread that
     // holds no entry has nothing to drain, unless (`scoped`, a drain to memory) its CTA's
     // overlay holds some — `__fencehound_drain`'s own test, read as it reads it.
-    let code = if cx.fast && cx.opts.flavor == Flavor::Device {
+    let code = if cx.has_header() {
         let slow = cx.label();
         let mut t = format!(
-            "setp.eq.u64 %fhp2, %fhd14, 0;
-@%fhp2 bra {{DONE}};
-             ld.u32 %fhr7, [%fhd14+{T_LEN}];
-setp.ne.u32 %fhp2, %fhr7, 0;
-@%fhp2 bra {slow};
-"
+            "setp.eq.u64 %fhp2, %fhd14, 0;\n@%fhp2 bra {{DONE}};\n\
+             ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n"
         );
-        if (meta >> 5) & 3 != 0 {
-            let _ = write!(
-                t,
-                "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];
-setp.eq.u32 %fhp2, %fhr8, 0;
-                 @%fhp2 bra {{DONE}};
-ld.u64 %fhd13, [%fhd14+{T_CTA}];
-                 ld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];
-setp.ne.u32 %fhp2, %fhr8, 0;
-                 @%fhp2 bra {slow};
-"
-            );
+        // A drain to a scope wider than the CTA (scope field not 0) publishes the overlay.
+        if meta & m_scope(3) != 0 {
+            t.push_str(&overlay_test("{DONE}", &slow));
         }
-        let _ = write!(
-            t,
-            "bra.uni {{DONE}};
-{slow}:
-{call}"
-        );
+        let _ = write!(t, "bra.uni {{DONE}};\n{slow}:\n{call}");
         t
     } else {
         call

@@ -132,8 +132,10 @@
 //! its interleavings came from another distribution (`cub_scan no_fence_3` under `bugaroo`
 //! at `p_w = 0.25`: native 17/80, instrumented 1/80). `fuzz --instrumented` now makes the
 //! runtime's functions ([`runtime_functions`]), the generated code (its instructions have
-//! PTX line 0, `emit::GENERATED`) and the buffer area quiet (`fencehound_vgpu::Quiet`): the
-//! vgpu decides where, and as often as, it does for the original kernel. At `p_w = 0` an
+//! PTX line 0, `emit::GENERATED`) quiet (`fencehound_vgpu::Quiet`): the vgpu decides
+//! where, and as often as, it does for the original kernel — also at an original load
+//! that reads the thread's scratch word (a forwarded value), which natively is a
+//! preemption point like any load. At `p_w = 0` an
 //! instrumented execution runs the native one's interleaving exactly (the same outputs
 //! for every campaign variant, `fuzzer/tests/instrumented_equivalence.rs`), and the cell
 //! above finds 13/80. At `p_w > 0` lanes of a warp can take different paths through the

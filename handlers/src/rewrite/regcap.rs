@@ -38,20 +38,11 @@ pub fn cap_for(original: u32, extra: u32) -> u32 {
     original.saturating_add(extra).max(ABI_MIN_REGISTERS)
 }
 
-/// What [`cap_registers`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Capped {
-    /// Calls into the runtime made indirect.
-    pub calls: usize,
-    /// Kernels given `.maxnreg`, with their cap.
-    pub kernels: Vec<(String, u32)>,
-}
-
 /// Makes every call of a kernel or user function into the device runtime indirect and
 /// gives each kernel named in `caps` a `.maxnreg` of its cap (replacing one it had). `m`
 /// must be the output of [`super::rewrite`] (Device flavour). A kernel not named keeps
-/// no cap but its calls are indirect too.
-pub fn cap_registers(m: &mut ptx::Module, caps: &[(String, u32)]) -> Result<Capped, RewriteError> {
+/// no cap but its calls are indirect too. Returns how many calls it made indirect.
+pub fn cap_registers(m: &mut ptx::Module, caps: &[(String, u32)]) -> Result<usize, RewriteError> {
     let runtime = super::emit::runtime_module()?;
     let protos: HashMap<&str, &ptx::Function> = runtime
         .functions()
@@ -64,7 +55,7 @@ pub fn cap_registers(m: &mut ptx::Module, caps: &[(String, u32)]) -> Result<Capp
         .map(|f| f.name.as_str())
         .collect();
     let cap_of: HashMap<&str, u32> = caps.iter().map(|(k, c)| (k.as_str(), *c)).collect();
-    let mut done = Capped::default();
+    let mut calls = 0;
     for item in &mut m.items {
         let Item::Func(f) = item else { continue };
         if runtime_names.contains(f.name.as_str()) {
@@ -81,7 +72,7 @@ pub fn cap_registers(m: &mut ptx::Module, caps: &[(String, u32)]) -> Result<Capp
                 head.push(prototype(protos[name.as_str()]));
             }
             body.splice(0..0, head);
-            done.calls += n;
+            calls += n;
         }
         if f.kind == ptx::FuncKind::Entry {
             if let Some(&cap) = cap_of.get(f.name.as_str()) {
@@ -90,11 +81,10 @@ pub fn cap_registers(m: &mut ptx::Module, caps: &[(String, u32)]) -> Result<Capp
                     name: "maxnreg".into(),
                     values: vec![cap as u64],
                 });
-                done.kernels.push((f.name.clone(), cap));
             }
         }
     }
-    Ok(done)
+    Ok(calls)
 }
 
 /// The prototype label of runtime function `name`.

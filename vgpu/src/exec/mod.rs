@@ -150,8 +150,8 @@ pub struct LaunchSpec<'p> {
     /// Address of a cooperative launch's grid workspace, 0 for other launches (see
     /// [`crate::device::GRID_WORKSPACE_BYTES`]).
     pub grid_workspace: u64,
-    /// Code and memory that are not preemption points ([`crate::Quiet`]).
-    pub quiet: Option<&'p crate::Quiet>,
+    /// Per instruction: quiet code ([`crate::Quiet`]); empty when there is none.
+    pub quiet_pc: &'p [bool],
 }
 
 pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
@@ -187,9 +187,7 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     events: Vec<bool>,
     /// Per instruction: quiet code, inside a [`crate::Quiet`] function or generated (empty:
     /// none).
-    quiet_pc: Vec<bool>,
-    /// [`crate::Quiet::ranges`].
-    quiet_ranges: &'p [(u64, u64)],
+    quiet_pc: &'p [bool],
     /// A clock special register was read since the step began.
     clock_read: std::cell::Cell<bool>,
     /// The last interpreted step: its first pc, whether its group held every ready lane,
@@ -293,25 +291,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         let runnable = (0..warps.len() as u32).collect();
         let nwarps = warps.len();
-        let quiet_pc = match spec.quiet {
-            Some(q) if !q.functions.is_empty() || q.generated => {
-                let mut v = vec![false; prog.insts.len()];
-                for f in prog.funcs.iter().filter(|f| q.functions.contains(&f.name)) {
-                    let end = (f.end as usize).min(v.len());
-                    v[(f.entry as usize).min(end)..end].fill(true);
-                }
-                if q.generated {
-                    for (x, i) in v.iter_mut().zip(&prog.insts) {
-                        *x |= prog
-                            .sites
-                            .get(i.site as usize)
-                            .is_some_and(|s| s.ptx_line == 0);
-                    }
-                }
-                v
-            }
-            _ => Vec::new(),
-        };
         Machine {
             prog,
             func: spec.func,
@@ -339,8 +318,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             grid_workspace: spec.grid_workspace,
             park: livelock::Parking::new(0, None),
             events: Vec::new(),
-            quiet_pc,
-            quiet_ranges: spec.quiet.map_or(&[], |q| q.ranges.as_slice()),
+            quiet_pc: spec.quiet_pc,
             clock_read: std::cell::Cell::new(false),
             step_pc0: 0,
             step_single: false,
@@ -486,46 +464,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
     }
 
-    /// A preemption point that [`crate::Quiet`] takes away: quiet code (a quiet function,
-    /// generated code), or a load, store or atomic of global memory whose every lane's
-    /// address lies in a quiet range (lanes `mask`, before the guard: a lane the guard
-    /// turns off may only make the answer "no").
+    /// Whether the instruction at `pc` is quiet code ([`crate::Quiet`]).
     #[inline]
-    fn quiet(&self, w: u32, mask: u32, pc: u32, inst: &Inst) -> bool {
-        if matches!(inst.op, Op::Nanosleep) {
-            return false;
-        }
-        if self.quiet_pc.get(pc as usize).copied().unwrap_or(false) {
-            return true;
-        }
-        if self.quiet_ranges.is_empty() {
-            return false;
-        }
-        let (Op::Ld { space, addr, .. }
-        | Op::St { space, addr, .. }
-        | Op::Atom { space, addr, .. }) = &inst.op
-        else {
-            return false;
-        };
-        if !matches!(space, MemSpace::Generic | MemSpace::Global) {
-            return false;
-        }
-        let inside = |a: u64| self.quiet_ranges.iter().any(|&(lo, hi)| a >= lo && a < hi);
-        match addr.base {
-            AddrBase::Abs(a) => inside(a.wrapping_add(addr.offset as u64)),
-            AddrBase::Reg(slot) => {
-                let warp = &self.warps[w as usize];
-                lanes(mask).all(|l| {
-                    let v = warp
-                        .regs
-                        .get(row(warp.reg_base[l], slot) + l)
-                        .copied()
-                        .unwrap_or(0);
-                    inside(v.wrapping_add(addr.offset as u64))
-                })
-            }
-            AddrBase::Frame(_) => false,
-        }
+    fn quiet(&self, pc: u32) -> bool {
+        self.quiet_pc.get(pc as usize).copied().unwrap_or(false)
     }
 
     /// Asks the model to make progress possible (drain a buffered store, read newest
@@ -926,17 +868,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             // instruction belongs to that instruction's step, as a native hook does.
             // A `nanosleep` is a preemption point even in quiet code (the runtime's lock
             // backs off with one, so a lane waiting for another lane of its warp yields).
+            let quiet = self.quiet(pc);
             if run > 0
                 && ((inst.op.is_sync_point()
-                    && (counted > 0 || matches!(inst.op, Op::Nanosleep))
-                    && !self.quiet(w, mask, pc, inst))
+                    && ((counted > 0 && !quiet) || matches!(inst.op, Op::Nanosleep)))
                     || counted >= MAX_RUN
                     || run >= MAX_QUIET_RUN)
             {
                 break;
             }
             run += 1;
-            counted += (self.quiet_pc.is_empty() || !self.quiet_pc[pc as usize]) as u32;
+            counted += !quiet as u32;
             if self.park.on && self.events[pc as usize] {
                 self.park.event();
             }
