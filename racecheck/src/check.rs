@@ -759,7 +759,7 @@ impl<H: Hooks> RaceCheck<H> {
     /// so nothing is hidden or reported), and the update is the same: the store becomes the
     /// last write, the reads are dropped. (Tile kernels store each shared element once per
     /// phase after a barrier: the general path was most of their stores' check time.)
-    #[inline]
+    #[inline(always)]
     fn check_fast(&mut self, mem: &Memory, a: &Access, strong: bool, fl: u8) -> bool {
         let me = a.thread.global;
         let store = a.kind == AccessKind::Store;
@@ -829,11 +829,17 @@ impl<H: Hooks> RaceCheck<H> {
         true
     }
 
-    /// Checks and records one access in shadow memory.
+    /// Checks and records one access in shadow memory: [`Self::check_fast`], else the
+    /// general path (kept out of line, so that the fast path does not pay its frame).
+    #[inline(always)]
     fn check(&mut self, mem: &Memory, a: &Access, strong: bool, fl: u8) {
-        if self.check_fast(mem, a, strong, fl) {
-            return;
+        if !self.check_fast(mem, a, strong, fl) {
+            self.check_general(mem, a, strong, fl);
         }
+    }
+
+    #[inline(never)]
+    fn check_general(&mut self, mem: &Memory, a: &Access, strong: bool, fl: u8) {
         self.stats.accesses += 1;
         let me = a.thread.global;
         if me as usize >= self.threads.len() {

@@ -272,12 +272,18 @@ pub struct ReadSets {
 const READ_SET_CAPACITY: usize = 4;
 
 /// Adds read `r` to `set`, growing it fourfold when full.
-#[inline]
+#[inline(always)]
 pub fn push_read(set: &mut Vec<Rec>, r: Rec) {
     if set.len() == set.capacity() {
-        set.reserve_exact(set.len().max(1) * 3);
+        grow_read_set(set);
     }
     set.push(r);
+}
+
+#[cold]
+#[inline(never)]
+fn grow_read_set(set: &mut Vec<Rec>) {
+    set.reserve_exact(set.len().max(1) * 3);
 }
 
 impl ReadSets {
@@ -300,6 +306,7 @@ impl ReadSets {
         self.sets.get(i as usize).map_or(&[], |v| v.as_slice())
     }
 
+    #[inline(always)]
     pub fn get_mut(&mut self, i: u32) -> Option<&mut Vec<Rec>> {
         self.sets.get_mut(i as usize)
     }
@@ -319,13 +326,19 @@ impl ReadSets {
     /// The set that `n` cells pointing at set `i` may change without changing any other
     /// cell: `i` itself when they are all its references, else a copy of it that they
     /// now point at (and `i` loses their `n` references).
+    #[inline(always)]
     pub fn unshare(&mut self, i: u32, n: u32) -> u32 {
-        let Some(&r) = self.refs.get(i as usize) else {
-            return i;
-        };
-        if r <= n {
-            return i;
+        match self.refs.get(i as usize) {
+            Some(&r) if r > n => self.copy_out(i, r, n),
+            _ => i,
         }
+    }
+
+    /// [`ReadSets::unshare`]'s copy: set `i` has `r` references, `n` of which move to a
+    /// copy.
+    #[cold]
+    #[inline(never)]
+    fn copy_out(&mut self, i: u32, r: u32, n: u32) -> u32 {
         self.refs[i as usize] = r - n;
         let src = std::mem::take(&mut self.sets[i as usize]);
         let j = self.alloc(&src, n);
