@@ -502,6 +502,22 @@ fn record_read(
     }
 }
 
+/// The little-endian value of up to 8 bytes (the first 8 of a wider access), zero-extended.
+#[inline(always)]
+fn le_value(b: &[u8]) -> u64 {
+    match *b {
+        [x] => x as u64,
+        [x, y] => u16::from_le_bytes([x, y]) as u64,
+        [x, y, z, w] => u32::from_le_bytes([x, y, z, w]) as u64,
+        _ => {
+            let mut v = [0u8; 8];
+            let n = b.len().min(8);
+            v[..n].copy_from_slice(&b[..n]);
+            u64::from_le_bytes(v)
+        }
+    }
+}
+
 /// Hidden writes kept per word ([`RaceCheck::hidden`]), oldest dropped first.
 const HIDDEN_WRITES: usize = 4;
 // The update marks dropped entries in a `u8`.
@@ -1662,10 +1678,7 @@ impl<H: Hooks> RaceCheck<H> {
         }
         self.check(mem, a, strong, fl);
         if strong {
-            let mut b = [0u8; 8];
-            let n = buf.len().min(8);
-            b[..n].copy_from_slice(&buf[..n]);
-            self.observe(a, u64::from_le_bytes(b));
+            self.observe(a, le_value(buf));
         }
     }
 
@@ -1689,17 +1702,24 @@ impl<H: Hooks> RaceCheck<H> {
         if strong && releases(a.sem) && fencehound_hb::wide(a.scope) {
             self.note_wide_release(g);
         }
+        let value = le_value(data);
+        if !strong {
+            // As below, without a message or a strong-write number (kept apart: the
+            // moves of two empty messages were a visible part of a plain store's cost).
+            let epoch = self.hb.epoch(g);
+            self.cur_value = value;
+            self.check(mem, a, false, fl);
+            if self.sync.contains_key(&loc_key(a.loc)) {
+                self.remember(a, value, false, None, None, 0, epoch);
+            }
+            if value == 0 {
+                self.unlock(a);
+            }
+            return;
+        }
         // The message first: a release raises the epoch, and the store is after it.
-        let (msg, bmsg) = if strong {
-            self.messages(a)
-        } else {
-            (None, None)
-        };
+        let (msg, bmsg) = self.messages(a);
         let epoch = self.hb.epoch(g);
-        let mut b = [0u8; 8];
-        let n = data.len().min(8);
-        b[..n].copy_from_slice(&data[..n]);
-        let value = u64::from_le_bytes(b);
         self.cur_value = value;
         self.check(mem, a, strong, fl);
         let number = if strong {
