@@ -306,8 +306,10 @@ pub struct ReadSets {
 
 /// Room a new read set starts with; a full one grows fourfold. (A shared-memory tile
 /// element read by the 16 threads of a row grew 2, 4, 8, 16 by doubling: three
-/// reallocations per set were a fifth of the race check's time on `algo_matmul_tiled`.)
-const READ_SET_CAPACITY: usize = 4;
+/// reallocations per set were a fifth of the race check's time on `algo_matmul_tiled`;
+/// starting at 4, the one reallocation left, 4 to 16, was still 5–8% of it under `perf`,
+/// copying from cold memory.)
+const READ_SET_CAPACITY: usize = 16;
 
 /// Adds read `r` to `set`, growing it fourfold when full.
 #[inline(always)]
