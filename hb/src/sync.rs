@@ -817,6 +817,8 @@ pub struct Hb {
     /// lanes arrive one after another, so 31 of every 32 arrivals find their instance
     /// here without a table lookup (the lookup was a third of `arrive` on a block scan).
     last_barrier: Option<(BarrierKey, BarrierAcc)>,
+    /// An empty arrival list with room, for the next barrier instance.
+    spare_arrivals: Vec<(CtaId, Tid, Epoch)>,
 }
 
 impl Hb {
@@ -1135,7 +1137,12 @@ impl Hb {
                 if let Some((k, acc)) = slot.take() {
                     self.barriers.insert(k, acc);
                 }
-                let acc = self.barriers.remove(&key).unwrap_or_default();
+                let acc = self.barriers.remove(&key).unwrap_or_else(|| BarrierAcc {
+                    know: Knowledge::default(),
+                    // The list of the last released instance, with its room (it grew
+                    // by doubling up to a CTA's arrivals, each barrier again).
+                    arrivals: std::mem::take(&mut self.spare_arrivals),
+                });
                 &mut slot.insert((key, acc)).1
             }
         };
@@ -1158,7 +1165,7 @@ impl Hb {
         };
         let Some(BarrierAcc {
             know: mut acc,
-            arrivals,
+            mut arrivals,
         }) = instance
         else {
             return;
@@ -1173,6 +1180,8 @@ impl Hb {
                 ts.know = acc.clone();
             }
         }
+        arrivals.clear();
+        self.spare_arrivals = arrivals;
     }
 
     /// Thread `g` exited: nothing it knows or waits for can matter any more (it makes no
