@@ -408,6 +408,7 @@ struct LaunchMeta {
 }
 
 /// The shadow region of `loc` (created on first use).
+#[inline(always)]
 fn region<'a>(
     global: &'a mut Vec<Region>,
     last_region: &mut usize,
@@ -788,7 +789,8 @@ impl<H: Hooks> RaceCheck<H> {
         }
         let cur = self.rec(a, strong, fl);
         let tpb = self.launch.tpb;
-        let my_cta = me / tpb;
+        // `me / tpb`, without the division.
+        let my_cta = a.thread.cta;
         let Some((region, addr)) = region(
             &mut self.global,
             &mut self.last_region,
@@ -865,7 +867,8 @@ impl<H: Hooks> RaceCheck<H> {
         let writes = a.kind != AccessKind::Load && fl & flags::FAILED == 0;
         let size = a.size as usize;
         let tpb = self.launch.tpb;
-        let my_cta = me / tpb;
+        // `me / tpb`, without the division.
+        let my_cta = a.thread.cta;
         let my_scope = a.scope;
         // Split borrows: the region is in `self.global`/`self.shared`, the rest is read.
         let Some((region, addr)) = region(
@@ -926,7 +929,8 @@ impl<H: Hooks> RaceCheck<H> {
             // settle it.
             let morally_strong = p.strong()
                 && strong
-                && ((p.wide() && fencehound_hb::wide(my_scope)) || p.g / tpb == my_cta);
+                && ((p.wide() && fencehound_hb::wide(my_scope))
+                    || p.g.wrapping_sub(cta_base) < tpb);
             // Two morally strong RMWs are atomic with respect to each other: never a race
             // of any class, so no need to ask happens-before. (Every RMW on a shared
             // counter conflicts with the previous one.)
