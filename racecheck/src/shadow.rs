@@ -18,6 +18,9 @@
 //! not ordered with each other (FastTrack's "read-shared" state) move into a side table,
 //! [`ReadSets`], until the next write. Shadow state lives for one launch: a kernel
 //! boundary orders everything before it, so the next launch starts from nothing.
+//! (The pages themselves outlive it: a dropped region's pages go to a per-thread pool, reset
+//! when the next region takes them, because a checker lives for one execution and fresh
+//! memory for every execution was page faults.)
 
 use crate::clock::Epoch;
 
