@@ -789,8 +789,9 @@ impl<H: Hooks> RaceCheck<H> {
         }
         let cur = self.rec(a, strong, fl);
         let tpb = self.launch.tpb;
-        // `me / tpb`, without the division.
+        // `me / tpb` (the vgpu numbers threads `cta * tpb + tid`), without the division.
         let my_cta = a.thread.cta;
+        debug_assert_eq!(my_cta, me / tpb);
         let Some((region, addr)) = region(
             &mut self.global,
             &mut self.last_region,
@@ -867,8 +868,9 @@ impl<H: Hooks> RaceCheck<H> {
         let writes = a.kind != AccessKind::Load && fl & flags::FAILED == 0;
         let size = a.size as usize;
         let tpb = self.launch.tpb;
-        // `me / tpb`, without the division.
+        // `me / tpb` (the vgpu numbers threads `cta * tpb + tid`), without the division.
         let my_cta = a.thread.cta;
+        debug_assert_eq!(my_cta, me / tpb);
         let my_scope = a.scope;
         // Split borrows: the region is in `self.global`/`self.shared`, the rest is read.
         let Some((region, addr)) = region(
