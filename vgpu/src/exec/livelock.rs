@@ -59,12 +59,12 @@
 //! (b) ended at the pc it started at, (c) executed no event instruction (below), read no
 //! clock, and saw no event by anyone, and (d) left the hooks' load-effect count
 //! ([`Hooks::load_effects`](crate::hooks::Hooks::load_effects)) where it was, the warp's
-//! whole state is hashed (128 bits: pcs, statuses, call frames, local memory, registers of
-//! every lane that has not exited). If the state before the step had the same hash, the
-//! step took the warp from a state `S` back to `S`. The state before the step is known
+//! whole state is recorded (pcs, statuses, call frames, local memory, registers of every
+//! lane that has not exited, as words). If the state before the step was the same, word for
+//! word, the step took the warp from a state `S` back to `S`. The state before the step is known
 //! from the warp's previous step when that one qualified too and no other warp can have
 //! changed the state since. Only a barrier release changes another warp's lanes, and a
-//! release is an event: so a hash taken while a lane of the warp waits at a CTA barrier
+//! release is an event: so a state taken while a lane of the warp waits at a CTA barrier
 //! stands for the state before the next step only if no event happened in between (the
 //! epoch is the one it was taken in). For a warp with every live lane ready the epoch may
 //! have moved between the two steps — after a wake, the first step that leaves the warp
@@ -90,10 +90,10 @@
 //!
 //! So a look-back spin run by one lane while the warp's other lanes wait at
 //! `__syncthreads()` (CUB's decoupled look-back) is parked too, for as long as no event
-//! happens; the steps after each event are interpreted until two hashes in one epoch
+//! happens; the steps after each event are interpreted until two states in one epoch
 //! agree.
 //!
-//! (A lane waiting at a warp collective is hashed in full: the warp's own steps are what
+//! (A lane waiting at a warp collective is recorded in full: the warp's own steps are what
 //! complete a collective.)
 //!
 //! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a step
@@ -106,16 +106,18 @@
 //! loads), observers (they must see every access) and hooks that do not implement
 //! `load_effects`. Those run as before.
 //!
-//! **Cost.** A hash covers every lane of the warp but those waiting at a barrier (a CUB
+//! **Cost.** A probe records every lane of the warp but those waiting at a barrier (a CUB
 //! kernel's warp has hundreds of registers per lane), so probing must pay for itself. A
-//! warp is hashed only after qualifying steps, and first after `MIN_STREAK` of them in a
-//! row (a loop of two iterations is not hashed at all); a hash that did not pay — a
+//! warp is probed only after qualifying steps, and first after `MIN_STREAK` of them in a
+//! row (a loop of two iterations is not probed at all); a probe that did not pay — a
 //! failed compare, one discarded because the next step did not qualify, a parking that
 //! applied fewer than 8 steps before an event woke it — doubles the number of qualifying steps the warp lets
 //! pass before its next probe (up to 64), and a parking that paid resets that. So a long
-//! load-only loop hashes about once per 64 iterations, and a spinner woken by every step
-//! of a busy neighbour soon stops being probed. A 64-bit hash collision in each half would
-//! be the only way to apply a wrong step, with probability about `probes / 2¹²⁸`.
+//! load-only loop is probed about once per 64 iterations, and a spinner woken by every
+//! step of a busy neighbour soon stops being probed. The comparison is exact (it was two
+//! 64-bit hashes, whose multiply chain over the registers was about a third of
+//! `Machine::run` on a spinning ring-buffer campaign; copying and comparing words costs
+//! several times less and cannot collide).
 
 use crate::program::{MemSpace, Op};
 use std::collections::HashSet;
@@ -129,14 +131,6 @@ const MAX_STATES: usize = 1 << 12;
 /// FxHash-style word hasher: the states are hashed once each and compared only by hash.
 #[derive(Default)]
 pub(super) struct StateHasher(u64);
-
-impl StateHasher {
-    /// A hasher whose result is independent of the default one's (spin parking hashes
-    /// each state with both).
-    pub(super) fn seeded(seed: u64) -> StateHasher {
-        StateHasher(seed)
-    }
-}
 
 impl Hasher for StateHasher {
     #[inline]
@@ -293,16 +287,24 @@ pub(super) struct Parking {
     /// The hooks' load-effect count after the last step.
     effects: u64,
     warps: Vec<ParkWarp>,
+    /// Per warp: its state as `Machine::park_state` writes it, taken after its previous
+    /// qualifying step (valid while `ParkWarp::known`). Compared word for word: exact,
+    /// and several times cheaper than the two 64-bit hashes it replaced (a multiply
+    /// chain over a warp's whole register file, about a third of `Machine::run` on a
+    /// spinning ring-buffer campaign, at every wake-up of every parked consumer). Memory:
+    /// a warp that has been probed keeps one copy of its running lanes' registers and
+    /// local memory until the launch ends — at most its register file again, for the
+    /// warps that spin.
+    states: Vec<Vec<u64>>,
 }
 
 #[derive(Clone, Copy)]
 struct ParkWarp {
-    /// The hash of the warp's state after its previous step, if that step qualified and
-    /// no other warp can have changed the state since (`known`). A hash taken while a
-    /// lane of the warp waited at a CTA barrier holds only in the epoch it was taken in
-    /// (`epoch`; `NONE`: in every epoch), since the barrier's release, an event, is the
-    /// only way another warp changes this warp's state.
-    hash: u128,
+    /// Whether [`Parking::states`] holds the warp's state after its previous step: that
+    /// step qualified and no other warp can have changed the state since. A state taken
+    /// while a lane of the warp waited at a CTA barrier holds only in the epoch it was
+    /// taken in (`epoch`; `NONE`: in every epoch), since the barrier's release, an event,
+    /// is the only way another warp changes this warp's state.
     known: bool,
     epoch: u64,
     /// The epoch the warp is parked for (`NONE`: not parked) and its step's counts.
@@ -327,7 +329,6 @@ impl Parking {
             warps: if effects.is_some() {
                 vec![
                     ParkWarp {
-                        hash: 0,
                         known: false,
                         epoch: NONE,
                         parked: NONE,
@@ -340,6 +341,11 @@ impl Parking {
                     };
                     warps
                 ]
+            } else {
+                Vec::new()
+            },
+            states: if effects.is_some() {
+                vec![Vec::new(); warps]
             } else {
                 Vec::new()
             },
@@ -426,25 +432,27 @@ impl Parking {
         true
     }
 
-    /// The state hash after warp `w`'s qualifying step, which counted `lanes` lane and
-    /// `insts` warp instructions, every live lane of the warp being ready (so no other
-    /// warp can change its state before it runs again: only a barrier release does that,
-    /// and this hash stays its state's): parks the warp when the state before the step
-    /// (known from its previous step) had the same hash. Returns whether it parked.
+    /// The state after warp `w`'s qualifying step (`state`, as `Machine::park_state`
+    /// writes it), which counted `lanes` lane and `insts` warp instructions, `settled`
+    /// when every live lane of the warp is ready (so no other warp can change its state
+    /// before it runs again: only a barrier release does that): parks the warp when the
+    /// state before the step (known from its previous step) was the same. Returns whether
+    /// it parked. `state` is left as a buffer for the next probe.
     pub(super) fn probe(
         &mut self,
         w: u32,
-        hash: u128,
+        state: &mut Vec<u64>,
         settled: bool,
         lanes: u64,
         insts: u64,
     ) -> bool {
         let epoch = self.epoch;
         let p = &mut self.warps[w as usize];
+        let known_state = &mut self.states[w as usize];
         if p.known {
-            // A hash bound to an epoch that has passed says nothing about the state
-            // before this step: a wasted hash, as a failed compare is.
-            if p.hash == hash && (p.epoch == NONE || p.epoch == epoch) {
+            // A state bound to an epoch that has passed says nothing about the state
+            // before this step: a wasted probe, as a failed compare is.
+            if *known_state == *state && (p.epoch == NONE || p.epoch == epoch) {
                 p.parked = epoch;
                 p.lanes = lanes;
                 p.insts = insts;
@@ -457,7 +465,7 @@ impl Parking {
             p.back_off();
             return false;
         }
-        p.hash = hash;
+        std::mem::swap(known_state, state);
         p.known = true;
         p.epoch = if settled { NONE } else { epoch };
         false

@@ -183,6 +183,9 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     grid_workspace: u64,
     /// Spin parking (see `livelock`), set up when the launch starts.
     park: livelock::Parking,
+    /// A buffer for [`Self::park_state`] (the state the previous probe of some warp
+    /// replaced).
+    park_scratch: Vec<u64>,
     /// Per instruction: whether executing it is an event for spin parking.
     events: Vec<bool>,
     /// Per instruction: quiet code, inside a [`crate::Quiet`] function or generated (empty:
@@ -317,6 +320,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             livelock: livelock::Detector::new(nwarps),
             grid_workspace: spec.grid_workspace,
             park: livelock::Parking::new(0, None),
+            park_scratch: Vec::new(),
             events: Vec::new(),
             quiet_pc: spec.quiet_pc,
             clock_read: std::cell::Cell::new(false),
@@ -506,24 +510,27 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             return;
         }
         if self.park.wants_probe(w) {
-            let hash = self.park_hash(w);
+            let mut state = std::mem::take(&mut self.park_scratch);
+            self.park_state(w, &mut state);
             let lanes = self.stats.lane_instructions - before.0;
             let insts = self.stats.warp_instructions - before.1;
-            self.park.probe(w, hash, settled, lanes, insts);
+            self.park.probe(w, &mut state, settled, lanes, insts);
+            self.park_scratch = state;
         }
     }
 
     /// Warp `w`'s whole state, as [`Self::state_hash`] covers it, for the lanes that have
-    /// not exited (an exited lane's state never changes), in 128 bits. The registers and
-    /// local memory of a lane waiting at a CTA barrier are left out: nothing changes them
-    /// before the barrier's release, an event, and a hash taken while a lane waits at a
+    /// not exited (an exited lane's state never changes), written into `out` as words
+    /// (compared word for word by [`livelock::Parking::probe`]). The registers and local
+    /// memory of a lane waiting at a CTA barrier are left out: nothing changes them
+    /// before the barrier's release, an event, and a state taken while a lane waits at a
     /// barrier stands only until the next event (see `livelock`). A CUB look-back spin
-    /// runs one lane while the other 31 wait: its hash covers one lane's registers.
-    fn park_hash(&self, w: u32) -> u128 {
-        use std::hash::Hasher;
+    /// runs one lane while the other 31 wait: its state holds one lane's registers.
+    /// Every part is preceded by what delimits it (lane masks, frame and byte counts),
+    /// so equal words are equal states.
+    fn park_state(&self, w: u32, out: &mut Vec<u64>) {
+        out.clear();
         let warp = &self.warps[w as usize];
-        let mut a = livelock::StateHasher::default();
-        let mut b = livelock::StateHasher::seeded(0x9e37_79b9_7f4a_7c15);
         let live = warp.present & !warp.exited;
         let mut waiting = 0u32;
         for l in lanes(live) {
@@ -532,11 +539,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
         }
         let running = live & !waiting;
-        let mut put = |x: u64| {
-            a.write_u64(x);
-            b.write_u64(x);
-        };
-        put(warp.ready as u64 | (warp.exited as u64) << 32);
+        out.push(warp.ready as u64 | (warp.exited as u64) << 32);
+        out.push(live as u64 | (running as u64) << 32);
         for l in lanes(live) {
             let lane = &warp.lanes[l];
             let (tag, v) = match lane.status {
@@ -545,30 +549,37 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 Status::Barrier(id) => (2, id),
                 Status::Collective(m) => (3, m),
             };
-            put(warp.pc[l] as u64 | (lane.func as u64) << 32);
-            put(tag | (v as u64) << 32);
-            put(warp.reg_base[l] as u64 | (lane.local_base as u64) << 32);
-            put(lane.frames().len() as u64);
+            out.push(warp.pc[l] as u64 | (lane.func as u64) << 32);
+            out.push(tag | (v as u64) << 32);
+            out.push(warp.reg_base[l] as u64 | (lane.local_base as u64) << 32);
+            out.push(lane.frames().len() as u64);
             for f in lane.frames() {
-                put(f.func as u64 | (f.ret_pc as u64) << 32);
-                put(f.reg_base as u64 | (f.local_base as u64) << 32);
-                put(f.call_pc as u64);
+                out.push(f.func as u64 | (f.ret_pc as u64) << 32);
+                out.push(f.reg_base as u64 | (f.local_base as u64) << 32);
+                out.push(f.call_pc as u64);
             }
             let (open, groups) = lane.async_counts();
-            put(open as u64 | (groups as u64) << 32);
+            out.push(open as u64 | (groups as u64) << 32);
         }
         // Lane by lane (a spinning warp often has one live lane): its registers are
         // every WARP-th word.
         for l in lanes(running) {
-            for r in warp.regs[l..].iter().step_by(WARP) {
-                put(*r);
-            }
+            out.extend(warp.regs[l..].iter().step_by(WARP));
         }
         for l in lanes(running) {
-            a.write(&warp.lanes[l].local);
-            b.write(&warp.lanes[l].local);
+            let local = &warp.lanes[l].local;
+            out.push(local.len() as u64);
+            let mut chunks = local.chunks_exact(8);
+            for c in &mut chunks {
+                out.push(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+            }
+            let rest = chunks.remainder();
+            if !rest.is_empty() {
+                let mut b = [0u8; 8];
+                b[..rest.len()].copy_from_slice(rest);
+                out.push(u64::from_le_bytes(b));
+            }
         }
-        (a.finish() as u128) << 64 | b.finish() as u128
     }
 
     /// The lowest pc among warp `w`'s lanes that have not exited (`u32::MAX` when all
