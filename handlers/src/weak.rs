@@ -88,7 +88,7 @@ use crate::stats::{BufferStats, WeakStats};
 use fencehound_hb::fasthash::FastMap;
 use fencehound_hb::sync::{acquires, scopes_meet, strong};
 use fencehound_hb::{CtaId, Epoch, Hb, Message, ReadOrd, WriteOrd};
-use fencehound_vgpu::hooks::RmwFn;
+use fencehound_vgpu::hooks::{le_value, RmwFn};
 use fencehound_vgpu::{
     Access, Barrier, Fence, Hooks, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
 };
@@ -166,24 +166,6 @@ fn pack(loc: Location) -> u64 {
     match loc {
         Location::Global(a) => a,
         Location::Shared { cta, offset } => (1 << 63) | ((cta as u64) << 32) | offset as u64,
-    }
-}
-
-/// The little-endian value of 1–8 bytes. (Built without a variable-length copy into a
-/// stack buffer, whose reread as one word stalled store-to-load forwarding: a quarter of
-/// the weak model's store time.)
-#[inline]
-fn le_value(data: &[u8]) -> u64 {
-    match *data {
-        [a] => a as u64,
-        [a, b] => u16::from_le_bytes([a, b]) as u64,
-        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
-        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
-        _ => data
-            .iter()
-            .take(8)
-            .enumerate()
-            .fold(0, |v, (i, &b)| v | (b as u64) << (8 * i)),
     }
 }
 

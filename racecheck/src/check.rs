@@ -129,7 +129,7 @@ use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAcces
 use crate::shadow::{flags, meta, push_read, Cell, ReadSets, Rec, Region, PAGE};
 use fencehound_hb::sync::{acquires, releases, scopes_meet};
 use fencehound_hb::{CtaId, Hb, Message, ReadOrd, WriteOrd};
-use fencehound_vgpu::hooks::RmwFn;
+use fencehound_vgpu::hooks::{le_value, RmwFn};
 use fencehound_vgpu::{
     Access, AccessKind, Barrier, Device, Fence, FenceKind, Hooks, LaunchInfo, Location, MemError,
     Memory, ModuleId, Scope, Sem, ThreadRef,
@@ -500,22 +500,6 @@ fn record_read(
         cell.r = cur;
     } else {
         cell.r = Rec::read_set_ref(read_sets.alloc(&[cell.r, cur], n as u32));
-    }
-}
-
-/// The little-endian value of up to 8 bytes (the first 8 of a wider access), zero-extended.
-#[inline(always)]
-fn le_value(b: &[u8]) -> u64 {
-    match *b {
-        [x] => x as u64,
-        [x, y] => u16::from_le_bytes([x, y]) as u64,
-        [x, y, z, w] => u32::from_le_bytes([x, y, z, w]) as u64,
-        _ => {
-            let mut v = [0u8; 8];
-            let n = b.len().min(8);
-            v[..n].copy_from_slice(&b[..n]);
-            u64::from_le_bytes(v)
-        }
     }
 }
 

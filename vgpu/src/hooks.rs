@@ -181,6 +181,25 @@ pub struct LaunchInfo<'a> {
     pub threads_per_cta: u32,
 }
 
+/// The little-endian value of a hook's bytes (a load's `buf`, a store's `data`): up to 8,
+/// zero-extended; of a wider access, its first 8. Built without a variable-length copy into
+/// a stack buffer, whose reread as one word stalled store-to-load forwarding (a quarter of
+/// the `weak` model's store time, and most of a plain store's cost in the race check).
+#[inline(always)]
+pub fn le_value(data: &[u8]) -> u64 {
+    match *data {
+        [a] => a as u64,
+        [a, b] => u16::from_le_bytes([a, b]) as u64,
+        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => data
+            .iter()
+            .take(8)
+            .enumerate()
+            .fold(0, |v, (i, &b)| v | (b as u64) << (8 * i)),
+    }
+}
+
 /// The operation of an atomic: the vgpu computes `new = op(old)`; `None` when it writes
 /// nothing (a compare-and-swap whose comparison failed: then it is only a read).
 pub type RmwFn<'a> = &'a mut dyn FnMut(u64) -> Option<u64>;

@@ -132,19 +132,26 @@ const MAX_STATES: usize = 1 << 12;
 #[derive(Default)]
 pub(super) struct StateHasher(u64);
 
+/// `bytes` as little-endian words, a short last one zero-padded and tagged with its length
+/// in the top byte (so that trailing zero bytes still count), each passed to `f`.
+#[inline]
+pub(super) fn le_words(bytes: &[u8], mut f: impl FnMut(u64)) {
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        f(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut b = [0u8; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        f(u64::from_le_bytes(b) ^ (rest.len() as u64) << 56);
+    }
+}
+
 impl Hasher for StateHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.write_u64(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.write_u64(u64::from_le_bytes(b) ^ (rest.len() as u64) << 56);
-        }
+        le_words(bytes, |x| self.write_u64(x));
     }
     #[inline]
     fn write_u64(&mut self, x: u64) {

@@ -526,8 +526,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     /// before the barrier's release, an event, and a state taken while a lane waits at a
     /// barrier stands only until the next event (see `livelock`). A CUB look-back spin
     /// runs one lane while the other 31 wait: its state holds one lane's registers.
-    /// Every part is preceded by what delimits it (lane masks, frame and byte counts),
-    /// so equal words are equal states.
+    /// Every part is delimited by what precedes it (the ready and exited masks, which with
+    /// the lanes' statuses decide whose registers follow; frame and byte counts), so equal
+    /// words are equal states.
     fn park_state(&self, w: u32, out: &mut Vec<u64>) {
         out.clear();
         let warp = &self.warps[w as usize];
@@ -540,7 +541,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         let running = live & !waiting;
         out.push(warp.ready as u64 | (warp.exited as u64) << 32);
-        out.push(live as u64 | (running as u64) << 32);
         for l in lanes(live) {
             let lane = &warp.lanes[l];
             let (tag, v) = match lane.status {
@@ -569,16 +569,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         for l in lanes(running) {
             let local = &warp.lanes[l].local;
             out.push(local.len() as u64);
-            let mut chunks = local.chunks_exact(8);
-            for c in &mut chunks {
-                out.push(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-            }
-            let rest = chunks.remainder();
-            if !rest.is_empty() {
-                let mut b = [0u8; 8];
-                b[..rest.len()].copy_from_slice(rest);
-                out.push(u64::from_le_bytes(b));
-            }
+            livelock::le_words(local, |x| out.push(x));
         }
     }
 
