@@ -86,13 +86,13 @@ use crate::buffers::{BufferConfig, TraceEvent};
 use crate::select;
 use crate::stats::{BufferStats, WeakStats};
 use fencehound_hb::fasthash::FastMap;
-use fencehound_hb::sync::{acquires, scopes_meet, strong};
-use fencehound_hb::{CtaId, Epoch, Hb, Message, ReadOrd, WriteOrd};
+use fencehound_hb::sync::{acquires, strong};
+use fencehound_hb::{Epoch, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::{le_value, RmwFn};
 use fencehound_vgpu::{
     Access, Barrier, Fence, Hooks, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
 };
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 /// Stores kept per 8-byte block besides the oldest surviving one (the bound on each
@@ -112,50 +112,129 @@ const F_RMW: u8 = 4;
 /// 8-byte blocks per page of the global-memory index.
 const PAGE_BLOCKS: usize = 512;
 
-/// One store in a block's history.
-#[derive(Debug, Clone)]
+/// One store in a block's history: 32 bytes (issue 24, per-thread state at 1 M threads:
+/// a block two threads store to holds four entries, and at 48 bytes they were the
+/// largest per-thread item of the `weak` model after the registers). The insertion
+/// number shares a word with the narrow fields, the writer's CTA is derived from the
+/// writer, and the message lives in [`WeakMemory`]'s message table.
+#[derive(Debug)]
 struct Entry {
-    /// Insertion number in the launch (0 for initial values).
-    seq: u64,
+    /// `seq << SEQ_SHIFT | size << 14 | off << 11 | flags << 8 | co`: the insertion number
+    /// in the launch (0 for initial values); the bytes `off..off + size` of the block it
+    /// writes; `F_*` flags; bit `j` of `co`: the entry at position `j` of the block's
+    /// list is coherence-before this one.
+    hdr: u64,
     value: u64,
-    /// What the store publishes (strong stores after a release pattern).
-    msg: Option<Rc<Message>>,
     writer: u32,
     epoch: Epoch,
     site: SiteId,
-    cta: CtaId,
-    /// Bit `j`: the entry at position `j` of the block's list is coherence-before this one.
-    co: u16,
-    off: u8,
-    size: u8,
-    flags: u8,
+    /// What the store publishes (strong stores after a release pattern): an index into
+    /// [`WeakMemory::msgs`], 0 for nothing.
+    msg: u32,
 }
 
+/// Where the insertion number starts in [`Entry::hdr`]: 2^44 stores in one launch (days
+/// of interpretation at today's speed) are the limit.
+const SEQ_SHIFT: u32 = 20;
+const _: () = assert!(
+    LIST_CAP < 8,
+    "coherence masks (LIST_CAP + 1 bits) are stored in 8 bits"
+);
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+
 impl Entry {
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn new(
+        seq: u64,
+        value: u64,
+        writer: u32,
+        epoch: Epoch,
+        site: SiteId,
+        msg: u32,
+        off: u8,
+        size: u8,
+        flags: u8,
+    ) -> Entry {
+        debug_assert!(seq < 1 << (64 - SEQ_SHIFT) && off < 8 && (1..=8).contains(&size));
+        Entry {
+            hdr: seq << SEQ_SHIFT | (size as u64) << 14 | (off as u64) << 11 | (flags as u64) << 8,
+            value,
+            writer,
+            epoch,
+            site,
+            msg,
+        }
+    }
+    #[inline(always)]
+    fn seq(&self) -> u64 {
+        self.hdr >> SEQ_SHIFT
+    }
+    #[inline(always)]
+    fn co(&self) -> u16 {
+        (self.hdr & 0xff) as u16
+    }
+    #[inline(always)]
+    fn set_co(&mut self, co: u16) {
+        // One more than the bound while an insertion waits for the oldest to go.
+        debug_assert!(co < 1 << (LIST_CAP + 1));
+        self.hdr = (self.hdr & !0xff) | (co as u64 & 0xff);
+    }
+    #[inline(always)]
+    fn flags(&self) -> u8 {
+        (self.hdr >> 8 & 7) as u8
+    }
+    #[inline(always)]
+    fn off(&self) -> u8 {
+        (self.hdr >> 11 & 7) as u8
+    }
+    #[inline(always)]
+    fn size(&self) -> u8 {
+        (self.hdr >> 14 & 15) as u8
+    }
+
+    /// Whether this entry is morally strong with an access of scope `scope` by thread
+    /// `t` (`tpb` threads per CTA): strong, and the scopes meet
+    /// ([`fencehound_hb::sync::scopes_meet`], with the writer's CTA derived).
+    #[inline(always)]
+    fn ms(&self, tpb: u32, t: ThreadRef, scope: Scope) -> bool {
+        self.strong()
+            && ((fencehound_hb::wide(self.scope()) && fencehound_hb::wide(scope))
+                || self.writer / tpb == t.cta)
+    }
+
     /// Thread `t`'s own store, or a strong one morally strong with an access of `t` of
     /// scope `scope`: an RMW of `t` reads nothing coherence-before it, and continues its
     /// release sequence.
     #[inline]
-    fn own_or_ms(&self, t: ThreadRef, scope: Scope) -> bool {
-        self.writer == t.global
-            || (self.strong() && scopes_meet(self.cta, self.scope(), CtaId::of(t), scope))
+    fn own_or_ms(&self, tpb: u32, t: ThreadRef, scope: Scope) -> bool {
+        self.writer == t.global || self.ms(tpb, t, scope)
     }
 
     #[inline]
     fn overlaps(&self, off: u8, size: u8) -> bool {
-        self.off < off + size && off < self.off + self.size
+        self.off() < off + size && off < self.off() + self.size()
     }
     #[inline]
     fn strong(&self) -> bool {
-        self.flags & F_STRONG != 0
+        self.flags() & F_STRONG != 0
     }
     #[inline]
     fn scope(&self) -> Scope {
-        if self.flags & F_WIDE != 0 {
+        if self.flags() & F_WIDE != 0 {
             Scope::Gpu
         } else {
             Scope::Cta
         }
+    }
+}
+
+/// Frees slot `i` of the message table (0, "nothing", is never freed).
+#[inline]
+fn free_msg(msgs: &mut [Option<Rc<Message>>], free: &mut Vec<u32>, i: u32) {
+    if i != 0 {
+        msgs[i as usize] = None;
+        free.push(i);
     }
 }
 
@@ -196,7 +275,15 @@ pub struct WeakMemory {
     /// Shared memory: per CTA, one slot per 8-byte block (allocated on first store).
     shared: Vec<Vec<u32>>,
     /// Block lists; index 0 is unused (slot value 0 means "no history").
-    lists: Vec<VecDeque<Entry>>,
+    /// A list is a `Vec` (24 bytes) rather than a `VecDeque` (32): at most [`LIST_CAP`]
+    /// entries, so dropping the oldest by shifting is cheap (issue 24: per-thread state).
+    lists: Vec<Vec<Entry>>,
+    /// What history entries publish ([`Entry::msg`]); index 0 is "nothing" and stays
+    /// `None`. Slots of forgotten entries go to `free_msgs` for reuse.
+    msgs: Vec<Option<Rc<Message>>>,
+    free_msgs: Vec<u32>,
+    /// Threads per CTA of the launch (an entry's CTA is its writer's number over it).
+    tpb: u32,
     seq: u64,
     live_entries: u64,
     /// Loads per thread (the counter of the choice hash).
@@ -227,12 +314,30 @@ impl WeakMemory {
             pages: Vec::new(),
             last_page: (u64::MAX, 0),
             shared: Vec::new(),
-            lists: vec![VecDeque::new()],
+            lists: vec![Vec::new()],
+            msgs: vec![None],
+            free_msgs: Vec::new(),
+            tpb: 1,
             seq: 0,
             live_entries: 0,
             loads: Vec::new(),
             fresh: false,
             stats: WeakStats::default(),
+        }
+    }
+
+    /// A slot of the message table for `m` (0 for `None`).
+    fn put_msg(&mut self, m: Option<Rc<Message>>) -> u32 {
+        let Some(m) = m else { return 0 };
+        match self.free_msgs.pop() {
+            Some(i) => {
+                self.msgs[i as usize] = Some(m);
+                i
+            }
+            None => {
+                self.msgs.push(Some(m));
+                self.msgs.len() as u32 - 1
+            }
         }
     }
 
@@ -251,7 +356,7 @@ impl WeakMemory {
                 .lists
                 .iter()
                 .flatten()
-                .filter_map(|x| x.msg.as_ref())
+                .filter_map(|x| self.msgs[x.msg as usize].as_ref())
                 .map(|m| m.heap_bytes())
                 .sum::<usize>()
             + self.pages.len() * (PAGE_BLOCKS * 4 + 16)
@@ -296,7 +401,7 @@ impl WeakMemory {
                     if !create {
                         return None;
                     }
-                    self.lists.push(VecDeque::with_capacity(2));
+                    self.lists.push(Vec::with_capacity(2));
                     *s = self.lists.len() as u32 - 1;
                 }
                 Some(*s as usize)
@@ -322,7 +427,7 @@ impl WeakMemory {
                     if !create {
                         return None;
                     }
-                    self.lists.push(VecDeque::with_capacity(2));
+                    self.lists.push(Vec::with_capacity(2));
                     v[blk] = self.lists.len() as u32 - 1;
                 }
                 Some(v[blk] as usize)
@@ -336,7 +441,7 @@ impl WeakMemory {
     fn known(hb: &Hb, g: u32, key: u64, e: &Entry) -> bool {
         e.writer == INIT
             || hb.knows(g, e.writer, e.epoch)
-            || hb.obs(g).is_some_and(|o| e.seq <= o.threshold(key))
+            || hb.obs(g).is_some_and(|o| e.seq() <= o.threshold(key))
     }
 
     /// The entries of list `li` of exactly (off, size), as a mask, and the newest of them;
@@ -345,7 +450,7 @@ impl WeakMemory {
         let mut exact = 0u16;
         for (p, e) in self.lists[li].iter().enumerate() {
             if e.overlaps(off, size) {
-                if e.off != off || e.size != size {
+                if e.off() != off || e.size() != size {
                     return None;
                 }
                 exact |= 1 << p;
@@ -361,7 +466,8 @@ impl WeakMemory {
         let others = exact & !(1 << newest);
         // Fast path: the thread knows the newest store and every other one precedes it.
         if others == 0
-            || (list[newest].co & others == others && Self::known(&self.hb, g, key, &list[newest]))
+            || (list[newest].co() & others == others
+                && Self::known(&self.hb, g, key, &list[newest]))
         {
             return Some(Choice {
                 exact,
@@ -373,7 +479,7 @@ impl WeakMemory {
         let mut forbidden = 0u16;
         for (p, e) in list.iter().enumerate() {
             if exact >> p & 1 == 1 && Self::known(&self.hb, g, key, e) {
-                forbidden |= e.co;
+                forbidden |= e.co();
             }
         }
         let allowed = (exact & !forbidden) | 1 << newest;
@@ -460,18 +566,19 @@ impl WeakMemory {
         if preds != ((1u32 << list.len()) - 1) as u16 {
             for (p, x) in list.iter().enumerate() {
                 if preds >> p & 1 == 1 {
-                    co |= x.co;
+                    co |= x.co();
                 }
             }
         }
-        e.co = co;
-        list.push_back(e);
+        e.set_co(co);
+        list.push(e);
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            list.pop_front();
+            let old = list.remove(0);
+            free_msg(&mut self.msgs, &mut self.free_msgs, old.msg);
             self.live_entries -= 1;
             for x in list.iter_mut() {
-                x.co >>= 1;
+                x.set_co(x.co() >> 1);
             }
         }
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
@@ -486,7 +593,7 @@ impl WeakMemory {
         let list = &self.lists[li];
         if list
             .iter()
-            .any(|e| e.overlaps(off, size) && (e.off != off || e.size != size))
+            .any(|e| e.overlaps(off, size) && (e.off() != off || e.size() != size))
         {
             return 0;
         }
@@ -497,8 +604,8 @@ impl WeakMemory {
         let mut later_store = false;
         for q in (first..list.len()).rev() {
             let e = &list[q];
-            if e.off == off && e.size == size {
-                if e.flags & F_RMW != 0 {
+            if e.off() == off && e.size() == size {
+                if e.flags() & F_RMW != 0 {
                     break;
                 }
                 later_store = true;
@@ -528,23 +635,21 @@ impl WeakMemory {
         off: u8,
         size: u8,
     ) -> bool {
-        let ms = |x: &Entry| {
-            x.off == off
-                && x.size == size
-                && sw.is_some_and(|s| x.strong() && scopes_meet(x.cta, x.scope(), CtaId::of(t), s))
-        };
+        let tpb = self.tpb;
+        let ms =
+            |x: &Entry| x.off() == off && x.size() == size && sw.is_some_and(|s| x.ms(tpb, t, s));
         let list = &self.lists[li];
         let mut before = 0u16;
         for (p, x) in list.iter().enumerate().take(q) {
             if required >> p & 1 == 1 || ms(x) {
-                before |= 1 << p | x.co;
+                before |= 1 << p | x.co();
             }
         }
         let mut after = 0u16;
         for (p, x) in list.iter().enumerate().skip(q) {
-            if ms(x) || x.co & after != 0 {
+            if ms(x) || x.co() & after != 0 {
                 after |= 1 << p;
-                if x.co & before != before {
+                if x.co() & before != before {
                     return false;
                 }
             }
@@ -565,38 +670,39 @@ impl WeakMemory {
         t: ThreadRef,
         sw: Option<Scope>,
     ) {
+        let tpb = self.tpb;
         let ms = |x: &Entry| {
-            x.off == e.off
-                && x.size == e.size
-                && sw.is_some_and(|s| x.strong() && scopes_meet(x.cta, x.scope(), CtaId::of(t), s))
+            x.off() == e.off() && x.size() == e.size() && sw.is_some_and(|s| x.ms(tpb, t, s))
         };
         let list = &mut self.lists[li];
         let mut co = 0u16;
         for (p, x) in list.iter().enumerate().take(q) {
             if required >> p & 1 == 1 || ms(x) {
-                co |= 1 << p | x.co;
+                co |= 1 << p | x.co();
             }
         }
         let widen = |m: u16| (m & ((1u16 << q) - 1)) | ((m >> q) << (q + 1));
         let succs: Vec<bool> = list.iter().map(ms).collect();
         for x in list.iter_mut() {
-            x.co = widen(x.co);
+            x.set_co(widen(x.co()));
         }
-        e.co = co;
+        e.set_co(co);
         list.insert(q, e);
         let mut after = 0u16;
         for p in q + 1..list.len() {
-            if succs[p - 1] || list[p].co & after != 0 {
-                list[p].co |= 1 << q | co;
+            if succs[p - 1] || list[p].co() & after != 0 {
+                let c = list[p].co() | 1 << q | co;
+                list[p].set_co(c);
                 after |= 1 << p;
             }
         }
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            list.pop_front();
+            let old = list.remove(0);
+            free_msg(&mut self.msgs, &mut self.free_msgs, old.msg);
             self.live_entries -= 1;
             for x in list.iter_mut() {
-                x.co >>= 1;
+                x.set_co(x.co() >> 1);
             }
         }
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
@@ -622,13 +728,11 @@ impl WeakMemory {
             if !e.overlaps(off, size) {
                 continue;
             }
-            let exact = e.off == off && e.size == size;
+            let exact = e.off() == off && e.size() == size;
             if !exact || Self::known(&self.hb, t.global, key, e) {
                 required |= 1 << p;
                 preds |= 1 << p;
-            } else if sw
-                .is_some_and(|s| e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), s))
-            {
+            } else if sw.is_some_and(|s| e.ms(self.tpb, t, s)) {
                 preds |= 1 << p;
             }
         }
@@ -645,11 +749,8 @@ impl WeakMemory {
             if !e.overlaps(off, size) {
                 continue;
             }
-            let exact = e.off == off && e.size == size;
-            if !exact
-                || (e.strong() && scopes_meet(e.cta, e.scope(), CtaId::of(t), scope))
-                || Self::known(&self.hb, t.global, key, e)
-            {
+            let exact = e.off() == off && e.size() == size;
+            if !exact || e.ms(self.tpb, t, scope) || Self::known(&self.hb, t.global, key, e) {
                 preds |= 1 << p;
             }
         }
@@ -674,7 +775,7 @@ impl WeakMemory {
         let (exact, newest) = self.exact_entries(li, off, size)?;
         let others = exact & !(1 << newest);
         let e = &self.lists[li][newest];
-        (e.own_or_ms(t, scope) && e.co & others == others).then_some(newest)
+        (e.own_or_ms(self.tpb, t, scope) && e.co() & others == others).then_some(newest)
     }
 
     /// Ensures the block has an initial-value entry for (off, size): the bytes memory
@@ -688,24 +789,22 @@ impl WeakMemory {
         size: u8,
     ) -> Result<(), MemError> {
         let list = &self.lists[li];
-        if list.iter().any(|e| e.off == off && e.size == size) {
+        if list.iter().any(|e| e.off() == off && e.size() == size) {
             return Ok(());
         }
         let mut b = [0u8; 8];
         mem.read(loc, &mut b[..size as usize])?;
-        let init = Entry {
-            seq: 0,
-            value: u64::from_le_bytes(b),
-            msg: None,
-            writer: INIT,
-            epoch: Epoch::NONE,
-            site: SiteId::MAX,
-            cta: CtaId(0),
-            co: 0,
+        let init = Entry::new(
+            0,
+            u64::from_le_bytes(b),
+            INIT,
+            Epoch::NONE,
+            SiteId::MAX,
+            0,
             off,
             size,
-            flags: 0,
-        };
+            0,
+        );
         // Initial values follow nothing; any other-size entries are older history that
         // reads of this location never choose (mixed sizes read the newest bytes).
         let preds = self.lists[li]
@@ -736,9 +835,9 @@ impl WeakMemory {
             site: a.site,
             loc: a.loc,
             value: l[read].value,
-            read_seq: l[read].seq,
+            read_seq: l[read].seq(),
             read_site: site(&l[read]),
-            newest_seq: l[newest].seq,
+            newest_seq: l[newest].seq(),
             newest_site: site(&l[newest]),
             newest_value: l[newest].value,
         });
@@ -755,10 +854,10 @@ impl WeakMemory {
                 && e.writer != INIT
                 && e.writer != t.global
                 && e.strong()
-                && scopes_meet(e.cta, e.scope(), CtaId::of(t), a.scope);
+                && e.ms(self.tpb, t, a.scope);
             if ms {
-                let msg = e.msg.clone();
-                let (seq, known) = (e.seq, Self::known(&self.hb, t.global, key, e));
+                let msg = self.msgs[e.msg as usize].clone();
+                let (seq, known) = (e.seq(), Self::known(&self.hb, t.global, key, e));
                 self.hb
                     .read(t, ReadOrd::of(a.kind, a.sem), a.scope, msg.as_ref());
                 if !known {
@@ -785,6 +884,9 @@ impl WeakMemory {
         self.last_page = (u64::MAX, 0);
         self.shared.clear();
         self.lists.truncate(1);
+        self.msgs.truncate(1);
+        self.free_msgs.clear();
+        self.tpb = info.threads_per_cta.max(1);
         self.seq = 0;
         self.live_entries = 0;
         self.loads.clear();
@@ -860,7 +962,9 @@ impl WeakMemory {
         if let Some(li) = known_block {
             for (p, e) in self.lists[li].iter().enumerate() {
                 if e.overlaps(off, size) {
-                    if e.off == off && e.size == size && (e.writer == t.global || e.writer == INIT)
+                    if e.off() == off
+                        && e.size() == size
+                        && (e.writer == t.global || e.writer == INIT)
                     {
                         exact |= 1 << p;
                     } else {
@@ -916,24 +1020,23 @@ impl WeakMemory {
             }
             let value = le_value(data);
             self.seq += 1;
-            let e = Entry {
-                seq: self.seq,
+            let m = self.put_msg(msg.map(Rc::new));
+            let e = Entry::new(
+                self.seq,
                 value,
-                msg: msg.map(Rc::new),
-                writer: t.global,
+                t.global,
                 epoch,
-                site: a.site,
-                cta: CtaId::of(t),
-                co: 0,
+                a.site,
+                m,
                 off,
                 size,
-                flags: if s { F_STRONG } else { 0 }
+                if s { F_STRONG } else { 0 }
                     | if fencehound_hb::wide(a.scope) {
                         F_WIDE
                     } else {
                         0
                     },
-            };
+            );
             if let Some((q, required)) = q {
                 // Memory keeps the newest store of the coherence order.
                 self.insert_at(li, e, q, required, t, sw);
@@ -974,8 +1077,8 @@ impl WeakMemory {
                 Some(c) => {
                     let mut after_ms = 0u16;
                     for (p, e) in self.lists[li].iter().enumerate() {
-                        if c.exact >> p & 1 == 1 && e.own_or_ms(t, a.scope) {
-                            after_ms |= e.co;
+                        if c.exact >> p & 1 == 1 && e.own_or_ms(self.tpb, t, a.scope) {
+                            after_ms |= e.co();
                         }
                     }
                     let cands = if self.space_enabled(a.loc) {
@@ -1012,8 +1115,8 @@ impl WeakMemory {
             .write_message(t, WriteOrd::of(a.kind, a.sem), a.scope, a.loc, a.size);
         let chained = pos.and_then(|p| {
             let e = &self.lists[li][p];
-            if e.own_or_ms(t, a.scope) {
-                e.msg.clone()
+            if e.own_or_ms(self.tpb, t, a.scope) {
+                self.msgs[e.msg as usize].clone()
             } else {
                 None
             }
@@ -1038,25 +1141,24 @@ impl WeakMemory {
         };
         let new = new & mask;
         self.seq += 1;
-        let e = Entry {
-            seq: self.seq,
-            value: new,
-            msg: msg.filter(|m| !m.is_empty()).map(Rc::new),
-            writer: g,
+        let m = self.put_msg(msg.filter(|m| !m.is_empty()).map(Rc::new));
+        let e = Entry::new(
+            self.seq,
+            new,
+            g,
             epoch,
-            site: a.site,
-            cta: CtaId::of(t),
-            co: 0,
+            a.site,
+            m,
             off,
             size,
-            flags: F_STRONG
+            F_STRONG
                 | F_RMW
                 | if fencehound_hb::wide(a.scope) {
                     F_WIDE
                 } else {
                     0
                 },
-        };
+        );
         self.push(li, e, preds);
         mem.write_u64(a.loc, a.size, new)?;
         Ok(old)

@@ -528,21 +528,22 @@ impl Message {
 #[derive(Debug, Clone, Default)]
 struct ThreadSync {
     know: Knowledge,
-    /// Snapshots at the latest release fence of any scope, and of scope ≥ `.gpu`: the
-    /// release patterns that later strong writes complete.
-    rel_any: Option<Rc<Knowledge>>,
-    rel_wide: Option<Rc<Knowledge>>,
-    /// What only threads that read strong writes or make release operations have: boxed,
-    /// so a thread that does neither (most threads of a data-parallel kernel) costs 96
-    /// bytes here instead of 176 (issue 24: per-thread state at 1 M threads).
+    /// What only threads that read strong writes, make release operations or execute
+    /// release fences have: boxed, so a thread that does none of these (most threads of
+    /// a data-parallel kernel) costs 80 bytes here instead of 192 (issue 24: per-thread
+    /// state at 1 M threads).
     rare: Option<Box<ThreadRare>>,
 }
 
 // Issue 24: per-thread state at 1 M threads.
-const _: () = assert!(std::mem::size_of::<ThreadSync>() <= 96);
+const _: () = assert!(std::mem::size_of::<ThreadSync>() <= 80);
 
 #[derive(Debug, Clone, Default)]
 struct ThreadRare {
+    /// Snapshots at the latest release fence of any scope, and of scope ≥ `.gpu`: the
+    /// release patterns that later strong writes complete.
+    rel_any: Option<Rc<Knowledge>>,
+    rel_wide: Option<Rc<Knowledge>>,
     /// Publications observed by strong reads, waiting for an acquire fence: those a
     /// CTA-scope fence takes, and those only a `.gpu`/`.sys` fence takes.
     pending_local: Pending,
@@ -562,6 +563,14 @@ impl ThreadSync {
 
     fn rel_ops(&self) -> &[RelOp] {
         self.rare.as_ref().map_or(&[], |r| &r.rel_ops)
+    }
+
+    fn rel_any(&self) -> Option<&Rc<Knowledge>> {
+        self.rare.as_ref().and_then(|r| r.rel_any.as_ref())
+    }
+
+    fn rel_wide(&self) -> Option<&Rc<Knowledge>> {
+        self.rare.as_ref().and_then(|r| r.rel_wide.as_ref())
     }
 }
 
@@ -889,14 +898,14 @@ impl Hb {
     pub fn has_release_fence(&self, g: u32) -> bool {
         self.threads
             .get(g as usize)
-            .is_some_and(|t| t.rel_any.is_some())
+            .is_some_and(|t| t.rel_any().is_some())
     }
 
     /// Whether thread `g` executed a release-capable fence of scope ≥ `.gpu`.
     pub fn has_wide_release_fence(&self, g: u32) -> bool {
         self.threads
             .get(g as usize)
-            .is_some_and(|t| t.rel_wide.is_some())
+            .is_some_and(|t| t.rel_wide().is_some())
     }
 
     /// The observations of thread `g`.
@@ -1003,11 +1012,11 @@ impl Hb {
                 c.join(&snap, tpc);
             }
         }
-        let ts = &mut self.threads[g];
+        let rare = self.threads[g].rare();
         if w {
-            ts.rel_wide = Some(snap.clone());
+            rare.rel_wide = Some(snap.clone());
         }
-        ts.rel_any = Some(snap);
+        rare.rel_any = Some(snap);
     }
 
     /// What a strong write by `t` with ordering `ord` and scope `scope` to `size` bytes at
@@ -1044,15 +1053,15 @@ impl Hb {
                 let wide_part = if w {
                     Some(o.clone())
                 } else {
-                    ts.rel_wide.clone()
+                    ts.rel_wide().cloned()
                 };
                 (Some(o.clone()), wide_part)
             }
             None => {
                 // Every form (2) pattern this write completes, with the fence (form 3):
                 // the latest of them covers the others.
-                let mut local = ts.rel_any.as_ref();
-                let mut wide_part = ts.rel_wide.as_ref();
+                let mut local = ts.rel_any();
+                let mut wide_part = ts.rel_wide();
                 for r in ts.rel_ops().iter().filter(|r| r.overlaps(loc, size)) {
                     local = later(local, Some(&r.snap), t);
                     if r.wide {
