@@ -242,6 +242,68 @@ struct ThreadState {
     observed: SmallVec<[(u32, u32, u32, Epoch); 1]>,
 }
 
+/// What a thread without state reads as ([`Threads`]).
+static NO_STATE: std::sync::LazyLock<ThreadState> = std::sync::LazyLock::new(ThreadState::default);
+
+/// Every thread's [`ThreadState`], made on the thread's first use of it (strong
+/// accesses, fences, locks): a thread of a data-parallel kernel never needs one, and
+/// 232 bytes each were most of the race check's per-thread state at 1 M threads (issue
+/// 24). A thread without one reads as [`ThreadState::default`]. The states live in one
+/// vector (a `Box` each made `malloc` a fifth of `scale_fences`' race check, callgrind).
+#[derive(Debug, Default)]
+struct Threads {
+    /// Per thread, 1 + its index in `states`, or 0 for none yet.
+    idx: Vec<u32>,
+    states: Vec<ThreadState>,
+}
+
+impl Threads {
+    fn reset(&mut self, n: usize) {
+        self.idx.clear();
+        self.idx.resize(n, 0);
+        self.states.clear();
+        // Room for every thread at once: address space only (the pages of states never
+        // made are never touched), and no reallocation as threads come (growing by
+        // doubling had `malloc` consolidate its bins on every large request).
+        self.states.reserve_exact(n);
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.idx.len()
+    }
+
+    /// Thread `g`'s state (`None` beyond the launch's threads).
+    #[inline]
+    fn get(&self, g: usize) -> Option<&ThreadState> {
+        self.idx.get(g).map(|&i| match i {
+            0 => &*NO_STATE,
+            i => &self.states[i as usize - 1],
+        })
+    }
+
+    /// Thread `g`'s state to change, made if it has none (`None` beyond the launch's
+    /// threads).
+    #[inline]
+    fn get_mut(&mut self, g: usize) -> Option<&mut ThreadState> {
+        let i = self.idx.get_mut(g)?;
+        if *i == 0 {
+            self.states.push(ThreadState::default());
+            *i = self.states.len() as u32;
+        }
+        Some(&mut self.states[*i as usize - 1])
+    }
+
+    /// Thread `g`'s state to change if it has one.
+    #[inline]
+    fn existing_mut(&mut self, g: usize) -> Option<&mut ThreadState> {
+        match self.idx.get(g) {
+            Some(&i) if i > 0 => Some(&mut self.states[i as usize - 1]),
+            _ => None,
+        }
+    }
+}
+
 /// The latest operation number of one kind of operation per location, for the last
 /// [`LOC_OPS`] locations; `floor` is the largest number evicted, so that what is no longer
 /// remembered is answered conservatively (as "there was one": a pattern, no report).
@@ -548,7 +610,7 @@ pub struct RaceCheck<H> {
     hb: Hb,
     /// The scope-blind twin (see the module docs); `None` while identical to `hb`.
     blind: Option<Hb>,
-    threads: Vec<ThreadState>,
+    threads: Threads,
     /// Per thread: its interned lock set (dense, apart from `threads`: every access reads
     /// it, and a plain access touches nothing else of the thread's state).
     lock_sets: Vec<u16>,
@@ -601,7 +663,7 @@ impl<H: Hooks> RaceCheck<H> {
             launch: LaunchMeta::default(),
             hb: Hb::new(),
             blind: None,
-            threads: Vec::new(),
+            threads: Threads::default(),
             lock_sets: Vec::new(),
             ops: Vec::new(),
             global: Vec::new(),
@@ -694,9 +756,7 @@ impl<H: Hooks> RaceCheck<H> {
         };
         self.hb.begin(info.threads, info.ctas, info.threads_per_cta);
         self.blind = None;
-        self.threads.clear();
-        self.threads
-            .resize_with(info.threads as usize, ThreadState::default);
+        self.threads.reset(info.threads as usize);
         self.lock_sets.clear();
         self.lock_sets.resize(info.threads as usize, 0);
         self.ops.clear();
@@ -1869,7 +1929,7 @@ impl<H: Hooks> RaceCheck<H> {
         if let Some(l) = self.lock_sets.get_mut(a.thread.global as usize) {
             *l = id;
         }
-        if let Some(ts) = self.threads.get_mut(a.thread.global as usize) {
+        if let Some(ts) = self.threads.existing_mut(a.thread.global as usize) {
             ts.unsynced.retain(|u| u.0 != k);
         }
     }
