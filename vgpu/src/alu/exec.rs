@@ -76,24 +76,27 @@ fn row(regs: &[u64], abs_slot: usize) -> &Row {
         .unwrap_or(&ZERO_ROW)
 }
 
-/// One source operand as a full row of lanes.
-#[inline(always)]
-fn operand<'a>(regs: &'a [u64], base: usize, tag: Tag, v: u64, buf: &'a mut Row) -> &'a Row {
-    match tag {
-        Tag::None => &ZERO_ROW,
-        Tag::Reg => row(regs, base + v as usize),
-        Tag::Imm => {
-            *buf = [v; LANES];
-            buf
-        }
-        Tag::NotReg => {
-            let r = row(regs, base + v as usize);
-            for l in 0..LANES {
-                buf[l] = (r[l] == 0) as u64;
+/// One source operand as a full row of lanes: `operand!(regs, base, tag, v, buf)` is a
+/// reference to its register's row, or to `buf` (a `Row` binding declared without a
+/// value) filled here for an immediate or a negated predicate. A buffer of each operand
+/// zero-filled up front (as a function taking `&mut Row` needs) was 1 KiB of stores per
+/// warp instruction, for the few operands that are not registers.
+macro_rules! operand {
+    ($regs:expr, $base:expr, $tag:expr, $v:expr, $buf:ident) => {
+        match $tag {
+            Tag::None => &ZERO_ROW,
+            Tag::Reg => row($regs, $base + $v as usize),
+            Tag::Imm => {
+                $buf = [$v; LANES];
+                &$buf
             }
-            buf
+            Tag::NotReg => {
+                let r = row($regs, $base + $v as usize);
+                $buf = std::array::from_fn(|l| (r[l] == 0) as u64);
+                &$buf
+            }
         }
-    }
+    };
 }
 
 #[inline(always)]
@@ -153,12 +156,11 @@ pub fn exec(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
     }
     let mut out: Row = [0; LANES];
     {
-        let (mut b0, mut b1, mut b2, mut b3): (Row, Row, Row, Row) =
-            ([0; LANES], [0; LANES], [0; LANES], [0; LANES]);
-        let x = operand(regs, base, a.tag[0], a.src[0], &mut b0);
-        let y = operand(regs, base, a.tag[1], a.src[1], &mut b1);
-        let z = operand(regs, base, a.tag[2], a.src[2], &mut b2);
-        let u = operand(regs, base, a.tag[3], a.src[3], &mut b3);
+        let (b0, b1, b2, b3): (Row, Row, Row, Row);
+        let x: &Row = operand!(regs, base, a.tag[0], a.src[0], b0);
+        let y: &Row = operand!(regs, base, a.tag[1], a.src[1], b1);
+        let z: &Row = operand!(regs, base, a.tag[2], a.src[2], b2);
+        let u: &Row = operand!(regs, base, a.tag[3], a.src[3], b3);
         macro_rules! run {
             (|$l:ident| $e:expr) => {
                 lanes!(mask, out, |$l| $e)
@@ -729,10 +731,10 @@ fn exec_rare(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
     let mut out2: Row = [0; LANES];
     let mut second = false;
     {
-        let (mut b0, mut b1, mut b2): (Row, Row, Row) = ([0; LANES], [0; LANES], [0; LANES]);
-        let x = operand(regs, base, a.tag[0], a.src[0], &mut b0);
-        let y = operand(regs, base, a.tag[1], a.src[1], &mut b1);
-        let z = operand(regs, base, a.tag[2], a.src[2], &mut b2);
+        let (b0, b1, b2): (Row, Row, Row);
+        let x: &Row = operand!(regs, base, a.tag[0], a.src[0], b0);
+        let y: &Row = operand!(regs, base, a.tag[1], a.src[1], b1);
+        let z: &Row = operand!(regs, base, a.tag[2], a.src[2], b2);
         let cc = row(regs, base + CC_SLOT as usize);
         macro_rules! run2 {
             (|$l:ident| $e:expr) => {{
