@@ -146,6 +146,13 @@ pub fn exec(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
         return;
     }
     match a.kind {
+        K::Compare {
+            cmp,
+            out: CmpOut::Pred,
+            bop: None,
+        } if a.d2 == NO_SLOT && !matches!(cmp, Cmp::Half(_, HFmt { x2: true, .. }, _)) => {
+            return exec_setp(a, regs, base, mask, cmp)
+        }
         K::AddCarry { .. }
         | K::SubCarry { .. }
         | K::MadCarry { .. }
@@ -724,6 +731,9 @@ fn half_un(op: HUn, is_bf: bool, ftz: bool, a: u16) -> u16 {
 
 /// Kinds with a second result (carry-out, `q`), a post-processing step, or that are
 /// simply rare: kept out of [`exec`] so its common arms stay compact.
+///
+/// (The plain `setp` to one predicate, in nearly every loop, goes to [`exec_setp`]
+/// instead: the same comparison without the second result row this function clears.)
 #[inline(never)]
 fn exec_rare(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
     use AluKind as K;
@@ -852,6 +862,20 @@ fn exec_rare(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
     if second {
         write(regs, base, a.d2, mask, &out2);
     }
+}
+
+/// A `setp` to one predicate with no combining operation, not packed: [`exec_rare`]'s
+/// simple comparison, without its other rows.
+#[inline(never)]
+fn exec_setp(a: &AluInst, regs: &mut [u64], base: usize, mask: u32, cmp: Cmp) {
+    let mut out: Row = [0; LANES];
+    {
+        let (b0, b1): (Row, Row);
+        let x: &Row = operand!(regs, base, a.tag[0], a.src[0], b0);
+        let y: &Row = operand!(regs, base, a.tag[1], a.src[1], b1);
+        compare(cmp, mask, x, y, &mut out);
+    }
+    write(regs, base, a.d, mask, &out);
 }
 
 /// The raw comparison result per lane: 0/1, or two bits for packed halves.
