@@ -229,12 +229,16 @@ impl Entry {
     }
 }
 
-/// Frees slot `i` of the message table (0, "nothing", is never freed).
-#[inline]
-fn free_msg(msgs: &mut [Option<Rc<Message>>], free: &mut Vec<u32>, i: u32) {
-    if i != 0 {
-        msgs[i as usize] = None;
-        free.push(i);
+/// Drops the oldest entry of a list that went past its bound: its message-table slot is
+/// freed for reuse (0, "nothing", never is), and the others' coherence masks shift down.
+fn forget_oldest(list: &mut Vec<Entry>, msgs: &mut [Option<Rc<Message>>], free: &mut Vec<u32>) {
+    let old = list.remove(0);
+    if old.msg != 0 {
+        msgs[old.msg as usize] = None;
+        free.push(old.msg);
+    }
+    for x in list.iter_mut() {
+        x.set_co(x.co() >> 1);
     }
 }
 
@@ -574,12 +578,8 @@ impl WeakMemory {
         list.push(e);
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            let old = list.remove(0);
-            free_msg(&mut self.msgs, &mut self.free_msgs, old.msg);
+            forget_oldest(list, &mut self.msgs, &mut self.free_msgs);
             self.live_entries -= 1;
-            for x in list.iter_mut() {
-                x.set_co(x.co() >> 1);
-            }
         }
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
         list.len() - 1
@@ -698,12 +698,8 @@ impl WeakMemory {
         }
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            let old = list.remove(0);
-            free_msg(&mut self.msgs, &mut self.free_msgs, old.msg);
+            forget_oldest(list, &mut self.msgs, &mut self.free_msgs);
             self.live_entries -= 1;
-            for x in list.iter_mut() {
-                x.set_co(x.co() >> 1);
-            }
         }
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
         self.stats.reordered_stores += 1;
@@ -850,11 +846,8 @@ impl WeakMemory {
         let r_strong = strong(a.sem);
         if let Some(pos) = pos {
             let e = &self.lists[li][pos];
-            let ms = r_strong
-                && e.writer != INIT
-                && e.writer != t.global
-                && e.strong()
-                && e.ms(self.tpb, t, a.scope);
+            let ms =
+                r_strong && e.writer != INIT && e.writer != t.global && e.ms(self.tpb, t, a.scope);
             if ms {
                 let msg = self.msgs[e.msg as usize].clone();
                 let (seq, known) = (e.seq(), Self::known(&self.hb, t.global, key, e));

@@ -146,13 +146,7 @@ pub fn exec(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
         return;
     }
     match a.kind {
-        K::Compare {
-            cmp,
-            out: CmpOut::Pred,
-            bop: None,
-        } if a.d2 == NO_SLOT && !matches!(cmp, Cmp::Half(_, HFmt { x2: true, .. }, _)) => {
-            return exec_setp(a, regs, base, mask, cmp)
-        }
+        K::Compare { cmp, .. } if plain_setp(a) => return exec_setp(a, regs, base, mask, cmp),
         K::AddCarry { .. }
         | K::SubCarry { .. }
         | K::MadCarry { .. }
@@ -812,8 +806,7 @@ fn exec_rare(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
             K::Compare { cmp, out: o, bop } => {
                 compare(cmp, mask, x, y, &mut out);
                 let x2 = matches!(cmp, Cmp::Half(_, HFmt { x2: true, .. }, _));
-                let simple = o == CmpOut::Pred && bop.is_none() && a.d2 == NO_SLOT && !x2;
-                if !simple {
+                if !plain_setp(a) {
                     second = a.d2 != NO_SLOT;
                     let t = out;
                     lanes!(mask, out, |l| {
@@ -864,8 +857,18 @@ fn exec_rare(a: &AluInst, regs: &mut [u64], base: usize, mask: u32) {
     }
 }
 
-/// A `setp` to one predicate with no combining operation, not packed: [`exec_rare`]'s
-/// simple comparison, without its other rows.
+/// Whether `a` is a `setp` to one predicate with no combining operation, not packed: the
+/// comparison's raw result is all it writes.
+#[inline(always)]
+fn plain_setp(a: &AluInst) -> bool {
+    matches!(
+        a.kind,
+        AluKind::Compare { cmp, out: CmpOut::Pred, bop: None }
+            if a.d2 == NO_SLOT && !matches!(cmp, Cmp::Half(_, HFmt { x2: true, .. }, _))
+    )
+}
+
+/// A [`plain_setp`]: [`exec_rare`]'s comparison without its other rows.
 #[inline(never)]
 fn exec_setp(a: &AluInst, regs: &mut [u64], base: usize, mask: u32, cmp: Cmp) {
     let mut out: Row = [0; LANES];
