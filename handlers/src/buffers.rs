@@ -1580,6 +1580,41 @@ impl Hooks for StoreBuffers {
         !self.buffering()
     }
 
+    #[inline]
+    fn plain_loads(&self, cta: u32, first: u32, lanes: u32) -> bool {
+        // `load` of a thread that holds nothing, under the native policy (no liveness
+        // tick), without a trace (no stale-load events), with its CTA's overlay empty
+        // (`scoped` global loads look there): both lookups find nothing, and what is left
+        // is `mem.read` — no statistic, no load effect.
+        if !self.buffering() {
+            return true;
+        }
+        if self.cfg.policy != DrainPolicy::Native || self.cfg.trace {
+            return false;
+        }
+        if self.cfg.model == Model::Scoped
+            && self
+                .overlays
+                .get(cta as usize)
+                .is_some_and(|o| !o.is_empty())
+        {
+            return false;
+        }
+        let Some(ts) = self.threads.get(first as usize..) else {
+            return false;
+        };
+        let mut rest = lanes;
+        while rest != 0 {
+            let l = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            match ts.get(l) {
+                Some(tb) if tb.q[0].is_empty() && tb.q[1].is_empty() => {}
+                _ => return false,
+            }
+        }
+        true
+    }
+
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         if !self.buffering() {
             return false;

@@ -261,4 +261,13 @@ impl Hooks for ModelHooks {
             ModelHooks::Weak(h) => h.transparent(),
         }
     }
+
+    #[inline]
+    fn plain_loads(&self, cta: u32, first: u32, lanes: u32) -> bool {
+        match self {
+            ModelHooks::Sc(h) => h.plain_loads(cta, first, lanes),
+            ModelHooks::Buffers(h) => h.plain_loads(cta, first, lanes),
+            ModelHooks::Weak(h) => h.plain_loads(cta, first, lanes),
+        }
+    }
 }

@@ -341,6 +341,21 @@ pub trait Hooks {
     fn transparent(&self) -> bool {
         false
     }
+
+    /// True when, right now, a global, shared or generic load by each thread of CTA `cta`
+    /// whose global id is in `first .. first + 32` and whose lane is set in `lanes` (one
+    /// warp's, lane `l` being thread `first + l`) is plain memory: `load` would read memory
+    /// and nothing else — no value of its own, no state, statistics, trace or
+    /// [`Hooks::load_effects`] change. The interpreter then reads memory directly for
+    /// those lanes as with [`Hooks::transparent`] hooks (a lane whose address it cannot
+    /// finish still goes through `load`). Asked once per warp load instruction, so it
+    /// should be cheap: a write-buffer model says true while the threads' buffers (and
+    /// what else a load consults) are empty — after a barrier, in a tile kernel's inner
+    /// loop.
+    #[inline]
+    fn plain_loads(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
+        false
+    }
 }
 
 /// Plain memory: the `sc` model.

@@ -385,6 +385,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(u64::from_le_bytes(b))
     }
 
+    /// [`Hooks::plain_loads`] for the `active` lanes of warp `w`.
+    #[inline]
+    fn plain_loads(&self, w: u32, active: u32) -> bool {
+        let warp = &self.warps[w as usize];
+        self.hooks
+            .plain_loads(warp.cta, warp.cta * self.tpb + warp.first_tid, active)
+    }
+
     /// `inst` is an `Op::Ld`.
     ///
     /// The common case, a scalar load from global, shared or generic memory through a
@@ -412,7 +420,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             ..
         } = inst.op
         {
-            if ds.len() == 1 && self.hooks.transparent() {
+            if ds.len() == 1 && (self.hooks.transparent() || self.plain_loads(w, active)) {
                 let (fa, base) = FastAddr::new(
                     &self.warps[w as usize],
                     active,
