@@ -1748,7 +1748,7 @@ mod tests {
             let n = 1 + (r % 6) as usize;
             let mut spans = Vec::new();
             for i in 0..n {
-                let h = select::mix(r ^ (i as u64 + 1) * 0x9e37);
+                let h = select::mix(r ^ ((i as u64 + 1) * 0x9e37));
                 let size = [1u64, 2, 4, 8][(h % 4) as usize];
                 let start = (h >> 8) % 24 / size * size;
                 spans.push((start, start + size, ((h >> 32) % 3) as u32));
