@@ -1175,10 +1175,11 @@ impl StoreBuffers {
         let Some(tb) = self.threads.get_mut(t.global as usize) else {
             return;
         };
-        if tb.q[s].is_empty() {
+        let k = pack(loc);
+        // (Usually nothing overlaps: every store asks, under `bugaroo`, whose index is off.)
+        if !tb.q[s].iter().any(|e| e.overlaps(k, size)) {
             return;
         }
-        let k = pack(loc);
         let mut out = std::mem::take(&mut self.scratch);
         let mut i = 0;
         while i < tb.q[s].len() {
