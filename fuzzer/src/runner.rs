@@ -24,6 +24,10 @@ use crate::verdict::Verdict;
 use fencehound_handlers::Model;
 use fencehound_vgpu::SchedulerKind;
 use std::path::{Path, PathBuf};
+
+/// Milliseconds a worker collects passing executions' results before it sends them to
+/// the main loop (progress lags by at most this).
+const BATCH_MS: u128 = 20;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -354,7 +358,7 @@ pub fn run_with(
         .build()?;
     let plan2 = plan.clone();
     let result = rt.block_on(async {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Job, ExecResult)>();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(Job, ExecResult)>>();
         // In id order, skipping what a resumed report already counts: `jobs` workers, each
         // a blocking thread for the whole run, take the next position in turn. (A task
         // per execution, started when a semaphore let it, cost three thread hand-offs per
@@ -368,23 +372,41 @@ pub fn run_with(
             let cancel_e = cancel.clone();
             let preps_d = preps.clone();
             let backend = opts.backend.0.clone();
-            tokio::task::spawn_blocking(move || loop {
-                if cancel_e.load(Ordering::Relaxed) {
-                    break;
+            // Results go to the main loop in batches (a wake-up of the main thread per
+            // execution was most of the remaining hand-off cost): sent when `BATCH_MS`
+            // have passed since the last send, at once when an execution did not pass
+            // (so `--stop-at-first` and an oracle error stop the others as soon as
+            // before), and at the end.
+            tokio::task::spawn_blocking(move || {
+                let mut batch = Vec::new();
+                let mut sent = Instant::now();
+                loop {
+                    if cancel_e.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let pos = next.fetch_add(1, Ordering::Relaxed);
+                    if pos >= planned {
+                        break;
+                    }
+                    if done_before.contains(pos) {
+                        continue;
+                    }
+                    let job = plan2.job(shard.id(pos));
+                    let prep = &preps_d[job.variant];
+                    let spec = ExecSpec { id: job.id, model: job.model, p: job.p, seed: job.seed, scheduler: plan2.scheduler, trace: false, filters: Default::default(), race: plan2.race };
+                    let r = backend.execute(prep, &spec, Some(&cancel_e));
+                    let now = !matches!(r.verdict, Verdict::Pass)
+                        || sent.elapsed().as_millis() >= BATCH_MS;
+                    batch.push((job, r));
+                    if now {
+                        if tx.send(std::mem::take(&mut batch)).is_err() {
+                            return;
+                        }
+                        sent = Instant::now();
+                    }
                 }
-                let pos = next.fetch_add(1, Ordering::Relaxed);
-                if pos >= planned {
-                    break;
-                }
-                if done_before.contains(pos) {
-                    continue;
-                }
-                let job = plan2.job(shard.id(pos));
-                let prep = &preps_d[job.variant];
-                let spec = ExecSpec { id: job.id, model: job.model, p: job.p, seed: job.seed, scheduler: plan2.scheduler, trace: false, filters: Default::default(), race: plan2.race };
-                let r = backend.execute(prep, &spec, Some(&cancel_e));
-                if tx.send((job, r)).is_err() {
-                    break;
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
                 }
             });
         }
@@ -414,7 +436,8 @@ pub fn run_with(
         loop {
             tokio::select! {
                 msg = rx.recv() => {
-                    let Some((job, r)) = msg else { break };
+                    let Some(batch) = msg else { break };
+                    for (job, r) in batch {
                     let record = ExecRecord {
                         id: job.id,
                         variant: plan.variants[job.variant].clone(),
@@ -446,6 +469,7 @@ pub fn run_with(
                     report.add_races(&record.variant, job.id, &r.races);
                     report.add(record.clone(), job.run, &r.stats);
                     on_event(&Event { record: &record, done: report.executions_done, total: planned, failures: report.failure_count() });
+                    }
                 }
                 _ = tick.tick() => {
                     if let Some(p) = &report_path {
