@@ -3,8 +3,10 @@
 //! it is without parking, and the outcomes that need a parked reader to re-read after a
 //! drain must still occur.
 
+mod common;
+
+use common::Forward;
 use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
-use fencehound_vgpu::hooks::{Barrier, Fence, LaunchInfo, RmwFn};
 use fencehound_vgpu::*;
 use std::collections::BTreeSet;
 
@@ -43,45 +45,6 @@ DONE:
 }
 "#;
 
-/// `inner`, refusing parking (the trait's default `load_effects`).
-struct NoPark<H>(H);
-
-impl<H: Hooks> Hooks for NoPark<H> {
-    fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
-        self.0.launch_begin(info)
-    }
-    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
-        self.0.load(mem, a, buf)
-    }
-    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
-        self.0.store(mem, a, data)
-    }
-    fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
-        self.0.atomic(mem, a, rmw)
-    }
-    fn fence(&mut self, mem: &mut Memory, f: &Fence) {
-        self.0.fence(mem, f)
-    }
-    fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
-        self.0.barrier_arrive(mem, b)
-    }
-    fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, t: &[ThreadRef]) {
-        self.0.barrier_release(mem, b, t)
-    }
-    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
-        self.0.thread_exit(mem, t)
-    }
-    fn stalled(&mut self, mem: &mut Memory) -> bool {
-        self.0.stalled(mem)
-    }
-    fn launch_end(&mut self, mem: &mut Memory) {
-        self.0.launch_end(mem)
-    }
-    fn transparent(&self) -> bool {
-        self.0.transparent()
-    }
-}
-
 /// One launch under `hooks`: the result and the 256-byte buffer.
 fn run<H: Hooks>(hooks: &mut H, seed: u64) -> (LaunchResult, Vec<u8>) {
     let module = fencehound_ptx::parse("mp", &format!("{HEADER}{MP}")).expect("parse");
@@ -119,7 +82,8 @@ fn both(model: Model, p: f64, seeds: u64) -> (BTreeSet<u32>, u64) {
             c
         };
         let mut a = WriteBuffers::new(cfg());
-        let mut b = NoPark(WriteBuffers::new(cfg()));
+        // Parking refused, the rest (plain loads included) as in `a`.
+        let mut b = Forward::new(WriteBuffers::new(cfg()), false, true);
         let (ra, ma) = run(&mut a, seed);
         let (rb, mb) = run(&mut b, seed);
         assert_eq!(rb.stats.parked_steps, 0);
@@ -129,7 +93,7 @@ fn both(model: Model, p: f64, seeds: u64) -> (BTreeSet<u32>, u64) {
         assert_eq!(ma, mb, "{} seed {seed}", model.name());
         assert_eq!(
             format!("{:?}", a.stats()),
-            format!("{:?}", b.0.stats()),
+            format!("{:?}", b.inner.stats()),
             "{} seed {seed}",
             model.name()
         );

@@ -3,10 +3,11 @@
 //! forced to "no" (every load through `load`) gives the same result, memory, statistics
 //! and trace — while the direct path is really taken.
 
+mod common;
+
+use common::Forward;
 use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
-use fencehound_vgpu::hooks::{Barrier, Fence, LaunchInfo, RmwFn};
 use fencehound_vgpu::*;
-use std::cell::Cell;
 
 const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
 
@@ -72,61 +73,6 @@ LOOP:
 }
 "#;
 
-/// `inner` with `plain_loads` answered "no" — or, with `forward`, passed on and its "yes"
-/// answers counted.
-struct Plain<H> {
-    inner: H,
-    forward: bool,
-    yes: Cell<u64>,
-}
-
-impl<H: Hooks> Hooks for Plain<H> {
-    fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
-        self.inner.launch_begin(info)
-    }
-    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
-        self.inner.load(mem, a, buf)
-    }
-    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
-        self.inner.store(mem, a, data)
-    }
-    fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
-        self.inner.atomic(mem, a, rmw)
-    }
-    fn fence(&mut self, mem: &mut Memory, f: &Fence) {
-        self.inner.fence(mem, f)
-    }
-    fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
-        self.inner.barrier_arrive(mem, b)
-    }
-    fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, t: &[ThreadRef]) {
-        self.inner.barrier_release(mem, b, t)
-    }
-    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
-        self.inner.thread_exit(mem, t)
-    }
-    fn stalled(&mut self, mem: &mut Memory) -> bool {
-        self.inner.stalled(mem)
-    }
-    fn launch_end(&mut self, mem: &mut Memory) {
-        self.inner.launch_end(mem)
-    }
-    fn load_effects(&self) -> Option<u64> {
-        self.inner.load_effects()
-    }
-    fn transparent(&self) -> bool {
-        self.inner.transparent()
-    }
-    fn plain_loads(&self, cta: u32, first: u32, lanes: u32) -> bool {
-        if !self.forward {
-            return false;
-        }
-        let yes = self.inner.plain_loads(cta, first, lanes);
-        self.yes.set(self.yes.get() + yes as u64);
-        yes
-    }
-}
-
 fn run<H: Hooks>(hooks: &mut H, seed: u64) -> (LaunchResult, Vec<u8>) {
     let module = fencehound_ptx::parse("tile", &format!("{HEADER}{TILE}")).expect("parse");
     let mut dev = Device::new();
@@ -164,16 +110,9 @@ fn plain_loads_change_no_execution() {
                         c.trace = trace;
                         c
                     };
-                    let mut a = Plain {
-                        inner: WriteBuffers::new(cfg()),
-                        forward: true,
-                        yes: Cell::new(0),
-                    };
-                    let mut b = Plain {
-                        inner: WriteBuffers::new(cfg()),
-                        forward: false,
-                        yes: Cell::new(0),
-                    };
+                    // `plain_loads` answered (and counted), and refused.
+                    let mut a = Forward::new(WriteBuffers::new(cfg()), true, true);
+                    let mut b = Forward::new(WriteBuffers::new(cfg()), true, false);
                     let (ra, ma) = run(&mut a, seed);
                     let (rb, mb) = run(&mut b, seed);
                     let what = format!("{} p={p} seed {seed} trace {trace}", model.name());
@@ -192,9 +131,9 @@ fn plain_loads_change_no_execution() {
                     );
                     if trace {
                         // A traced launch never reads directly (stale-load events).
-                        assert_eq!(a.yes.get(), 0, "{what}");
+                        assert_eq!(a.plain_yes.get(), 0, "{what}");
                     }
-                    direct += a.yes.get();
+                    direct += a.plain_yes.get();
                 }
             }
             assert!(

@@ -132,3 +132,89 @@ pub fn histogram(
     }
     h
 }
+
+pub use forward::Forward;
+
+mod forward {
+    use fencehound_vgpu::hooks::RmwFn;
+    use fencehound_vgpu::{Access, Barrier, Fence, Hooks, LaunchInfo, MemError, Memory, ThreadRef};
+    use std::cell::Cell;
+
+    /// `inner` with two of its answers to the interpreter switchable, everything else passed
+    /// on: with `park` false, `load_effects` is the trait's default (no spin parking); with
+    /// `plain` false, `plain_loads` is (every load goes through `load`). The "yes" answers of
+    /// a passed-on `plain_loads` are counted in `plain_yes`.
+    pub struct Forward<H> {
+        pub inner: H,
+        pub park: bool,
+        pub plain: bool,
+        pub plain_yes: Cell<u64>,
+    }
+
+    impl<H> Forward<H> {
+        pub fn new(inner: H, park: bool, plain: bool) -> Self {
+            Forward {
+                inner,
+                park,
+                plain,
+                plain_yes: Cell::new(0),
+            }
+        }
+    }
+
+    impl<H: Hooks> Hooks for Forward<H> {
+        fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+            self.inner.launch_begin(info)
+        }
+        fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+            self.inner.load(mem, a, buf)
+        }
+        fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+            self.inner.store(mem, a, data)
+        }
+        fn atomic(
+            &mut self,
+            mem: &mut Memory,
+            a: &Access,
+            rmw: RmwFn<'_>,
+        ) -> Result<u64, MemError> {
+            self.inner.atomic(mem, a, rmw)
+        }
+        fn fence(&mut self, mem: &mut Memory, f: &Fence) {
+            self.inner.fence(mem, f)
+        }
+        fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
+            self.inner.barrier_arrive(mem, b)
+        }
+        fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, t: &[ThreadRef]) {
+            self.inner.barrier_release(mem, b, t)
+        }
+        fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+            self.inner.thread_exit(mem, t)
+        }
+        fn stalled(&mut self, mem: &mut Memory) -> bool {
+            self.inner.stalled(mem)
+        }
+        fn launch_end(&mut self, mem: &mut Memory) {
+            self.inner.launch_end(mem)
+        }
+        fn load_effects(&self) -> Option<u64> {
+            if self.park {
+                self.inner.load_effects()
+            } else {
+                None
+            }
+        }
+        fn transparent(&self) -> bool {
+            self.inner.transparent()
+        }
+        fn plain_loads(&self, cta: u32, first: u32, lanes: u32) -> bool {
+            if !self.plain {
+                return false;
+            }
+            let yes = self.inner.plain_loads(cta, first, lanes);
+            self.plain_yes.set(self.plain_yes.get() + yes as u64);
+            yes
+        }
+    }
+}
