@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Forward;
+use common::forward::Forward;
 use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
 use fencehound_vgpu::*;
 

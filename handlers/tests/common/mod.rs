@@ -133,9 +133,7 @@ pub fn histogram(
     h
 }
 
-pub use forward::Forward;
-
-mod forward {
+pub mod forward {
     use fencehound_vgpu::hooks::RmwFn;
     use fencehound_vgpu::{Access, Barrier, Fence, Hooks, LaunchInfo, MemError, Memory, ThreadRef};
     use std::cell::Cell;
