@@ -24,13 +24,13 @@ use crate::verdict::Verdict;
 use fencehound_handlers::Model;
 use fencehound_vgpu::SchedulerKind;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Milliseconds a worker collects passing executions' results before it sends them to
 /// the main loop (progress lags by at most this).
 const BATCH_MS: u128 = 20;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -356,7 +356,6 @@ pub fn run_with(
         .max_blocking_threads(jobs)
         .enable_all()
         .build()?;
-    let plan2 = plan.clone();
     let result = rt.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(Job, ExecResult)>>();
         // In id order, skipping what a resumed report already counts: `jobs` workers, each
@@ -366,7 +365,7 @@ pub fn run_with(
         // scheduler, `perf`.)
         let done_before = Arc::new(done_before);
         let next = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let plan2 = Arc::new(plan2);
+        let plan2 = Arc::new(plan.clone());
         for _ in 0..jobs {
             let (done_before, next, plan2, tx) = (done_before.clone(), next.clone(), plan2.clone(), tx.clone());
             let cancel_e = cancel.clone();
@@ -438,37 +437,37 @@ pub fn run_with(
                 msg = rx.recv() => {
                     let Some(batch) = msg else { break };
                     for (job, r) in batch {
-                    let record = ExecRecord {
-                        id: job.id,
-                        variant: plan.variants[job.variant].clone(),
-                        model: job.model.name().to_string(),
-                        p: job.p,
-                        seed: job.seed,
-                        scheduler: plan.scheduler_name.clone(),
-                        verdict: r.verdict,
-                        output_hash: r.output_hash,
-                        lane_instructions: r.lane_instructions,
-                        wall_ms: r.wall_ms,
-                        printf: r.printf.chars().take(4096).collect(),
-                        backend: report.backend.clone(),
-                        device: report.device.clone(),
-                    };
-                    match record.verdict {
-                        Verdict::Interrupted => continue,
-                        // Every further execution would need the same broken judge.
-                        Verdict::OracleError { .. } => {
-                            cancel.store(true, Ordering::Relaxed);
-                            report.add(record, job.run, &r.stats);
-                            continue;
+                        let record = ExecRecord {
+                            id: job.id,
+                            variant: plan.variants[job.variant].clone(),
+                            model: job.model.name().to_string(),
+                            p: job.p,
+                            seed: job.seed,
+                            scheduler: plan.scheduler_name.clone(),
+                            verdict: r.verdict,
+                            output_hash: r.output_hash,
+                            lane_instructions: r.lane_instructions,
+                            wall_ms: r.wall_ms,
+                            printf: r.printf.chars().take(4096).collect(),
+                            backend: report.backend.clone(),
+                            device: report.device.clone(),
+                        };
+                        match record.verdict {
+                            Verdict::Interrupted => continue,
+                            // Every further execution would need the same broken judge.
+                            Verdict::OracleError { .. } => {
+                                cancel.store(true, Ordering::Relaxed);
+                                report.add(record, job.run, &r.stats);
+                                continue;
+                            }
+                            _ => {}
                         }
-                        _ => {}
-                    }
-                    if record.verdict.is_failure() && plan.stop_at_first {
-                        cancel.store(true, Ordering::Relaxed);
-                    }
-                    report.add_races(&record.variant, job.id, &r.races);
-                    report.add(record.clone(), job.run, &r.stats);
-                    on_event(&Event { record: &record, done: report.executions_done, total: planned, failures: report.failure_count() });
+                        if record.verdict.is_failure() && plan.stop_at_first {
+                            cancel.store(true, Ordering::Relaxed);
+                        }
+                        report.add_races(&record.variant, job.id, &r.races);
+                        report.add(record.clone(), job.run, &r.stats);
+                        on_event(&Event { record: &record, done: report.executions_done, total: planned, failures: report.failure_count() });
                     }
                 }
                 _ = tick.tick() => {

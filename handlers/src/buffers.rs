@@ -658,7 +658,6 @@ impl StoreBuffers {
     /// of `exec --model bugaroo` on a 1 M-element transpose). Not with a trace (the
     /// events' order is the random one). Returns false, having changed nothing, when the
     /// condition does not hold.
-    ///
     fn drain_exit_disjoint(&mut self, mem: &mut Memory) -> bool {
         if self.cfg.trace || self.holders.is_empty() || self.overlays.iter().any(|o| !o.is_empty())
         {

@@ -388,9 +388,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     /// [`Hooks::plain_loads`] for the `active` lanes of warp `w`.
     #[inline]
     fn plain_loads(&self, w: u32, active: u32) -> bool {
-        let warp = &self.warps[w as usize];
-        self.hooks
-            .plain_loads(warp.cta, warp.cta * self.tpb + warp.first_tid, active)
+        let t = self.thread_ref(w, 0);
+        self.hooks.plain_loads(t.cta, t.global, active)
     }
 
     /// `inst` is an `Op::Ld`.
