@@ -57,6 +57,16 @@ fn check(
     defines: &[&str],
     seeds: std::ops::Range<u64>,
 ) -> Result<Vec<RaceReport>, Skip> {
+    check_with(name, defines, seeds, true)
+}
+
+/// [`check`], with the checker's fast paths on or off.
+fn check_with(
+    name: &str,
+    defines: &[&str],
+    seeds: std::ops::Range<u64>,
+    fast_paths: bool,
+) -> Result<Vec<RaceReport>, Skip> {
     let path = format!("{}/../kernels/{name}.cu", env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(&path).map_err(|e| Skip::Compile(e.to_string()))?;
     let h = header(&src).ok_or_else(|| Skip::Compile("no header".into()))?;
@@ -76,6 +86,9 @@ fn check(
             .map_err(|e| Skip::Load(e.to_string()))?;
         let bound = argspec::bind(&mut dev, &specs).map_err(|e| Skip::Load(e.to_string()))?;
         let mut rc = RaceCheck::for_module(NoHooks, &dev, id);
+        if !fast_paths {
+            rc = rc.without_fast_paths();
+        }
         let r = dev
             .launch_with(
                 id,
@@ -220,4 +233,25 @@ fn underfenced_variants_report_races_where_the_fence_is_missing() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// The checker's fast paths (loads and stores ordered after what they meet, RMWs on a
+/// counter) find and record exactly what the general path does: the same reports, with
+/// every access through the general path, for the kernels that must run, correct and
+/// underfenced (RMW counters, tickets, locks, shared histograms).
+#[test]
+fn fast_paths_report_what_the_general_path_reports() {
+    for name in MUST_RUN {
+        for defines in [&[][..], &["FENCEHOUND_NO_FENCE"][..]] {
+            let fast = check_with(name, defines, 0..2, true);
+            let general = check_with(name, defines, 0..2, false);
+            let text = |r: Result<Vec<RaceReport>, Skip>| -> Vec<String> {
+                r.unwrap_or_else(|e| panic!("{name} {defines:?}: {e:?}"))
+                    .iter()
+                    .map(|x| format!("{x:?}"))
+                    .collect()
+            };
+            assert_eq!(text(fast), text(general), "{name} {defines:?}");
+        }
+    }
 }

@@ -29,6 +29,17 @@ fn check_file(file: &str) {
                 failures.push(format!("[{memory:?}] {e}"));
             }
         }
+        // The fast paths find and record what the general path does.
+        let reports = |memory| -> Vec<String> {
+            let out = run(&module, &c.name, c.grid, c.block, &c.args, 0..2, memory, "");
+            out.reports.iter().map(|r| format!("{r:?}")).collect()
+        };
+        if reports(Memory::Sc) != reports(Memory::ScGeneral) {
+            failures.push(format!(
+                "{}: the fast paths report other races than the general path",
+                c.name
+            ));
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

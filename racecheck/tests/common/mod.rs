@@ -81,6 +81,8 @@ pub fn cases(src: &str) -> Vec<Case> {
 #[derive(Debug, Clone, Copy)]
 pub enum Memory {
     Sc,
+    /// As `Sc`, every access through the checker's general path (no fast paths).
+    ScGeneral,
     /// Write buffers, `scoped` model, with this `p_w`.
     Buffers(f64),
 }
@@ -112,8 +114,11 @@ pub fn run(
             .unwrap_or_else(|e| panic!("{kernel}: {e}"));
         let bound = argspec::bind(&mut dev, &specs).unwrap_or_else(|e| panic!("{kernel}: {e}"));
         let races = match memory {
-            Memory::Sc => {
-                let rc = RaceCheck::for_module(NoHooks, &dev, id);
+            Memory::Sc | Memory::ScGeneral => {
+                let mut rc = RaceCheck::for_module(NoHooks, &dev, id);
+                if matches!(memory, Memory::ScGeneral) {
+                    rc = rc.without_fast_paths();
+                }
                 launch(
                     &mut dev,
                     id,
