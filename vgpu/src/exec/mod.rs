@@ -34,6 +34,9 @@ pub use outcome::*;
 pub const WARP: usize = 32;
 /// Most instructions one warp runs before the scheduler is asked again.
 const MAX_RUN: u32 = 256;
+/// Lanes up to which a per-warp loop visits only the lanes of a mask instead of all 32
+/// slots (a spinning thread whose warp's other lanes exited has one).
+const SPARSE: u32 = 8;
 /// The bound of a step that runs [`crate::Quiet`] code: a lane spinning on a lock inside a
 /// quiet function lets other warps run after this many instructions.
 const MAX_QUIET_RUN: u32 = 1 << 14;
@@ -564,7 +567,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         // Lane by lane (a spinning warp often has one live lane): its registers are
         // every WARP-th word.
         for l in lanes(running) {
-            out.extend(warp.regs[l..].iter().step_by(WARP));
+            // (Rows of WARP words: the lane's column, without a bounds check per word —
+            // a strided iterator was a tenth of a spinning ring buffer's fuzz time.)
+            let l = l % WARP;
+            out.extend(warp.regs.chunks_exact(WARP).map(|row| row[l]));
         }
         for l in lanes(running) {
             let local = &warp.lanes[l].local;
@@ -812,6 +818,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             // All 32 slots equal (whole-array compares): every ready lane is in the group.
             let same = if warp.pc == [pc; WARP] && warp.reg_base == [base; WARP] {
                 ready
+            } else if ready.count_ones() <= SPARSE {
+                // Few ready lanes (a single thread spinning, the rest exited): only
+                // theirs are compared.
+                let mut same = 0u32;
+                for l in lanes(ready) {
+                    same |= ((warp.pc[l] == pc && warp.reg_base[l] == base) as u32) << l;
+                }
+                same
             } else {
                 let mut same = 0u32;
                 for l in 0..WARP {
@@ -898,6 +912,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     let base = warp.reg_base[mask.trailing_zeros() as usize];
                     let at = row(base, p);
                     match warp.regs.get(at..at + WARP) {
+                        Some(r) if mask.count_ones() <= SPARSE => {
+                            let mut m = 0u32;
+                            for l in lanes(mask) {
+                                m |= (((r[l] != 0) != neg) as u32) << l;
+                            }
+                            m
+                        }
                         Some(r) => {
                             let mut m = 0u32;
                             for (l, v) in r.iter().enumerate() {
