@@ -578,6 +578,17 @@ struct HiddenList {
 }
 
 impl HiddenList {
+    /// Write `w` (an overwritten last write) is now a hidden write of the bytes in `mask`
+    /// too: added to its entry, or as the newest, dropping the oldest when full.
+    #[inline]
+    fn hide(&mut self, mut w: Rec, mask: u8) {
+        w.flags &= !flags::HIDES;
+        match self.iter_mut().find(|(h, _)| *h == w) {
+            Some((_, m)) => *m |= mask,
+            None => self.push_evicting((w, mask)),
+        }
+    }
+
     /// Appends `x`, dropping the oldest when full.
     #[inline]
     fn push_evicting(&mut self, x: (Rec, u8)) {
@@ -867,6 +878,14 @@ impl<H: Hooks> RaceCheck<H> {
         }
     }
 
+    /// Whether `a` is a fast-path candidate: whole aligned words, by a thread of the launch.
+    #[inline(always)]
+    fn whole_words(&self, a: &Access) -> bool {
+        (a.thread.global as usize) < self.threads.len()
+            && a.size.is_multiple_of(4)
+            && a.loc.addr().is_multiple_of(4)
+    }
+
     /// [`Self::check`] for the commonest access: a load of whole words that no narrower
     /// access has split, whose cells agree, whose last write (if any) happens before it
     /// and hid no other write. Then it conflicts with nothing `check` would look at, and
@@ -884,11 +903,7 @@ impl<H: Hooks> RaceCheck<H> {
     fn check_fast(&mut self, mem: &Memory, a: &Access, strong: bool, fl: u8) -> bool {
         let me = a.thread.global;
         let store = a.kind == AccessKind::Store;
-        if !(a.kind == AccessKind::Load || store)
-            || me as usize >= self.threads.len()
-            || !a.size.is_multiple_of(4)
-            || !a.loc.addr().is_multiple_of(4)
-        {
+        if !(a.kind == AccessKind::Load || store) || !self.whole_words(a) {
             return false;
         }
         let cur = self.rec(a, strong, fl);
@@ -982,12 +997,7 @@ impl<H: Hooks> RaceCheck<H> {
     #[inline(always)]
     fn check_rmw_fast(&mut self, mem: &Memory, a: &Access, strong: bool, fl: u8) -> bool {
         let me = a.thread.global;
-        if !strong
-            || fl & flags::FAILED != 0
-            || me as usize >= self.threads.len()
-            || !a.size.is_multiple_of(4)
-            || !a.loc.addr().is_multiple_of(4)
-        {
+        if !strong || fl & flags::FAILED != 0 || !self.whole_words(a) {
             return false;
         }
         let cur = self.rec(a, strong, fl);
@@ -1041,12 +1051,7 @@ impl<H: Hooks> RaceCheck<H> {
             for (wk, mask) in words(key, run_len) {
                 let list = hidden.entry(wk).or_default();
                 if hide_old {
-                    let mut old = cell.w;
-                    old.flags &= !flags::HIDES;
-                    match list.iter_mut().find(|(h, _)| *h == old) {
-                        Some((_, m)) => *m |= mask,
-                        None => list.push_evicting((old, mask)),
-                    }
+                    list.hide(cell.w, mask);
                 }
                 if list.is_empty() {
                     hidden.remove(&wk);
@@ -1263,12 +1268,7 @@ impl<H: Hooks> RaceCheck<H> {
                         list.retain_nonempty();
                     }
                     if hide_old {
-                        let mut old = cell.w;
-                        old.flags &= !flags::HIDES;
-                        match list.iter_mut().find(|(h, _)| *h == old) {
-                            Some((_, m)) => *m |= mask,
-                            None => list.push_evicting((old, mask)),
-                        }
+                        list.hide(cell.w, mask);
                     }
                     if list.is_empty() {
                         hidden.remove(&wk);
