@@ -135,7 +135,7 @@ use fencehound_vgpu::{
     Memory, ModuleId, Scope, Sem, ThreadRef,
 };
 use smallvec::SmallVec;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
@@ -174,6 +174,11 @@ fn loc_key(loc: Location) -> u64 {
 
 /// Strong writes remembered per location, for matching reads to them by value.
 const SYNC_WRITES: usize = 4;
+
+/// A location's remembered writes, oldest first, in the table's entry (a `VecDeque`'s
+/// buffer elsewhere on the heap was a second cache miss per lookup, and a shared
+/// counter's RMWs look their location up twice each).
+type SyncQueue = SmallVec<[SyncWrite; SYNC_WRITES]>;
 
 /// A strong (or, to break value matches, weak) write a later read may observe.
 #[derive(Debug, Clone)]
@@ -690,7 +695,7 @@ pub struct RaceCheck<H> {
     /// races with both was reported against the second only (issue 23: the misses of
     /// `litmus --generate --race`).
     hidden: FastMap<u64, HiddenList>,
-    sync: FastMap<u64, VecDeque<SyncWrite>>,
+    sync: FastMap<u64, SyncQueue>,
     /// Per site: [`SITE_CAS`] / [`SITE_EXCH`] (known with [`RaceCheck::for_module`]).
     site_flags: Vec<u8>,
     /// Races between a weak load and an atomic, held back until we know whether the
@@ -1840,7 +1845,7 @@ impl<H: Hooks> RaceCheck<H> {
         // An RMW that leaves the value as it was (a failed CAS, `atomicAdd(p, 0)`) joins
         // what it publishes into the write it read instead of taking a slot: spinning
         // CASes would otherwise push the unlock out of the window.
-        if let Some(last) = q.back_mut() {
+        if let Some(last) = q.last_mut() {
             if a.kind == AccessKind::Atomic
                 && last.value == value
                 && last.size == a.size
@@ -1862,9 +1867,9 @@ impl<H: Hooks> RaceCheck<H> {
             }
         }
         if q.len() >= SYNC_WRITES {
-            q.pop_front();
+            q.remove(0);
         }
-        q.push_back(w);
+        q.push(w);
     }
 
     fn messages(&mut self, a: &Access) -> (Option<Message>, Option<Message>) {
