@@ -471,48 +471,68 @@ struct LaunchMeta {
     ctas: u32,
 }
 
-/// The shadow region of `loc` (created on first use).
-#[inline(always)]
-fn region<'a>(
-    global: &'a mut Vec<Region>,
-    last_region: &mut usize,
-    shared: &'a mut Vec<Region>,
-    mem: &Memory,
-    loc: Location,
-) -> Option<(&'a mut Region, u64)> {
-    match loc {
-        Location::Global(a) => {
-            let hit = global
-                .get(*last_region)
-                .is_some_and(|r| a >= r.base && a < r.base + r.len);
-            if !hit {
-                let i = global.partition_point(|r| r.base <= a);
-                if i > 0 && a < global[i - 1].base + global[i - 1].len {
-                    *last_region = i - 1;
-                } else {
-                    let allocs = mem.global.allocations();
-                    let j = allocs.partition_point(|x| x.base <= a);
-                    let al = allocs.get(j.checked_sub(1)?)?;
-                    if a >= al.base + al.data.len() as u64 {
-                        return None;
+/// Shadow memory: one region per global allocation touched (sorted by base, the last
+/// one used remembered), one per CTA's shared memory.
+#[derive(Debug, Default)]
+struct Shadow {
+    global: Vec<Region>,
+    last_region: usize,
+    shared: Vec<Region>,
+}
+
+impl Shadow {
+    fn clear(&mut self) {
+        self.global.clear();
+        self.last_region = 0;
+        self.shared.clear();
+    }
+
+    fn regions(&self) -> impl Iterator<Item = &Region> {
+        self.global.iter().chain(&self.shared)
+    }
+
+    /// The shadow region of `loc` (created on first use), and `loc`'s address in it.
+    #[inline(always)]
+    fn region(&mut self, mem: &Memory, loc: Location) -> Option<(&mut Region, u64)> {
+        let Shadow {
+            global,
+            last_region,
+            shared,
+        } = self;
+        match loc {
+            Location::Global(a) => {
+                let hit = global
+                    .get(*last_region)
+                    .is_some_and(|r| a >= r.base && a < r.base + r.len);
+                if !hit {
+                    let i = global.partition_point(|r| r.base <= a);
+                    if i > 0 && a < global[i - 1].base + global[i - 1].len {
+                        *last_region = i - 1;
+                    } else {
+                        let allocs = mem.global.allocations();
+                        let j = allocs.partition_point(|x| x.base <= a);
+                        let al = allocs.get(j.checked_sub(1)?)?;
+                        if a >= al.base + al.data.len() as u64 {
+                            return None;
+                        }
+                        global.insert(i, Region::new(al.base, al.data.len() as u64));
+                        *last_region = i;
                     }
-                    global.insert(i, Region::new(al.base, al.data.len() as u64));
-                    *last_region = i;
                 }
+                Some((&mut global[*last_region], a))
             }
-            Some((&mut global[*last_region], a))
-        }
-        Location::Shared { cta, offset } => {
-            let cta = cta as usize;
-            if cta >= shared.len() {
-                shared.resize_with(cta + 1, Region::default);
+            Location::Shared { cta, offset } => {
+                let cta = cta as usize;
+                if cta >= shared.len() {
+                    shared.resize_with(cta + 1, Region::default);
+                }
+                let r = &mut shared[cta];
+                if r.len == 0 {
+                    let len = mem.shared.get(cta).map_or(0, |s| s.len() as u64);
+                    *r = Region::new(0, len);
+                }
+                Some((r, offset as u64))
             }
-            let r = &mut shared[cta];
-            if r.len == 0 {
-                let len = mem.shared.get(cta).map_or(0, |s| s.len() as u64);
-                *r = Region::new(0, len);
-            }
-            Some((r, offset as u64))
         }
     }
 }
@@ -682,9 +702,7 @@ pub struct RaceCheck<H> {
     /// (1-based; dense like `lock_sets`: every access counts, and a plain access touches
     /// nothing else of the thread's state).
     ops: Vec<u32>,
-    global: Vec<Region>,
-    last_region: usize,
-    shared: Vec<Region>,
+    shadow: Shadow,
     read_sets: ReadSets,
     /// Writes that a later write to the same bytes overwrote without happens-before
     /// ordering them (two RMWs, a same-value strong store, a reported race), per 4-byte
@@ -733,9 +751,7 @@ impl<H: Hooks> RaceCheck<H> {
             threads: Threads::default(),
             lock_sets: Vec::new(),
             ops: Vec::new(),
-            global: Vec::new(),
-            last_region: 0,
-            shared: Vec::new(),
+            shadow: Shadow::default(),
             read_sets: ReadSets::default(),
             hidden: FastMap::default(),
             sync: FastMap::default(),
@@ -806,19 +822,9 @@ impl<H: Hooks> RaceCheck<H> {
     /// Shadow statistics of the current (or last) launch.
     pub fn stats(&self) -> ShadowStats {
         let mut s = self.stats;
-        let pages: usize = self
-            .global
-            .iter()
-            .chain(&self.shared)
-            .map(|r| r.touched_pages())
-            .sum();
+        let pages: usize = self.shadow.regions().map(|r| r.touched_pages()).sum();
         s.tracked_bytes = (pages * PAGE) as u64;
-        s.shadow_bytes = self
-            .global
-            .iter()
-            .chain(&self.shared)
-            .map(|r| r.shadow_bytes() as u64)
-            .sum();
+        s.shadow_bytes = self.shadow.regions().map(|r| r.shadow_bytes() as u64).sum();
         s.read_set_entries = self.read_sets.entries() as u64;
         s.sync_locations = self.sync.len() as u64;
         s
@@ -837,9 +843,7 @@ impl<H: Hooks> RaceCheck<H> {
         self.lock_sets.resize(info.threads as usize, 0);
         self.ops.clear();
         self.ops.resize(info.threads as usize, 0);
-        self.global.clear();
-        self.last_region = 0;
-        self.shared.clear();
+        self.shadow.clear();
         self.read_sets.clear();
         self.hidden.clear();
         self.sync.clear();
@@ -916,13 +920,7 @@ impl<H: Hooks> RaceCheck<H> {
         // `me / tpb` (the vgpu numbers threads `cta * tpb + tid`), without the division.
         let my_cta = a.thread.cta;
         debug_assert_eq!(my_cta, me / tpb);
-        let Some((region, addr)) = region(
-            &mut self.global,
-            &mut self.last_region,
-            &mut self.shared,
-            mem,
-            a.loc,
-        ) else {
+        let Some((region, addr)) = self.shadow.region(mem, a.loc) else {
             return false;
         };
         let read_sets = &mut self.read_sets;
@@ -1015,13 +1013,7 @@ impl<H: Hooks> RaceCheck<H> {
                 && p.strong()
                 && ((p.wide() && my_wide) || p.g.wrapping_sub(cta_base) < tpb)
         };
-        let Some((region, addr)) = region(
-            &mut self.global,
-            &mut self.last_region,
-            &mut self.shared,
-            mem,
-            a.loc,
-        ) else {
+        let Some((region, addr)) = self.shadow.region(mem, a.loc) else {
             return false;
         };
         let Some((cells, false)) = region.cells(addr, a.size as usize, &mut self.read_sets) else {
@@ -1092,14 +1084,8 @@ impl<H: Hooks> RaceCheck<H> {
         let my_cta = a.thread.cta;
         debug_assert_eq!(my_cta, me / tpb);
         let my_scope = a.scope;
-        // Split borrows: the region is in `self.global`/`self.shared`, the rest is read.
-        let Some((region, addr)) = region(
-            &mut self.global,
-            &mut self.last_region,
-            &mut self.shared,
-            mem,
-            a.loc,
-        ) else {
+        // Split borrows: the region is in `self.shadow`, the rest is read.
+        let Some((region, addr)) = self.shadow.region(mem, a.loc) else {
             return;
         };
         let read_sets = &mut self.read_sets;
