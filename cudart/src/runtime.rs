@@ -565,7 +565,7 @@ impl Runtime {
             f.shared_bytes as u64,
             consts,
             f.frame_size as u64,
-            f.nregs.min(255) as i32,
+            f.declared_regs.min(255) as i32,
             version,
         ))
     }

@@ -136,6 +136,9 @@ struct FnScope<'a> {
     branch_targets: HashMap<&'a str, Vec<&'a str>>,
     /// The declared type of every register slot (slot 0, `CC.CF`, is `.pred`-like).
     types: Vec<Mod>,
+    /// The slots of vector registers (`.reg .v4`): consecutive, they keep slots of their
+    /// own when the function's slots are compacted ([`crate::regalloc`]).
+    vector_slots: Vec<Slot>,
 }
 
 impl FnScope<'_> {
@@ -263,6 +266,7 @@ impl<'a> Decoder<'a> {
             names: HashMap::new(),
             branch_targets: HashMap::new(),
             types: vec![Mod::Pred],
+            vector_slots: Vec::new(),
         };
         let mut nregs: u32 = 1; // slot 0: CC.CF
         let mut frame: u64 = 0;
@@ -331,6 +335,8 @@ impl<'a> Decoder<'a> {
             frame += size;
         }
 
+        // `CC.CF` and the `.reg` parameters and returns: slots a caller names by number.
+        let fixed = nregs;
         // Labels and branch targets: one namespace per function.
         let entry = self.prog.insts.len() as u32;
         let mut pc = entry;
@@ -412,6 +418,9 @@ impl<'a> Decoder<'a> {
                         }
                         let mut declare = |name: &'a str, scope: &mut FnScope<'a>| {
                             let slot = scope.alloc(&mut nregs, v.ty, width as u32);
+                            if v.vector.is_some() {
+                                scope.vector_slots.extend(slot..slot + width as u32);
+                            }
                             let n = if v.vector.is_some() {
                                 Name::VecReg(slot, width)
                             } else {
@@ -530,12 +539,21 @@ impl<'a> Decoder<'a> {
                 site,
             });
         }
+        let end = self.prog.insts.len() as u32;
+        let slots = crate::regalloc::compact(
+            &mut self.prog.insts[entry as usize..],
+            entry,
+            nregs,
+            fixed,
+            &scope.vector_slots,
+        );
         Ok(Func {
             name: f.name.clone(),
             is_kernel: f.is_kernel(),
             entry,
-            end: self.prog.insts.len() as u32,
-            nregs,
+            end,
+            nregs: slots,
+            declared_regs: nregs,
             frame_size: align_up(frame, 16) as u32,
             params,
             param_names,

@@ -18,6 +18,7 @@ pub mod memory;
 pub mod operand;
 pub mod printf;
 pub mod program;
+mod regalloc;
 pub mod rng;
 pub mod sched;
 

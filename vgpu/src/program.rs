@@ -549,8 +549,11 @@ pub struct Func {
     pub is_kernel: bool,
     pub entry: u32,
     pub end: u32,
-    /// Register slots (including `CC_SLOT`).
+    /// Register slots (including `CC_SLOT`) after compaction ([`crate::regalloc`]): what
+    /// each lane's frame holds.
     pub nregs: u32,
+    /// Register slots the PTX declares (including `CC_SLOT`), before compaction.
+    pub declared_regs: u32,
     /// Bytes of per-thread frame memory (`.local` variables and frame `.param`s).
     pub frame_size: u32,
     pub params: Vec<ParamLoc>,

@@ -1,0 +1,227 @@
+//! Register slots shared by liveness (`regalloc`): values a lane reads are the ones the
+//! PTX gives it, in each case where sharing a slot wrongly would change one — a guarded
+//! write that keeps the old value in its false lanes, a register read before anything
+//! writes it, values carried around a loop and across a call, and a `shfl` that reads
+//! a lane that has exited (whose slot must still hold what that lane left there).
+
+use fencehound_vgpu::*;
+
+const HEAD: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
+
+/// Runs `kernel` with 32 threads and an output buffer of `words` u32s; returns the buffer
+/// and the kernel's (declared, compacted) register slot counts.
+fn run(ptx: &str, kernel: &str, words: usize) -> (Vec<u32>, u32, u32) {
+    let src = format!("{HEAD}{ptx}");
+    let m = fencehound_ptx::parse("slots.ptx", &src).expect("parse");
+    let mut dev = Device::new();
+    let id = dev.load_module(&m).unwrap_or_else(|e| panic!("{e}"));
+    let f = dev
+        .program(id)
+        .and_then(|p| p.funcs.iter().find(|f| f.name == kernel))
+        .map(|f| (f.declared_regs, f.nregs))
+        .expect("kernel");
+    let out = dev.alloc(4 * words as u64).unwrap();
+    let r = dev
+        .launch(id, kernel, Dim3::x(1), Dim3::x(32), 0, &[Arg::Ptr(out)])
+        .unwrap();
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    let mut b = vec![0u8; 4 * words];
+    dev.copy_from(out, &mut b).unwrap();
+    let v = b
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    (v, f.0, f.1)
+}
+
+/// `@p mov %r2, 222` leaves lanes whose `p` is false with the 111 written before; a
+/// temporary live between the two writes must not take `%r2`'s slot (it would if the
+/// guarded write counted as ending `%r2`'s first value).
+#[test]
+fn guarded_write_keeps_the_old_value_in_false_lanes() {
+    let ptx = r#"
+.visible .entry guarded(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd2, %rd3;
+    setp.lt.u32 %p1, %r1, 16;
+    mov.u32 %r2, 111;
+    add.u32 %r3, %r1, 1000;
+    add.u32 %r4, %r3, %r3;
+    @%p1 mov.u32 %r2, 222;
+    add.u32 %r5, %r4, %r1;
+    st.global.u32 [%rd4], %r2;
+    st.global.u32 [%rd4+4], %r5;
+    ret;
+}
+"#;
+    let (out, declared, slots) = run(ptx, "guarded", 64);
+    for l in 0..32u32 {
+        let want = if l < 16 { 222 } else { 111 };
+        assert_eq!(out[2 * l as usize], want, "lane {l}: %r2");
+        assert_eq!(out[2 * l as usize + 1], 2 * (l + 1000) + l, "lane {l}: %r5");
+    }
+    assert!(slots < declared, "{slots} slots of {declared}");
+}
+
+/// A register nothing writes reads 0 in a kernel, however many registers came and went
+/// before the read.
+#[test]
+fn unwritten_register_reads_zero_after_others_died() {
+    let ptx = r#"
+.visible .entry unwritten(.param .u64 out)
+{
+    .reg .b32 %r<20>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd2, %rd3;
+    add.u32 %r2, %r1, 7;
+    mul.lo.u32 %r3, %r2, 3;
+    xor.b32 %r4, %r3, 255;
+    add.u32 %r5, %r4, %r2;
+    sub.u32 %r6, %r5, 1;
+    st.global.u32 [%rd4], %r6;
+    add.u32 %r7, %r19, 5;
+    st.global.u32 [%rd4+4], %r7;
+    ret;
+}
+"#;
+    let (out, _, _) = run(ptx, "unwritten", 64);
+    for l in 0..32u32 {
+        let r2 = l + 7;
+        let want = ((r2 * 3) ^ 255) + r2 - 1;
+        assert_eq!(out[2 * l as usize], want, "lane {l}");
+        assert_eq!(out[2 * l as usize + 1], 5, "lane {l}: unwritten %r19 + 5");
+    }
+}
+
+/// A sum carried around a loop, with temporaries inside the body and a value defined
+/// before the loop and read only after it.
+#[test]
+fn loop_carried_values() {
+    let ptx = r#"
+.visible .entry looped(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    mul.lo.u32 %r9, %r1, 100;
+    mov.u32 %r2, 0;
+    mov.u32 %r3, 0;
+$L_loop:
+    add.u32 %r4, %r3, %r1;
+    mul.lo.u32 %r5, %r4, 2;
+    add.u32 %r2, %r2, %r5;
+    add.u32 %r3, %r3, 1;
+    setp.lt.u32 %p1, %r3, 10;
+    @%p1 bra $L_loop;
+    add.u32 %r6, %r2, %r9;
+    st.global.u32 [%rd4], %r6;
+    ret;
+}
+"#;
+    let (out, _, _) = run(ptx, "looped", 32);
+    for l in 0..32u32 {
+        let sum: u32 = (0..10).map(|i| 2 * (i + l)).sum();
+        assert_eq!(out[l as usize], sum + 100 * l, "lane {l}");
+    }
+}
+
+/// A device function with `.reg` parameters and returns (the callee's first slots, named
+/// by number by the call), and caller values live across the call.
+#[test]
+fn values_across_a_call_with_register_parameters() {
+    let ptx = r#"
+.func (.reg .b32 %ret) add_mul(.reg .b32 %a, .reg .b32 %b)
+{
+    .reg .b32 %t<5>;
+    add.u32 %t1, %a, %b;
+    mul.lo.u32 %t2, %t1, 3;
+    add.u32 %t3, %t2, 1;
+    mov.u32 %ret, %t3;
+    ret;
+}
+.visible .entry caller(.param .u64 out)
+{
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd2, %rd3;
+    add.u32 %r2, %r1, 5;
+    mul.lo.u32 %r3, %r1, 7;
+    call (%r4), add_mul, (%r2, %r1);
+    add.u32 %r5, %r4, %r3;
+    st.global.u32 [%rd4], %r5;
+    st.global.u32 [%rd4+4], %r2;
+    ret;
+}
+"#;
+    let (out, _, _) = run(ptx, "caller", 64);
+    for l in 0..32u32 {
+        let r4 = ((l + 5) + l) * 3 + 1;
+        assert_eq!(out[2 * l as usize], r4 + 7 * l, "lane {l}");
+        assert_eq!(
+            out[2 * l as usize + 1],
+            l + 5,
+            "lane {l}: %r2 across the call"
+        );
+    }
+}
+
+/// Lanes 16–31 write `%r5`, then a value computed from it (after which `%r5` is dead on
+/// their path), and exit; lanes 0–15 then `shfl` `%r5` from lane + 16. The interpreter
+/// reads the exited lane's `%r5` slot (PTX leaves it undefined): that slot must still
+/// hold that lane's `%r5`, not the later value, as it did with a slot per register.
+#[test]
+fn shfl_from_an_exited_lane_reads_its_register() {
+    let ptx = r#"
+.visible .entry shfl_exited(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd2, %rd3;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 bra $L_low;
+    add.u32 %r5, %r1, 1000;
+    st.global.u32 [%rd4], %r5;
+    mul.lo.u32 %r6, %r5, 3;
+    st.global.u32 [%rd4+4], %r6;
+    exit;
+$L_low:
+    mov.u32 %r5, %r1;
+    add.u32 %r7, %r1, 16;
+    shfl.sync.idx.b32 %r8, %r5, %r7, 31, 65535;
+    st.global.u32 [%rd4], %r8;
+    ret;
+}
+"#;
+    let (out, _, _) = run(ptx, "shfl_exited", 64);
+    for l in 0..16u32 {
+        assert_eq!(out[2 * l as usize], 1000 + l + 16, "lane {l}");
+    }
+    for l in 16..32u32 {
+        assert_eq!(out[2 * l as usize + 1], 3 * (1000 + l), "lane {l}");
+    }
+}
