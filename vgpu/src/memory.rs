@@ -58,6 +58,34 @@ pub struct Heap {
     allocs: Vec<Allocation>,
     next: u64,
     space: &'static str,
+    /// Index of the allocation [`Heap::find`] found last, tried first: a program's
+    /// accesses mostly stay in one array for a while, and a CUB program's global heap
+    /// holds every module's variables too (the binary search was a quarter of a
+    /// look-back spin's time under `scoped`). Any index is correct to start from: it is
+    /// checked before it is used.
+    last: LastHit,
+}
+
+/// [`Heap::last`]: an index written and read with relaxed atomics (plain moves; a heap
+/// is shared read-only between a campaign's worker threads).
+#[derive(Debug, Default)]
+struct LastHit(std::sync::atomic::AtomicUsize);
+
+impl LastHit {
+    #[inline]
+    fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[inline]
+    fn set(&self, i: usize) {
+        self.0.store(i, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Clone for LastHit {
+    fn clone(&self) -> Self {
+        LastHit(std::sync::atomic::AtomicUsize::new(self.get()))
+    }
 }
 
 impl Heap {
@@ -66,6 +94,7 @@ impl Heap {
             allocs: Vec::new(),
             next: base,
             space,
+            last: LastHit::default(),
         }
     }
 
@@ -88,11 +117,18 @@ impl Heap {
     /// The allocation containing `[addr, addr+len)`, or the error naming the nearest one.
     #[inline]
     fn find(&self, addr: u64, len: u32) -> Result<usize, MemError> {
+        let last = self.last.get();
+        if let Some(a) = self.allocs.get(last) {
+            if addr >= a.base && addr - a.base + len as u64 <= a.data.len() as u64 {
+                return Ok(last);
+            }
+        }
         let i = self.allocs.partition_point(|a| a.base <= addr);
         if i > 0 {
             let a = &self.allocs[i - 1];
             let off = addr - a.base;
             if off + len as u64 <= a.data.len() as u64 {
+                self.last.set(i - 1);
                 return Ok(i - 1);
             }
         }
