@@ -8,21 +8,38 @@ use fencehound_vgpu::*;
 
 const HEAD: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
 
-/// Runs `kernel` with 32 threads and an output buffer of `words` u32s; returns the buffer
-/// and the kernel's (declared, compacted) register slot counts.
-fn run(ptx: &str, kernel: &str, words: usize) -> (Vec<u32>, u32, u32) {
-    let src = format!("{HEAD}{ptx}");
+/// Runs kernel `name` with 32 threads and an output buffer of `words` u32s; returns the
+/// buffer and the kernel's (declared, compacted) register slot counts. The kernel is
+/// `before` (other functions), then an entry whose prologue leaves the thread index in
+/// `%r1` and `out + %r1 * stride` in `%rd4`, then `body`.
+fn run(before: &str, name: &str, stride: u32, body: &str, words: usize) -> (Vec<u32>, u32, u32) {
+    let src = format!(
+        "{HEAD}{before}
+.visible .entry {name}(.param .u64 out)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<20>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, {stride};
+    add.s64 %rd4, %rd2, %rd3;
+{body}
+}}
+"
+    );
     let m = fencehound_ptx::parse("slots.ptx", &src).expect("parse");
     let mut dev = Device::new();
     let id = dev.load_module(&m).unwrap_or_else(|e| panic!("{e}"));
     let f = dev
         .program(id)
-        .and_then(|p| p.funcs.iter().find(|f| f.name == kernel))
+        .and_then(|p| p.funcs.iter().find(|f| f.name == name))
         .map(|f| (f.declared_regs, f.nregs))
         .expect("kernel");
     let out = dev.alloc(4 * words as u64).unwrap();
     let r = dev
-        .launch(id, kernel, Dim3::x(1), Dim3::x(32), 0, &[Arg::Ptr(out)])
+        .launch(id, name, Dim3::x(1), Dim3::x(32), 0, &[Arg::Ptr(out)])
         .unwrap();
     assert!(r.outcome.is_completed(), "{:?}", r.outcome);
     let mut b = vec![0u8; 4 * words];
@@ -39,17 +56,7 @@ fn run(ptx: &str, kernel: &str, words: usize) -> (Vec<u32>, u32, u32) {
 /// guarded write counted as ending `%r2`'s first value).
 #[test]
 fn guarded_write_keeps_the_old_value_in_false_lanes() {
-    let ptx = r#"
-.visible .entry guarded(.param .u64 out)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<8>;
-    .reg .b64 %rd<5>;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 8;
-    add.s64 %rd4, %rd2, %rd3;
+    let body = r#"
     setp.lt.u32 %p1, %r1, 16;
     mov.u32 %r2, 111;
     add.u32 %r3, %r1, 1000;
@@ -59,9 +66,8 @@ fn guarded_write_keeps_the_old_value_in_false_lanes() {
     st.global.u32 [%rd4], %r2;
     st.global.u32 [%rd4+4], %r5;
     ret;
-}
 "#;
-    let (out, declared, slots) = run(ptx, "guarded", 64);
+    let (out, declared, slots) = run("", "guarded", 8, body, 64);
     for l in 0..32u32 {
         let want = if l < 16 { 222 } else { 111 };
         assert_eq!(out[2 * l as usize], want, "lane {l}: %r2");
@@ -74,16 +80,7 @@ fn guarded_write_keeps_the_old_value_in_false_lanes() {
 /// before the read.
 #[test]
 fn unwritten_register_reads_zero_after_others_died() {
-    let ptx = r#"
-.visible .entry unwritten(.param .u64 out)
-{
-    .reg .b32 %r<20>;
-    .reg .b64 %rd<5>;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 8;
-    add.s64 %rd4, %rd2, %rd3;
+    let body = r#"
     add.u32 %r2, %r1, 7;
     mul.lo.u32 %r3, %r2, 3;
     xor.b32 %r4, %r3, 255;
@@ -93,9 +90,8 @@ fn unwritten_register_reads_zero_after_others_died() {
     add.u32 %r7, %r19, 5;
     st.global.u32 [%rd4+4], %r7;
     ret;
-}
 "#;
-    let (out, _, _) = run(ptx, "unwritten", 64);
+    let (out, _, _) = run("", "unwritten", 8, body, 64);
     for l in 0..32u32 {
         let r2 = l + 7;
         let want = ((r2 * 3) ^ 255) + r2 - 1;
@@ -108,17 +104,7 @@ fn unwritten_register_reads_zero_after_others_died() {
 /// before the loop and read only after it.
 #[test]
 fn loop_carried_values() {
-    let ptx = r#"
-.visible .entry looped(.param .u64 out)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<12>;
-    .reg .b64 %rd<5>;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd4, %rd2, %rd3;
+    let body = r#"
     mul.lo.u32 %r9, %r1, 100;
     mov.u32 %r2, 0;
     mov.u32 %r3, 0;
@@ -132,9 +118,8 @@ $L_loop:
     add.u32 %r6, %r2, %r9;
     st.global.u32 [%rd4], %r6;
     ret;
-}
 "#;
-    let (out, _, _) = run(ptx, "looped", 32);
+    let (out, _, _) = run("", "looped", 4, body, 32);
     for l in 0..32u32 {
         let sum: u32 = (0..10).map(|i| 2 * (i + l)).sum();
         assert_eq!(out[l as usize], sum + 100 * l, "lane {l}");
@@ -145,7 +130,7 @@ $L_loop:
 /// by number by the call), and caller values live across the call.
 #[test]
 fn values_across_a_call_with_register_parameters() {
-    let ptx = r#"
+    let before = r#"
 .func (.reg .b32 %ret) add_mul(.reg .b32 %a, .reg .b32 %b)
 {
     .reg .b32 %t<5>;
@@ -155,15 +140,8 @@ fn values_across_a_call_with_register_parameters() {
     mov.u32 %ret, %t3;
     ret;
 }
-.visible .entry caller(.param .u64 out)
-{
-    .reg .b32 %r<10>;
-    .reg .b64 %rd<5>;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 8;
-    add.s64 %rd4, %rd2, %rd3;
+"#;
+    let body = r#"
     add.u32 %r2, %r1, 5;
     mul.lo.u32 %r3, %r1, 7;
     call (%r4), add_mul, (%r2, %r1);
@@ -171,9 +149,8 @@ fn values_across_a_call_with_register_parameters() {
     st.global.u32 [%rd4], %r5;
     st.global.u32 [%rd4+4], %r2;
     ret;
-}
 "#;
-    let (out, _, _) = run(ptx, "caller", 64);
+    let (out, _, _) = run(before, "caller", 8, body, 64);
     for l in 0..32u32 {
         let r4 = ((l + 5) + l) * 3 + 1;
         assert_eq!(out[2 * l as usize], r4 + 7 * l, "lane {l}");
@@ -191,17 +168,7 @@ fn values_across_a_call_with_register_parameters() {
 /// hold that lane's `%r5`, not the later value, as it did with a slot per register.
 #[test]
 fn shfl_from_an_exited_lane_reads_its_register() {
-    let ptx = r#"
-.visible .entry shfl_exited(.param .u64 out)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<12>;
-    .reg .b64 %rd<5>;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 8;
-    add.s64 %rd4, %rd2, %rd3;
+    let body = r#"
     setp.lt.u32 %p1, %r1, 16;
     @%p1 bra $L_low;
     add.u32 %r5, %r1, 1000;
@@ -215,9 +182,8 @@ $L_low:
     shfl.sync.idx.b32 %r8, %r5, %r7, 31, 65535;
     st.global.u32 [%rd4], %r8;
     ret;
-}
 "#;
-    let (out, _, _) = run(ptx, "shfl_exited", 64);
+    let (out, _, _) = run("", "shfl_exited", 8, body, 64);
     for l in 0..16u32 {
         assert_eq!(out[2 * l as usize], 1000 + l + 16, "lane {l}");
     }
