@@ -76,11 +76,8 @@ fn guarded_write_keeps_the_old_value_in_false_lanes() {
     assert!(slots < declared, "{slots} slots of {declared}");
 }
 
-/// A register nothing writes reads 0 in a kernel, however many registers came and went
-/// before the read.
-#[test]
-fn unwritten_register_reads_zero_after_others_died() {
-    let body = r#"
+/// `%r19` is never written; `%r7`, written after its only read, may share its slot.
+const UNWRITTEN: &str = r#"
     add.u32 %r2, %r1, 7;
     mul.lo.u32 %r3, %r2, 3;
     xor.b32 %r4, %r3, 255;
@@ -91,6 +88,12 @@ fn unwritten_register_reads_zero_after_others_died() {
     st.global.u32 [%rd4+4], %r7;
     ret;
 "#;
+
+/// A register nothing writes reads 0 in a kernel, however many registers came and went
+/// before the read.
+#[test]
+fn unwritten_register_reads_zero_after_others_died() {
+    let body = UNWRITTEN;
     let (out, _, _) = run("", "unwritten", 8, body, 64);
     for l in 0..32u32 {
         let r2 = l + 7;
@@ -189,5 +192,61 @@ $L_low:
     }
     for l in 16..32u32 {
         assert_eq!(out[2 * l as usize + 1], 3 * (1000 + l), "lane {l}");
+    }
+}
+
+/// A launch's register files go back to a per-thread pool for the next launch, which
+/// must find them zeroed: a first kernel leaves sixteen nonzero values live at once in
+/// its slots, and the next launch's unwritten `%r19` still reads 0.
+#[test]
+fn a_later_launch_starts_from_zeroed_registers() {
+    let fill = r#"
+    add.u32 %r2, %r1, 2000;
+    add.u32 %r3, %r1, 3000;
+    add.u32 %r4, %r1, 4000;
+    add.u32 %r5, %r1, 5000;
+    add.u32 %r6, %r1, 6000;
+    add.u32 %r7, %r1, 7000;
+    add.u32 %r8, %r1, 8000;
+    add.u32 %r9, %r1, 9000;
+    add.u32 %r10, %r1, 10000;
+    add.u32 %r11, %r1, 11000;
+    add.u32 %r12, %r1, 12000;
+    add.u32 %r13, %r1, 13000;
+    add.u32 %r14, %r1, 14000;
+    add.u32 %r15, %r1, 15000;
+    add.u32 %r16, %r1, 16000;
+    add.u32 %r17, %r1, 17000;
+    mov.u32 %r18, %r2;
+    add.u32 %r18, %r18, %r3;
+    add.u32 %r18, %r18, %r4;
+    add.u32 %r18, %r18, %r5;
+    add.u32 %r18, %r18, %r6;
+    add.u32 %r18, %r18, %r7;
+    add.u32 %r18, %r18, %r8;
+    add.u32 %r18, %r18, %r9;
+    add.u32 %r18, %r18, %r10;
+    add.u32 %r18, %r18, %r11;
+    add.u32 %r18, %r18, %r12;
+    add.u32 %r18, %r18, %r13;
+    add.u32 %r18, %r18, %r14;
+    add.u32 %r18, %r18, %r15;
+    add.u32 %r18, %r18, %r16;
+    add.u32 %r18, %r18, %r17;
+    st.global.u32 [%rd4], %r18;
+    ret;
+"#;
+    for launch in 0..3 {
+        let (out, _, _) = run("", "fill", 4, fill, 32);
+        let want = |l: u32| (2..18).map(|i| l + i * 1000).sum::<u32>();
+        assert_eq!(out[5], want(5), "launch {launch}: fill");
+        let (out, _, _) = run("", "unwritten", 8, UNWRITTEN, 64);
+        for l in 0..32usize {
+            assert_eq!(
+                out[2 * l + 1],
+                5,
+                "launch {launch}, lane {l}: unwritten %r19 + 5"
+            );
+        }
     }
 }
