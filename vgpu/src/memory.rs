@@ -117,22 +117,37 @@ impl Heap {
     /// The allocation containing `[addr, addr+len)`, or the error naming the nearest one.
     #[inline]
     fn find(&self, addr: u64, len: u32) -> Result<usize, MemError> {
-        let last = self.last.get();
-        if let Some(a) = self.allocs.get(last) {
-            if addr >= a.base && addr - a.base + len as u64 <= a.data.len() as u64 {
-                return Ok(last);
+        let mut hint = self.last.get();
+        match self.index_hinted(addr, len, &mut hint) {
+            Some(i) => {
+                self.last.set(i);
+                Ok(i)
             }
+            None => Err(self.fault(FaultKind::OutOfBounds, addr, len)),
         }
-        let i = self.allocs.partition_point(|a| a.base <= addr);
-        if i > 0 {
-            let a = &self.allocs[i - 1];
-            let off = addr - a.base;
-            if off + len as u64 <= a.data.len() as u64 {
-                self.last.set(i - 1);
-                return Ok(i - 1);
-            }
+    }
+
+    /// Index of the allocation holding `[addr, addr+len)`: `*hint` if it does, else
+    /// found by binary search (and stored in `*hint`). Any hint gives the same answer:
+    /// allocations do not overlap.
+    #[inline(always)]
+    fn index_hinted(&self, addr: u64, len: u32, hint: &mut usize) -> Option<usize> {
+        let holds = |a: &Allocation| {
+            addr >= a.base && (addr - a.base).checked_add(len as u64) <= Some(a.data.len() as u64)
+        };
+        if self.allocs.get(*hint).is_some_and(holds) {
+            return Some(*hint);
         }
-        Err(self.fault(FaultKind::OutOfBounds, addr, len))
+        let i = self
+            .allocs
+            .partition_point(|x| x.base <= addr)
+            .checked_sub(1)?;
+        if holds(&self.allocs[i]) {
+            *hint = i;
+            Some(i)
+        } else {
+            None
+        }
     }
 
     pub fn fault(&self, kind: FaultKind, addr: u64, len: u32) -> MemError {
@@ -355,20 +370,7 @@ impl Memory {
     /// found by binary search (and stored in `*hint`).
     #[inline(always)]
     fn global_index(&self, a: u64, size: u32, hint: &mut usize) -> Option<usize> {
-        let allocs = &self.global.allocs;
-        if let Some(al) = allocs.get(*hint) {
-            if a >= al.base && (a - al.base).checked_add(size as u64)? <= al.data.len() as u64 {
-                return Some(*hint);
-            }
-        }
-        let i = allocs.partition_point(|x| x.base <= a).checked_sub(1)?;
-        let al = &allocs[i];
-        if (a - al.base).checked_add(size as u64)? <= al.data.len() as u64 {
-            *hint = i;
-            Some(i)
-        } else {
-            None
-        }
+        self.global.index_hinted(a, size, hint)
     }
 
     #[inline(always)]
