@@ -516,9 +516,16 @@ fn sigkill_at_random_moments_then_resume_equals_an_uninterrupted_run() {
                 let _ = child.wait();
                 kills += 1;
                 if part.exists() {
-                    // What a SIGKILL leaves: a valid partial report.
+                    // What a SIGKILL leaves: a valid partial report, or, when the kill
+                    // lands between the final report's write and the exit, the complete
+                    // one (which the next `--resume` finds nothing left to run in).
                     let r = read_json(&part);
-                    assert_eq!(r["interrupted"], true);
+                    assert!(
+                        r["interrupted"] == true || r["executions_done"] == 6000,
+                        "a killed run left interrupted {} with {} executions done",
+                        r["interrupted"],
+                        r["executions_done"]
+                    );
                 }
                 continue;
             }
