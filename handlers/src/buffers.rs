@@ -432,6 +432,9 @@ pub struct StoreBuffers {
     /// Loads that did more than read ([`Hooks::load_effects`]): forwarded, overlay and
     /// draining loads, and traced ones.
     load_effects: u64,
+    /// Changes another thread's load could see ([`Hooks::shared_effects`]): every drain
+    /// that moved an entry, every direct write to memory.
+    shared_effects: u64,
     /// Threads whose buffers are not empty, and each thread's index in it.
     holders: Vec<u32>,
     holder_pos: Vec<u32>,
@@ -469,6 +472,7 @@ impl StoreBuffers {
             track,
             liveness_drains: 0,
             load_effects: 0,
+            shared_effects: 0,
             holders: Vec::new(),
             holder_pos: Vec::new(),
             seq: 0,
@@ -1126,6 +1130,9 @@ impl StoreBuffers {
                 i += 1;
             }
         }
+        if !drained.is_empty() {
+            self.shared_effects += 1;
+        }
         for e in drained.drain(..) {
             Self::write_mem(mem, &e);
             self.pend(e.k, -1);
@@ -1179,6 +1186,7 @@ impl StoreBuffers {
         if !tb.q[s].iter().any(|e| e.overlaps(k, size)) {
             return;
         }
+        self.shared_effects += 1;
         let mut out = std::mem::take(&mut self.scratch);
         let mut i = 0;
         while i < tb.q[s].len() {
@@ -1245,6 +1253,7 @@ impl StoreBuffers {
         if tb.q[0].is_empty() && tb.q[1].is_empty() {
             return;
         }
+        self.shared_effects += 1;
         let counts = [tb.q[0].len() as u32, tb.q[1].len() as u32];
         // Merge both spaces in store order (each queue is in store order already).
         let mut all = std::mem::take(&mut self.scratch);
@@ -1270,6 +1279,7 @@ impl StoreBuffers {
         if ov.is_empty() {
             return;
         }
+        self.shared_effects += 1;
         let mut entries = std::mem::take(&mut self.scratch);
         entries.extend(ov.drain(..));
         for e in entries.drain(..) {
@@ -1465,6 +1475,7 @@ impl Hooks for StoreBuffers {
 
     fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
         if !self.buffering() {
+            self.shared_effects += 1;
             return mem.write(a.loc, data);
         }
         // Check the address now, so a bad store faults at its own instruction.
@@ -1495,6 +1506,7 @@ impl Hooks for StoreBuffers {
             );
         }
         let Some(tb) = self.threads.get_mut(t.global as usize) else {
+            self.shared_effects += 1;
             return mem.write(a.loc, data);
         };
         let n = tb.stores;
@@ -1518,6 +1530,7 @@ impl Hooks for StoreBuffers {
         let value = u64::from_le_bytes(v);
         if eligible && select::selected(self.cfg.seed, self.launch, t.global, n, self.threshold) {
             if self.threads[t.global as usize].q[s].len() as u32 >= self.cfg.capacity {
+                self.shared_effects += 1;
                 let mut entries = std::mem::take(&mut self.scratch);
                 entries.extend(self.threads[t.global as usize].q[s].drain(..));
                 let cnt = entries.len() as u32;
@@ -1552,6 +1565,7 @@ impl Hooks for StoreBuffers {
             self.note_buffered(&e);
             Ok(())
         } else {
+            self.shared_effects += 1;
             self.drain_overlay_addr(
                 mem,
                 t.cta,
@@ -1643,6 +1657,23 @@ impl Hooks for StoreBuffers {
         match self.cfg.policy {
             DrainPolicy::Native => Some(self.load_effects),
             DrainPolicy::Device { .. } => None,
+        }
+    }
+
+    fn shared_effects(&self) -> Option<u64> {
+        // What another thread's load reads: its own queue, its CTA's overlay
+        // (`scoped`), memory. Those change only by drains (`drain_thread`,
+        // `drain_overlay`, `drain_addr`, `drain_overlay_addr`, a full queue's flush,
+        // the liveness drains of `stalled` and of atomics) and by the writes that go to
+        // memory directly; each counts in `shared_effects` when it moved anything. A store
+        // that waits in its thread's buffer changes that thread's queue, the `pending`
+        // filter and statistics: no other thread's load result. A fence with nothing to
+        // drain changes nothing at all.
+        // (A launch that does not buffer is transparent: the interpreter writes memory
+        // itself.)
+        match self.cfg.policy {
+            DrainPolicy::Native if self.buffering() => Some(self.shared_effects),
+            _ => None,
         }
     }
 

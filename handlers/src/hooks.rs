@@ -254,6 +254,15 @@ impl Hooks for ModelHooks {
     }
 
     #[inline]
+    fn shared_effects(&self) -> Option<u64> {
+        match self {
+            ModelHooks::Sc(h) => h.shared_effects(),
+            ModelHooks::Buffers(h) => h.shared_effects(),
+            ModelHooks::Weak(_) => None,
+        }
+    }
+
+    #[inline]
     fn transparent(&self) -> bool {
         match self {
             ModelHooks::Sc(h) => h.transparent(),

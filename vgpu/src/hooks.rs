@@ -326,9 +326,30 @@ pub trait Hooks {
     /// both as they were: a warp that repeats such a step is parked, and its further
     /// repeats are applied without calling `load` again. Stores, atomics, fences,
     /// barriers, exits and [`Hooks::stalled`] need not be counted: each of them ends
-    /// every parking anyway. Asked after every scheduling step: it should be a field read.
+    /// every parking anyway (see [`Hooks::shared_effects`] for hooks that can say more).
+    /// Asked after every scheduling step: it should be a field read.
     #[inline]
     fn load_effects(&self) -> Option<u64> {
+        None
+    }
+
+    /// Spin parking, finer: how many times so far the hooks changed anything that a
+    /// load by *another* thread could see — memory, or a buffer or overlay that other
+    /// threads' loads read — in any call (`store`, `fence`, `load`, `atomic`, barriers,
+    /// exits, `stalled`), or `None` (the default). With a count:
+    /// - a fence is no event: one that changed nothing (a thread with nothing to drain)
+    ///   can be inside a parked cycle (the `__threadfence_block()` of CUB's look-back);
+    /// - a store ends the parking of no other warp unless it moved this count (a store
+    ///   that waits in its thread's buffer); the storing warp's own step is never parked;
+    /// - a load whose [`Hooks::load_effects`] moved keeps only its own warp's step from
+    ///   parking (a load forwarded from the thread's own buffer changes statistics, not
+    ///   what others read);
+    /// - a move of this count after a step ends every parking.
+    ///
+    /// Asked after every scheduling step, as `load_effects`; only used when that is
+    /// `Some` too.
+    #[inline]
+    fn shared_effects(&self) -> Option<u64> {
         None
     }
 
@@ -371,6 +392,11 @@ impl Hooks for NoHooks {
     fn load_effects(&self) -> Option<u64> {
         // Plain memory: a load only reads.
         Some(0)
+    }
+    #[inline]
+    fn shared_effects(&self) -> Option<u64> {
+        // Every store writes memory: none is counted here, so stores stay events.
+        None
     }
 }
 

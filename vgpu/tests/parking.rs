@@ -103,6 +103,172 @@ DONE:
 }
 "#;
 
+/// CUB's look-back poll in miniature: thread 0 of CTA 0 computes for `n` iterations and
+/// publishes as in `SPIN`. In every other CTA the whole first warp polls — each lane
+/// loads the flag, `vote.any` asks whether some lane still sees 0 and, in `poll_fenced`,
+/// a `membar.cta` (`__threadfence_block()`) precedes the next load — while the CTA's
+/// second warp waits at `bar.sync`; then lane 0 passes the result on through shared
+/// memory and thread 33 writes it to `buf[16 + ctaid]`. One poll is two scheduling steps
+/// (the load; the vote), three with the fence: a cycle of several steps. `poll_storing`
+/// stores the same value in every poll instead of fencing: its state repeats too, but a
+/// step that stores is never parked (the store changes its thread's buffer).
+const POLL: &str = r#"
+.visible .entry poll(.param .u64 buf, .param .u32 n)
+{
+    .shared .align 4 .u32 sh;
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [buf];
+    ld.param.u32 %r9, [n];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    setp.ne.u32 %p1, %r3, 0;
+    @%p1 bra READER;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra DONE;
+    mov.u32 %r4, 1;
+    mov.u32 %r5, 0;
+WORK:
+    mad.lo.u32 %r4, %r4, 1664525, 1013904223;
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p2, %r5, %r9;
+    @%p2 bra WORK;
+    st.global.u32 [%rd2+8], %r4;
+    st.volatile.global.u32 [%rd2], 1;
+    bra.uni DONE;
+READER:
+    setp.ge.u32 %p1, %r2, 32;
+    @%p1 bra WAIT;
+    mov.u32 %r10, 0;
+SPIN:
+    ld.volatile.global.u32 %r6, [%rd2];
+    add.u32 %r10, %r6, 5;
+    setp.eq.u32 %p2, %r6, 0;
+    vote.sync.any.pred %p3, %p2, 0xffffffff;
+    @%p3 bra SPIN;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra WAIT;
+    ld.global.u32 %r7, [%rd2+8];
+    st.shared.u32 [sh], %r7;
+WAIT:
+    bar.sync 0;
+    setp.ne.u32 %p1, %r2, 33;
+    @%p1 bra DONE;
+    ld.shared.u32 %r7, [sh];
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4+64], %r7;
+DONE:
+    ret;
+}
+
+.visible .entry poll_fenced(.param .u64 buf, .param .u32 n)
+{
+    .shared .align 4 .u32 sh;
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [buf];
+    ld.param.u32 %r9, [n];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    setp.ne.u32 %p1, %r3, 0;
+    @%p1 bra READER;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra DONE;
+    mov.u32 %r4, 1;
+    mov.u32 %r5, 0;
+WORK:
+    mad.lo.u32 %r4, %r4, 1664525, 1013904223;
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p2, %r5, %r9;
+    @%p2 bra WORK;
+    st.global.u32 [%rd2+8], %r4;
+    st.volatile.global.u32 [%rd2], 1;
+    bra.uni DONE;
+READER:
+    setp.ge.u32 %p1, %r2, 32;
+    @%p1 bra WAIT;
+    mov.u32 %r10, 0;
+SPIN:
+    ld.volatile.global.u32 %r6, [%rd2];
+    add.u32 %r10, %r6, 5;
+    setp.eq.u32 %p2, %r6, 0;
+    vote.sync.any.pred %p3, %p2, 0xffffffff;
+    membar.cta;
+    @%p3 bra SPIN;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra WAIT;
+    ld.global.u32 %r7, [%rd2+8];
+    st.shared.u32 [sh], %r7;
+WAIT:
+    bar.sync 0;
+    setp.ne.u32 %p1, %r2, 33;
+    @%p1 bra DONE;
+    ld.shared.u32 %r7, [sh];
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4+64], %r7;
+DONE:
+    ret;
+}
+
+.visible .entry poll_storing(.param .u64 buf, .param .u32 n)
+{
+    .shared .align 4 .u32 sh;
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [buf];
+    ld.param.u32 %r9, [n];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    setp.ne.u32 %p1, %r3, 0;
+    @%p1 bra READER;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra DONE;
+    mov.u32 %r4, 1;
+    mov.u32 %r5, 0;
+WORK:
+    mad.lo.u32 %r4, %r4, 1664525, 1013904223;
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p2, %r5, %r9;
+    @%p2 bra WORK;
+    st.global.u32 [%rd2+8], %r4;
+    st.volatile.global.u32 [%rd2], 1;
+    bra.uni DONE;
+READER:
+    setp.ge.u32 %p1, %r2, 32;
+    @%p1 bra WAIT;
+    mov.u32 %r10, 0;
+SPIN:
+    ld.volatile.global.u32 %r6, [%rd2];
+    add.u32 %r10, %r6, 5;
+    setp.eq.u32 %p2, %r6, 0;
+    vote.sync.any.pred %p3, %p2, 0xffffffff;
+    st.global.u32 [%rd2+128], %r10;
+    @%p3 bra SPIN;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra WAIT;
+    ld.global.u32 %r7, [%rd2+8];
+    st.shared.u32 [sh], %r7;
+WAIT:
+    bar.sync 0;
+    setp.ne.u32 %p1, %r2, 33;
+    @%p1 bra DONE;
+    ld.shared.u32 %r7, [sh];
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4+64], %r7;
+DONE:
+    ret;
+}
+"#;
+
 /// `forever`: thread 0 of every CTA spins on a flag nobody sets. `clock_timeout`: the
 /// same spin gives up when `%clock` passes a limit; its registers repeat every iteration
 /// (the clock value is overwritten after the comparison), so only the rule that a step
@@ -160,6 +326,10 @@ DONE:
 struct Held {
     pending: VecDeque<(Location, Vec<u8>)>,
     park: bool,
+    /// Whether it counts the drains, the only changes another thread's load can see
+    /// (`Hooks::shared_effects`), and how many there were.
+    shared: bool,
+    drains: u64,
 }
 
 impl Held {
@@ -167,6 +337,16 @@ impl Held {
         Held {
             pending: VecDeque::new(),
             park,
+            shared: false,
+            drains: 0,
+        }
+    }
+
+    /// Counting what others can see: its stores and fences are then no events.
+    fn counting(park: bool) -> Held {
+        Held {
+            shared: true,
+            ..Held::new(park)
         }
     }
 }
@@ -180,7 +360,10 @@ impl Hooks for Held {
     }
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         match self.pending.pop_front() {
-            Some((loc, d)) => mem.write(loc, &d).is_ok(),
+            Some((loc, d)) => {
+                self.drains += 1;
+                mem.write(loc, &d).is_ok()
+            }
             None => false,
         }
     }
@@ -189,6 +372,9 @@ impl Hooks for Held {
     }
     fn load_effects(&self) -> Option<u64> {
         self.park.then_some(0)
+    }
+    fn shared_effects(&self) -> Option<u64> {
+        self.shared.then_some(self.drains)
     }
 }
 
@@ -405,6 +591,65 @@ fn hangs_keep_their_verdicts() {
         assert_eq!(d.cause, HangCause::Livelock, "{d}");
         assert!(r.stats.parked_steps * 2 > r.stats.steps, "{:?}", r.stats);
     }
+}
+
+/// The whole warp polls (CUB's look-back): a cycle of two steps (load; vote) under plain
+/// memory, of three (load; vote; `membar.cta`) under buffered stores whose hooks count
+/// what other threads can see (a fence with nothing to drain is then no event). The warp
+/// is parked on the cycle, each applied step writing back what the step changes (the
+/// pcs, the registers), woken by the writer's stores or the liveness drains, checked
+/// again step by step and parked again — and every run is the one without parking.
+#[test]
+fn a_warp_polling_in_a_cycle_of_several_steps_is_parked() {
+    let mut fenced_parked = 0;
+    for seed in 0..24 {
+        let (r, mem) = same_with_and_without(POLL, "poll", 4, Some(20_000), 1 << 25, seed, |p| {
+            Allow(NoHooks, p)
+        });
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        for c in 1..4 {
+            assert_eq!(u32_at(&mem, 16 + c), lcg(20_000), "seed {seed}: reader {c}");
+        }
+        assert!(
+            r.stats.parked_steps * 2 > r.stats.steps,
+            "seed {seed}: {:?}",
+            r.stats
+        );
+        for kernel in ["poll", "poll_fenced"] {
+            let (r, mem) =
+                same_with_and_without(POLL, kernel, 4, Some(3), 1 << 25, seed, Held::counting);
+            assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+            assert_eq!(u32_at(&mem, 0), 1);
+            assert!(
+                r.stats.parked_steps > 0,
+                "seed {seed} {kernel}: {:?}",
+                r.stats
+            );
+            if kernel == "poll_fenced" {
+                fenced_parked += r.stats.parked_steps;
+            }
+        }
+        // A poll that stores is never parked, whatever its state does (its stores queue
+        // up behind the flag faster than the liveness rule drains them: it runs out of
+        // fuel, at the same point with and without parking).
+        if seed < 6 {
+            let (r, _) = same_with_and_without(
+                POLL,
+                "poll_storing",
+                4,
+                Some(3),
+                1 << 18,
+                seed,
+                Held::counting,
+            );
+            assert_eq!(r.stats.parked_steps, 0, "seed {seed}");
+        }
+        // Without the count a fence is an event: the fenced poll is never parked.
+        let (r, _) =
+            same_with_and_without(POLL, "poll_fenced", 4, Some(3), 1 << 25, seed, Held::new);
+        assert_eq!(r.stats.parked_steps, 0, "seed {seed}");
+    }
+    assert!(fenced_parked > 0);
 }
 
 /// A loop that reads the clock is never parked (its registers repeat, but its next clock

@@ -56,8 +56,9 @@
 //!
 //! **Parked.** After a step of warp `w` that (a) ran one group holding every ready lane
 //! (no diverged group was picked, so the scheduler made no choice inside the warp),
-//! (b) ended at the pc it started at, (c) executed no event instruction (below), read no
-//! clock, and saw no event by anyone, and (d) left the hooks' load-effect count
+//! (b) ended at the pc it started at (a cycle of one step; several: below), (c) executed
+//! no event instruction (below), read no clock, and saw no event by anyone, and (d) left
+//! the hooks' load-effect count
 //! ([`Hooks::load_effects`](crate::hooks::Hooks::load_effects)) where it was, the warp's
 //! whole state is recorded (pcs, statuses, call frames, local memory, registers of every
 //! lane that has not exited, as words). If the state before the step was the same, word for
@@ -96,10 +97,42 @@
 //! (A lane waiting at a warp collective is recorded in full: the warp's own steps are what
 //! complete a collective.)
 //!
+//! **Cycles of several steps.** CUB's look-back poll is three steps (the load, the
+//! `vote.any`, the `__threadfence_block()` before the next load: each ends a step). A
+//! probe starts after a qualifying step that ends at the pc where one of the last
+//! [`MAX_CYCLE`] qualifying steps began, records the state after each of the next `n`
+//! steps (`n` that cycle's length), and parks the warp when the last state equals the
+//! first, all in one epoch: each step ran from the state the one before left (nothing
+//! but a barrier release, an event, changes a warp's state besides its own steps) under
+//! unchanged memory, so from there the same `n` steps repeat, with the same
+//! intermediate states and counts, until an event. Applying a step adds its counts and
+//! writes back the words in which its end state differs from its start state — pcs,
+//! statuses (between ready and waiting at a collective), the ready mask, registers; a
+//! cycle that differs anywhere else is not parked — so at every step the warp's state is
+//! exactly the one interpreting leaves: what a woken warp resumes from, what the
+//! livelock detector hashes, what a dump prints. A warp woken from such a cycle resumes
+//! in its phase and is checked against the recorded cycle step by step, comparing its
+//! state in place with the recorded one: when a whole turn from the wake matches, in
+//! one epoch, it is parked on the cycle again (the same argument; the cost of a wake
+//! is one turn of interpreted steps and comparisons, not a new probe).
+//!
+//! **Hooks that count what others can see**
+//! ([`Hooks::shared_effects`](crate::hooks::Hooks::shared_effects); the write-buffer
+//! models under the native drain policy). Then a fence is no event: a fence that drains
+//! moves that count, and one with nothing to drain changes nothing, so the look-back's
+//! fence can be inside a parked cycle. A store, a CTA barrier and a warp barrier only
+//! keep their own step from parking: a store that waits in its thread's buffer changes
+//! nothing another warp's loads read (one that reaches memory or an overlay moves the
+//! count), a warp barrier completes inside its warp, and a CTA barrier's release wakes
+//! that CTA's warps only ([`Parking::wake`]) — the warps whose lanes it releases. A load
+//! whose effects moved keeps its own warp from parking (a forwarded load's statistics)
+//! without waking the others. Atomics, exits and `stalled` stay events for everyone.
+//! Before this, every buffered store of every warp woke every parked warp.
+//!
 //! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a step
 //! that reads `%clock`/`%globaltimer` (its next value differs although the registers
-//! repeat), loops of more than one step (e.g. two loads per iteration) — they keep
-//! running as before — and hooks whose loads cannot be shown effect-free:
+//! repeat), loops of more than [`MAX_CYCLE`] steps — they keep running as before — and
+//! hooks whose loads cannot be shown effect-free:
 //! `weak` (every load counts itself in the statistics and a load that may read stale
 //! draws its seeded choice from the thread's load counter, so skipping a load would
 //! change later choices), the device drain policy (its liveness tick drains inside
@@ -273,6 +306,11 @@ const MIN_APPLIED: u32 = 8;
 /// (a grid-stride loop over two elements per thread) is not worth one hash of a warp's
 /// whole register file, a spinner makes thousands.
 const MIN_STREAK: u32 = 2;
+/// Longest cycle of steps a warp is parked on (CUB's look-back poll is three: the load,
+/// the `vote.any`, the `__threadfence_block()` before the next load).
+pub(super) const MAX_CYCLE: usize = 4;
+/// Turns of a cycle of several steps before it is first probed.
+const MIN_TURNS: u32 = 8;
 
 impl ParkWarp {
     /// A probe that did not pay: the next one waits twice as long (up to `MAX_GAP`
@@ -285,6 +323,61 @@ impl ParkWarp {
 /// No epoch (a warp not parked).
 const NONE: u64 = u64::MAX;
 
+/// What a word of `Machine::park_state` stands for, as far as a parked cycle of several
+/// steps may change it (see [`Parking::probe`]): the words that differ between the
+/// states of one cycle must all be of the restorable kinds, which a parked step writes
+/// back into the warp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Word {
+    /// Anything else (exited mask, register and local bases, call frames, copy state,
+    /// local memory): a cycle whose states differ here is not parked.
+    Fixed,
+    /// The warp's ready mask (low half; the exited mask, high half, must not change).
+    Ready,
+    /// A lane's pc (low half; its function, high half, must not change).
+    Pc(u32),
+    /// A lane's status (only between ready and waiting at a warp collective).
+    Status(u32),
+    /// A register word: its index in the warp's register file.
+    Reg(u32),
+}
+
+/// A state a probe recorded: the words, the epoch it was taken in (and whether the warp
+/// was settled then), and the counts of the step that ended in it.
+struct Rec {
+    words: Vec<u64>,
+    epoch: u64,
+    settled: bool,
+    lanes: u64,
+    insts: u64,
+}
+
+/// What a qualifying step's state is for ([`Parking::wants_probe`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum ProbeAt {
+    /// Nothing.
+    No,
+    /// Record it ([`Parking::probe`]).
+    Record,
+    /// Nothing yet: a screened cycle's turn goes on.
+    Count,
+    /// Compare it with the screened cycle's first state ([`Parking::screened`]).
+    Screen,
+}
+
+/// A word a parked step writes back into its warp, and its value.
+pub(super) type Write = (Word, u64);
+
+/// One step of a parked cycle of several steps: the state it starts from, its counts,
+/// and what it changes in the warp.
+#[derive(Default)]
+pub(super) struct CycleStep {
+    pub(super) state: Vec<u64>,
+    pub(super) lanes: u64,
+    pub(super) insts: u64,
+    pub(super) writes: Vec<(Word, u64)>,
+}
+
 /// Spin parking (see the module docs): the probes and the parked warps.
 pub(super) struct Parking {
     /// Whether the hooks allow parking in this launch.
@@ -293,69 +386,100 @@ pub(super) struct Parking {
     epoch: u64,
     /// The hooks' load-effect count after the last step.
     effects: u64,
+    /// Whether the hooks count the changes other threads can see
+    /// ([`Hooks::shared_effects`](crate::hooks::Hooks::shared_effects)), and that count
+    /// after the last step.
+    pub(super) fine: bool,
+    shared: u64,
     warps: Vec<ParkWarp>,
-    /// Per warp: its state as `Machine::park_state` writes it, taken after its previous
-    /// qualifying step (valid while `ParkWarp::known`). Compared word for word: exact,
-    /// and several times cheaper than the two 64-bit hashes it replaced (a multiply
-    /// chain over a warp's whole register file, about a third of `Machine::run` on a
-    /// spinning ring-buffer campaign, at every wake-up of every parked consumer). Memory:
-    /// a warp that has been probed keeps one copy of its running lanes' registers and
-    /// local memory until the launch ends — at most its register file again, for the
-    /// warps that spin.
-    states: Vec<Vec<u64>>,
+    /// Per warp: the states as `Machine::park_state` writes them, taken after its last
+    /// qualifying steps in a row (at most `MAX_CYCLE + 1`, oldest first, while a probe
+    /// runs). Compared word for word: exact, and several times cheaper than the two
+    /// 64-bit hashes it replaced (a multiply chain over a warp's whole register file,
+    /// about a third of `Machine::run` on a spinning ring-buffer campaign, at every
+    /// wake-up of every parked consumer).
+    hist: Vec<Vec<Rec>>,
+    /// Per warp: the steps of the cycle it is parked on (a cycle of several steps only;
+    /// a one-step cycle's counts are in its `ParkWarp`).
+    cycles: Vec<Vec<CycleStep>>,
+    /// Buffers of dropped states, for the next probes.
+    spare: Vec<Vec<u64>>,
 }
 
 #[derive(Clone, Copy)]
 struct ParkWarp {
-    /// Whether [`Parking::states`] holds the warp's state after its previous step: that
-    /// step qualified and no other warp can have changed the state since. A state taken
-    /// while a lane of the warp waited at a CTA barrier holds only in the epoch it was
-    /// taken in (`epoch`; `NONE`: in every epoch), since the barrier's release, an event,
-    /// is the only way another warp changes this warp's state.
-    known: bool,
-    epoch: u64,
     /// The epoch the warp is parked for (`NONE`: not parked) and its step's counts.
     parked: u64,
     lanes: u64,
     insts: u64,
+    /// The parked cycle's length (1: the one step in `lanes`, `insts`; more: the steps
+    /// in [`Parking::cycles`]) and the step the warp takes next.
+    cycle: u8,
+    phase: u8,
     /// Steps applied since the warp was last parked.
     applied: u32,
     /// Qualifying steps to let pass before the next probe, and the current gap.
     skip: u32,
     gap: u32,
+    /// Cycles of several steps closed to let pass before the next probe of one: after
+    /// a failed one, `MAX_GAP` (kept apart from `skip`, so that a loop of several steps
+    /// that works, failing its probes, does not delay the probes of a spin of one step).
+    multi_skip: u32,
+    /// A probe of a cycle of several steps that is screening (see
+    /// [`Parking::wants_probe`]), and the steps counted since its first state.
+    screening: bool,
+    screened: u8,
     /// Qualifying steps in a row (reset by one that does not qualify).
     streak: u32,
+    /// The first pcs of the last qualifying steps in a row (newest at `pcs[0]`), and the
+    /// cycle length the running probe looks for (0: no probe runs).
+    pcs: [u32; MAX_CYCLE],
+    period: u8,
+    /// Woken by a barrier's release ([`Parking::wake`]) since its last interpreted step.
+    kicked: bool,
+    /// A cycle of several steps the warp was parked on and has been woken from by an
+    /// event: its steps are being checked again under the new memory (see
+    /// [`Parking::verify`]), in epoch `verify_epoch`, `verified` of them so far.
+    verifying: bool,
+    verified: u8,
+    verify_epoch: u64,
 }
 
 impl Parking {
-    pub(super) fn new(warps: usize, effects: Option<u64>) -> Parking {
+    pub(super) fn new(warps: usize, effects: Option<u64>, shared: Option<u64>) -> Parking {
+        let n = if effects.is_some() { warps } else { 0 };
         Parking {
             on: effects.is_some(),
             epoch: 0,
             effects: effects.unwrap_or(0),
-            warps: if effects.is_some() {
-                vec![
-                    ParkWarp {
-                        known: false,
-                        epoch: NONE,
-                        parked: NONE,
-                        lanes: 0,
-                        insts: 0,
-                        applied: 0,
-                        skip: 0,
-                        gap: 0,
-                        streak: 0,
-                    };
-                    warps
-                ]
-            } else {
-                Vec::new()
-            },
-            states: if effects.is_some() {
-                vec![Vec::new(); warps]
-            } else {
-                Vec::new()
-            },
+            fine: effects.is_some() && shared.is_some(),
+            shared: shared.unwrap_or(0),
+            warps: vec![
+                ParkWarp {
+                    parked: NONE,
+                    lanes: 0,
+                    insts: 0,
+                    cycle: 1,
+                    phase: 0,
+                    applied: 0,
+                    skip: 0,
+                    gap: 0,
+                    multi_skip: 0,
+                    screening: false,
+                    screened: 0,
+                    streak: 0,
+                    pcs: [u32::MAX; MAX_CYCLE],
+                    period: 0,
+                    kicked: false,
+                    verifying: false,
+                    verified: 0,
+                    verify_epoch: NONE,
+                };
+                n
+            ],
+            hist: (0..n).map(|_| Vec::new()).collect(),
+            cycles: (0..n).map(|_| Vec::new()).collect(),
+            spare: Vec::new(),
         }
     }
 
@@ -370,27 +494,55 @@ impl Parking {
         self.epoch
     }
 
-    /// After a step: an event if the hooks' load-effect count moved.
+    /// After a step: an event if the hooks' load-effect count moved — or, with hooks
+    /// that count the changes others can see (`shared`, [`Hooks::shared_effects`]), if
+    /// that count moved. Returns whether the step's own warp must not park on it (its
+    /// loads did more than read; an event does that by itself).
+    ///
+    /// [`Hooks::shared_effects`]: crate::hooks::Hooks::shared_effects
     #[inline]
-    pub(super) fn effects(&mut self, count: Option<u64>) {
+    pub(super) fn effects(&mut self, count: Option<u64>, shared: Option<u64>) -> bool {
         let c = count.unwrap_or(self.effects.wrapping_add(1));
-        if c != self.effects {
-            self.effects = c;
-            self.event();
+        let moved = c != self.effects;
+        self.effects = c;
+        match shared {
+            Some(s) if self.fine => {
+                if s != self.shared {
+                    self.shared = s;
+                    self.event();
+                }
+                moved
+            }
+            _ => {
+                if moved {
+                    self.event();
+                }
+                false
+            }
         }
     }
 
     /// The (lane, warp) instruction counts of warp `w`'s step while it is parked (and
-    /// one more applied step counted).
+    /// one more applied step counted), and what the step writes into the warp (a step
+    /// of a cycle of several; empty otherwise).
     #[inline]
-    pub(super) fn parked(&mut self, w: u32) -> Option<(u64, u64)> {
+    pub(super) fn parked(&mut self, w: u32) -> Option<(u64, u64, &[Write])> {
         let epoch = self.epoch;
         let p = self.warps.get_mut(w as usize)?;
-        if p.parked != epoch {
+        if p.parked != epoch || p.kicked {
             return None;
         }
         p.applied = p.applied.saturating_add(1);
-        Some((p.lanes, p.insts))
+        if p.cycle == 1 {
+            return Some((p.lanes, p.insts, &[]));
+        }
+        let step = &self.cycles[w as usize][p.phase as usize];
+        p.phase = if p.phase + 1 == p.cycle {
+            0
+        } else {
+            p.phase + 1
+        };
+        Some((step.lanes, step.insts, &step.writes))
     }
 
     /// Before warp `w`'s interpreted step: if it was parked and has been woken, a parking
@@ -399,9 +551,27 @@ impl Parking {
     #[inline]
     pub(super) fn woken(&mut self, w: u32) {
         let p = &mut self.warps[w as usize];
+        let kicked = std::mem::replace(&mut p.kicked, false);
         if p.parked != NONE {
             p.parked = NONE;
-            if p.applied < MIN_APPLIED {
+            let multi = p.cycle > 1;
+            // A cycle of several steps is checked again from the phase the warp woke in
+            // (its state is that phase's, exactly), unless a barrier's release changed
+            // the state.
+            if p.cycle > 1 && !kicked {
+                p.verifying = true;
+                p.verified = 0;
+                p.verify_epoch = self.epoch;
+            } else {
+                self.drop_cycle(w);
+            }
+            let p = &mut self.warps[w as usize];
+            // The pcs of the steps before the parking say nothing about the phase the
+            // warp wakes in: the next probe waits for a cycle of pcs again.
+            p.pcs = [u32::MAX; MAX_CYCLE];
+            if multi {
+                // (`verify` parks it again, or drops the cycle.)
+            } else if p.applied < MIN_APPLIED {
                 p.back_off();
             } else {
                 p.gap = 0;
@@ -410,71 +580,340 @@ impl Parking {
         }
     }
 
-    /// Warp `w`'s step did not qualify: its next probe starts over (a hash taken for it
-    /// was wasted, which makes the probes wait longer).
+    /// A barrier's release changed warp `w`'s state (the lanes that waited): it is
+    /// parked no more, and the states its probe recorded say nothing about the state
+    /// now (without it being an event for every warp: [`Parking::fine`]).
+    pub(super) fn wake(&mut self, w: u32) {
+        let Some(p) = self.warps.get_mut(w as usize) else {
+            return;
+        };
+        p.kicked = true;
+        if p.verifying {
+            self.drop_cycle(w);
+        }
+        if self.warps[w as usize].period != 0 {
+            self.clear(w);
+        }
+    }
+
+    /// Whether warp `w` is checking the cycle it was parked on again: then the state
+    /// its next step must end in, and the counts it must take (see [`Parking::verify`]).
+    #[inline]
+    pub(super) fn verifying(&self, w: u32) -> Option<(&[u64], u64, u64)> {
+        let p = self.warps.get(w as usize)?;
+        if !p.verifying {
+            return None;
+        }
+        let steps = &self.cycles[w as usize];
+        let step = steps.get(p.phase as usize)?;
+        let next = steps.get((p.phase as usize + 1) % steps.len())?;
+        Some((&next.state, step.lanes, step.insts))
+    }
+
+    /// The result of warp `w`'s qualifying step while it checks its cycle again:
+    /// `same` when the step took the counts the cycle's step took and ended in the
+    /// state it ended in. When every step of the cycle has done so in one epoch, from
+    /// the state the warp woke in, the warp is parked on it again: as for a new cycle
+    /// (see [`Parking::probe`]), the steps ran from the states the previous ones left
+    /// under the same memory and returned to the first, with the same intermediate
+    /// states and counts, so the recorded writes are still the steps' writes. Anything
+    /// else drops the cycle.
+    pub(super) fn verify(&mut self, w: u32, same: bool) {
+        let epoch = self.epoch;
+        let p = &mut self.warps[w as usize];
+        if !same || p.verify_epoch != epoch {
+            self.drop_cycle(w);
+            return;
+        }
+        p.phase = if p.phase + 1 == p.cycle {
+            0
+        } else {
+            p.phase + 1
+        };
+        p.verified += 1;
+        if p.verified == p.cycle {
+            p.verifying = false;
+            p.parked = epoch;
+            p.applied = 0;
+        }
+    }
+
+    /// Forgets the cycle warp `w` was parked on (its buffers kept for later probes).
+    fn drop_cycle(&mut self, w: u32) {
+        let p = &mut self.warps[w as usize];
+        p.verifying = false;
+        p.cycle = 1;
+        let steps = &mut self.cycles[w as usize];
+        self.spare.extend(steps.drain(..).map(|s| s.state));
+    }
+
+    /// Drops warp `w`'s recorded states (their buffers kept for later probes).
+    fn clear(&mut self, w: u32) {
+        let hist = &mut self.hist[w as usize];
+        self.spare.extend(hist.drain(..).map(|r| r.words));
+        let p = &mut self.warps[w as usize];
+        p.period = 0;
+        p.screening = false;
+        p.screened = 0;
+    }
+
+    /// Warp `w`'s step did not qualify: its next probe starts over (a probe running for
+    /// it was wasted, which makes the probes wait longer).
     #[inline]
     pub(super) fn forget(&mut self, w: u32) {
         let p = &mut self.warps[w as usize];
         p.streak = 0;
-        if p.known {
-            p.known = false;
+        p.pcs = [u32::MAX; MAX_CYCLE];
+        if p.verifying {
+            self.drop_cycle(w);
+        }
+        let p = &mut self.warps[w as usize];
+        if p.period > 1 {
+            p.multi_skip = MAX_GAP;
+            self.clear(w);
+        } else if p.period != 0 {
             p.back_off();
+            self.clear(w);
         }
     }
 
-    /// Warp `w`'s step qualified: whether to hash its state now (false while it waits
-    /// after a failed probe).
+    /// Warp `w`'s step qualified, from `pc0` to `end`: what to do with its state now.
+    /// A probe starts after a step that closes a cycle of pcs of at most `MAX_CYCLE`
+    /// qualifying steps (its end is where one of them began: the one before `n - 1`
+    /// others for a cycle of `n`), unless the warp waits after a failed probe. A cycle
+    /// of one step records the state after each step. A cycle of `n` steps is screened
+    /// first — the state recorded once, compared in place `n` steps later ([`Parking::
+    /// screened`]) — and only a cycle that passed records its next `n` states: a loop
+    /// that works (its state moves on every turn) costs one copy and one comparison
+    /// per failed probe, not `n + 1` copies.
     #[inline]
-    pub(super) fn wants_probe(&mut self, w: u32) -> bool {
+    pub(super) fn wants_probe(&mut self, w: u32, pc0: u32, end: u32) -> ProbeAt {
+        let at = self.wants_probe_at(w, pc0, end);
+        if at == ProbeAt::Record && self.warps[w as usize].screening {
+            // The first state of a screened cycle.
+            self.warps[w as usize].screened = 0;
+        }
+        at
+    }
+
+    fn wants_probe_at(&mut self, w: u32, pc0: u32, end: u32) -> ProbeAt {
         let p = &mut self.warps[w as usize];
+        if p.period != 0 && p.screening && !self.hist[w as usize].is_empty() {
+            p.pcs.copy_within(0..MAX_CYCLE - 1, 1);
+            p.pcs[0] = pc0;
+            p.streak = p.streak.saturating_add(1);
+            p.screened += 1;
+            return if p.screened == p.period {
+                ProbeAt::Screen
+            } else {
+                ProbeAt::Count
+            };
+        }
+        let p = &mut self.warps[w as usize];
+        p.pcs.copy_within(0..MAX_CYCLE - 1, 1);
+        p.pcs[0] = pc0;
         p.streak = p.streak.saturating_add(1);
+        if p.period != 0 {
+            return ProbeAt::Record;
+        }
         if p.streak < MIN_STREAK {
-            return false;
+            return ProbeAt::No;
         }
-        if p.skip > 0 {
+        // Every cycle of pcs has a step that ends at or before its start (a backward
+        // branch, or staying put): the probes start at such steps, and the others
+        // (straight-line code) do not search the pcs.
+        if end > pc0 {
+            return ProbeAt::No;
+        }
+        let Some(n) = p.pcs.iter().position(|&q| q == end) else {
+            return ProbeAt::No;
+        };
+        // A cycle of several steps is probed only after this many of its turns in a
+        // row (as far as the step count says): each of its probes records `n + 1`
+        // states, and a loop of a few turns that does real work (a consumer draining
+        // a queue of four items) fails every one of them.
+        if n > 0 && p.streak < MIN_TURNS * (n as u32 + 1) {
+            return ProbeAt::No;
+        }
+        if n > 0 {
+            if p.multi_skip > 0 {
+                p.multi_skip -= 1;
+                return ProbeAt::No;
+            }
+        } else if p.skip > 0 {
             p.skip -= 1;
-            p.known = false;
-            return false;
+            return ProbeAt::No;
         }
-        true
+        p.period = n as u8 + 1;
+        p.screening = n > 0;
+        ProbeAt::Record
+    }
+
+    /// The state a screened cycle of warp `w` started from (see [`Parking::screened`]).
+    pub(super) fn first_state(&self, w: u32) -> &[u64] {
+        self.hist[w as usize].first().map_or(&[], |r| &r.words)
+    }
+
+    /// The end of warp `w`'s screening turn: `same` when its state is the one the turn
+    /// started from. If so, and no event happened since, the cycle is recorded over its
+    /// next turn (from this state, which is the recorded first one); otherwise the probe
+    /// failed.
+    pub(super) fn screened(&mut self, w: u32, same: bool) {
+        let epoch = self.epoch;
+        let wi = w as usize;
+        let first = self.hist[wi].first().map(|r| r.epoch);
+        if same && first == Some(epoch) {
+            let p = &mut self.warps[wi];
+            p.screening = false;
+            p.screened = 0;
+            return;
+        }
+        self.warps[wi].multi_skip = MAX_GAP;
+        self.clear(w);
+    }
+
+    /// A buffer for `Machine::park_state`.
+    pub(super) fn buffer(&mut self) -> Vec<u64> {
+        self.spare.pop().unwrap_or_default()
     }
 
     /// The state after warp `w`'s qualifying step (`state`, as `Machine::park_state`
     /// writes it), which counted `lanes` lane and `insts` warp instructions, `settled`
     /// when every live lane of the warp is ready (so no other warp can change its state
-    /// before it runs again: only a barrier release does that): parks the warp when the
-    /// state before the step (known from its previous step) was the same. Returns whether
-    /// it parked. `state` is left as a buffer for the next probe.
+    /// before it runs again: only a barrier release does that). Parks the warp when the
+    /// state `period` steps before (the cycle the probe looks for) was the same and
+    /// still stands, and returns whether it parked.
+    ///
+    /// A cycle of one step parks when the state before the step (known from its
+    /// previous step, in this epoch or, for a settled warp, any) was the same: the step
+    /// took it from `S` back to `S` (module docs). A cycle of `n` steps parks when the
+    /// state `n` steps back was the same and was taken in this epoch: no event since, so
+    /// each of the `n` steps ran from the state the previous one left (only a barrier
+    /// release, an event, changes a warp's state besides its own steps) under the same
+    /// memory, and from there the same `n` steps repeat exactly, for as long as no event
+    /// happens. Each applied step then writes back the words in which its state differs
+    /// from the one before (`layout` says what each word is; a cycle whose states differ
+    /// in a word that is not a pc, a status, the ready mask or a register is not parked),
+    /// so the warp's state is the one interpreting would leave at every step — what a
+    /// woken warp, the livelock detector and a dump see.
     pub(super) fn probe(
         &mut self,
         w: u32,
-        state: &mut Vec<u64>,
+        state: Vec<u64>,
         settled: bool,
         lanes: u64,
         insts: u64,
+        layout: impl FnOnce(&[u64]) -> Vec<Word>,
     ) -> bool {
         let epoch = self.epoch;
-        let p = &mut self.warps[w as usize];
-        let known_state = &mut self.states[w as usize];
-        if p.known {
-            // A state bound to an epoch that has passed says nothing about the state
-            // before this step: a wasted probe, as a failed compare is.
-            if *known_state == *state && (p.epoch == NONE || p.epoch == epoch) {
-                p.parked = epoch;
-                p.lanes = lanes;
-                p.insts = insts;
-                p.applied = 0;
-                // After a wake the warp is still in this state: its first step that
-                // leaves it there parks it again.
-                return true;
-            }
-            p.known = false;
-            p.back_off();
+        let wi = w as usize;
+        let period = self.warps[wi].period as usize;
+        let hist = &mut self.hist[wi];
+        hist.push(Rec {
+            words: state,
+            epoch,
+            settled,
+            lanes,
+            insts,
+        });
+        if hist.len() <= period {
             return false;
         }
-        std::mem::swap(known_state, state);
-        p.known = true;
-        p.epoch = if settled { NONE } else { epoch };
+        let last = hist.len() - 1;
+        let first = last - period;
+        let (a, b) = (&hist[first], &hist[last]);
+        // A state bound to an epoch that has passed says nothing about the state
+        // before the next step: a wasted probe, as a failed compare is.
+        let stands = if period == 1 {
+            a.settled || a.epoch == epoch
+        } else {
+            a.epoch == epoch
+        };
+        if stands && a.words == b.words {
+            let mut steps = Vec::new();
+            if period > 1 {
+                // (The warp is in the last state now.)
+                let layout = layout(&b.words);
+                // (Written part for part as the state; a mismatch would be a bug, and
+                // the cycle is then not parked.)
+                debug_assert_eq!(layout.len(), a.words.len());
+                let fits = layout.len() == a.words.len();
+                for i in (first..last).filter(|_| fits) {
+                    let (x, y) = (&hist[i].words, &hist[i + 1].words);
+                    let mut writes = Vec::new();
+                    for (k, (u, v)) in x.iter().zip(y).enumerate() {
+                        if u == v {
+                            continue;
+                        }
+                        let ok = match layout.get(k) {
+                            Some(Word::Ready) => u >> 32 == v >> 32,
+                            Some(Word::Pc(_)) => u >> 32 == v >> 32,
+                            // Ready (tag 0) or waiting at a collective (tag 3) only.
+                            Some(Word::Status(_)) => {
+                                u & 0xffff_ffff != 1
+                                    && u & 0xffff_ffff != 2
+                                    && v & 0xffff_ffff != 1
+                                    && v & 0xffff_ffff != 2
+                            }
+                            Some(Word::Reg(_)) => true,
+                            Some(Word::Fixed) | None => false,
+                        };
+                        if !ok {
+                            self.warps[wi].multi_skip = MAX_GAP;
+                            self.clear(w);
+                            return false;
+                        }
+                        writes.push((layout[k], *v));
+                    }
+                    let next = &hist[i + 1];
+                    steps.push(CycleStep {
+                        state: Vec::new(),
+                        lanes: next.lanes,
+                        insts: next.insts,
+                        writes,
+                    });
+                }
+            }
+            if period > 1 && steps.len() != period {
+                self.warps[wi].multi_skip = MAX_GAP;
+                self.clear(w);
+                return false;
+            }
+            // Each step keeps the state it starts from (for `verify`).
+            if period > 1 {
+                for (step, rec) in steps.iter_mut().zip(hist.drain(first..last)) {
+                    step.state = rec.words;
+                }
+            }
+            // After a wake a warp on a cycle of one step is still in this state: its
+            // first step that leaves it there parks it again (the probe goes on from
+            // this state). A longer cycle is checked again step by step (`verify`).
+            let keep = if period == 1 { hist.pop() } else { None };
+            self.clear(w);
+            self.drop_cycle(w);
+            if let Some(r) = keep {
+                self.hist[wi].push(r);
+                self.warps[wi].period = 1;
+            }
+            self.cycles[wi] = steps;
+            let p = &mut self.warps[wi];
+            p.parked = epoch;
+            p.lanes = lanes;
+            p.insts = insts;
+            p.cycle = period as u8;
+            p.phase = 0;
+            p.applied = 0;
+            return true;
+        }
+        // A failed probe of a cycle of several steps cost `n + 1` states: the next
+        // probe waits as long as any may.
+        let p = &mut self.warps[wi];
+        if period > 1 {
+            p.multi_skip = MAX_GAP;
+        } else {
+            p.back_off();
+        }
+        self.clear(w);
         false
     }
 }

@@ -186,11 +186,12 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     grid_workspace: u64,
     /// Spin parking (see `livelock`), set up when the launch starts.
     park: livelock::Parking,
-    /// A buffer for [`Self::park_state`] (the state the previous probe of some warp
-    /// replaced).
-    park_scratch: Vec<u64>,
-    /// Per instruction: whether executing it is an event for spin parking.
-    events: Vec<bool>,
+    /// Per instruction, for spin parking: `EVENT` when executing it is an event, `OWN`
+    /// when it only keeps its own step from parking (a store or barrier under hooks
+    /// that count what other threads can see: [`Hooks::shared_effects`]), 0 otherwise.
+    events: Vec<u8>,
+    /// An `OWN` instruction ran in the current step.
+    step_own: bool,
     /// Per instruction: quiet code, inside a [`crate::Quiet`] function or generated (empty:
     /// none).
     quiet_pc: &'p [bool],
@@ -202,6 +203,11 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     step_single: bool,
     step_end: u32,
 }
+
+/// `Machine::events`: an event for spin parking, and an instruction that only keeps its
+/// own step from parking.
+const EVENT: u8 = 1;
+const OWN: u8 = 2;
 
 enum StepEnd {
     Continue,
@@ -363,9 +369,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             deferred: None,
             livelock: livelock::Detector::new(nwarps),
             grid_workspace: spec.grid_workspace,
-            park: livelock::Parking::new(0, None),
-            park_scratch: Vec::new(),
+            park: livelock::Parking::new(0, None, None),
             events: Vec::new(),
+            step_own: false,
             quiet_pc: spec.quiet_pc,
             clock_read: std::cell::Cell::new(false),
             step_pc0: 0,
@@ -408,13 +414,37 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         };
         self.hooks.launch_begin(&info);
         self.sched.launch_begin(self.warps.len() as u32);
-        self.park = livelock::Parking::new(self.warps.len(), self.hooks.load_effects());
+        // (Hooks that are transparent write memory without being asked: only their
+        // load-effect count says anything.)
+        let shared = self
+            .hooks
+            .shared_effects()
+            .filter(|_| !self.hooks.transparent());
+        self.park = livelock::Parking::new(self.warps.len(), self.hooks.load_effects(), shared);
         if self.park.on {
+            // With hooks that count what others can see, a fence is no event (one that
+            // drains moves that count) and a store keeps only its own step from parking.
+            let fences = !self.park.fine;
+            let stores = self.park.fine;
             self.events = self
                 .prog
                 .insts
                 .iter()
-                .map(|i| livelock::is_event(&i.op))
+                .map(|i| match i.op {
+                    Op::Fence { .. } => fences as u8 * EVENT,
+                    // A CTA barrier's release wakes the CTA's warps (`try_release`); a
+                    // warp barrier completes in its own warp.
+                    ref op @ (Op::St { .. } | Op::Bar { .. } | Op::WarpSync { .. })
+                        if livelock::is_event(op) =>
+                    {
+                        if stores {
+                            OWN
+                        } else {
+                            EVENT
+                        }
+                    }
+                    ref op => livelock::is_event(op) as u8 * EVENT,
+                })
                 .collect();
         }
         let mut last: Option<u32> = None;
@@ -455,14 +485,37 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             self.since_progress += 1;
             // The warp's lowest live pc before the step, while detection runs.
             let pc_before = self.livelock.active().then(|| self.lowest_pc(w));
-            if let Some((lanes, insts)) = self.park.parked(w) {
-                // Parked (see `livelock`): the step it would run is the one it ran last,
-                // from and to the same state; only its counts change anything.
+            if let Some((lanes, insts, writes)) = self.park.parked(w) {
+                // Parked (see `livelock`): the step it would run is the one it ran the
+                // last time round its cycle, from and to the same states; its counts
+                // and, in a cycle of several steps, the words it changes in the warp
+                // are all it does.
                 self.stats.lane_instructions += lanes;
                 self.stats.warp_instructions += insts;
                 self.stats.parked_steps += 1;
                 self.clock += insts;
-                self.warps[w as usize].clock += lanes;
+                let warp = &mut self.warps[w as usize];
+                warp.clock += lanes;
+                for &(word, v) in writes {
+                    match word {
+                        livelock::Word::Ready => warp.ready = v as u32,
+                        livelock::Word::Pc(l) => warp.pc[l as usize % WARP] = v as u32,
+                        livelock::Word::Status(l) => {
+                            if let Some(lane) = warp.lanes.get_mut(l as usize) {
+                                lane.status = match v & 0xffff_ffff {
+                                    0 => Status::Ready,
+                                    _ => Status::Collective((v >> 32) as u32),
+                                };
+                            }
+                        }
+                        livelock::Word::Reg(i) => {
+                            if let Some(r) = warp.regs.get_mut(i as usize) {
+                                *r = v;
+                            }
+                        }
+                        livelock::Word::Fixed => {}
+                    }
+                }
             } else {
                 // One call site of `step`, so that it stays inlined here (with two, perf
                 // showed it as a separate function called every step).
@@ -525,115 +578,118 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let changed = self.hooks.stalled(self.mem);
         if changed {
             self.changed();
+            self.park.event();
         }
         changed
     }
 
-    /// Something other warps may observe changed (see `livelock`).
+    /// Something other warps may observe changed (see `livelock`). An event for spin
+    /// parking too, unless the hooks count what other threads can see
+    /// ([`Hooks::shared_effects`]): then the instruction table and that count decide,
+    /// and the callers that change other warps' state (a barrier's release, an exit,
+    /// `stalled`) say so themselves.
     #[inline]
     fn changed(&mut self) {
         self.livelock.change(self.stats.lane_instructions);
-        self.park.event();
+        if !self.park.fine {
+            self.park.event();
+        }
     }
 
     /// Spin parking after an interpreted step of warp `w` (see `livelock`); `before`:
     /// the lane and warp instruction counts and the epoch before it.
     fn after_step(&mut self, w: u32, before: (u64, u64, u64)) {
-        self.park.effects(self.hooks.load_effects());
+        let own_effects = self
+            .park
+            .effects(self.hooks.load_effects(), self.hooks.shared_effects());
+        // (`effects` ignores `shared` unless the launch began with it.)
         let clock = self.clock_read.replace(false);
         let warp = &self.warps[w as usize];
         // Every live lane ready: no lane waits at a barrier, whose release (by another
         // warp, an event) is the only way the warp's state changes without it running;
         // an unsettled warp's hash holds only until the next event (see `livelock`).
         let settled = warp.ready == warp.present & !warp.exited;
+        let own = std::mem::replace(&mut self.step_own, false) || own_effects;
         if !self.step_single
-            || self.step_end != self.step_pc0
+            || own
+            || self.step_end == u32::MAX
             || clock
             || self.park.epoch() != before.2
         {
             self.park.forget(w);
             return;
         }
-        if self.park.wants_probe(w) {
-            let mut state = std::mem::take(&mut self.park_scratch);
+        let lanes = self.stats.lane_instructions - before.0;
+        let insts = self.stats.warp_instructions - before.1;
+        if let Some((expected, l, i)) = self.park.verifying(w) {
+            // Woken from a cycle of several steps: does this step still do what the
+            // cycle's step did (see `livelock::Parking::verify`)?
+            let same = lanes == l && insts == i && self.park_state_is(w, expected);
+            self.park.verify(w, same);
+            return;
+        }
+        match self.park.wants_probe(w, self.step_pc0, self.step_end) {
+            livelock::ProbeAt::No | livelock::ProbeAt::Count => return,
+            livelock::ProbeAt::Screen => {
+                let same = self.park_state_is(w, self.park.first_state(w));
+                self.park.screened(w, same);
+                return;
+            }
+            livelock::ProbeAt::Record => {}
+        }
+        {
+            let mut state = self.park.buffer();
             self.park_state(w, &mut state);
-            let lanes = self.stats.lane_instructions - before.0;
-            let insts = self.stats.warp_instructions - before.1;
-            self.park.probe(w, &mut state, settled, lanes, insts);
-            self.park_scratch = state;
+            let warp = &self.warps[w as usize];
+            self.park.probe(w, state, settled, lanes, insts, |s| {
+                Self::park_layout(warp, s)
+            });
         }
     }
 
     /// Warp `w`'s whole state, as [`Self::state_hash`] covers it, for the lanes that have
     /// not exited (an exited lane's state never changes), written into `out` as words
-    /// (compared word for word by [`livelock::Parking::probe`]). The registers and local
-    /// memory of a lane waiting at a CTA barrier are left out: nothing changes them
-    /// before the barrier's release, an event, and a state taken while a lane waits at a
-    /// barrier stands only until the next event (see `livelock`). A CUB look-back spin
-    /// runs one lane while the other 31 wait: its state holds one lane's registers.
-    /// Every part is delimited by what precedes it (the ready and exited masks, which with
-    /// the lanes' statuses decide whose registers follow; frame and byte counts), so equal
-    /// words are equal states.
+    /// (compared word for word by [`livelock::Parking::probe`]; see
+    /// [`visit_park_state`]).
     fn park_state(&self, w: u32, out: &mut Vec<u64>) {
         out.clear();
-        let warp = &self.warps[w as usize];
-        let live = warp.present & !warp.exited;
-        let mut waiting = 0u32;
-        for l in lanes(live) {
-            if matches!(warp.lanes[l].status, Status::Barrier(_)) {
-                waiting |= 1 << l;
-            }
+        visit_park_state(&self.warps[w as usize], out);
+    }
+
+    /// What each word of [`Self::park_state`]'s state of `warp` is, for the parked
+    /// cycles of several steps (see `livelock::Parking::probe`), given `state`, the
+    /// warp's state now: checked against it (each pc, register and the ready mask is
+    /// where the layout says), empty if it does not agree — which would be a bug, and
+    /// then the cycle is not parked.
+    fn park_layout(warp: &Warp, state: &[u64]) -> Vec<livelock::Word> {
+        use livelock::Word;
+        let mut out = Layout(Vec::new());
+        visit_park_state(warp, &mut out);
+        let agrees = out.0.len() == state.len()
+            && out.0.iter().zip(state).all(|(w, &x)| match *w {
+                Word::Ready => x as u32 == warp.ready,
+                Word::Pc(l) => x as u32 == warp.pc[l as usize % WARP],
+                Word::Reg(i) => warp.regs.get(i as usize) == Some(&x),
+                Word::Status(_) | Word::Fixed => true,
+            });
+        debug_assert!(agrees, "park_layout disagrees with park_state");
+        if agrees {
+            out.0
+        } else {
+            Vec::new()
         }
-        let running = live & !waiting;
-        out.push(warp.ready as u64 | (warp.exited as u64) << 32);
-        // Five words per lane without call frames or `cp.async` state (nearly every
-        // lane: written without looking into the boxed part, which was a fifth of the
-        // probes' time on cub_scan once the registers shrank), more for the others.
-        out.reserve(5 * live.count_ones() as usize);
-        for l in lanes(live) {
-            let lane = &warp.lanes[l];
-            let (tag, v) = match lane.status {
-                Status::Ready => (0, 0),
-                Status::Exited => (1, 0),
-                Status::Barrier(id) => (2, id),
-                Status::Collective(m) => (3, m),
-            };
-            out.push(warp.pc[l] as u64 | (lane.func as u64) << 32);
-            out.push(tag | (v as u64) << 32);
-            out.push(warp.reg_base[l] as u64 | (lane.local_base as u64) << 32);
-            let Some(rare) = &lane.rare else {
-                // No frames; no open copies, no groups.
-                out.push(0);
-                out.push(0);
-                continue;
-            };
-            out.push(rare.frames.len() as u64);
-            for f in &rare.frames {
-                out.push(f.func as u64 | (f.ret_pc as u64) << 32);
-                out.push(f.reg_base as u64 | (f.local_base as u64) << 32);
-                out.push(f.call_pc as u64);
-            }
-            let (open, groups) = (rare.async_open.len(), rare.async_groups.len());
-            out.push(open as u64 | (groups as u64) << 32);
-        }
-        // Lane by lane (a spinning warp often has one live lane): its registers are
-        // every WARP-th word.
-        for l in lanes(running) {
-            // (Rows of WARP words: the lane's column, into room made first, without a
-            // bounds or capacity check per word — a strided iterator pushed into the
-            // vector was a tenth of a spinning ring buffer's fuzz time.)
-            let l = l % WARP;
-            let start = out.len();
-            out.resize(start + warp.regs.len() / WARP, 0);
-            for (o, row) in out[start..].iter_mut().zip(warp.regs.chunks_exact(WARP)) {
-                *o = row[l];
-            }
-        }
-        for l in lanes(running) {
-            let local = &warp.lanes[l].local;
-            out.push(local.len() as u64);
-            livelock::le_words(local, |x| out.push(x));
-        }
+    }
+
+    /// Whether warp `w`'s state is `expected` (as [`Self::park_state`] would write it),
+    /// found without writing it.
+    fn park_state_is(&self, w: u32, expected: &[u64]) -> bool {
+        let mut c = Compare {
+            expected,
+            at: 0,
+            same: true,
+        };
+        visit_park_state(&self.warps[w as usize], &mut c);
+        c.same && c.at == expected.len()
     }
 
     /// The lowest pc among warp `w`'s lanes that have not exited (`u32::MAX` when all
@@ -952,8 +1008,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
             run += 1;
             counted += !quiet as u32;
-            if self.park.on && self.events[pc as usize] {
-                self.park.event();
+            if self.park.on && self.events[pc as usize] != 0 {
+                if self.events[pc as usize] == EVENT {
+                    self.park.event();
+                } else {
+                    self.step_own = true;
+                }
             }
             let n = mask.count_ones() as u64;
             self.stats.lane_instructions += n;
@@ -1560,6 +1620,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         self.since_progress = 0;
         self.changed();
+        self.park.event();
         self.ctas[cta as usize].live -= m.count_ones();
         self.set_runnable(w);
         // Exited threads no longer count for CTA-wide barriers, and a collective that
@@ -1576,5 +1637,179 @@ pub(crate) fn mask_bits(bits: u32) -> u64 {
         u64::MAX
     } else {
         (1u64 << bits) - 1
+    }
+}
+
+/// Where [`visit_park_state`] puts a warp's state: the words themselves (a `Vec`), what
+/// each word is ([`Layout`]), or a comparison with a state taken before ([`Compare`]).
+/// One walk for the three, so that they cannot disagree on the layout.
+trait StateSink {
+    /// A word of kind `kind`.
+    fn word(&mut self, kind: livelock::Word, x: u64);
+    /// Room for `n` more words (a hint).
+    fn reserve(&mut self, _n: usize) {}
+    /// The registers of the lanes in `running` (`regs` holds rows of `WARP` words, one
+    /// per lane): the whole file when every lane runs, else lane by lane, each lane's
+    /// column (a spinning warp often has one running lane).
+    fn regs(&mut self, regs: &[u64], running: u32);
+    /// Local memory, as little-endian words.
+    fn bytes(&mut self, b: &[u8]);
+}
+
+impl StateSink for Vec<u64> {
+    #[inline]
+    fn word(&mut self, _: livelock::Word, x: u64) {
+        self.push(x);
+    }
+    fn reserve(&mut self, n: usize) {
+        Vec::reserve(self, n);
+    }
+    #[inline]
+    fn regs(&mut self, regs: &[u64], running: u32) {
+        if running == u32::MAX {
+            self.extend_from_slice(regs);
+            return;
+        }
+        // (Into room made first, without a bounds or capacity check per word — a
+        // strided iterator pushed into the vector was a tenth of a spinning ring
+        // buffer's fuzz time.)
+        let rows = regs.len() / WARP;
+        for l in lanes(running) {
+            let start = self.len();
+            self.resize(start + rows, 0);
+            for (o, row) in self[start..].iter_mut().zip(regs.chunks_exact(WARP)) {
+                *o = row[l];
+            }
+        }
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        livelock::le_words(b, |x| self.push(x));
+    }
+}
+
+/// What each word is (see [`livelock::Word`]).
+struct Layout(Vec<livelock::Word>);
+
+impl StateSink for Layout {
+    fn word(&mut self, kind: livelock::Word, _: u64) {
+        self.0.push(kind);
+    }
+    fn regs(&mut self, regs: &[u64], running: u32) {
+        let rows = regs.len() / WARP;
+        if running == u32::MAX {
+            self.0
+                .extend((0..regs.len()).map(|i| livelock::Word::Reg(i as u32)));
+            return;
+        }
+        for l in lanes(running) {
+            self.0
+                .extend((0..rows).map(|r| livelock::Word::Reg((r * WARP + l) as u32)));
+        }
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.0.extend(std::iter::repeat_n(
+            livelock::Word::Fixed,
+            b.len().div_ceil(8),
+        ));
+    }
+}
+
+/// Whether the words would be `expected`: `same` while they agree, `at` words in.
+struct Compare<'a> {
+    expected: &'a [u64],
+    at: usize,
+    same: bool,
+}
+
+impl StateSink for Compare<'_> {
+    #[inline]
+    fn word(&mut self, _: livelock::Word, x: u64) {
+        self.same &= self.expected.get(self.at) == Some(&x);
+        self.at += 1;
+    }
+    #[inline]
+    fn regs(&mut self, regs: &[u64], running: u32) {
+        let rows = regs.len() / WARP;
+        let len = rows * running.count_ones() as usize;
+        match self.expected.get(self.at..self.at + len) {
+            Some(e) if self.same && running == u32::MAX => self.same = e == regs,
+            Some(e) if self.same && rows > 0 => {
+                self.same = lanes(running).zip(e.chunks_exact(rows)).all(|(l, e)| {
+                    e.iter()
+                        .zip(regs.chunks_exact(WARP))
+                        .all(|(x, row)| *x == row[l])
+                });
+            }
+            Some(_) if self.same => {}
+            _ => self.same = false,
+        }
+        self.at += len;
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        livelock::le_words(b, |x| self.word(livelock::Word::Fixed, x));
+    }
+}
+
+/// Walks `warp`'s whole state for spin parking: every lane that has not exited, in words.
+/// The registers and local memory of a lane waiting at a CTA barrier are left out:
+/// nothing changes them before the barrier's release, an event, and a state taken while
+/// a lane waits at a barrier stands only until the next event (see `livelock`). A CUB
+/// look-back spin runs one lane while the other 31 wait: its state holds one lane's
+/// registers. Every part is delimited by what precedes it (the ready and exited masks,
+/// which with the lanes' statuses decide whose registers follow; frame and byte counts),
+/// so equal words are equal states.
+#[inline]
+fn visit_park_state<S: StateSink>(warp: &Warp, out: &mut S) {
+    use livelock::Word;
+    let live = warp.present & !warp.exited;
+    let mut waiting = 0u32;
+    for l in lanes(live) {
+        if matches!(warp.lanes[l].status, Status::Barrier(_)) {
+            waiting |= 1 << l;
+        }
+    }
+    let running = live & !waiting;
+    out.word(Word::Ready, warp.ready as u64 | (warp.exited as u64) << 32);
+    // Five words per lane without call frames or `cp.async` state (nearly every
+    // lane: written without looking into the boxed part, which was a fifth of the
+    // probes' time on cub_scan once the registers shrank), more for the others.
+    out.reserve(5 * live.count_ones() as usize);
+    for l in lanes(live) {
+        let lane = &warp.lanes[l];
+        let (tag, v) = match lane.status {
+            Status::Ready => (0, 0),
+            Status::Exited => (1, 0),
+            Status::Barrier(id) => (2, id),
+            Status::Collective(m) => (3, m),
+        };
+        let lw = l as u32;
+        out.word(Word::Pc(lw), warp.pc[l] as u64 | (lane.func as u64) << 32);
+        out.word(Word::Status(lw), tag | (v as u64) << 32);
+        out.word(
+            Word::Fixed,
+            warp.reg_base[l] as u64 | (lane.local_base as u64) << 32,
+        );
+        let Some(rare) = &lane.rare else {
+            // No frames; no open copies, no groups.
+            out.word(Word::Fixed, 0);
+            out.word(Word::Fixed, 0);
+            continue;
+        };
+        out.word(Word::Fixed, rare.frames.len() as u64);
+        for f in &rare.frames {
+            out.word(Word::Fixed, f.func as u64 | (f.ret_pc as u64) << 32);
+            out.word(Word::Fixed, f.reg_base as u64 | (f.local_base as u64) << 32);
+            out.word(Word::Fixed, f.call_pc as u64);
+        }
+        let (open, groups) = (rare.async_open.len(), rare.async_groups.len());
+        out.word(Word::Fixed, open as u64 | (groups as u64) << 32);
+    }
+    // The running lanes' registers (the whole file when every lane runs, as in CUB's
+    // look-back poll; else lane by lane).
+    out.regs(&warp.regs, running);
+    for l in lanes(running) {
+        let local = &warp.lanes[l].local;
+        out.word(Word::Fixed, local.len() as u64);
+        out.bytes(local);
     }
 }

@@ -147,6 +147,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         self.since_progress = 0;
         self.changed();
+        // The release changed the waiting warps' state: with hooks that count what others
+        // can see, only those warps (of this CTA) are woken; otherwise `changed` made it
+        // an event for every warp.
+        if self.park.fine {
+            for w in self.ctas[cta as usize].warps.clone() {
+                self.park.wake(w);
+            }
+        }
     }
 
     pub(super) fn member_mask(&self, w: u32, l: usize, op: &Op) -> u32 {
