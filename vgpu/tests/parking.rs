@@ -112,8 +112,8 @@ DONE:
 /// (the load; the vote), three with the fence: a cycle of several steps. `poll_storing`
 /// stores the same value in every poll instead of fencing: its state repeats too, but a
 /// step that stores is never parked (the store changes its thread's buffer).
-const POLL: &str = r#"
-.visible .entry poll(.param .u64 buf, .param .u32 n)
+const POLL_TEMPLATE: &str = r#"
+.visible .entry NAME(.param .u64 buf, .param .u32 n)
 {
     .shared .align 4 .u32 sh;
     .reg .pred %p<4>;
@@ -147,111 +147,7 @@ SPIN:
     add.u32 %r10, %r6, 5;
     setp.eq.u32 %p2, %r6, 0;
     vote.sync.any.pred %p3, %p2, 0xffffffff;
-    @%p3 bra SPIN;
-    setp.ne.u32 %p1, %r2, 0;
-    @%p1 bra WAIT;
-    ld.global.u32 %r7, [%rd2+8];
-    st.shared.u32 [sh], %r7;
-WAIT:
-    bar.sync 0;
-    setp.ne.u32 %p1, %r2, 33;
-    @%p1 bra DONE;
-    ld.shared.u32 %r7, [sh];
-    mul.wide.u32 %rd3, %r3, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    st.global.u32 [%rd4+64], %r7;
-DONE:
-    ret;
-}
-
-.visible .entry poll_fenced(.param .u64 buf, .param .u32 n)
-{
-    .shared .align 4 .u32 sh;
-    .reg .pred %p<4>;
-    .reg .b32 %r<16>;
-    .reg .b64 %rd<8>;
-    ld.param.u64 %rd1, [buf];
-    ld.param.u32 %r9, [n];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r2, %tid.x;
-    mov.u32 %r3, %ctaid.x;
-    setp.ne.u32 %p1, %r3, 0;
-    @%p1 bra READER;
-    setp.ne.u32 %p1, %r2, 0;
-    @%p1 bra DONE;
-    mov.u32 %r4, 1;
-    mov.u32 %r5, 0;
-WORK:
-    mad.lo.u32 %r4, %r4, 1664525, 1013904223;
-    add.u32 %r5, %r5, 1;
-    setp.lt.u32 %p2, %r5, %r9;
-    @%p2 bra WORK;
-    st.global.u32 [%rd2+8], %r4;
-    st.volatile.global.u32 [%rd2], 1;
-    bra.uni DONE;
-READER:
-    setp.ge.u32 %p1, %r2, 32;
-    @%p1 bra WAIT;
-    mov.u32 %r10, 0;
-SPIN:
-    ld.volatile.global.u32 %r6, [%rd2];
-    add.u32 %r10, %r6, 5;
-    setp.eq.u32 %p2, %r6, 0;
-    vote.sync.any.pred %p3, %p2, 0xffffffff;
-    membar.cta;
-    @%p3 bra SPIN;
-    setp.ne.u32 %p1, %r2, 0;
-    @%p1 bra WAIT;
-    ld.global.u32 %r7, [%rd2+8];
-    st.shared.u32 [sh], %r7;
-WAIT:
-    bar.sync 0;
-    setp.ne.u32 %p1, %r2, 33;
-    @%p1 bra DONE;
-    ld.shared.u32 %r7, [sh];
-    mul.wide.u32 %rd3, %r3, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    st.global.u32 [%rd4+64], %r7;
-DONE:
-    ret;
-}
-
-.visible .entry poll_storing(.param .u64 buf, .param .u32 n)
-{
-    .shared .align 4 .u32 sh;
-    .reg .pred %p<4>;
-    .reg .b32 %r<16>;
-    .reg .b64 %rd<8>;
-    ld.param.u64 %rd1, [buf];
-    ld.param.u32 %r9, [n];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r2, %tid.x;
-    mov.u32 %r3, %ctaid.x;
-    setp.ne.u32 %p1, %r3, 0;
-    @%p1 bra READER;
-    setp.ne.u32 %p1, %r2, 0;
-    @%p1 bra DONE;
-    mov.u32 %r4, 1;
-    mov.u32 %r5, 0;
-WORK:
-    mad.lo.u32 %r4, %r4, 1664525, 1013904223;
-    add.u32 %r5, %r5, 1;
-    setp.lt.u32 %p2, %r5, %r9;
-    @%p2 bra WORK;
-    st.global.u32 [%rd2+8], %r4;
-    st.volatile.global.u32 [%rd2], 1;
-    bra.uni DONE;
-READER:
-    setp.ge.u32 %p1, %r2, 32;
-    @%p1 bra WAIT;
-    mov.u32 %r10, 0;
-SPIN:
-    ld.volatile.global.u32 %r6, [%rd2];
-    add.u32 %r10, %r6, 5;
-    setp.eq.u32 %p2, %r6, 0;
-    vote.sync.any.pred %p3, %p2, 0xffffffff;
-    st.global.u32 [%rd2+128], %r10;
-    @%p3 bra SPIN;
+EXTRA    @%p3 bra SPIN;
     setp.ne.u32 %p1, %r2, 0;
     @%p1 bra WAIT;
     ld.global.u32 %r7, [%rd2+8];
@@ -268,6 +164,18 @@ DONE:
     ret;
 }
 "#;
+
+/// The three poll kernels of [`POLL_TEMPLATE`], in one module.
+fn poll_src() -> String {
+    [
+        ("poll", ""),
+        ("poll_fenced", "    membar.cta;\n"),
+        ("poll_storing", "    st.global.u32 [%rd2+128], %r10;\n"),
+    ]
+    .iter()
+    .map(|(name, extra)| POLL_TEMPLATE.replace("NAME", name).replace("EXTRA", extra))
+    .collect()
+}
 
 /// `forever`: thread 0 of every CTA spins on a flag nobody sets. `clock_timeout`: the
 /// same spin gives up when `%clock` passes a limit; its registers repeat every iteration
@@ -601,9 +509,10 @@ fn hangs_keep_their_verdicts() {
 /// again step by step and parked again — and every run is the one without parking.
 #[test]
 fn a_warp_polling_in_a_cycle_of_several_steps_is_parked() {
+    let poll = poll_src();
     let mut fenced_parked = 0;
     for seed in 0..24 {
-        let (r, mem) = same_with_and_without(POLL, "poll", 4, Some(20_000), 1 << 25, seed, |p| {
+        let (r, mem) = same_with_and_without(&poll, "poll", 4, Some(20_000), 1 << 25, seed, |p| {
             Allow(NoHooks, p)
         });
         assert!(r.outcome.is_completed(), "{:?}", r.outcome);
@@ -617,7 +526,7 @@ fn a_warp_polling_in_a_cycle_of_several_steps_is_parked() {
         );
         for kernel in ["poll", "poll_fenced"] {
             let (r, mem) =
-                same_with_and_without(POLL, kernel, 4, Some(3), 1 << 25, seed, Held::counting);
+                same_with_and_without(&poll, kernel, 4, Some(3), 1 << 25, seed, Held::counting);
             assert!(r.outcome.is_completed(), "{:?}", r.outcome);
             assert_eq!(u32_at(&mem, 0), 1);
             assert!(
@@ -634,7 +543,7 @@ fn a_warp_polling_in_a_cycle_of_several_steps_is_parked() {
         // fuel, at the same point with and without parking).
         if seed < 6 {
             let (r, _) = same_with_and_without(
-                POLL,
+                &poll,
                 "poll_storing",
                 4,
                 Some(3),
@@ -646,7 +555,7 @@ fn a_warp_polling_in_a_cycle_of_several_steps_is_parked() {
         }
         // Without the count a fence is an event: the fenced poll is never parked.
         let (r, _) =
-            same_with_and_without(POLL, "poll_fenced", 4, Some(3), 1 << 25, seed, Held::new);
+            same_with_and_without(&poll, "poll_fenced", 4, Some(3), 1 << 25, seed, Held::new);
         assert_eq!(r.stats.parked_steps, 0, "seed {seed}");
     }
     assert!(fenced_parked > 0);
