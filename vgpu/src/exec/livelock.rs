@@ -688,20 +688,13 @@ impl Parking {
     /// per failed probe, not `n + 1` copies.
     #[inline]
     pub(super) fn wants_probe(&mut self, w: u32, pc0: u32, end: u32) -> ProbeAt {
-        let at = self.wants_probe_at(w, pc0, end);
-        if at == ProbeAt::Record && self.warps[w as usize].screening {
-            // The first state of a screened cycle.
-            self.warps[w as usize].screened = 0;
-        }
-        at
-    }
-
-    fn wants_probe_at(&mut self, w: u32, pc0: u32, end: u32) -> ProbeAt {
         let p = &mut self.warps[w as usize];
+        p.pcs.copy_within(0..MAX_CYCLE - 1, 1);
+        p.pcs[0] = pc0;
+        p.streak = p.streak.saturating_add(1);
+        // (`screened` counts from 0 at a screened cycle's first state: `clear` and
+        // `screened` reset it, and only this branch counts.)
         if p.period != 0 && p.screening && !self.hist[w as usize].is_empty() {
-            p.pcs.copy_within(0..MAX_CYCLE - 1, 1);
-            p.pcs[0] = pc0;
-            p.streak = p.streak.saturating_add(1);
             p.screened += 1;
             return if p.screened == p.period {
                 ProbeAt::Screen
@@ -709,10 +702,6 @@ impl Parking {
                 ProbeAt::Count
             };
         }
-        let p = &mut self.warps[w as usize];
-        p.pcs.copy_within(0..MAX_CYCLE - 1, 1);
-        p.pcs[0] = pc0;
-        p.streak = p.streak.saturating_add(1);
         if p.period != 0 {
             return ProbeAt::Record;
         }

@@ -577,8 +577,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     fn stalled(&mut self) -> bool {
         let changed = self.hooks.stalled(self.mem);
         if changed {
-            self.changed();
-            self.park.event();
+            self.changed_for_all();
         }
         changed
     }
@@ -594,6 +593,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         if !self.park.fine {
             self.park.event();
         }
+    }
+
+    /// Something changed that other warps may observe and whose change is an event for
+    /// spin parking in either mode: the model's progress at a stall, threads' exit.
+    #[inline]
+    fn changed_for_all(&mut self) {
+        self.livelock.change(self.stats.lane_instructions);
+        self.park.event();
     }
 
     /// Spin parking after an interpreted step of warp `w` (see `livelock`); `before`:
@@ -1619,8 +1626,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             warp.exited |= 1 << l;
         }
         self.since_progress = 0;
-        self.changed();
-        self.park.event();
+        self.changed_for_all();
         self.ctas[cta as usize].live -= m.count_ones();
         self.set_runnable(w);
         // Exited threads no longer count for CTA-wide barriers, and a collective that
