@@ -303,10 +303,9 @@ fn pick_head(q: &VecDeque<Entry>, r: u64, seen: &mut KeySet) -> usize {
 /// known.
 ///
 /// - The block counts let a load, and a drain of one address, skip an overlay that holds
-///   nothing of its block instead of scanning it: at kernel exit every committed entry
-///   asks its CTA's overlay (the coherence drain), and the global index
-///   ([`StoreBuffers::maybe_pending`]) always says yes there, since it counts the entry
-///   itself.
+///   nothing of its block instead of scanning it: every committed entry asks its CTA's
+///   overlay (the coherence drain), which the global index
+///   ([`StoreBuffers::maybe_pending`], which counted the entry itself) never spared.
 /// - The liveness and kernel-exit drains take one head at a time, picked at random;
 ///   recounting the heads for each (a hash insert per entry) made a drained overlay of
 ///   n entries cost O(n²) hash inserts — 27% of `exec --model scoped` on `cub_radix`.
@@ -558,9 +557,12 @@ pub struct StoreBuffers {
     exited: u32,
     nthreads: u32,
     /// Buffered entries (thread buffers and overlays) per 8-byte block.
-    /// Only kept when something reads it: the `scoped` model (CTA overlays) and traces
-    /// (stale loads). Elsewhere it would be a filter in front of the thread's own queue,
-    /// and two hash updates per buffered store cost more than looking at the queue.
+    /// Only kept when something reads it: traces (stale loads). Elsewhere it would be a
+    /// filter in front of the thread's own queue, and two hash updates per buffered store
+    /// cost more than looking at the queue; a CTA overlay counts its own blocks
+    /// ([`Overlay::holds_block`]). (Kept under `scoped` too until 2026-12-02, for the
+    /// overlays: 4% of `exec --model scoped` on `cub_radix`, most of it for shared-memory
+    /// stores, which never reach an overlay.)
     pending: KeyMap<u32>,
     /// Whether `pending` is kept up to date; when false, [`Self::maybe_pending`] is
     /// always true.
@@ -591,7 +593,7 @@ fn sp(loc: Location) -> usize {
 
 impl StoreBuffers {
     pub fn new(cfg: BufferConfig) -> Self {
-        let track = cfg.model == Model::Scoped || cfg.trace;
+        let track = cfg.trace;
         StoreBuffers {
             threshold: select::threshold(cfg.p_w),
             cfg,
@@ -656,7 +658,7 @@ impl StoreBuffers {
             + self
                 .overlays
                 .iter()
-                .map(|o| o.capacity() * e)
+                .map(|o| o.capacity() * e + o.blocks.capacity() * 16 + o.heads.capacity() * 4)
                 .sum::<usize>()
             + self.pending.capacity() * 16
             + (self.holders.capacity() + self.holder_pos.capacity()) * 4
