@@ -574,6 +574,12 @@ pub struct StoreBuffers {
     /// Changes another thread's load could see ([`Hooks::shared_effects`]): every drain
     /// that moved an entry, every direct write to memory.
     shared_effects: u64,
+    /// The blocks of the counted changes that were not memory writes (entries placed in
+    /// a CTA overlay) since [`Hooks::changed_blocks`] last took them; `named_lost` when
+    /// more piled up than are kept, untaken (a driver that does not ask), so that the
+    /// next answer says it cannot name them.
+    named: Vec<u64>,
+    named_lost: bool,
     /// Threads whose buffers are not empty, and each thread's index in it.
     holders: Vec<u32>,
     holder_pos: Vec<u32>,
@@ -612,6 +618,8 @@ impl StoreBuffers {
             liveness_drains: 0,
             load_effects: 0,
             shared_effects: 0,
+            named: Vec::new(),
+            named_lost: false,
             holders: Vec::new(),
             holder_pos: Vec::new(),
             seq: 0,
@@ -907,6 +915,7 @@ impl StoreBuffers {
             let e = Entry::new(a.loc, new, a.size, a.site, self.seq, t.global);
             if let Some(ov) = self.overlays.get_mut(t.cta as usize) {
                 ov.push_back(e);
+                self.name(e.k);
                 self.pend(e.k, 1);
                 self.note_buffered(&e);
             } else {
@@ -1204,6 +1213,16 @@ impl StoreBuffers {
         }
     }
 
+    /// A counted change at packed location `k` that is not a memory write (see `named`).
+    #[inline]
+    fn name(&mut self, k: u64) {
+        if self.named.len() >= 1 << 16 {
+            self.named.clear();
+            self.named_lost = true;
+        }
+        self.named.push(k & !7);
+    }
+
     fn write_mem(mem: &mut Memory, e: &Entry) {
         // Addresses were checked when the store was buffered; allocations do not move.
         let _ = mem.write(e.loc(), &e.value.to_le_bytes()[..e.size() as usize]);
@@ -1362,6 +1381,7 @@ impl StoreBuffers {
             self.note_drain(&e, Level::Cta, reason, at);
             if let Some(ov) = self.overlays.get_mut(cta as usize) {
                 ov.push_back(e);
+                self.name(e.k);
             }
         } else {
             self.commit_entry(mem, cta, e, reason, at);
@@ -1524,6 +1544,8 @@ impl Hooks for StoreBuffers {
         self.holders.clear();
         self.holder_pos = vec![u32::MAX; info.threads as usize];
         self.pending.clear();
+        self.named.clear();
+        self.named_lost = false;
     }
 
     fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
@@ -1816,6 +1838,17 @@ impl Hooks for StoreBuffers {
             DrainPolicy::Native if self.buffering() => Some(self.shared_effects),
             _ => None,
         }
+    }
+
+    fn changed_blocks(&mut self, out: &mut Vec<u64>) -> bool {
+        // What another thread's load reads (see `shared_effects`) changes by memory
+        // writes, which the interpreter logs, by entries placed in a CTA overlay (named
+        // here, with the same key: `pack` is `vgpu::memory::block_key` before its low
+        // bits are cleared), and by entries leaving a thread's queue or an overlay —
+        // each of which is written to memory or placed in an overlay in the same call.
+        // (A store that waits in its thread's buffer changes no other thread's load.)
+        out.append(&mut self.named);
+        !std::mem::replace(&mut self.named_lost, false)
     }
 
     fn transparent(&self) -> bool {

@@ -263,6 +263,15 @@ impl Hooks for ModelHooks {
     }
 
     #[inline]
+    fn changed_blocks(&mut self, out: &mut Vec<u64>) -> bool {
+        match self {
+            ModelHooks::Sc(h) => h.changed_blocks(out),
+            ModelHooks::Buffers(h) => h.changed_blocks(out),
+            ModelHooks::Weak(_) => false,
+        }
+    }
+
+    #[inline]
     fn transparent(&self) -> bool {
         match self {
             ModelHooks::Sc(h) => h.transparent(),

@@ -344,13 +344,31 @@ pub trait Hooks {
     /// - a load whose [`Hooks::load_effects`] moved keeps only its own warp's step from
     ///   parking (a load forwarded from the thread's own buffer changes statistics, not
     ///   what others read);
-    /// - a move of this count after a step ends every parking.
+    /// - a move of this count after a step ends every parking — or, when the hooks name
+    ///   the blocks of the changes ([`Hooks::changed_blocks`]), the parkings of the warps
+    ///   that read one of them and of the warp whose step made it.
     ///
     /// Asked after every scheduling step, as `load_effects`; only used when that is
     /// `Some` too.
     #[inline]
     fn shared_effects(&self) -> Option<u64> {
         None
+    }
+
+    /// Spin parking, finest: appends to `out` the 8-byte blocks
+    /// ([`block_key`](crate::memory::block_key)) of every change counted by
+    /// [`Hooks::shared_effects`] since the last call that was *not* a write to memory —
+    /// the interpreter logs those itself ([`Memory::take_written`]) — such as a store
+    /// placed in a buffer that other threads' loads read (a CTA overlay). True when the
+    /// two together name every such change: then a change wakes only the parked warps
+    /// whose loads read one of its blocks (a load's value and effects are functions of
+    /// what the hooks hold for its own block and of memory there). False (the default)
+    /// when the hooks cannot say; then every counted change wakes every parked warp.
+    /// Asked only after `shared_effects` moved, and after a [`Hooks::stalled`] that
+    /// returned true.
+    #[inline]
+    fn changed_blocks(&mut self, _out: &mut Vec<u64>) -> bool {
+        false
     }
 
     /// True when `load`, `store` and `atomic` are plain memory for the rest of this

@@ -220,6 +220,10 @@ pub struct Memory {
     pub constant: Heap,
     /// One shared memory per CTA of the running launch.
     pub shared: Vec<Vec<u8>>,
+    /// The 8-byte blocks written since the log was last taken ([`Memory::take_written`]),
+    /// while the interpreter's spin parking asks for them ([`Memory::log_writes`]): a
+    /// parked warp wakes when a block it reads is written, not at every write.
+    written: Option<Vec<u64>>,
 }
 
 impl Default for Memory {
@@ -228,8 +232,21 @@ impl Default for Memory {
             global: Heap::new(GLOBAL_BASE, "global"),
             constant: Heap::new(CONST_WINDOW, "const"),
             shared: Vec::new(),
+            written: None,
         }
     }
+}
+
+/// The 8-byte block holding `loc`, as one word: a global address as is (valid global
+/// addresses are far below 2^63), a shared offset as `2^63 | cta << 32 | offset`, with the
+/// low three bits cleared. Spin parking's key for what a warp reads and what changed.
+#[inline]
+pub fn block_key(loc: Location) -> u64 {
+    let k = match loc {
+        Location::Global(a) => a,
+        Location::Shared { cta, offset } => (1 << 63) | ((cta as u64) << 32) | offset as u64,
+    };
+    k & !7
 }
 
 /// A global or shared location, as hooks see it.
@@ -265,6 +282,42 @@ impl Location {
 }
 
 impl Memory {
+    /// Starts (`true`) or stops logging the blocks that writes touch (see
+    /// [`Memory::take_written`]); starting forgets anything logged before.
+    pub fn log_writes(&mut self, on: bool) {
+        self.written = on.then(Vec::new);
+    }
+
+    /// Moves the blocks written since the last call (in write order, repeats kept) to
+    /// the end of `out`; false when writes are not being logged.
+    pub fn take_written(&mut self, out: &mut Vec<u64>) -> bool {
+        match &mut self.written {
+            Some(w) => {
+                out.append(w);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Logs the blocks of a write of `len` bytes at `loc`, when logging.
+    #[inline(always)]
+    fn note_write(&mut self, loc: Location, len: u32) {
+        if let Some(w) = &mut self.written {
+            let first = block_key(loc);
+            let last = block_key(loc.offset(len.max(1) as u64 - 1));
+            w.push(first);
+            if last != first {
+                // (At most 16 bytes: a vector's two halves.)
+                let mut b = first + 8;
+                while b <= last {
+                    w.push(b);
+                    b += 8;
+                }
+            }
+        }
+    }
+
     fn shared_err(&self, cta: u32, offset: u32, len: u32) -> MemError {
         let size = self.shared.get(cta as usize).map_or(0, |s| s.len() as u64);
         MemError {
@@ -296,6 +349,7 @@ impl Memory {
     #[inline]
     pub fn write(&mut self, loc: Location, data: &[u8]) -> Result<(), MemError> {
         let len = data.len() as u32;
+        self.note_write(loc, len);
         match loc {
             Location::Global(a) => self.global.slice_mut(a, len)?.copy_from_slice(data),
             Location::Shared { cta, offset } => {
@@ -355,6 +409,7 @@ impl Memory {
         v: u64,
         hint: &mut usize,
     ) -> Option<()> {
+        self.note_write(loc, size);
         let b = self.bytes_mut(loc, size, hint)?;
         match size {
             1 => b[0] = v as u8,

@@ -138,14 +138,18 @@ pub mod forward {
     use fencehound_vgpu::{Access, Barrier, Fence, Hooks, LaunchInfo, MemError, Memory, ThreadRef};
     use std::cell::Cell;
 
-    /// `inner` with two of its answers to the interpreter switchable, everything else passed
-    /// on: with `park` false, `load_effects` is the trait's default (no spin parking); with
-    /// `plain` false, `plain_loads` is (every load goes through `load`). The "yes" answers of
-    /// a passed-on `plain_loads` are counted in `plain_yes`.
+    /// `inner` with some of its answers to the interpreter switchable, everything else
+    /// passed on: with `park` false, `load_effects` is the trait's default (no spin
+    /// parking); with `plain` false, `plain_loads` is (every load goes through `load`);
+    /// `shared_effects` and `changed_blocks` are passed on only when `shared` and `named`
+    /// say so (by default not: the trait's defaults). The "yes" answers of a passed-on
+    /// `plain_loads` are counted in `plain_yes`.
     pub struct Forward<H> {
         pub inner: H,
         pub park: bool,
         pub plain: bool,
+        pub shared: bool,
+        pub named: bool,
         pub plain_yes: Cell<u64>,
     }
 
@@ -155,6 +159,8 @@ pub mod forward {
                 inner,
                 park,
                 plain,
+                shared: false,
+                named: false,
                 plain_yes: Cell::new(0),
             }
         }
@@ -202,6 +208,12 @@ pub mod forward {
             } else {
                 None
             }
+        }
+        fn shared_effects(&self) -> Option<u64> {
+            self.inner.shared_effects().filter(|_| self.shared)
+        }
+        fn changed_blocks(&mut self, out: &mut Vec<u64>) -> bool {
+            self.named && self.inner.changed_blocks(out)
         }
         fn transparent(&self) -> bool {
             self.inner.transparent()

@@ -126,8 +126,29 @@
 //! count), a warp barrier completes inside its warp, and a CTA barrier's release wakes
 //! that CTA's warps only ([`Parking::wake`]) — the warps whose lanes it releases. A load
 //! whose effects moved keeps its own warp from parking (a forwarded load's statistics)
-//! without waking the others. Atomics, exits and `stalled` stay events for everyone.
+//! without waking the others. Atomics and exits stay events for everyone.
 //! Before this, every buffered store of every warp woke every parked warp.
+//!
+//! **Wakes by address** (hooks that also name the blocks of their changes,
+//! [`Hooks::changed_blocks`](crate::hooks::Hooks::changed_blocks), with the memory's
+//! write log). Then a counted change — a fence's drain, a liveness drain of `stalled`, a
+//! store that reaches memory — is an event only for the warps whose *counting reads*
+//! include one of its 8-byte blocks, and for the warp whose step made it. A warp's
+//! counting reads are the blocks its interpreted steps read while a probe of it runs or a
+//! woken cycle is checked ([`Parking::begin_step`]), kept for as long as its own epoch
+//! ([`Parking::epoch_of`]) stays: those are the steps whose repeats a parking applies.
+//! Each step of such a warp is a function of the warp's state and of what its loads
+//! return, and a load's value and effects are functions of what memory and the hooks
+//! hold for its own block (the hooks' contract), so a change to any other block leaves
+//! the cycle the warp is parked on, or probed for, exactly as it was: every argument
+//! above holds with "no event" read as "no event for this warp". Each warp has its own
+//! epoch: it moves at every event for everyone and at every change by address that
+//! touches the warp, and every state a probe records, a parking and a check are bound to
+//! it. A warp whose counting reads exceed [`MAX_READS`] blocks is touched by every change
+//! by address. Before this, each liveness drain of one entry (of a CUB scan's hundreds of
+//! thousands) woke every parked look-back warp, which then compared its whole register
+//! file to find it had nothing new to read: a third of `exec --model scoped` on
+//! `cub_scan`.
 //!
 //! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a step
 //! that reads `%clock`/`%globaltimer` (its next value differs although the registers
@@ -153,7 +174,7 @@
 //! several times less and cannot collide).
 
 use crate::program::{MemSpace, Op};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Lane instructions without a change before detection starts, at least.
@@ -322,6 +343,31 @@ impl ParkWarp {
 }
 /// No epoch (a warp not parked).
 const NONE: u64 = u64::MAX;
+/// Most blocks a warp's counting reads keep apart ([`Parking::read`]); a warp that reads
+/// more is touched by every change by address.
+const MAX_READS: usize = 64;
+/// Most (warp, block) pairs kept before an event for every warp starts over.
+const MAX_WATCHED: usize = 1 << 16;
+
+/// A warp's counting reads ([`Parking::read`]): the blocks, in the warp's `epoch`;
+/// `gen` tells the `watch` pairs of this set from those of earlier ones.
+#[derive(Default)]
+struct Reads {
+    blocks: Vec<u64>,
+    wide: bool,
+    gen: u32,
+    epoch: u64,
+}
+
+impl Reads {
+    fn reset(&mut self) {
+        if !self.blocks.is_empty() || self.wide {
+            self.blocks.clear();
+            self.wide = false;
+            self.gen = self.gen.wrapping_add(1);
+        }
+    }
+}
 
 /// What a word of `Machine::park_state` stands for, as far as a parked cycle of several
 /// steps may change it (see [`Parking::probe`]): the words that differ between the
@@ -382,8 +428,23 @@ pub(super) struct CycleStep {
 pub(super) struct Parking {
     /// Whether the hooks allow parking in this launch.
     pub(super) on: bool,
-    /// Advances at every event; a warp is parked for one value of it.
+    /// Advances at every event, for every warp or by address; a warp is parked for one
+    /// value of its own epoch ([`Parking::epoch_of`]).
     epoch: u64,
+    /// `epoch` at the last event for every warp.
+    global: u64,
+    /// Per warp: `epoch` at the last event by address that touched a block it reads
+    /// ([`Parking::addressed`]).
+    touched: Vec<u64>,
+    /// Per warp: the blocks its interpreted steps read while they count for a probe, a
+    /// check or a parking ([`Parking::begin_step`]).
+    reads: Vec<Reads>,
+    /// Who reads each block: (warp, its `Reads::gen` then); stale pairs are skipped and
+    /// dropped when the block changes, all of them at an event for every warp.
+    watch: HashMap<u64, Vec<(u32, u32)>, BuildHasherDefault<StateHasher>>,
+    watched: usize,
+    /// Warps that read more blocks than are kept: any change by address touches them.
+    wide: Vec<(u32, u32)>,
     /// The hooks' load-effect count after the last step.
     effects: u64,
     /// Whether the hooks count the changes other threads can see
@@ -451,6 +512,12 @@ impl Parking {
         Parking {
             on: effects.is_some(),
             epoch: 0,
+            global: 0,
+            touched: vec![0; n],
+            reads: (0..n).map(|_| Reads::default()).collect(),
+            watch: HashMap::default(),
+            watched: 0,
+            wide: Vec::new(),
             effects: effects.unwrap_or(0),
             fine: effects.is_some() && shared.is_some(),
             shared: shared.unwrap_or(0),
@@ -487,38 +554,149 @@ impl Parking {
     #[inline]
     pub(super) fn event(&mut self) {
         self.epoch = self.epoch.wrapping_add(1) % NONE;
+        self.global = self.epoch;
+        // Every warp's reads are of an epoch that has passed.
+        if self.watched != 0 || !self.wide.is_empty() {
+            self.watch.clear();
+            self.watched = 0;
+            self.wide.clear();
+        }
     }
 
+    /// Warp `w`'s epoch: it moves at every event for every warp and at every change by
+    /// address of a block the warp read ([`Parking::addressed`]), and at nothing else.
     #[inline]
-    pub(super) fn epoch(&self) -> u64 {
-        self.epoch
+    pub(super) fn epoch_of(&self, w: u32) -> u64 {
+        self.global
+            .max(self.touched.get(w as usize).copied().unwrap_or(0))
+    }
+
+    /// Changes whose blocks are known ([`Hooks::changed_blocks`]), made in a step of warp
+    /// `own` (or between steps: `None`): an event for `own` and for the warps whose
+    /// counting reads ([`Parking::read`]) include one of `blocks`, no one else.
+    ///
+    /// Why that is enough: a parked warp's steps are functions of its state and of what
+    /// its loads return, and each load's value and effects are functions of what memory
+    /// and the hooks hold for the load's own 8-byte block (the contract of
+    /// [`Hooks::changed_blocks`]). A warp's counting reads are every block its
+    /// interpreted steps read since its epoch last moved, from the step after a probe
+    /// started (the steps whose repeat a parking applies, or a check verifies), so a
+    /// change elsewhere leaves every one of those loads as it was: the cycle the warp
+    /// is parked on, or being probed for, is still the one it would run.
+    ///
+    /// [`Hooks::changed_blocks`]: crate::hooks::Hooks::changed_blocks
+    pub(super) fn addressed(&mut self, blocks: &[u64], own: Option<u32>) {
+        self.epoch = self.epoch.wrapping_add(1) % NONE;
+        let epoch = self.epoch;
+        if let Some(w) = own {
+            self.touch(w, epoch);
+        }
+        if blocks.is_empty() {
+            return;
+        }
+        for b in blocks {
+            if self.watch.is_empty() {
+                break;
+            }
+            if let Some(v) = self.watch.remove(b) {
+                self.watched -= v.len();
+                for (w, g) in v {
+                    if self.reads[w as usize].gen == g {
+                        self.touch(w, epoch);
+                    }
+                }
+            }
+        }
+        for (w, g) in std::mem::take(&mut self.wide) {
+            if self.reads[w as usize].gen == g {
+                self.touch(w, epoch);
+            }
+        }
+    }
+
+    /// Warp `w`'s epoch moves to `epoch`; its reads start over.
+    fn touch(&mut self, w: u32, epoch: u64) {
+        if let Some(t) = self.touched.get_mut(w as usize) {
+            *t = epoch;
+            self.reads[w as usize].reset();
+        }
+    }
+
+    /// Before warp `w`'s interpreted step (after [`Parking::woken`]): whether its loads
+    /// count ([`Parking::read`]) — while a probe runs (its states after the first are
+    /// compared), while a woken cycle is checked again, and so while the warp is parked
+    /// on what they found. Otherwise the warp's reads are dropped.
+    #[inline]
+    pub(super) fn begin_step(&mut self, w: u32) -> bool {
+        let Some(p) = self.warps.get(w as usize) else {
+            return false;
+        };
+        let counting = p.period != 0 || p.verifying;
+        let epoch = self.epoch_of(w);
+        let r = &mut self.reads[w as usize];
+        if !counting || r.epoch != epoch {
+            r.reset();
+            r.epoch = epoch;
+        }
+        counting
+    }
+
+    /// Warp `w`'s counting step reads block `b` ([`crate::memory::block_key`]).
+    #[inline]
+    pub(super) fn read(&mut self, w: u32, b: u64) {
+        let r = &mut self.reads[w as usize];
+        if r.wide || r.blocks.last() == Some(&b) || r.blocks.contains(&b) {
+            return;
+        }
+        if r.blocks.len() >= MAX_READS {
+            r.wide = true;
+            self.wide.push((w, r.gen));
+            return;
+        }
+        r.blocks.push(b);
+        self.watch.entry(b).or_default().push((w, r.gen));
+        self.watched += 1;
+        if self.watched > MAX_WATCHED {
+            // Mostly stale pairs of blocks that never changed: starting over costs one
+            // wake of every parked warp.
+            self.event();
+        }
     }
 
     /// After a step: an event if the hooks' load-effect count moved — or, with hooks
-    /// that count the changes others can see (`shared`, [`Hooks::shared_effects`]), if
-    /// that count moved. Returns whether the step's own warp must not park on it (its
-    /// loads did more than read; an event does that by itself).
+    /// that count the changes others can see (`shared`, [`Hooks::shared_effects`]), the
+    /// second result says whether that count moved (the caller then makes it an event,
+    /// by address where it can: [`Parking::addressed`]). The first result says whether
+    /// the step's own warp must not park on it (its loads did more than read; an event
+    /// does that by itself).
     ///
     /// [`Hooks::shared_effects`]: crate::hooks::Hooks::shared_effects
     #[inline]
-    pub(super) fn effects(&mut self, count: Option<u64>, shared: Option<u64>) -> bool {
+    pub(super) fn effects(&mut self, count: Option<u64>, shared: Option<u64>) -> (bool, bool) {
         let c = count.unwrap_or(self.effects.wrapping_add(1));
         let moved = c != self.effects;
         self.effects = c;
         match shared {
             Some(s) if self.fine => {
-                if s != self.shared {
-                    self.shared = s;
-                    self.event();
-                }
-                moved
+                let changed = s != self.shared;
+                self.shared = s;
+                (moved, changed)
             }
             _ => {
                 if moved {
                     self.event();
                 }
-                false
+                (false, false)
             }
+        }
+    }
+
+    /// The hooks' count of what others can see is `shared` now, after changes made
+    /// outside a step (a stall's drain, exits) that the caller has made events.
+    #[inline]
+    pub(super) fn sync_shared(&mut self, shared: Option<u64>) {
+        if let Some(s) = shared {
+            self.shared = s;
         }
     }
 
@@ -527,7 +705,7 @@ impl Parking {
     /// of a cycle of several; empty otherwise).
     #[inline]
     pub(super) fn parked(&mut self, w: u32) -> Option<(u64, u64, &[Write])> {
-        let epoch = self.epoch;
+        let epoch = self.epoch_of(w);
         let p = self.warps.get_mut(w as usize)?;
         if p.parked != epoch || p.kicked {
             return None;
@@ -561,7 +739,7 @@ impl Parking {
             if p.cycle > 1 && !kicked {
                 p.verifying = true;
                 p.verified = 0;
-                p.verify_epoch = self.epoch;
+                p.verify_epoch = self.global.max(self.touched[w as usize]);
             } else {
                 self.drop_cycle(w);
             }
@@ -619,7 +797,7 @@ impl Parking {
     /// states and counts, so the recorded writes are still the steps' writes. Anything
     /// else drops the cycle.
     pub(super) fn verify(&mut self, w: u32, same: bool) {
-        let epoch = self.epoch;
+        let epoch = self.epoch_of(w);
         let p = &mut self.warps[w as usize];
         if !same || p.verify_epoch != epoch {
             self.drop_cycle(w);
@@ -748,7 +926,7 @@ impl Parking {
     /// next turn (from this state, which is the recorded first one); otherwise the probe
     /// failed.
     pub(super) fn screened(&mut self, w: u32, same: bool) {
-        let epoch = self.epoch;
+        let epoch = self.epoch_of(w);
         let wi = w as usize;
         let first = self.hist[wi].first().map(|r| r.epoch);
         if same && first == Some(epoch) {
@@ -794,7 +972,7 @@ impl Parking {
         insts: u64,
         layout: impl FnOnce(&[u64]) -> Vec<Word>,
     ) -> bool {
-        let epoch = self.epoch;
+        let epoch = self.epoch_of(w);
         let wi = w as usize;
         let period = self.warps[wi].period as usize;
         let hist = &mut self.hist[wi];

@@ -85,6 +85,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 };
                 let mut v = 0u64;
                 for (k, loc) in [lo, hi].into_iter().enumerate() {
+                    if self.park_reads {
+                        self.park_read(w, loc, 2);
+                    }
                     let a =
                         self.access(w, l, loc, 2, AccessKind::Load, Sem::Weak, Scope::Sys, site);
                     let mut b = [0u8; 2];

@@ -385,6 +385,22 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(u64::from_le_bytes(b))
     }
 
+    /// Spin parking: warp `w`'s counting step reads the `len` bytes at `loc` (see
+    /// `livelock::Parking::read`).
+    #[inline]
+    pub(super) fn park_read(&mut self, w: u32, loc: Location, len: u32) {
+        let first = block_key(loc);
+        let last = block_key(loc.offset(len.max(1) as u64 - 1));
+        let mut b = first;
+        loop {
+            self.park.read(w, b);
+            if b >= last {
+                break;
+            }
+            b += 8;
+        }
+    }
+
     /// [`Hooks::plain_loads`] for the `active` lanes of warp `w`.
     #[inline]
     fn plain_loads(&self, w: u32, active: u32) -> bool {
@@ -430,10 +446,15 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 );
                 let di = ds[0].map(|d| row(base, d));
                 let mut hint = 0;
+                let track = self.park_reads;
                 for l in lanes(active) {
-                    let v = fa
-                        .loc(&self.warps[w as usize].regs, l)
-                        .and_then(|loc| self.mem.load_hinted(loc, size, &mut hint));
+                    let loc = fa.loc(&self.warps[w as usize].regs, l);
+                    if track {
+                        if let Some(loc) = loc {
+                            self.park_read(w, loc, size);
+                        }
+                    }
+                    let v = loc.and_then(|loc| self.mem.load_hinted(loc, size, &mut hint));
                     match v {
                         Some(v) => {
                             if let Some(di) = di {
@@ -509,6 +530,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);
             self.check_align(w, l, pc, p, total.next_power_of_two())?;
+            if let (Place::Mem(loc), true) = (p, self.park_reads) {
+                self.park_read(w, loc, total);
+            }
             if let (Place::Mem(loc), true) = (p, direct) {
                 if let Some(v) = self.mem.load_hinted(loc, size, &mut hint) {
                     if let Some(d) = ds[0] {
@@ -925,6 +949,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let mut rest = active;
         loop {
             let (n, slow) = self.gather(w, &fa, &mut rest, &mut acc, &mut idx);
+            if self.park_reads {
+                for a in &acc[..n] {
+                    let loc = a.loc;
+                    self.park_read(w, loc, size);
+                }
+            }
             if n > 0 {
                 let r = self.hooks.load_warp(self.mem, &acc[..n], &mut out[..n]);
                 let done = r.as_ref().map_or_else(|e| e.0, |_| n);

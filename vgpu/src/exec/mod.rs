@@ -202,6 +202,10 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     step_pc0: u32,
     step_single: bool,
     step_end: u32,
+    /// Whether the running step's loads count for spin parking
+    /// ([`livelock::Parking::begin_step`]), and a buffer for the blocks of changes.
+    park_reads: bool,
+    park_blocks: Vec<u64>,
 }
 
 /// `Machine::events`: an event for spin parking, and an instruction that only keeps its
@@ -377,6 +381,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             step_pc0: 0,
             step_single: false,
             step_end: u32::MAX,
+            park_reads: false,
+            park_blocks: Vec::new(),
         }
     }
 
@@ -421,6 +427,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             .shared_effects()
             .filter(|_| !self.hooks.transparent());
         self.park = livelock::Parking::new(self.warps.len(), self.hooks.load_effects(), shared);
+        // Changes by address (see `livelock::Parking::addressed`): memory writes are
+        // logged; the first answer of `changed_blocks` only empties the hooks' log.
+        self.mem.log_writes(self.park.fine);
+        if self.park.fine {
+            let mut b = Vec::new();
+            self.hooks.changed_blocks(&mut b);
+        }
         if self.park.on {
             // With hooks that count what others can see, a fence is no event (one that
             // drains moves that count) and a store keeps only its own step from parking.
@@ -521,10 +534,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 // showed it as a separate function called every step).
                 let before = self.park.on.then(|| {
                     self.park.woken(w);
+                    self.park_reads = self.park.fine && self.park.begin_step(w);
                     (
                         self.stats.lane_instructions,
                         self.stats.warp_instructions,
-                        self.park.epoch(),
+                        self.park.epoch_of(w),
                     )
                 });
                 match self.step(w) {
@@ -557,6 +571,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
             }
         };
+        self.park_reads = false;
+        self.mem.log_writes(false);
         self.hooks.launch_end(self.mem);
         pool_regs(&mut self.warps);
         LaunchResult {
@@ -577,9 +593,34 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     fn stalled(&mut self) -> bool {
         let changed = self.hooks.stalled(self.mem);
         if changed {
-            self.changed_for_all();
+            self.livelock.change(self.stats.lane_instructions);
+            // With hooks that name what changed, a stall's drain wakes the warps that
+            // read its blocks (one drained entry of thousands woke every parked
+            // look-back warp of a CUB scan, each of which then compared its registers).
+            if self.park.fine {
+                self.park.sync_shared(self.hooks.shared_effects());
+                self.park_changes(None);
+            } else {
+                self.park.event();
+            }
         }
         changed
+    }
+
+    /// The changes the hooks counted, made in a step of warp `own` or (`None`) between
+    /// steps: an event by address for the warps that read their blocks when the hooks
+    /// and the memory's log name them all, an event for every warp otherwise.
+    fn park_changes(&mut self, own: Option<u32>) {
+        let mut b = std::mem::take(&mut self.park_blocks);
+        b.clear();
+        let named = self.hooks.changed_blocks(&mut b);
+        let logged = self.mem.take_written(&mut b);
+        if named && logged {
+            self.park.addressed(&b, own);
+        } else {
+            self.park.event();
+        }
+        self.park_blocks = b;
     }
 
     /// Something other warps may observe changed (see `livelock`). An event for spin
@@ -601,14 +642,27 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     fn changed_for_all(&mut self) {
         self.livelock.change(self.stats.lane_instructions);
         self.park.event();
+        if self.park.fine {
+            // (The event covers whatever the hooks changed: their count and logs start
+            // over from here.)
+            self.park.sync_shared(self.hooks.shared_effects());
+            let mut b = std::mem::take(&mut self.park_blocks);
+            b.clear();
+            self.hooks.changed_blocks(&mut b);
+            self.mem.take_written(&mut b);
+            self.park_blocks = b;
+        }
     }
 
     /// Spin parking after an interpreted step of warp `w` (see `livelock`); `before`:
     /// the lane and warp instruction counts and the epoch before it.
     fn after_step(&mut self, w: u32, before: (u64, u64, u64)) {
-        let own_effects = self
+        let (own_effects, shared_moved) = self
             .park
             .effects(self.hooks.load_effects(), self.hooks.shared_effects());
+        if shared_moved {
+            self.park_changes(Some(w));
+        }
         // (`effects` ignores `shared` unless the launch began with it.)
         let clock = self.clock_read.replace(false);
         let warp = &self.warps[w as usize];
@@ -621,7 +675,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             || own
             || self.step_end == u32::MAX
             || clock
-            || self.park.epoch() != before.2
+            || self.park.epoch_of(w) != before.2
         {
             self.park.forget(w);
             return;
