@@ -270,32 +270,41 @@ fn merge_in_store_order(q: &mut [VecDeque<Entry>; 2], out: &mut Vec<Entry>) {
     out.extend(qs.drain(..));
 }
 
-/// The index of head number `r % heads` of `q`, where the heads are the entries that are
-/// the oldest of their 8-byte block in `q`, in queue order (the liveness and kernel-exit
-/// drains pick among them, so each address keeps its order).
-fn pick_head(q: &VecDeque<Entry>, r: u64, seen: &mut KeySet) -> usize {
-    let n = q.len();
-    if n <= 1 {
+/// The positions in `q` of its heads, ascending, into `out` (emptied first): the entries
+/// that are the oldest of their 8-byte block in `q` (the liveness and kernel-exit drains
+/// pick among them, so each address keeps its order). `seen` is scratch.
+fn head_positions(q: &VecDeque<Entry>, seen: &mut KeySet, out: &mut Vec<u32>) {
+    out.clear();
+    if q.len() <= 16 {
+        // (Pairwise: cheaper than hashing for a short queue.)
+        let head = |i: usize| q.iter().take(i).all(|e| e.k & !7 != q[i].k & !7);
+        out.extend((0..q.len()).filter(|&i| head(i)).map(|i| i as u32));
+    } else {
+        seen.clear();
+        out.extend(
+            q.iter()
+                .enumerate()
+                .filter(|(_, e)| seen.insert(e.k & !7))
+                .map(|(i, _)| i as u32),
+        );
+    }
+}
+
+/// Scratch for picking heads ([`head_positions`]).
+#[derive(Default)]
+struct HeadScratch {
+    seen: KeySet,
+    heads: Vec<u32>,
+}
+
+/// The index of head number `r % heads` of `q` ([`head_positions`]); 0 for an empty `q`.
+fn pick_head(q: &VecDeque<Entry>, r: u64, scratch: &mut HeadScratch) -> usize {
+    if q.len() <= 1 {
         return 0;
     }
-    if n <= 16 {
-        let head = |i: usize| {
-            let b = q[i].k & !7;
-            q.iter().take(i).all(|e| e.k & !7 != b)
-        };
-        let count = (0..n).filter(|&i| head(i)).count();
-        let j = (r % count as u64) as usize;
-        return (0..n).filter(|&i| head(i)).nth(j).unwrap_or(0);
-    }
-    seen.clear();
-    let count = q.iter().filter(|e| seen.insert(e.k & !7)).count();
-    let j = (r % count as u64) as usize;
-    seen.clear();
-    q.iter()
-        .enumerate()
-        .filter(|(_, e)| seen.insert(e.k & !7))
-        .nth(j)
-        .map_or(0, |(i, _)| i)
+    head_positions(q, &mut scratch.seen, &mut scratch.heads);
+    let heads = &scratch.heads;
+    heads[(r % heads.len() as u64) as usize] as usize
 }
 
 /// A CTA's overlay under `scoped`: its entries in queue order, how many of them each
@@ -397,22 +406,7 @@ impl Overlay {
             return None;
         }
         if !self.known {
-            self.heads.clear();
-            if self.q.len() <= 16 {
-                let q = &self.q;
-                let head = |i: usize| q.iter().take(i).all(|e| e.k & !7 != q[i].k & !7);
-                self.heads
-                    .extend((0..q.len()).filter(|&i| head(i)).map(|i| i as u32));
-            } else {
-                seen.clear();
-                self.heads.extend(
-                    self.q
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, e)| seen.insert(e.k & !7))
-                        .map(|(i, _)| i as u32),
-                );
-            }
+            head_positions(&self.q, seen, &mut self.heads);
             self.known = true;
         }
         let j = (r % self.heads.len() as u64) as usize;
@@ -590,7 +584,7 @@ pub struct StoreBuffers {
     peak_heap: usize,
     /// Reused buffers (drained entries; block keys seen while picking a head).
     scratch: Vec<Entry>,
-    seen: KeySet,
+    heads: HeadScratch,
 }
 
 fn sp(loc: Location) -> usize {
@@ -627,7 +621,7 @@ impl StoreBuffers {
             trace: Vec::new(),
             peak_heap: 0,
             scratch: Vec::new(),
-            seen: KeySet::default(),
+            heads: HeadScratch::default(),
         }
     }
 
@@ -750,7 +744,7 @@ impl StoreBuffers {
                 (r2 >> 40) as usize & 1
             };
             let i = if tb.mixed[s] {
-                pick_head(&tb.q[s], r2, &mut self.seen)
+                pick_head(&tb.q[s], r2, &mut self.heads)
             } else {
                 // Every entry is the only one of its block: each is a head.
                 (r2 % tb.q[s].len() as u64) as usize
@@ -784,7 +778,7 @@ impl StoreBuffers {
                 }
                 None => scan(self),
             };
-            if let Some(e) = self.overlays[c].take_head(r2, &mut self.seen) {
+            if let Some(e) = self.overlays[c].take_head(r2, &mut self.heads.seen) {
                 Self::write_mem(mem, &e);
                 self.pend(e.k, -1);
                 self.note_drain(&e, Level::Memory, reason, None);
@@ -1269,11 +1263,11 @@ impl StoreBuffers {
             return;
         }
         let k = pack(loc);
-        let maybe = self.maybe_pending(k & !7);
         let Some(ov) = self.overlays.get_mut(cta as usize) else {
             return;
         };
-        if !maybe || !ov.holds_block(k) {
+        // (The overlay's block counts are exact: no need to ask the pending index.)
+        if !ov.holds_block(k) {
             return;
         }
         let mut drained = std::mem::take(&mut self.scratch);
@@ -2003,13 +1997,14 @@ mod tests {
     }
 
     /// An overlay's kept heads pick and remove what `pick_head` and a removal pick and
-    /// remove, and its block counts say what a scan says, through random takes mixed with other changes (pushes, removals
-    /// elsewhere, which forget the heads), on overlays below and above the 16 entries
-    /// where `pick_head` stops scanning pairs, with blocks that repeat and that do not.
+    /// remove, and its block counts say what a scan says, through random takes mixed
+    /// with other changes (pushes, removals elsewhere, which forget the heads), on
+    /// overlays below and above the 16 entries where `head_positions` stops comparing
+    /// pairs, with blocks that repeat and that do not.
     #[test]
     fn kept_heads_take_what_pick_head_picks() {
         let mut seen = KeySet::default();
-        let mut seen2 = KeySet::default();
+        let mut seen2 = HeadScratch::default();
         let (mut takes, mut longest) = (0, 0);
         for (round, blocks) in [(0u64, 3u64), (1, 12), (2, 40), (3, 400)] {
             let mut ov = Overlay::default();
