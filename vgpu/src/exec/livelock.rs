@@ -411,8 +411,26 @@ pub(super) enum ProbeAt {
     Screen,
 }
 
-/// A word a parked step writes back into its warp, and its value.
-pub(super) type Write = (Word, u64);
+/// What a parked step writes back into its warp, by kind (so that applying a step of a
+/// CUB look-back cycle — a pc and a few registers for each of 32 lanes — is two tight
+/// loops, not a dispatch per word: that dispatch was over half of `Machine::run` on
+/// `cub_scan` under `scoped` once wakes went by address).
+#[derive(Default)]
+pub(super) struct Writes {
+    /// Register words: index in the warp's register file, value.
+    pub(super) regs: Vec<(u32, u64)>,
+    /// Lane pcs: lane, pc (the low half of a `Word::Pc` word).
+    pub(super) pcs: Vec<(u32, u32)>,
+    /// The ready mask and statuses (each word is a different place: any order).
+    pub(super) other: Vec<(Word, u64)>,
+}
+
+/// A step that writes nothing (a cycle of one step).
+static NO_WRITES: Writes = Writes {
+    regs: Vec::new(),
+    pcs: Vec::new(),
+    other: Vec::new(),
+};
 
 /// One step of a parked cycle of several steps: the state it starts from, its counts,
 /// and what it changes in the warp.
@@ -421,7 +439,7 @@ pub(super) struct CycleStep {
     pub(super) state: Vec<u64>,
     pub(super) lanes: u64,
     pub(super) insts: u64,
-    pub(super) writes: Vec<(Word, u64)>,
+    pub(super) writes: Writes,
 }
 
 /// Spin parking (see the module docs): the probes and the parked warps.
@@ -704,7 +722,7 @@ impl Parking {
     /// one more applied step counted), and what the step writes into the warp (a step
     /// of a cycle of several; empty otherwise).
     #[inline]
-    pub(super) fn parked(&mut self, w: u32) -> Option<(u64, u64, &[Write])> {
+    pub(super) fn parked(&mut self, w: u32) -> Option<(u64, u64, &Writes)> {
         let epoch = self.epoch_of(w);
         let p = self.warps.get_mut(w as usize)?;
         if p.parked != epoch || p.kicked {
@@ -712,7 +730,7 @@ impl Parking {
         }
         p.applied = p.applied.saturating_add(1);
         if p.cycle == 1 {
-            return Some((p.lanes, p.insts, &[]));
+            return Some((p.lanes, p.insts, &NO_WRITES));
         }
         let step = &self.cycles[w as usize][p.phase as usize];
         p.phase = if p.phase + 1 == p.cycle {
@@ -1007,7 +1025,7 @@ impl Parking {
                 let fits = layout.len() == a.words.len();
                 for i in (first..last).filter(|_| fits) {
                     let (x, y) = (&hist[i].words, &hist[i + 1].words);
-                    let mut writes = Vec::new();
+                    let mut writes = Writes::default();
                     for (k, (u, v)) in x.iter().zip(y).enumerate() {
                         if u == v {
                             continue;
@@ -1030,7 +1048,11 @@ impl Parking {
                             self.clear(w);
                             return false;
                         }
-                        writes.push((layout[k], *v));
+                        match layout[k] {
+                            Word::Reg(i) => writes.regs.push((i, *v)),
+                            Word::Pc(l) => writes.pcs.push((l, *v as u32)),
+                            word => writes.other.push((word, *v)),
+                        }
                     }
                     let next = &hist[i + 1];
                     steps.push(CycleStep {

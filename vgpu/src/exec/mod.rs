@@ -509,10 +509,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 self.clock += insts;
                 let warp = &mut self.warps[w as usize];
                 warp.clock += lanes;
-                for &(word, v) in writes {
+                for &(i, v) in &writes.regs {
+                    if let Some(r) = warp.regs.get_mut(i as usize) {
+                        *r = v;
+                    }
+                }
+                for &(l, v) in &writes.pcs {
+                    warp.pc[l as usize % WARP] = v;
+                }
+                for &(word, v) in &writes.other {
                     match word {
                         livelock::Word::Ready => warp.ready = v as u32,
-                        livelock::Word::Pc(l) => warp.pc[l as usize % WARP] = v as u32,
                         livelock::Word::Status(l) => {
                             if let Some(lane) = warp.lanes.get_mut(l as usize) {
                                 lane.status = match v & 0xffff_ffff {
@@ -521,12 +528,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                                 };
                             }
                         }
-                        livelock::Word::Reg(i) => {
-                            if let Some(r) = warp.regs.get_mut(i as usize) {
-                                *r = v;
-                            }
-                        }
-                        livelock::Word::Fixed => {}
+                        // (Registers and pcs are in their own lists; nothing else is
+                        // written.)
+                        livelock::Word::Pc(_) | livelock::Word::Reg(_) | livelock::Word::Fixed => {}
                     }
                 }
             } else {
