@@ -419,7 +419,8 @@ pub(super) enum ProbeAt {
 pub(super) struct Writes {
     /// Register words: index in the warp's register file, value.
     pub(super) regs: Vec<(u32, u64)>,
-    /// Lane pcs: lane, pc (the low half of a `Word::Pc` word).
+    /// Lane pcs: the lanes (a mask) that move to a pc, and that pc (the low half of a
+    /// `Word::Pc` word). The lanes of a warp mostly move together: one entry.
     pub(super) pcs: Vec<(u32, u32)>,
     /// The ready mask and statuses (each word is a different place: any order).
     pub(super) other: Vec<(Word, u64)>,
@@ -1050,7 +1051,13 @@ impl Parking {
                         }
                         match layout[k] {
                             Word::Reg(i) => writes.regs.push((i, *v)),
-                            Word::Pc(l) => writes.pcs.push((l, *v as u32)),
+                            Word::Pc(l) => {
+                                let (bit, pc) = (1u32 << (l % 32), *v as u32);
+                                match writes.pcs.iter_mut().find(|(_, p)| *p == pc) {
+                                    Some((m, _)) => *m |= bit,
+                                    None => writes.pcs.push((bit, pc)),
+                                }
+                            }
                             word => writes.other.push((word, *v)),
                         }
                     }

@@ -514,8 +514,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                         *r = v;
                     }
                 }
-                for &(l, v) in &writes.pcs {
-                    warp.pc[l as usize % WARP] = v;
+                for &(m, v) in &writes.pcs {
+                    // (Branch-free over the warp's 32 pcs: vectorized.)
+                    for (l, pc) in warp.pc.iter_mut().enumerate() {
+                        if m >> l & 1 != 0 {
+                            *pc = v;
+                        }
+                    }
                 }
                 for &(word, v) in &writes.other {
                     match word {
