@@ -417,8 +417,11 @@ pub(super) enum ProbeAt {
 /// `cub_scan` under `scoped` once wakes went by address).
 #[derive(Default)]
 pub(super) struct Writes {
-    /// Register words: index in the warp's register file, value.
-    pub(super) regs: Vec<(u32, u64)>,
+    /// Register words as runs of consecutive indices in the warp's register file (a
+    /// register's 32 lanes are one row: one run), each `(start, len)` with its values
+    /// next in `reg_vals`: a run is one slice copy.
+    pub(super) reg_runs: Vec<(u32, u32)>,
+    pub(super) reg_vals: Vec<u64>,
     /// Lane pcs: the lanes (a mask) that move to a pc, and that pc (the low half of a
     /// `Word::Pc` word). The lanes of a warp mostly move together: one entry.
     pub(super) pcs: Vec<(u32, u32)>,
@@ -428,7 +431,8 @@ pub(super) struct Writes {
 
 /// A step that writes nothing (a cycle of one step).
 static NO_WRITES: Writes = Writes {
-    regs: Vec::new(),
+    reg_runs: Vec::new(),
+    reg_vals: Vec::new(),
     pcs: Vec::new(),
     other: Vec::new(),
 };
@@ -1027,6 +1031,7 @@ impl Parking {
                 for i in (first..last).filter(|_| fits) {
                     let (x, y) = (&hist[i].words, &hist[i + 1].words);
                     let mut writes = Writes::default();
+                    let mut regs: Vec<(u32, u64)> = Vec::new();
                     for (k, (u, v)) in x.iter().zip(y).enumerate() {
                         if u == v {
                             continue;
@@ -1050,7 +1055,7 @@ impl Parking {
                             return false;
                         }
                         match layout[k] {
-                            Word::Reg(i) => writes.regs.push((i, *v)),
+                            Word::Reg(i) => regs.push((i, *v)),
                             Word::Pc(l) => {
                                 let (bit, pc) = (1u32 << (l % 32), *v as u32);
                                 match writes.pcs.iter_mut().find(|(_, p)| *p == pc) {
@@ -1060,6 +1065,14 @@ impl Parking {
                             }
                             word => writes.other.push((word, *v)),
                         }
+                    }
+                    regs.sort_unstable_by_key(|&(i, _)| i);
+                    for (i, v) in regs {
+                        match writes.reg_runs.last_mut() {
+                            Some((start, len)) if *start + *len == i => *len += 1,
+                            _ => writes.reg_runs.push((i, 1)),
+                        }
+                        writes.reg_vals.push(v);
                     }
                     let next = &hist[i + 1];
                     steps.push(CycleStep {

@@ -509,9 +509,16 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 self.clock += insts;
                 let warp = &mut self.warps[w as usize];
                 warp.clock += lanes;
-                for &(i, v) in &writes.regs {
-                    if let Some(r) = warp.regs.get_mut(i as usize) {
-                        *r = v;
+                let mut vals = writes.reg_vals.as_slice();
+                for &(start, len) in &writes.reg_runs {
+                    // (The runs' lengths add up to the values' count.)
+                    let Some((run, rest)) = vals.split_at_checked(len as usize) else {
+                        break;
+                    };
+                    vals = rest;
+                    let at = start as usize;
+                    if let Some(r) = warp.regs.get_mut(at..at + len as usize) {
+                        r.copy_from_slice(run);
                     }
                 }
                 for &(m, v) in &writes.pcs {
