@@ -364,8 +364,9 @@ pub trait Hooks {
     /// whose loads read one of its blocks (a load's value and effects are functions of
     /// what the hooks hold for its own block and of memory there). False (the default)
     /// when the hooks cannot say; then every counted change wakes every parked warp.
-    /// Asked only after `shared_effects` moved, and after a [`Hooks::stalled`] that
-    /// returned true.
+    /// Asked after `shared_effects` moved, after a [`Hooks::stalled`] that returned
+    /// true, at the launch's start and after events for every warp (an exit): the last
+    /// two only to empty the hooks' log.
     #[inline]
     fn changed_blocks(&mut self, _out: &mut Vec<u64>) -> bool {
         false
