@@ -39,6 +39,11 @@ use crate::select;
 use crate::stats::{BufferStats, DrainReason};
 use fencehound_hb::fasthash::{FastMap, FastSet};
 use fencehound_vgpu::hooks::RmwFn;
+// A location as one word (`pack`, undone by `unpack`), and the 8-byte block an access
+// lies in (`key`: accesses are naturally aligned and at most 8 bytes, so each lies in
+// exactly one block). The interpreter's spin parking keys what changed the same way
+// (`Hooks::changed_blocks`).
+use fencehound_vgpu::memory::{block_key as key, location_key as pack};
 use fencehound_vgpu::{
     Access, Barrier, BarrierKind, Fence, FenceKind, Hooks, LaunchInfo, Location, MemError, Memory,
     Scope, Sem, SiteId, ThreadRef,
@@ -220,16 +225,6 @@ impl Entry {
     }
 }
 
-/// A location as one word: a global address as is (valid global addresses are far below
-/// 2^63), a shared offset as `2^63 | cta << 32 | offset`.
-#[inline]
-fn pack(loc: Location) -> u64 {
-    match loc {
-        Location::Global(a) => a,
-        Location::Shared { cta, offset } => (1 << 63) | ((cta as u64) << 32) | offset as u64,
-    }
-}
-
 #[inline]
 fn unpack(k: u64) -> Location {
     if k >> 63 == 0 {
@@ -240,13 +235,6 @@ fn unpack(k: u64) -> Location {
             offset: k as u32,
         }
     }
-}
-
-/// Index key: the 8-byte block an access lies in (accesses are naturally aligned and at
-/// most 8 bytes, so each lies in exactly one block).
-#[inline]
-fn key(loc: Location) -> u64 {
-    pack(loc) & !7
 }
 
 /// Block keys of [`StoreBuffers::pending`] (std's SipHash dominated the store and load
@@ -1880,8 +1868,8 @@ impl Hooks for StoreBuffers {
     fn changed_blocks(&mut self, out: &mut Vec<u64>) -> bool {
         // What another thread's load reads (see `shared_effects`) changes by memory
         // writes, which the interpreter logs, by entries placed in a CTA overlay (named
-        // here, with the same key: `pack` is `vgpu::memory::block_key` before its low
-        // bits are cleared), and by entries leaving a thread's queue or an overlay —
+        // here by `key`, the interpreter's block key), and by entries leaving a thread's
+        // queue or an overlay —
         // each of which is written to memory or placed in an overlay in the same call.
         // (A store that waits in its thread's buffer changes no other thread's load.)
         out.append(&mut self.named);

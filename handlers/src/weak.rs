@@ -89,6 +89,8 @@ use fencehound_hb::fasthash::FastMap;
 use fencehound_hb::sync::{acquires, strong};
 use fencehound_hb::{Epoch, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::{le_value, RmwFn};
+// A location as one word, as in the buffers.
+use fencehound_vgpu::memory::location_key as pack;
 use fencehound_vgpu::{
     Access, Barrier, Fence, Hooks, LaunchInfo, Location, MemError, Memory, Scope, SiteId, ThreadRef,
 };
@@ -239,16 +241,6 @@ fn forget_oldest(list: &mut Vec<Entry>, msgs: &mut [Option<Rc<Message>>], free: 
     }
     for x in list.iter_mut() {
         x.set_co(x.co() >> 1);
-    }
-}
-
-/// A location as one word, as in the buffers: a global address, or `2^63 | cta << 32 |
-/// offset` for shared memory.
-#[inline]
-fn pack(loc: Location) -> u64 {
-    match loc {
-        Location::Global(a) => a,
-        Location::Shared { cta, offset } => (1 << 63) | ((cta as u64) << 32) | offset as u64,
     }
 }
 

@@ -237,16 +237,31 @@ impl Default for Memory {
     }
 }
 
-/// The 8-byte block holding `loc`, as one word: a global address as is (valid global
-/// addresses are far below 2^63), a shared offset as `2^63 | cta << 32 | offset`, with the
-/// low three bits cleared. Spin parking's key for what a warp reads and what changed.
+/// A location as one word: a global address as is (valid global addresses are far below
+/// 2^63), a shared offset as `2^63 | cta << 32 | offset`. Locations of different spaces
+/// (or different CTAs' shared memory) are at least 2^32 apart.
 #[inline]
-pub fn block_key(loc: Location) -> u64 {
-    let k = match loc {
+pub fn location_key(loc: Location) -> u64 {
+    match loc {
         Location::Global(a) => a,
         Location::Shared { cta, offset } => (1 << 63) | ((cta as u64) << 32) | offset as u64,
-    };
-    k & !7
+    }
+}
+
+/// The 8-byte block holding `loc`: its [`location_key`] with the low three bits cleared.
+/// The write-buffer models' block key, and spin parking's for what a warp reads and what
+/// changed.
+#[inline]
+pub fn block_key(loc: Location) -> u64 {
+    location_key(loc) & !7
+}
+
+/// The [`block_key`]s of the 8-byte blocks that `len` bytes at `loc` touch, ascending.
+#[inline]
+pub fn blocks_of(loc: Location, len: u32) -> impl Iterator<Item = u64> {
+    let first = block_key(loc);
+    let last = block_key(loc.offset(len.max(1) as u64 - 1));
+    (first..=last.max(first)).step_by(8)
 }
 
 /// A global or shared location, as hooks see it.
@@ -304,17 +319,7 @@ impl Memory {
     #[inline(always)]
     fn note_write(&mut self, loc: Location, len: u32) {
         if let Some(w) = &mut self.written {
-            let first = block_key(loc);
-            let last = block_key(loc.offset(len.max(1) as u64 - 1));
-            w.push(first);
-            if last != first {
-                // (At most 16 bytes: a vector's two halves.)
-                let mut b = first + 8;
-                while b <= last {
-                    w.push(b);
-                    b += 8;
-                }
-            }
+            w.extend(blocks_of(loc, len));
         }
     }
 

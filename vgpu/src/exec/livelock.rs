@@ -668,7 +668,7 @@ impl Parking {
     #[inline]
     pub(super) fn read(&mut self, w: u32, b: u64) {
         let r = &mut self.reads[w as usize];
-        if r.wide || r.blocks.last() == Some(&b) || r.blocks.contains(&b) {
+        if r.wide || r.blocks.contains(&b) {
             return;
         }
         if r.blocks.len() >= MAX_READS {
@@ -751,6 +751,7 @@ impl Parking {
     /// saved more lets it probe at once again.
     #[inline]
     pub(super) fn woken(&mut self, w: u32) {
+        let epoch = self.epoch_of(w);
         let p = &mut self.warps[w as usize];
         let kicked = std::mem::replace(&mut p.kicked, false);
         if p.parked != NONE {
@@ -762,7 +763,7 @@ impl Parking {
             if p.cycle > 1 && !kicked {
                 p.verifying = true;
                 p.verified = 0;
-                p.verify_epoch = self.global.max(self.touched[w as usize]);
+                p.verify_epoch = epoch;
             } else {
                 self.drop_cycle(w);
             }

@@ -389,15 +389,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     /// `livelock::Parking::read`).
     #[inline]
     pub(super) fn park_read(&mut self, w: u32, loc: Location, len: u32) {
-        let first = block_key(loc);
-        let last = block_key(loc.offset(len.max(1) as u64 - 1));
-        let mut b = first;
-        loop {
+        for b in blocks_of(loc, len) {
             self.park.read(w, b);
-            if b >= last {
-                break;
-            }
-            b += 8;
         }
     }
 

@@ -431,8 +431,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         // logged; the first answer of `changed_blocks` only empties the hooks' log.
         self.mem.log_writes(self.park.fine);
         if self.park.fine {
-            let mut b = Vec::new();
-            self.hooks.changed_blocks(&mut b);
+            self.take_changes();
         }
         if self.park.on {
             // With hooks that count what others can see, a fence is no event (one that
@@ -627,16 +626,20 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     /// steps: an event by address for the warps that read their blocks when the hooks
     /// and the memory's log name them all, an event for every warp otherwise.
     fn park_changes(&mut self, own: Option<u32>) {
-        let mut b = std::mem::take(&mut self.park_blocks);
-        b.clear();
-        let named = self.hooks.changed_blocks(&mut b);
-        let logged = self.mem.take_written(&mut b);
-        if named && logged {
-            self.park.addressed(&b, own);
+        if self.take_changes() {
+            self.park.addressed(&self.park_blocks, own);
         } else {
             self.park.event();
         }
-        self.park_blocks = b;
+    }
+
+    /// Empties the hooks' and the memory's logs of changed blocks into `park_blocks`;
+    /// whether the two named every change.
+    fn take_changes(&mut self) -> bool {
+        self.park_blocks.clear();
+        let named = self.hooks.changed_blocks(&mut self.park_blocks);
+        let logged = self.mem.take_written(&mut self.park_blocks);
+        named && logged
     }
 
     /// Something other warps may observe changed (see `livelock`). An event for spin
@@ -662,11 +665,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             // (The event covers whatever the hooks changed: their count and logs start
             // over from here.)
             self.park.sync_shared(self.hooks.shared_effects());
-            let mut b = std::mem::take(&mut self.park_blocks);
-            b.clear();
-            self.hooks.changed_blocks(&mut b);
-            self.mem.take_written(&mut b);
-            self.park_blocks = b;
+            self.take_changes();
         }
     }
 
