@@ -538,6 +538,101 @@ struct ThreadSync {
 // Issue 24: per-thread state at 1 M threads.
 const _: () = assert!(std::mem::size_of::<ThreadSync>() <= 80);
 
+/// The launch's per-thread states, each made on the thread's first use of it and handed
+/// back when the thread exits (issue 24: per-thread state at 1 M threads).
+///
+/// A thread that never synchronizes — no barrier, fence, release or strong read of a
+/// write that publishes something: every thread of a data-parallel kernel without
+/// `__syncthreads()` — costs 4 bytes here instead of a [`ThreadSync`] (80 bytes), and an
+/// exited thread's state goes to the threads that start after it, so the table holds
+/// about as many states as there are live synchronizing threads. A thread without a state
+/// reads as [`ThreadSync::default`], which is what it would hold: nothing known.
+#[derive(Debug, Default, Clone)]
+struct ThreadTable {
+    /// Per thread of the launch: 1 + the index of its state in `states`; 0: none.
+    slot: Vec<u32>,
+    states: Vec<ThreadSync>,
+    /// Indices of `states` handed back (each reset to the default).
+    free: Vec<u32>,
+    /// What a thread without a state reads as.
+    empty: ThreadSync,
+}
+
+impl ThreadTable {
+    /// `n` threads, none with a state.
+    fn reset(&mut self, n: usize) {
+        self.slot.clear();
+        self.slot.resize(n, 0);
+        self.states.clear();
+        // Room for every thread: pages a launch never uses are never touched (so cost no
+        // memory), and a barrier that gives every thread of a CTA its first state does not
+        // move the ones before it.
+        self.states.reserve(n);
+        self.free.clear();
+    }
+
+    fn len(&self) -> usize {
+        self.slot.len()
+    }
+
+    /// Thread `g`'s state (the default when it has none); `None` outside the launch.
+    #[inline(always)]
+    fn get(&self, g: usize) -> Option<&ThreadSync> {
+        let s = *self.slot.get(g)?;
+        Some(match s.checked_sub(1) {
+            Some(i) => &self.states[i as usize],
+            None => &self.empty,
+        })
+    }
+
+    /// Thread `g`'s state, made now if it has none; `None` outside the launch.
+    #[inline(always)]
+    fn get_mut(&mut self, g: usize) -> Option<&mut ThreadSync> {
+        let s = self.slot.get_mut(g)?;
+        if *s == 0 {
+            let i = match self.free.pop() {
+                Some(i) => i,
+                None => {
+                    self.states.push(ThreadSync::default());
+                    (self.states.len() - 1) as u32
+                }
+            };
+            *s = i + 1;
+        }
+        Some(&mut self.states[*s as usize - 1])
+    }
+
+    /// Thread `g`'s state if it has one.
+    #[inline(always)]
+    fn existing_mut(&mut self, g: usize) -> Option<&mut ThreadSync> {
+        let i = self.slot.get(g)?.checked_sub(1)?;
+        Some(&mut self.states[i as usize])
+    }
+
+    /// Thread `g` no longer needs its state: it is reset and kept for another thread.
+    fn drop_state(&mut self, g: usize) {
+        let Some(s) = self.slot.get_mut(g) else {
+            return;
+        };
+        if let Some(i) = s.checked_sub(1) {
+            self.states[i as usize] = ThreadSync::default();
+            self.free.push(i);
+            *s = 0;
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.slot.capacity() * 4
+            + self.states.capacity() * std::mem::size_of::<ThreadSync>()
+            + self.free.capacity() * 4
+            + self
+                .states
+                .iter()
+                .map(|t| t.know.obs.heap_bytes())
+                .sum::<usize>()
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct ThreadRare {
     /// Snapshots at the latest release fence of any scope, and of scope ≥ `.gpu`: the
@@ -806,7 +901,7 @@ pub struct Hb {
     tpc: Tpb,
     /// log2(tpc) when it is a power of two (the common case: no division per lookup).
     tpc_shift: u32,
-    threads: Vec<ThreadSync>,
+    threads: ThreadTable,
     /// Per thread: its current epoch (apart from `threads`: read on every store, and a
     /// dense array keeps that off the cache lines of the much larger `ThreadSync`).
     epochs: Vec<Epoch>,
@@ -844,9 +939,7 @@ impl Hb {
         } else {
             32
         };
-        self.threads.clear();
-        self.threads
-            .resize_with(threads as usize, ThreadSync::default);
+        self.threads.reset(threads as usize);
         self.epochs.clear();
         self.epochs.resize(threads as usize, Epoch::FIRST);
         self.sc.reset(0);
@@ -864,6 +957,7 @@ impl Hb {
     }
 
     /// What thread `g` knows.
+    #[inline(always)]
     pub fn knowledge(&self, g: u32) -> Option<&Knowledge> {
         self.threads.get(g as usize).map(|t| &t.know)
     }
@@ -895,6 +989,7 @@ impl Hb {
 
     /// Whether thread `g` executed a release-capable fence in this launch (its later strong
     /// writes complete release patterns).
+    #[inline]
     pub fn has_release_fence(&self, g: u32) -> bool {
         self.threads
             .get(g as usize)
@@ -902,6 +997,7 @@ impl Hb {
     }
 
     /// Whether thread `g` executed a release-capable fence of scope ≥ `.gpu`.
+    #[inline]
     pub fn has_wide_release_fence(&self, g: u32) -> bool {
         self.threads
             .get(g as usize)
@@ -932,9 +1028,10 @@ impl Hb {
         Some(Rc::new(ts.know.clone()))
     }
 
+    #[inline]
     fn acquire_pending(&mut self, g: usize, wide_scope: bool) {
         let tpc = self.tpc;
-        let Some(ts) = self.threads.get_mut(g) else {
+        let Some(ts) = self.threads.existing_mut(g) else {
             return;
         };
         let cta = CtaId((g as u32) / tpc.0);
@@ -1005,14 +1102,18 @@ impl Hb {
                 if let Some(o) = self.sc_obs_gpu.get_mut(cta) {
                     *o = self.sc.obs.clone();
                 }
-                let ts = &mut self.threads[g];
-                ts.know.sc_seen = k;
+                if let Some(ts) = self.threads.get_mut(g) {
+                    ts.know.sc_seen = k;
+                }
                 Rc::make_mut(&mut snap).sc_seen = k;
             } else if let Some(c) = self.sc_cta.get_mut(cta) {
                 c.join(&snap, tpc);
             }
         }
-        let rare = self.threads[g].rare();
+        let Some(ts) = self.threads.get_mut(g) else {
+            return;
+        };
+        let rare = ts.rare();
         if w {
             rare.rel_wide = Some(snap.clone());
         }
@@ -1038,7 +1139,13 @@ impl Hb {
         } else {
             None
         };
-        let ts = self.threads.get_mut(t.global as usize)?;
+        // Without a release of its own, a thread with no state has no release fence or
+        // operation for the write to complete: it publishes nothing (and gets no state).
+        let ts = if own.is_some() {
+            self.threads.get_mut(t.global as usize)?
+        } else {
+            self.threads.existing_mut(t.global as usize)?
+        };
         let (local, wide_part) = match &own {
             Some(o) => {
                 let w = wide(scope);
@@ -1134,7 +1241,7 @@ impl Hb {
         let t = b.thread;
         let tpc = self.tpc;
         let (Some(ts), Some(ep)) = (
-            self.threads.get_mut(t.global as usize),
+            self.threads.get(t.global as usize),
             self.epochs.get_mut(t.global as usize),
         ) else {
             return;
@@ -1200,20 +1307,13 @@ impl Hb {
     /// per thread until the launch ended), and memory freed now is reused by the threads
     /// that run next. Its epoch stays: shadow memory holds accesses stamped with it.
     pub fn exit(&mut self, g: u32) {
-        if let Some(ts) = self.threads.get_mut(g as usize) {
-            *ts = ThreadSync::default();
-        }
+        self.threads.drop_state(g as usize);
     }
 
     /// Approximate heap bytes of the synchronization state.
     pub fn heap_bytes(&self) -> usize {
-        self.threads.capacity() * std::mem::size_of::<ThreadSync>()
+        self.threads.heap_bytes()
             + self.epochs.capacity() * 4
-            + self
-                .threads
-                .iter()
-                .map(|t| t.know.obs.heap_bytes())
-                .sum::<usize>()
             + self.sc.known.capacity() * 4
             + self.sc.first.capacity() * 8
             + self.sc.more.iter().map(|f| f.capacity() * 8).sum::<usize>()
