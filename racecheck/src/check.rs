@@ -126,7 +126,7 @@
 
 use crate::clock::Epoch;
 use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAccess, RawRace};
-use crate::shadow::{flags, meta, push_read, Cell, ReadSets, Rec, Region, PAGE};
+use crate::shadow::{flags, meta, Cell, ReadSets, Rec, Region, PAGE};
 use fencehound_hb::sync::{acquires, releases, scopes_meet};
 use fencehound_hb::{CtaId, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::{le_value, RmwFn};
@@ -560,26 +560,12 @@ fn record_read(
     read_sets: &mut ReadSets,
     ordered: &impl Fn(&Rec) -> bool,
 ) {
-    let me = cur.g;
     if cell.r.is_empty() {
         cell.r = cur;
     } else if cell.r.kind() == meta::READ_SET {
         let i = read_sets.unshare(cell.r.read_set(), n as u32);
         cell.r = Rec::read_set_ref(i);
-        if let Some(set) = read_sets.get_mut(i) {
-            if set.last().is_some_and(|l| l.g == me) {
-                if let Some(l) = set.last_mut() {
-                    *l = cur;
-                }
-            } else {
-                push_read(set, cur);
-                // Amortized pruning: reads ordered before this one are implied.
-                if set.len() >= 64 && set.len().is_power_of_two() {
-                    set.retain(|r| !ordered(r));
-                    set.push(cur);
-                }
-            }
-        }
+        read_sets.add(i, cur, ordered);
     } else if ordered(&cell.r) {
         cell.r = cur;
     } else {

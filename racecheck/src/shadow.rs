@@ -296,7 +296,7 @@ impl Region {
     }
 }
 
-/// Read sets of bytes in the read-shared state, with a free list.
+/// Read sets of bytes in the read-shared state.
 ///
 /// A set is shared by every byte whose reads it holds: the bytes of one word read as a
 /// word by the 16 threads of a tile row hold one set, not four equal ones (each byte with
@@ -304,70 +304,327 @@ impl Region {
 /// `algo_matmul_tiled`: four scans, four pushes, four allocations per access). `refs`
 /// counts the cells that point at a set; a cell that changes alone gets its own copy
 /// first ([`ReadSets::unshare`]), so every cell still sees exactly the reads of its byte.
+///
+/// **Storage.** A set's reads live in a block of one of the arena's chunks, of the
+/// smallest size class that holds them ([`ROOMS`]: 6, 16, 64, … reads); a full set moves
+/// to a block of the next class, and the block it leaves goes to its class's free list for the next set. A set that outgrows
+/// the largest class ([`CHUNK`] reads) gets a vector of its own. Why not a `Vec` per set:
+/// every set then started with room for 16 reads (fewer cost reallocations that were
+/// 5–8% of `algo_matmul_tiled`'s race check), so a word that five threads of a stencil
+/// read held 256 bytes of reads, a 24-byte vector and a 16-byte allocation header —
+/// 300 bytes, 67 MB of a 262,144-thread stencil's 175 MB under `exec --race` (issue 24:
+/// per-thread state at 1 M threads). Here it holds 6 reads' room (96 bytes) and a 16-byte
+/// header, and growing a set is a copy within memory the arena already has, not a call
+/// to the allocator.
 #[derive(Debug, Default)]
 pub struct ReadSets {
-    sets: Vec<Vec<Rec>>,
-    refs: Vec<u32>,
+    sets: Vec<SetHdr>,
     free: Vec<u32>,
+    /// The arena: [`CHUNK`] records each.
+    chunks: Vec<Box<[Rec]>>,
+    /// Records used in the last chunk.
+    used: u32,
+    /// Per size class, the starts of free blocks.
+    free_blocks: Vec<Vec<u32>>,
+    /// Sets beyond the largest class.
+    big: Vec<Vec<Rec>>,
+    free_big: Vec<u32>,
+    /// The class of the set released last: new sets start there. Sets made again and
+    /// again for the same kind of word (a tile element each phase of a tiled kernel, 16
+    /// reads) then start with the room the last one needed instead of growing into it
+    /// each time (a move per set: +5% race-check instructions on `algo_matmul_tiled`,
+    /// callgrind); a smaller set released brings it back down.
+    start_class: u8,
 }
 
-/// Room a new read set starts with; a full one grows fourfold. (A shared-memory tile
-/// element read by the 16 threads of a row grew 2, 4, 8, 16 by doubling: three
-/// reallocations per set were a fifth of the race check's time on `algo_matmul_tiled`;
-/// starting at 4, the one reallocation left, 4 to 16, was still 5–8% of it under `perf`,
-/// copying from cold memory.)
-const READ_SET_CAPACITY: usize = 16;
+/// Where a set's reads are: `len` records from `start` (a position in the arena, or for
+/// [`BIG`] an index of `ReadSets::big`), in a block of size class `class`.
+#[derive(Debug, Clone, Copy, Default)]
+struct SetHdr {
+    start: u32,
+    len: u32,
+    refs: u32,
+    class: u8,
+}
 
-/// Adds read `r` to `set`, growing it fourfold when full.
+/// Records per arena chunk (64 KiB), and the largest class's room.
+pub const CHUNK: usize = 4096;
+const CHUNK_SHIFT: u32 = 12;
+const _: () = assert!(1 << CHUNK_SHIFT == CHUNK);
+
+/// Size class of a set with its own vector.
+const BIG: u8 = u8::MAX;
+
+/// Room of each size class. A new set (two reads) starts with room for 6: a word that
+/// the five threads of a 2-D stencil read fits. Then ×4 (16: a tile element read by a
+/// row of 16 threads, with one move). Finer steps after 6 (8, 12, 16) cost
+/// `algo_matmul_tiled` three moves per tile element, +20% race-check instructions
+/// (callgrind); starting smaller than 6 left blocks in the free lists while a stencil's
+/// sets grew together (below).
+const ROOMS: [usize; 6] = [6, 16, 64, 256, 1024, CHUNK];
+
+/// Room of size class `c` (not [`BIG`]).
 #[inline(always)]
-pub fn push_read(set: &mut Vec<Rec>, r: Rec) {
-    if set.len() == set.capacity() {
-        grow_read_set(set);
-    }
-    set.push(r);
+fn class_room(c: u8) -> usize {
+    ROOMS[c as usize]
 }
 
-#[cold]
-#[inline(never)]
-fn grow_read_set(set: &mut Vec<Rec>) {
-    set.reserve_exact(set.len().max(1) * 3);
+/// The smallest class with room for `n` reads, or [`BIG`].
+fn class_for(n: usize) -> u8 {
+    ROOMS.iter().position(|&r| r >= n).map_or(BIG, |c| c as u8)
+}
+
+/// The class after `c`, or [`BIG`].
+fn next_class(c: u8) -> u8 {
+    if c as usize + 1 < ROOMS.len() {
+        c + 1
+    } else {
+        BIG
+    }
 }
 
 impl ReadSets {
-    /// A new set of `recs`, referenced by `refs` cells.
-    pub fn alloc(&mut self, recs: &[Rec], refs: u32) -> u32 {
-        if let Some(i) = self.free.pop() {
-            self.sets[i as usize].extend_from_slice(recs);
-            self.refs[i as usize] = refs;
-            i
-        } else {
-            let mut v = Vec::with_capacity(READ_SET_CAPACITY.max(recs.len()));
-            v.extend_from_slice(recs);
-            self.sets.push(v);
-            self.refs.push(refs);
-            (self.sets.len() - 1) as u32
+    /// A block of class `c` (not [`BIG`]): from its free list, else from the arena.
+    fn block(&mut self, c: u8) -> u32 {
+        if let Some(b) = self.free_blocks.get_mut(c as usize).and_then(|l| l.pop()) {
+            return b;
         }
+        let room = class_room(c) as u32;
+        if self.chunks.is_empty() || self.used + room > CHUNK as u32 {
+            // (The last chunk's tail, if any, stays unused.)
+            self.chunks
+                .push(vec![Rec::default(); CHUNK].into_boxed_slice());
+            self.used = 0;
+        }
+        let start = ((self.chunks.len() - 1) << CHUNK_SHIFT) as u32 + self.used;
+        self.used += room;
+        start
     }
 
-    pub fn get(&self, i: u32) -> &[Rec] {
-        self.sets.get(i as usize).map_or(&[], |v| v.as_slice())
+    fn free_block(&mut self, c: u8, start: u32) {
+        if self.free_blocks.len() <= c as usize {
+            self.free_blocks.resize_with(c as usize + 1, Vec::new);
+        }
+        self.free_blocks[c as usize].push(start);
     }
 
     #[inline(always)]
-    pub fn get_mut(&mut self, i: u32) -> Option<&mut Vec<Rec>> {
-        self.sets.get_mut(i as usize)
+    fn slot(&self, start: u32, len: u32) -> &[Rec] {
+        let (k, o) = (
+            (start >> CHUNK_SHIFT) as usize,
+            (start as usize) & (CHUNK - 1),
+        );
+        &self.chunks[k][o..o + len as usize]
+    }
+
+    #[inline(always)]
+    fn slot_mut(&mut self, start: u32, len: u32) -> &mut [Rec] {
+        let (k, o) = (
+            (start >> CHUNK_SHIFT) as usize,
+            (start as usize) & (CHUNK - 1),
+        );
+        &mut self.chunks[k][o..o + len as usize]
+    }
+
+    /// A new set of `recs`, referenced by `refs` cells.
+    pub fn alloc(&mut self, recs: &[Rec], refs: u32) -> u32 {
+        let class = class_for(recs.len());
+        let class = if class == BIG {
+            BIG
+        } else {
+            class.max(self.start_class)
+        };
+        let start = if class == BIG {
+            let v = recs.to_vec();
+            match self.free_big.pop() {
+                Some(b) => {
+                    self.big[b as usize] = v;
+                    b
+                }
+                None => {
+                    self.big.push(v);
+                    (self.big.len() - 1) as u32
+                }
+            }
+        } else {
+            let b = self.block(class);
+            self.slot_mut(b, recs.len() as u32).copy_from_slice(recs);
+            b
+        };
+        let hdr = SetHdr {
+            start,
+            len: recs.len() as u32,
+            refs,
+            class,
+        };
+        match self.free.pop() {
+            Some(i) => {
+                self.sets[i as usize] = hdr;
+                i
+            }
+            None => {
+                self.sets.push(hdr);
+                (self.sets.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The reads of set `i`, in the order they were added.
+    #[inline]
+    pub fn get(&self, i: u32) -> &[Rec] {
+        match self.sets.get(i as usize) {
+            Some(h) if h.class == BIG => self.big.get(h.start as usize).map_or(&[], |v| v),
+            Some(h) => self.slot(h.start, h.len),
+            None => &[],
+        }
+    }
+
+    /// Adds read `cur` to set `i` as FastTrack's read update does: it replaces the
+    /// newest read when that is by the same thread; else it is appended, and a set
+    /// reaching 64, 128, … reads then drops the reads `ordered` (happens-before `cur`)
+    /// says it implies, and takes `cur` again (amortized pruning).
+    #[inline(always)]
+    pub fn add(&mut self, i: u32, cur: Rec, ordered: &impl Fn(&Rec) -> bool) {
+        let Some(&h) = self.sets.get(i as usize) else {
+            return;
+        };
+        if h.class != BIG && h.len > 0 && (h.len as usize) < class_room(h.class) {
+            let len = h.len as usize;
+            let set = self.slot_mut(h.start, h.len + 1);
+            if set[len - 1].g == cur.g {
+                set[len - 1] = cur;
+                return;
+            }
+            set[len] = cur;
+            self.sets[i as usize].len = h.len + 1;
+            if len + 1 >= 64 && (len + 1).is_power_of_two() {
+                self.prune(i, cur, ordered);
+            }
+            return;
+        }
+        self.add_slow(i, cur, ordered);
+    }
+
+    /// [`ReadSets::add`] to a full set, an empty one, or one with its own vector.
+    #[cold]
+    #[inline(never)]
+    fn add_slow(&mut self, i: u32, cur: Rec, ordered: &impl Fn(&Rec) -> bool) {
+        let newest = self.get(i).last().map(|r| r.g);
+        if newest == Some(cur.g) {
+            let h = self.sets[i as usize];
+            if h.class == BIG {
+                if let Some(l) = self.big[h.start as usize].last_mut() {
+                    *l = cur;
+                }
+            } else {
+                self.slot_mut(h.start, h.len)[h.len as usize - 1] = cur;
+            }
+            return;
+        }
+        let len = self.append(i, cur);
+        if len >= 64 && len.is_power_of_two() {
+            self.prune(i, cur, ordered);
+        }
+    }
+
+    /// The pruning of [`ReadSets::add`]: keeps, in order, the reads `ordered` does not
+    /// imply, then `cur` (by this thread, `ordered` dropped it).
+    #[cold]
+    #[inline(never)]
+    fn prune(&mut self, i: u32, cur: Rec, ordered: &impl Fn(&Rec) -> bool) {
+        let h = self.sets[i as usize];
+        if h.class == BIG {
+            let set = &mut self.big[h.start as usize];
+            set.retain(|r| !ordered(r));
+            self.sets[i as usize].len = set.len() as u32;
+        } else {
+            let set = self.slot_mut(h.start, h.len);
+            // The kept prefix stays where it is; then the rest moves up.
+            let mut k = set.iter().position(ordered).unwrap_or(set.len());
+            for j in k + 1..set.len() {
+                if !ordered(&set[j]) {
+                    set[k] = set[j];
+                    k += 1;
+                }
+            }
+            self.sets[i as usize].len = k as u32;
+        }
+        self.append(i, cur);
+    }
+
+    /// Appends `r` to set `i` (moving it to a bigger block when full); returns its
+    /// length.
+    fn append(&mut self, i: u32, r: Rec) -> u32 {
+        let mut h = self.sets[i as usize];
+        if h.class != BIG && h.len as usize == class_room(h.class) {
+            self.grow(i);
+            h = self.sets[i as usize];
+        }
+        if h.class == BIG {
+            let set = &mut self.big[h.start as usize];
+            set.push(r);
+            self.sets[i as usize].len = set.len() as u32;
+            return set.len() as u32;
+        }
+        self.slot_mut(h.start, h.len + 1)[h.len as usize] = r;
+        self.sets[i as usize].len = h.len + 1;
+        h.len + 1
+    }
+
+    /// Moves full set `i` to a block of the next class (or a vector of its own).
+    fn grow(&mut self, i: u32) {
+        let h = self.sets[i as usize];
+        let next = next_class(h.class);
+        let start = if next == BIG {
+            let v = self.slot(h.start, h.len).to_vec();
+            match self.free_big.pop() {
+                Some(b) => {
+                    self.big[b as usize] = v;
+                    b
+                }
+                None => {
+                    self.big.push(v);
+                    (self.big.len() - 1) as u32
+                }
+            }
+        } else {
+            let b = self.block(next);
+            let (from_k, from_o) = (
+                (h.start >> CHUNK_SHIFT) as usize,
+                (h.start as usize) & (CHUNK - 1),
+            );
+            let (to_k, to_o) = ((b >> CHUNK_SHIFT) as usize, (b as usize) & (CHUNK - 1));
+            let n = h.len as usize;
+            if from_k == to_k {
+                self.chunks[to_k].copy_within(from_o..from_o + n, to_o);
+            } else {
+                let (a, c) = if from_k < to_k {
+                    let (lo, hi) = self.chunks.split_at_mut(to_k);
+                    (&lo[from_k], &mut hi[0])
+                } else {
+                    let (lo, hi) = self.chunks.split_at_mut(from_k);
+                    (&hi[0], &mut lo[to_k])
+                };
+                c[to_o..to_o + n].copy_from_slice(&a[from_o..from_o + n]);
+            }
+            b
+        };
+        self.free_block(h.class, h.start);
+        let s = &mut self.sets[i as usize];
+        s.start = start;
+        s.class = next;
     }
 
     /// `n` more cells point at set `i`.
     pub fn add_refs(&mut self, i: u32, n: u32) {
-        if let Some(r) = self.refs.get_mut(i as usize) {
-            *r += n;
+        if let Some(h) = self.sets.get_mut(i as usize) {
+            h.refs += n;
         }
     }
 
     /// How many cells point at set `i`.
     pub fn refs(&self, i: u32) -> u32 {
-        self.refs.get(i as usize).copied().unwrap_or(0)
+        self.sets.get(i as usize).map_or(0, |h| h.refs)
     }
 
     /// The set that `n` cells pointing at set `i` may change without changing any other
@@ -375,8 +632,8 @@ impl ReadSets {
     /// now point at (and `i` loses their `n` references).
     #[inline(always)]
     pub fn unshare(&mut self, i: u32, n: u32) -> u32 {
-        match self.refs.get(i as usize) {
-            Some(&r) if r > n => self.copy_out(i, r, n),
+        match self.sets.get(i as usize) {
+            Some(h) if h.refs > n => self.copy_out(i, h.refs, n),
             _ => i,
         }
     }
@@ -386,34 +643,62 @@ impl ReadSets {
     #[cold]
     #[inline(never)]
     fn copy_out(&mut self, i: u32, r: u32, n: u32) -> u32 {
-        self.refs[i as usize] = r - n;
-        let src = std::mem::take(&mut self.sets[i as usize]);
-        let j = self.alloc(&src, n);
-        self.sets[i as usize] = src;
-        j
+        self.sets[i as usize].refs = r - n;
+        let src = self.get(i).to_vec();
+        self.alloc(&src, n)
     }
 
     /// `n` cells stop pointing at set `i`; the last one frees it.
+    #[inline]
     pub fn release(&mut self, i: u32, n: u32) {
-        let Some(r) = self.refs.get_mut(i as usize) else {
+        let Some(h) = self.sets.get_mut(i as usize) else {
             return;
         };
-        *r = r.saturating_sub(n);
-        if *r == 0 {
-            self.sets[i as usize].clear();
+        h.refs = h.refs.saturating_sub(n);
+        if h.refs == 0 {
+            let h = *h;
+            self.start_class = if h.class == BIG { 0 } else { h.class };
+            if h.class == BIG {
+                if let Some(v) = self.big.get_mut(h.start as usize) {
+                    *v = Vec::new();
+                }
+                self.free_big.push(h.start);
+            } else {
+                self.free_block(h.class, h.start);
+            }
+            self.sets[i as usize].len = 0;
             self.free.push(i);
         }
     }
 
+    /// Forgets every set (the arena's chunks stay, for the next launch's sets).
     pub fn clear(&mut self) {
         self.sets.clear();
-        self.refs.clear();
         self.free.clear();
+        self.used = 0;
+        self.chunks.truncate(1);
+        for l in &mut self.free_blocks {
+            l.clear();
+        }
+        self.big.clear();
+        self.free_big.clear();
+        self.start_class = 0;
     }
 
     /// Reads held in all sets (each shared set counted once).
     pub fn entries(&self) -> usize {
-        self.sets.iter().map(|s| s.len()).sum()
+        self.sets.iter().map(|h| h.len as usize).sum()
+    }
+
+    /// Bytes the sets hold: headers, the arena and the big sets' vectors.
+    pub fn heap_bytes(&self) -> usize {
+        self.sets.capacity() * std::mem::size_of::<SetHdr>()
+            + self.chunks.len() * CHUNK * std::mem::size_of::<Rec>()
+            + self
+                .big
+                .iter()
+                .map(|v| v.capacity() * std::mem::size_of::<Rec>())
+                .sum::<usize>()
     }
 }
 
@@ -429,31 +714,102 @@ mod tests {
         }
     }
 
+    /// The arena against a vector per set, over a random mix of what the race check
+    /// does to read sets: new sets, reads added (by the newest reader again, or another;
+    /// sets pruned at 64, 128, …), copies for cells that change alone, releases — with
+    /// sets of every class, and ones that outgrow the largest.
     #[test]
-    fn read_sets_grow_fourfold_keep_their_reads_and_are_reused() {
+    fn read_sets_in_the_arena_hold_what_a_vector_per_set_holds() {
         let mut sets = ReadSets::default();
-        let i = sets.alloc(&[read(0), read(1)], 1);
-        for g in 2..20 {
-            let set = sets.get_mut(i).expect("allocated");
-            let before = set.capacity();
-            push_read(set, read(g));
-            // Reallocated only when full, and then to four times the size.
-            if before == g as usize {
-                assert_eq!(set.capacity(), 4 * before);
-            } else {
-                assert_eq!(set.capacity(), before);
+        // (set index, references, the reads it must hold)
+        let mut model: Vec<(u32, u32, Vec<Rec>)> = Vec::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        // "Ordered before the read": same thread, or a thread of the same residue mod 1024.
+        let add_model = |v: &mut Vec<Rec>, cur: Rec| {
+            let ordered = |r: &Rec| r.g % 1024 == cur.g % 1024;
+            match v.last_mut() {
+                Some(l) if l.g == cur.g => *l = cur,
+                _ => {
+                    v.push(cur);
+                    if v.len() >= 64 && v.len().is_power_of_two() {
+                        v.retain(|r| !ordered(r));
+                        v.push(cur);
+                    }
+                }
+            }
+        };
+        let mut big_seen = false;
+        for step in 0..60_000u32 {
+            let op = rnd(100);
+            if model.is_empty() || op < 8 {
+                let recs = [read(step), read(step + 1)];
+                let refs = 1 + rnd(4) as u32;
+                let i = sets.alloc(&recs, refs);
+                assert!(model.iter().all(|m| m.0 != i), "a live set handed out");
+                model.push((i, refs, recs.to_vec()));
+            } else if op < 90 {
+                let k = rnd(model.len() as u64) as usize;
+                // One set (the first) grows past the largest class.
+                let k = if step % 3 == 0 { 0 } else { k };
+                let last = model[k].2.last().map(|r| r.g).unwrap_or(0);
+                let g = if rnd(4) == 0 { last } else { step * 7 + 1 };
+                let cur = Rec {
+                    site: step,
+                    ..read(g)
+                };
+                let n = model[k].1;
+                let i = sets.unshare(model[k].0, n);
+                assert_eq!(i, model[k].0, "all references change together");
+                sets.add(i, cur, &|r: &Rec| r.g % 1024 == cur.g % 1024);
+                add_model(&mut model[k].2, cur);
+            } else if op < 95 {
+                let k = rnd(model.len() as u64) as usize;
+                let (i, refs, v) = model[k].clone();
+                if refs > 1 {
+                    let j = sets.unshare(i, 1);
+                    assert_ne!(j, i);
+                    model[k].1 -= 1;
+                    model.push((j, 1, v));
+                }
+            } else if model.len() > 1 {
+                // (Never the first set: it is the one that grows past the largest class.)
+                let k = 1 + rnd(model.len() as u64 - 1) as usize;
+                let (i, refs, _) = model.swap_remove(k);
+                sets.release(i, refs);
+            }
+            big_seen |= model.first().is_some_and(|m| m.2.len() > CHUNK);
+            if step % 97 == 0 || step > 59_900 {
+                for (i, refs, v) in &model {
+                    assert_eq!(sets.get(*i), v.as_slice(), "set {i} at step {step}");
+                    assert_eq!(sets.refs(*i), *refs);
+                }
             }
         }
-        let gs: Vec<u32> = sets.get(i).iter().map(|r| r.g).collect();
-        assert_eq!(gs, (0..20).collect::<Vec<_>>());
-        assert_eq!(sets.get(i).len(), 20);
-        sets.release(i, 1);
+        assert!(big_seen, "no set outgrew the arena's largest class");
+        let live: usize = model.iter().map(|m| m.2.len()).sum();
+        assert_eq!(sets.entries(), live);
+        sets.clear();
         assert_eq!(sets.entries(), 0);
-        // A released set is handed out again, with its room.
-        let j = sets.alloc(&[read(7), read(8)], 1);
-        assert_eq!(j, i);
-        assert_eq!(sets.get(j).len(), 2);
-        assert!(sets.get_mut(j).expect("reused").capacity() >= 64);
+        let i = sets.alloc(&[read(1), read(2)], 1);
+        assert_eq!(sets.get(i), &[read(1), read(2)]);
+    }
+
+    #[test]
+    fn size_classes() {
+        assert_eq!(class_for(2), 0);
+        assert_eq!(class_for(6), 0);
+        assert_eq!(class_for(7), 1);
+        assert_eq!(class_room(next_class(0)), 16);
+        assert_eq!(class_for(CHUNK), class_for(CHUNK - 1));
+        assert_eq!(class_room(class_for(CHUNK)), CHUNK);
+        assert_eq!(next_class(class_for(CHUNK)), BIG);
+        assert_eq!(class_for(CHUNK + 1), BIG);
     }
 
     #[test]
@@ -498,7 +854,7 @@ mod tests {
         let j = sets.unshare(i, 2);
         assert_ne!(j, i);
         assert_eq!((sets.refs(i), sets.refs(j)), (2, 2));
-        push_read(sets.get_mut(j).expect("copy"), read(5));
+        sets.add(j, read(5), &|_: &Rec| false);
         assert_eq!(sets.get(i).len(), 2);
         assert_eq!(sets.get(j).len(), 3);
         // A write releases its cells' references; the last one frees the set.
