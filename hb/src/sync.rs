@@ -615,7 +615,16 @@ impl ThreadTable {
             return;
         };
         if let Some(i) = s.checked_sub(1) {
-            self.states[i as usize] = ThreadSync::default();
+            let st = &mut self.states[i as usize];
+            // The boxed part's allocation stays for the next thread (emptied, it reads as
+            // no boxed part: every use of it treats an empty one as absent): a thread
+            // that fences and exits no longer costs an allocation and a free each.
+            let rare = st.rare.take();
+            *st = ThreadSync::default();
+            if let Some(mut r) = rare {
+                r.clear();
+                st.rare = Some(r);
+            }
             self.free.push(i);
             *s = 0;
         }
@@ -649,6 +658,17 @@ struct ThreadRare {
     /// dropping one would drop synchronization PTX guarantees, and let the `weak` model
     /// produce a forbidden outcome.
     rel_ops: Vec<RelOp>,
+}
+
+impl ThreadRare {
+    /// Empties it, keeping the room of its lists.
+    fn clear(&mut self) {
+        self.rel_any = None;
+        self.rel_wide = None;
+        self.pending_local = Pending::default();
+        self.pending_wide = Pending::default();
+        self.rel_ops.clear();
+    }
 }
 
 impl ThreadSync {
