@@ -926,8 +926,13 @@ impl<H: Hooks> RaceCheck<H> {
             return false;
         }
         let hb = &self.hb;
-        let know = hb.knowledge(me);
         let cta_base = my_cta * tpb;
+        // What the thread knows, and its own CTA's clock chunk: looked up only when the
+        // cells hold an access of another thread, not for a location nothing else touched
+        // (a kernel's first read of its input, its stores of its output). Without them
+        // `ordered` answers only "same thread" — all it is asked then.
+        let others = (!cell.w.is_empty() && cell.w.g != me) || !cell.r.is_empty();
+        let know = if others { hb.knowledge(me) } else { None };
         let own_chunk = know.and_then(|k| k.clock_chunk(CtaId(my_cta)));
         // As in `check`.
         let ordered = |p: &Rec| -> bool {

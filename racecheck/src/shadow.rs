@@ -321,7 +321,7 @@ pub struct ReadSets {
     sets: Vec<SetHdr>,
     free: Vec<u32>,
     /// The arena: [`CHUNK`] records each.
-    chunks: Vec<Box<[Rec]>>,
+    chunks: Vec<Box<[Rec; CHUNK]>>,
     /// Records used in the last chunk.
     used: u32,
     /// Per size class, the starts of free blocks.
@@ -344,7 +344,18 @@ struct SetHdr {
     start: u32,
     len: u32,
     refs: u32,
+    /// The room of `class` (0 for [`BIG`]): [`ReadSets::add`]'s test without a table.
+    room: u16,
     class: u8,
+}
+
+/// The room a [`SetHdr`] of class `c` records.
+fn hdr_room(c: u8) -> u16 {
+    if c == BIG {
+        0
+    } else {
+        class_room(c) as u16
+    }
 }
 
 /// Records per arena chunk (64 KiB), and the largest class's room.
@@ -392,8 +403,7 @@ impl ReadSets {
         let room = class_room(c) as u32;
         if self.chunks.is_empty() || self.used + room > CHUNK as u32 {
             // (The last chunk's tail, if any, stays unused.)
-            self.chunks
-                .push(vec![Rec::default(); CHUNK].into_boxed_slice());
+            self.chunks.push(Box::new([Rec::default(); CHUNK]));
             self.used = 0;
         }
         let start = ((self.chunks.len() - 1) << CHUNK_SHIFT) as u32 + self.used;
@@ -455,6 +465,7 @@ impl ReadSets {
             start,
             len: recs.len() as u32,
             refs,
+            room: hdr_room(class),
             class,
         };
         match self.free.pop() {
@@ -485,19 +496,24 @@ impl ReadSets {
     /// says it implies, and takes `cur` again (amortized pruning).
     #[inline(always)]
     pub fn add(&mut self, i: u32, cur: Rec, ordered: &impl Fn(&Rec) -> bool) {
-        let Some(&h) = self.sets.get(i as usize) else {
+        let Some(h) = self.sets.get_mut(i as usize) else {
             return;
         };
-        if h.class != BIG && h.len > 0 && (h.len as usize) < class_room(h.class) {
-            let len = h.len as usize;
-            let set = self.slot_mut(h.start, h.len + 1);
-            if set[len - 1].g == cur.g {
-                set[len - 1] = cur;
+        // (A set with its own vector has room 0.)
+        if h.len > 0 && h.len < h.room as u32 {
+            // In the block: `o + len` < CHUNK, so the masks change nothing and spare the
+            // bounds checks.
+            let chunk = &mut self.chunks[(h.start >> CHUNK_SHIFT) as usize];
+            let end = (h.start as usize & (CHUNK - 1)) + h.len as usize;
+            let last = &mut chunk[(end - 1) & (CHUNK - 1)];
+            if last.g == cur.g {
+                *last = cur;
                 return;
             }
-            set[len] = cur;
-            self.sets[i as usize].len = h.len + 1;
-            if len + 1 >= 64 && (len + 1).is_power_of_two() {
+            chunk[end & (CHUNK - 1)] = cur;
+            h.len += 1;
+            let len = h.len;
+            if len >= 64 && len.is_power_of_two() {
                 self.prune(i, cur, ordered);
             }
             return;
@@ -613,6 +629,7 @@ impl ReadSets {
         let s = &mut self.sets[i as usize];
         s.start = start;
         s.class = next;
+        s.room = hdr_room(next);
     }
 
     /// `n` more cells point at set `i`.
