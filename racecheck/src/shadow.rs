@@ -330,12 +330,16 @@ pub struct ReadSets {
     /// Sets beyond the largest class.
     big: Vec<Vec<Rec>>,
     free_big: Vec<u32>,
-    /// The class of the set released last: new sets start there. Sets made again and
-    /// again for the same kind of word (a tile element each phase of a tiled kernel, 16
-    /// reads) then start with the room the last one needed instead of growing into it
-    /// each time (a move per set: +5% race-check instructions on `algo_matmul_tiled`,
-    /// callgrind); a smaller set released brings it back down.
+    /// The class most sets released so far ended in (per class, how many): new sets
+    /// start there. Sets made again and again for the same kind of word (a tile element
+    /// each phase of a tiled kernel, 16 reads) then start with the room they will need
+    /// instead of growing into it each time (a move per set: +5% race-check instructions
+    /// on `algo_matmul_tiled`, callgrind). The most common class, not the last one: with
+    /// the last one, the few smaller sets of a tiled kernel sent the next ones back to
+    /// growing (3,046 moves for 12,016 sets on `algo_matmul_tiled`), and one set many
+    /// threads polled would make every later set that large.
     start_class: u8,
+    released: [u32; ROOMS.len()],
 }
 
 /// Where a set's reads are: `len` records from `start` (a position in the arena, or for
@@ -680,7 +684,12 @@ impl ReadSets {
         h.refs = h.refs.saturating_sub(n);
         if h.refs == 0 {
             let h = *h;
-            self.start_class = if h.class == BIG { 0 } else { h.class };
+            if let Some(n) = self.released.get_mut(h.class as usize) {
+                *n += 1;
+                if *n > self.released[self.start_class as usize] {
+                    self.start_class = h.class;
+                }
+            }
             if h.class == BIG {
                 if let Some(v) = self.big.get_mut(h.start as usize) {
                     *v = Vec::new();
@@ -708,6 +717,7 @@ impl ReadSets {
         self.big.clear();
         self.free_big.clear();
         self.start_class = 0;
+        self.released = [0; ROOMS.len()];
     }
 
     /// Reads held in all sets (each shared set counted once).
