@@ -421,6 +421,20 @@ impl ReadSets {
         start
     }
 
+    /// Keeps `v` as a set with a vector of its own; returns its index in `big`.
+    fn big_set(&mut self, v: Vec<Rec>) -> u32 {
+        match self.free_big.pop() {
+            Some(b) => {
+                self.big[b as usize] = v;
+                b
+            }
+            None => {
+                self.big.push(v);
+                (self.big.len() - 1) as u32
+            }
+        }
+    }
+
     fn free_block(&mut self, c: u8, start: u32) {
         if self.free_blocks.len() <= c as usize {
             self.free_blocks.resize_with(c as usize + 1, Vec::new);
@@ -455,17 +469,7 @@ impl ReadSets {
             class.max(self.start_class)
         };
         let start = if class == BIG {
-            let v = recs.to_vec();
-            match self.free_big.pop() {
-                Some(b) => {
-                    self.big[b as usize] = v;
-                    b
-                }
-                None => {
-                    self.big.push(v);
-                    (self.big.len() - 1) as u32
-                }
-            }
+            self.big_set(recs.to_vec())
         } else {
             let b = self.block(class);
             self.slot_mut(b, recs.len() as u32).copy_from_slice(recs);
@@ -603,16 +607,7 @@ impl ReadSets {
         let next = next_class(h.class);
         let start = if next == BIG {
             let v = self.slot(h.start, h.len).to_vec();
-            match self.free_big.pop() {
-                Some(b) => {
-                    self.big[b as usize] = v;
-                    b
-                }
-                None => {
-                    self.big.push(v);
-                    (self.big.len() - 1) as u32
-                }
-            }
+            self.big_set(v)
         } else {
             let b = self.block(next);
             let (from_k, from_o) = (
