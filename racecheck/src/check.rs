@@ -1021,10 +1021,7 @@ impl<H: Hooks> RaceCheck<H> {
         };
         let hidden = &mut self.hidden;
         let cell = cells[0];
-        // (A read set's reference keeps its index where a read keeps its epoch: the
-        // first set's reads as "empty" to `is_empty`.)
-        if cell.r.kind() == meta::READ_SET
-            || !cell.r.is_empty()
+        if !cell.r.is_empty()
             || (!cell.w.is_empty() && !rmw_ms(&cell.w))
             || (cells.len() > 1 && cells[1..].iter().any(|c| *c != cell))
         {
@@ -2243,6 +2240,27 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first read set of a launch (index 0) stays a read set when a further read
+    /// meets it: its reference once read as "no read", and the read replaced the set.
+    #[test]
+    fn the_first_read_set_keeps_its_reads() {
+        let mut sets = ReadSets::default();
+        let read = |g| Rec {
+            g,
+            epoch: Epoch::FIRST,
+            ..Rec::default()
+        };
+        let unordered = |_: &Rec| false;
+        let mut cell = Cell::default();
+        for g in 1..=3 {
+            record_read(&mut cell, read(g), 1, &mut sets, &unordered);
+        }
+        assert_eq!(cell.r.kind(), meta::READ_SET);
+        assert_eq!(cell.r.read_set(), 0);
+        let readers: Vec<u32> = sets.get(cell.r.read_set()).iter().map(|r| r.g).collect();
+        assert_eq!(readers, [1, 2, 3]);
+    }
 
     #[test]
     fn recent_writes_wrap_and_list_newest_first() {

@@ -80,11 +80,15 @@ impl Rec {
         self.epoch.is_none()
     }
 
-    /// A [`meta::READ_SET`] record: the reads are in read set `i` of [`ReadSets`].
+    /// A [`meta::READ_SET`] record: the reads are in read set `i` of [`ReadSets`]. The
+    /// index is kept as `i + 1`, so that no reference reads as empty ([`Rec::is_empty`]:
+    /// epoch 0): with `i` itself, set 0's reference was taken for "no read" where a cell's
+    /// reads are tested for emptiness first (`record_read`), and the next read replaced
+    /// the whole set.
     #[inline]
     pub fn read_set_ref(i: u32) -> Rec {
         Rec {
-            epoch: Epoch::new(i),
+            epoch: Epoch::new(i + 1),
             meta: meta::READ_SET,
             ..Rec::default()
         }
@@ -94,7 +98,7 @@ impl Rec {
     #[inline]
     pub fn read_set(&self) -> u32 {
         debug_assert_eq!(self.kind(), meta::READ_SET);
-        self.epoch.get()
+        self.epoch.get() - 1
     }
     #[inline]
     pub fn kind(&self) -> u8 {
@@ -307,8 +311,9 @@ impl Region {
 ///
 /// **Storage.** A set's reads live in a block of one of the arena's chunks, of the
 /// smallest size class that holds them ([`ROOMS`]: 6, 16, 64, … reads); a full set moves
-/// to a block of the next class, and the block it leaves goes to its class's free list for the next set. A set that outgrows
-/// the largest class ([`CHUNK`] reads) gets a vector of its own. Why not a `Vec` per set:
+/// to a block of the next class, and the block it leaves goes to its class's free list
+/// for the next set. A set that outgrows the largest class ([`CHUNK`] reads) gets a
+/// vector of its own. Why not a `Vec` per set:
 /// every set then started with room for 16 reads (fewer cost reallocations that were
 /// 5–8% of `algo_matmul_tiled`'s race check), so a word that five threads of a stencil
 /// read held 256 bytes of reads, a 24-byte vector and a 16-byte allocation header —
@@ -320,9 +325,8 @@ impl Region {
 pub struct ReadSets {
     sets: Vec<SetHdr>,
     free: Vec<u32>,
-    /// The arena: [`CHUNK`] records each.
-    /// (Each made with room for [`CHUNK`] records and filled as blocks are carved from
-    /// it: a chunk zeroed in full at its making was 64 KiB of `memset` for a kernel with
+    /// The arena: chunks of [`CHUNK`] records, each made with that room and filled as
+    /// blocks are carved from it (a chunk zeroed in full at its making was 64 KiB of `memset` for a kernel with
     /// a handful of read sets, +7% race-check instructions on `algo_spinlock`.)
     chunks: Vec<Vec<Rec>>,
     /// Per size class, the starts of free blocks.
