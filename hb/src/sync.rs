@@ -504,13 +504,16 @@ impl Message {
 
     /// Every publication of the message with who may take it.
     pub fn parts(&self) -> impl Iterator<Item = (Part, &Rc<Knowledge>)> {
-        self.nodes().flat_map(|n| {
-            n.wide
-                .iter()
-                .map(|k| (Part::Wide, k))
-                .chain(n.local.iter().map(|(c, k)| (Part::Cta(*c), k)))
-                .chain(n.spill.iter().map(|k| (Part::Spill, k)))
-        })
+        self.nodes().flat_map(Message::own_parts)
+    }
+
+    /// The publications of this node alone (not of the nodes it continues).
+    fn own_parts(&self) -> impl Iterator<Item = (Part, &Rc<Knowledge>)> {
+        self.wide
+            .iter()
+            .map(|k| (Part::Wide, k))
+            .chain(self.local.iter().map(|(c, k)| (Part::Cta(*c), k)))
+            .chain(self.spill.iter().map(|k| (Part::Spill, k)))
     }
 
     /// Bytes of this node (a chain's earlier nodes are shared with earlier writes).
@@ -737,10 +740,20 @@ fn later<'a>(
 /// releases — a counter every CTA increments after a fence — costs a pointer, not a
 /// clock join). `wide` says which parts this list is for: `.gpu` ones, or those of the
 /// reader's CTA and the spill.
+///
+/// `done` is the last message [`Pending::take_into`] joined: what its chain publishes to
+/// this list is in the thread's knowledge, which only grows within a launch. A thread
+/// that spins on a flag reads the same message again and again, and one that polls a
+/// counter reads a chain that grows by a node or two between polls: the first is not
+/// taken again, and for the second only the nodes above `done` are joined. (Every poll
+/// joined the whole chain again — up to [`CHAIN`] nodes per level — and those joins were
+/// a quarter of `fuzz --model weak` on the work-stealing campaign `ct_octree`, `perf`.)
+/// The knowledge joined is the same, so every outcome is too.
 #[derive(Debug, Clone, Default)]
 struct Pending {
     msgs: SmallVec<[Rc<Message>; 1]>,
     joined: Option<Box<Knowledge>>,
+    done: Option<Rc<Message>>,
 }
 
 /// Messages kept before they are joined into one knowledge.
@@ -758,7 +771,9 @@ fn takes(part: Part, wide: bool, cta: CtaId) -> bool {
 
 impl Pending {
     fn add(&mut self, m: &Rc<Message>, wide: bool, cta: CtaId, tpb: Tpb) {
-        if self.msgs.iter().any(|x| Rc::ptr_eq(x, m)) {
+        if self.msgs.iter().any(|x| Rc::ptr_eq(x, m))
+            || self.done.as_ref().is_some_and(|d| Rc::ptr_eq(d, m))
+        {
             return;
         }
         if !m.parts().any(|(p, _)| takes(p, wide, cta)) {
@@ -788,11 +803,18 @@ impl Pending {
     /// Joins everything pending into `know`, leaving nothing pending.
     fn take_into(&mut self, know: &mut Knowledge, wide: bool, cta: CtaId, tpb: Tpb) {
         for x in self.msgs.drain(..) {
-            for (p, k) in x.parts() {
-                if takes(p, wide, cta) {
-                    know.join(k, tpb);
+            let known = self.done.as_deref().map(|d| d as *const Message);
+            for n in x.nodes() {
+                if known == Some(n as *const Message) {
+                    break;
+                }
+                for (p, k) in n.own_parts() {
+                    if takes(p, wide, cta) {
+                        know.join(k, tpb);
+                    }
                 }
             }
+            self.done = Some(x);
         }
         if let Some(j) = self.joined.take() {
             know.join(&j, tpb);
