@@ -5,5 +5,6 @@
 pub mod html;
 pub mod junit;
 pub mod sarif;
+mod sarif_model;
 
 pub use sarif::SarifLog;

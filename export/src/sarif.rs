@@ -16,12 +16,12 @@
 //! the same finding from night to night. Fixes follow SARIF §3.55–3.57: an insertion is a
 //! replacement of an empty region (`startColumn == endColumn`).
 
+use crate::sarif_model as s;
 use fencehound_fuzzer::report::RaceEntry;
 use fencehound_fuzzer::Report;
 use fencehound_minimizer::edit::FenceScope;
 use fencehound_minimizer::{AuditReport, FenceVerdict, MinimizeReport, Site};
 use fencehound_racecheck::RaceReport;
-use serde_sarif::sarif as s;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -93,7 +93,7 @@ fn normalize(p: &Path) -> PathBuf {
 }
 
 fn text(t: impl Into<String>) -> s::Message {
-    s::Message::builder().text(t.into()).build()
+    s::Message { text: t.into() }
 }
 
 fn file_name(p: &str) -> String {
@@ -157,21 +157,21 @@ impl SarifLog {
                 .join("/"),
             Err(_) => format!("file://{}", abs.display()),
         };
-        s::ArtifactLocation::builder().uri(uri).build()
+        s::ArtifactLocation { uri }
     }
 
     fn location(&self, file: &Path, line: Option<u32>, snippet: Option<String>) -> s::Location {
-        let mut phys = s::PhysicalLocation::builder()
-            .artifact_location(self.artifact(file))
-            .build();
-        if let Some(line) = line.filter(|l| *l > 0) {
-            let mut region = s::Region::builder().start_line(line as i64).build();
-            if let Some(t) = snippet {
-                region.snippet = Some(s::ArtifactContent::builder().text(t).build());
-            }
-            phys.region = Some(region);
+        let region = line.filter(|l| *l > 0).map(|line| s::Region {
+            start_line: Some(line as i64),
+            snippet: snippet.map(|text| s::ArtifactContent { text }),
+            ..s::Region::default()
+        });
+        s::Location {
+            physical_location: s::PhysicalLocation {
+                artifact_location: self.artifact(file),
+                region,
+            },
         }
-        s::Location::builder().physical_location(phys).build()
     }
 
     fn fingerprint(&self, rule: usize, parts: &[&str]) -> BTreeMap<String, String> {
@@ -197,27 +197,20 @@ impl SarifLog {
         fingerprint: &[&str],
         properties: serde_json::Value,
     ) {
-        let mut r = s::Result::builder()
-            .rule_id(RULES[rule].0)
-            .rule_index(rule as i64)
-            .level(level)
-            .message(text(message))
-            .locations(vec![location])
-            .partial_fingerprints(self.fingerprint(rule, fingerprint))
-            .build();
-        if !related.is_empty() {
-            r.related_locations = Some(related);
-        }
-        if !fixes.is_empty() {
-            r.fixes = Some(fixes);
-        }
-        if let serde_json::Value::Object(m) = properties {
-            r.properties = Some(
-                s::PropertyBag::builder()
-                    .additional_properties(m.into_iter().collect::<BTreeMap<_, _>>())
-                    .build(),
-            );
-        }
+        let r = s::Result {
+            rule_id: RULES[rule].0.to_string(),
+            rule_index: rule as i64,
+            level,
+            message: text(message),
+            locations: vec![location],
+            partial_fingerprints: self.fingerprint(rule, fingerprint),
+            related_locations: (!related.is_empty()).then_some(related),
+            fixes: (!fixes.is_empty()).then_some(fixes),
+            properties: match properties {
+                serde_json::Value::Object(m) => Some(m.into_iter().collect()),
+                _ => None,
+            },
+        };
         self.results.push(r);
     }
 
@@ -420,27 +413,26 @@ impl SarifLog {
                 .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
                 .unwrap_or_default();
             let insertion = format!("{indent}{}\n", f.insertion.trim());
-            let fix = s::Fix::builder()
-                .description(text(format!(
+            let fix = s::Fix {
+                description: text(format!(
                     "Insert `{}` after line {}",
                     f.insertion.trim(),
                     pos.line
-                )))
-                .artifact_changes(vec![s::ArtifactChange::builder()
-                    .artifact_location(self.artifact(&pos.file))
-                    .replacements(vec![s::Replacement::builder()
-                        .deleted_region(
-                            s::Region::builder()
-                                .start_line(pos.line as i64 + 1)
-                                .start_column(1)
-                                .end_line(pos.line as i64 + 1)
-                                .end_column(1)
-                                .build(),
-                        )
-                        .inserted_content(s::ArtifactContent::builder().text(insertion).build())
-                        .build()])
-                    .build()])
-                .build();
+                )),
+                artifact_changes: vec![s::ArtifactChange {
+                    artifact_location: self.artifact(&pos.file),
+                    replacements: vec![s::Replacement {
+                        deleted_region: s::Region {
+                            start_line: Some(pos.line as i64 + 1),
+                            start_column: Some(1),
+                            end_line: Some(pos.line as i64 + 1),
+                            end_column: Some(1),
+                            snippet: None,
+                        },
+                        inserted_content: Some(s::ArtifactContent { text: insertion }),
+                    }],
+                }],
+            };
             let message = format!(
                 "Missing fence in variant `{}` ({} model): insert `{}` after {}:{}{}. Without it, buffering the stores at {} fails{}{}",
                 r.variant,
@@ -503,22 +495,22 @@ impl SarifLog {
                 ..
             } = &f.verdict
             {
-                let fix = s::Fix::builder()
-                    .description(text(format!("Delete line {}", pos.line)))
-                    .artifact_changes(vec![s::ArtifactChange::builder()
-                        .artifact_location(self.artifact(&pos.file))
-                        .replacements(vec![s::Replacement::builder()
-                            .deleted_region(
-                                s::Region::builder()
-                                    .start_line(pos.line as i64)
-                                    .start_column(1)
-                                    .end_line(pos.line as i64 + 1)
-                                    .end_column(1)
-                                    .build(),
-                            )
-                            .build()])
-                        .build()])
-                    .build();
+                let fix = s::Fix {
+                    description: text(format!("Delete line {}", pos.line)),
+                    artifact_changes: vec![s::ArtifactChange {
+                        artifact_location: self.artifact(&pos.file),
+                        replacements: vec![s::Replacement {
+                            deleted_region: s::Region {
+                                start_line: Some(pos.line as i64),
+                                start_column: Some(1),
+                                end_line: Some(pos.line as i64 + 1),
+                                end_column: Some(1),
+                                snippet: None,
+                            },
+                            inserted_content: None,
+                        }],
+                    }],
+                };
                 let message = format!(
                     "Likely redundant fence in variant `{}` ({} model) at {name}:{}: removing it never failed in {runs} executions (failure probability < {failure_probability_below:.4} at 95%).",
                     r.variant, r.model, pos.line
@@ -546,28 +538,23 @@ impl SarifLog {
             let mut fixes = Vec::new();
             if let Some(col) = line_text.as_deref().and_then(|t| t.find("__threadfence()")) {
                 let start = line_text.as_deref().map_or(0, |t| t[..col].chars().count()) + 1;
-                fixes.push(
-                    s::Fix::builder()
-                        .description(text("Use __threadfence_block()"))
-                        .artifact_changes(vec![s::ArtifactChange::builder()
-                            .artifact_location(self.artifact(&pos.file))
-                            .replacements(vec![s::Replacement::builder()
-                                .deleted_region(
-                                    s::Region::builder()
-                                        .start_line(pos.line as i64)
-                                        .start_column(start as i64)
-                                        .end_column((start + "__threadfence()".len()) as i64)
-                                        .build(),
-                                )
-                                .inserted_content(
-                                    s::ArtifactContent::builder()
-                                        .text("__threadfence_block()")
-                                        .build(),
-                                )
-                                .build()])
-                            .build()])
-                        .build(),
-                );
+                fixes.push(s::Fix {
+                    description: text("Use __threadfence_block()"),
+                    artifact_changes: vec![s::ArtifactChange {
+                        artifact_location: self.artifact(&pos.file),
+                        replacements: vec![s::Replacement {
+                            deleted_region: s::Region {
+                                start_line: Some(pos.line as i64),
+                                start_column: Some(start as i64),
+                                end_column: Some((start + "__threadfence()".len()) as i64),
+                                ..s::Region::default()
+                            },
+                            inserted_content: Some(s::ArtifactContent {
+                                text: "__threadfence_block()".to_string(),
+                            }),
+                        }],
+                    }],
+                });
             }
             let message = format!(
                 "Device-scope fence at {name}:{} in variant `{}`: block scope (`__threadfence_block()`) never failed in {runs} executions under the scoped model; all the ordering it gives is needed only within the block.",
@@ -591,31 +578,33 @@ impl SarifLog {
     pub fn to_value(&self) -> Result<serde_json::Value, serde_json::Error> {
         let rules: Vec<s::ReportingDescriptor> = RULES
             .iter()
-            .map(|(id, short, full)| {
-                s::ReportingDescriptor::builder()
-                    .id(*id)
-                    .name(id.trim_start_matches("fencehound/").to_string())
-                    .short_description(s::MultiformatMessageString::builder().text(*short).build())
-                    .full_description(s::MultiformatMessageString::builder().text(*full).build())
-                    .build()
+            .map(|(id, short, full)| s::ReportingDescriptor {
+                id: id.to_string(),
+                name: id.trim_start_matches("fencehound/").to_string(),
+                short_description: s::MultiformatMessageString {
+                    text: short.to_string(),
+                },
+                full_description: s::MultiformatMessageString {
+                    text: full.to_string(),
+                },
             })
             .collect();
-        let driver = s::ToolComponent::builder()
-            .name("fencehound")
-            .semantic_version(env!("CARGO_PKG_VERSION"))
-            .rules(rules)
-            .build();
-        let run = s::Run::builder()
-            .tool(s::Tool::builder().driver(driver).build())
-            .results(self.results.clone())
-            .build();
-        let log = s::Sarif::builder()
-            .schema(
-                "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sarif-schema-2.1.0.json",
-            )
-            .version(serde_json::json!("2.1.0"))
-            .runs(vec![run])
-            .build();
+        let driver = s::ToolComponent {
+            name: "fencehound".to_string(),
+            semantic_version: env!("CARGO_PKG_VERSION").to_string(),
+            rules,
+        };
+        let run = s::Run {
+            tool: s::Tool { driver },
+            results: self.results.clone(),
+        };
+        let log = s::Sarif {
+            schema:
+                "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sarif-schema-2.1.0.json"
+                    .to_string(),
+            version: "2.1.0".to_string(),
+            runs: vec![run],
+        };
         serde_json::to_value(&log)
     }
 
@@ -631,7 +620,7 @@ mod tests {
     #[test]
     fn paths_are_relative_under_the_base_and_normalised() {
         let log = SarifLog::new(Path::new("/work/repo"));
-        let uri = |p: &str| log.artifact(Path::new(p)).uri.unwrap();
+        let uri = |p: &str| log.artifact(Path::new(p)).uri;
         assert_eq!(uri("/work/repo/./campaigns/a.cu"), "campaigns/a.cu");
         assert_eq!(uri("/work/repo/x/../b.cu"), "b.cu");
         assert_eq!(uri("/elsewhere/c.cu"), "file:///elsewhere/c.cu");
