@@ -1592,6 +1592,71 @@ mod tests {
         assert!(mp(w, None, Release, Gpu, same, ReadOrd::Acquire, Cta, None));
     }
 
+    /// A thread that polls a counter every thread increments after a release fence
+    /// (a chain of RMW messages, long enough to collapse levels), completing an acquire
+    /// pattern with a `.cta` or `.gpu` fence after some polls, knows exactly what the
+    /// PTX patterns give it after each one — whatever its pending lists skip as joined
+    /// already (`Pending::done`): a writer's data once a read saw its increment and a
+    /// later acquire fence reached its release (`.gpu` release: a `.gpu` fence, or any
+    /// in its own CTA; `.cta` release: any fence in its own CTA).
+    #[test]
+    fn a_poller_of_a_growing_release_sequence_knows_what_the_patterns_give() {
+        let (ctas, tpc) = (4u32, 64u32);
+        let mut hb = Hb::new();
+        hb.begin(ctas * tpc, ctas, tpc);
+        let p = t(3, 63, tpc);
+        // Per writer: (thread, data epoch, release scope, seen by a read, known).
+        let mut writers: Vec<(ThreadRef, Epoch, Scope, bool, bool)> = Vec::new();
+        let mut chain: Option<Rc<Message>> = None;
+        let mut polls = 0;
+        for g in 0..ctas * tpc - 1 {
+            let w = t(g / tpc, g % tpc, tpc);
+            let scope = if g % 3 == 0 { Scope::Cta } else { Scope::Gpu };
+            let data = hb.epoch(w.global);
+            hb.fence(w, FenceKind::AcqRel, scope);
+            let own = hb.write_message(w, WriteOrd::Relaxed, Scope::Gpu, X, 4);
+            chain = Some(Rc::new(match &chain {
+                Some(c) => Message::continued(c, own),
+                None => own.unwrap_or_default(),
+            }));
+            writers.push((w, data, scope, false, false));
+            if g % 5 != 4 {
+                continue;
+            }
+            polls += 1;
+            // Poll: one or two relaxed reads of the counter, then (not always) a fence.
+            hb.read(p, ReadOrd::Relaxed, Scope::Gpu, chain.as_ref());
+            for x in &mut writers {
+                x.3 = true;
+            }
+            let fence = match polls % 4 {
+                0 => None,
+                1 | 2 => Some(Scope::Cta),
+                _ => Some(Scope::Gpu),
+            };
+            if let Some(f) = fence {
+                hb.fence(p, FenceKind::AcqRel, f);
+                for x in &mut writers {
+                    let same_cta = x.0.cta == p.cta;
+                    if x.3 && (same_cta || (x.2 == Scope::Gpu && f == Scope::Gpu)) {
+                        x.4 = true;
+                    }
+                }
+            }
+            for (w, data, scope, _, known) in &writers {
+                assert_eq!(
+                    hb.knows(p.global, w.global, *data),
+                    *known,
+                    "after poll {polls}: writer {} ({scope:?} release)",
+                    w.global
+                );
+            }
+        }
+        assert!(polls > 40);
+        assert!(writers.iter().filter(|x| x.4).count() > 100);
+        assert!(writers.iter().any(|x| x.3 && !x.4));
+    }
+
     #[test]
     fn pending_survives_a_narrow_fence_until_a_wide_one() {
         let mut hb = Hb::new();
