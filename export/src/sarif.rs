@@ -174,6 +174,27 @@ impl SarifLog {
         }
     }
 
+    /// A fix (SARIF §3.55–3.57): one replacement of `deleted` in `file` by `inserted`
+    /// (nothing: a deletion; an empty `deleted` region: an insertion).
+    fn fix(
+        &self,
+        description: impl Into<String>,
+        file: &Path,
+        deleted: s::Region,
+        inserted: Option<String>,
+    ) -> s::Fix {
+        s::Fix {
+            description: text(description),
+            artifact_changes: vec![s::ArtifactChange {
+                artifact_location: self.artifact(file),
+                replacements: vec![s::Replacement {
+                    deleted_region: deleted,
+                    inserted_content: inserted.map(|text| s::ArtifactContent { text }),
+                }],
+            }],
+        }
+    }
+
     fn fingerprint(&self, rule: usize, parts: &[&str]) -> BTreeMap<String, String> {
         // Stable across nights and machines: rule and source-level identity only.
         let key = format!("{}|{}", RULES[rule].0, parts.join("|"));
@@ -413,26 +434,18 @@ impl SarifLog {
                 .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
                 .unwrap_or_default();
             let insertion = format!("{indent}{}\n", f.insertion.trim());
-            let fix = s::Fix {
-                description: text(format!(
-                    "Insert `{}` after line {}",
-                    f.insertion.trim(),
-                    pos.line
-                )),
-                artifact_changes: vec![s::ArtifactChange {
-                    artifact_location: self.artifact(&pos.file),
-                    replacements: vec![s::Replacement {
-                        deleted_region: s::Region {
-                            start_line: Some(pos.line as i64 + 1),
-                            start_column: Some(1),
-                            end_line: Some(pos.line as i64 + 1),
-                            end_column: Some(1),
-                            snippet: None,
-                        },
-                        inserted_content: Some(s::ArtifactContent { text: insertion }),
-                    }],
-                }],
-            };
+            let fix = self.fix(
+                format!("Insert `{}` after line {}", f.insertion.trim(), pos.line),
+                &pos.file,
+                s::Region {
+                    start_line: Some(pos.line as i64 + 1),
+                    start_column: Some(1),
+                    end_line: Some(pos.line as i64 + 1),
+                    end_column: Some(1),
+                    ..s::Region::default()
+                },
+                Some(insertion),
+            );
             let message = format!(
                 "Missing fence in variant `{}` ({} model): insert `{}` after {}:{}{}. Without it, buffering the stores at {} fails{}{}",
                 r.variant,
@@ -495,22 +508,18 @@ impl SarifLog {
                 ..
             } = &f.verdict
             {
-                let fix = s::Fix {
-                    description: text(format!("Delete line {}", pos.line)),
-                    artifact_changes: vec![s::ArtifactChange {
-                        artifact_location: self.artifact(&pos.file),
-                        replacements: vec![s::Replacement {
-                            deleted_region: s::Region {
-                                start_line: Some(pos.line as i64),
-                                start_column: Some(1),
-                                end_line: Some(pos.line as i64 + 1),
-                                end_column: Some(1),
-                                snippet: None,
-                            },
-                            inserted_content: None,
-                        }],
-                    }],
-                };
+                let fix = self.fix(
+                    format!("Delete line {}", pos.line),
+                    &pos.file,
+                    s::Region {
+                        start_line: Some(pos.line as i64),
+                        start_column: Some(1),
+                        end_line: Some(pos.line as i64 + 1),
+                        end_column: Some(1),
+                        ..s::Region::default()
+                    },
+                    None,
+                );
                 let message = format!(
                     "Likely redundant fence in variant `{}` ({} model) at {name}:{}: removing it never failed in {runs} executions (failure probability < {failure_probability_below:.4} at 95%).",
                     r.variant, r.model, pos.line
@@ -538,23 +547,17 @@ impl SarifLog {
             let mut fixes = Vec::new();
             if let Some(col) = line_text.as_deref().and_then(|t| t.find("__threadfence()")) {
                 let start = line_text.as_deref().map_or(0, |t| t[..col].chars().count()) + 1;
-                fixes.push(s::Fix {
-                    description: text("Use __threadfence_block()"),
-                    artifact_changes: vec![s::ArtifactChange {
-                        artifact_location: self.artifact(&pos.file),
-                        replacements: vec![s::Replacement {
-                            deleted_region: s::Region {
-                                start_line: Some(pos.line as i64),
-                                start_column: Some(start as i64),
-                                end_column: Some((start + "__threadfence()".len()) as i64),
-                                ..s::Region::default()
-                            },
-                            inserted_content: Some(s::ArtifactContent {
-                                text: "__threadfence_block()".to_string(),
-                            }),
-                        }],
-                    }],
-                });
+                fixes.push(self.fix(
+                    "Use __threadfence_block()",
+                    &pos.file,
+                    s::Region {
+                        start_line: Some(pos.line as i64),
+                        start_column: Some(start as i64),
+                        end_column: Some((start + "__threadfence()".len()) as i64),
+                        ..s::Region::default()
+                    },
+                    Some("__threadfence_block()".to_string()),
+                ));
             }
             let message = format!(
                 "Device-scope fence at {name}:{} in variant `{}`: block scope (`__threadfence_block()`) never failed in {runs} executions under the scoped model; all the ordering it gives is needed only within the block.",

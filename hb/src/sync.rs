@@ -1624,7 +1624,7 @@ mod tests {
                 continue;
             }
             polls += 1;
-            // Poll: one or two relaxed reads of the counter, then (not always) a fence.
+            // Poll: a relaxed read of the counter, then (not always) a fence.
             hb.read(p, ReadOrd::Relaxed, Scope::Gpu, chain.as_ref());
             for x in &mut writers {
                 x.3 = true;
