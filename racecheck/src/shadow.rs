@@ -310,7 +310,7 @@ impl Region {
 /// first ([`ReadSets::unshare`]), so every cell still sees exactly the reads of its byte.
 ///
 /// **Storage.** A set's reads live in a block of one of the arena's chunks, of the
-/// smallest size class that holds them ([`ROOMS`]: 6, 16, 64, … reads); a full set moves
+/// smallest size class that holds them ([`ROOMS`]: 5, 16, 64, … reads); a full set moves
 /// to a block of the next class, and the block it leaves goes to its class's free list
 /// for the next set. A set that outgrows the largest class ([`CHUNK`] reads) gets a
 /// vector of its own. Why not a `Vec` per set:
@@ -318,7 +318,7 @@ impl Region {
 /// 5–8% of `algo_matmul_tiled`'s race check), so a word that five threads of a stencil
 /// read held 256 bytes of reads, a 24-byte vector and a 16-byte allocation header —
 /// 300 bytes, 67 MB of a 262,144-thread stencil's 175 MB under `exec --race` (issue 24:
-/// per-thread state at 1 M threads). Here it holds 6 reads' room (96 bytes) and a 16-byte
+/// per-thread state at 1 M threads). Here it holds 5 reads' room (80 bytes) and a 12-byte
 /// header, and growing a set is a copy within memory the arena already has, not a call
 /// to the allocator.
 #[derive(Debug, Default)]
@@ -346,16 +346,33 @@ pub struct ReadSets {
     released: [u32; ROOMS.len()],
 }
 
-/// Where a set's reads are: `len` records from `start` (a position in the arena, or for
-/// [`BIG`] an index of `ReadSets::big`), in a block of size class `class`.
+/// Where a set's reads are: `len` records from `start` (a position in the arena), in a
+/// block with room for `room` (one of [`ROOMS`]); or, with `room` 0, the set has a vector
+/// of its own, `ReadSets::big[start]`, whose length is the set's (`len` stays 0).
+///
+/// 12 bytes: one per word that several threads read, so at 1 M threads it is per-thread
+/// state (issue 24, ≤ 256 B beyond registers). The size class is not stored: it follows
+/// from the room ([`SetHdr::class`]), and the paths that need it (growth, release) are
+/// the rare ones; the room is what [`ReadSets::add`] tests on every read.
 #[derive(Debug, Clone, Copy, Default)]
 struct SetHdr {
     start: u32,
-    len: u32,
     refs: u32,
-    /// The room of `class` (0 for [`BIG`]): [`ReadSets::add`]'s test without a table.
+    len: u16,
     room: u16,
-    class: u8,
+}
+const _: () = assert!(std::mem::size_of::<SetHdr>() == 12);
+const _: () = assert!(CHUNK <= u16::MAX as usize);
+
+impl SetHdr {
+    /// The size class (or [`BIG`]).
+    fn class(&self) -> u8 {
+        if self.room == 0 {
+            BIG
+        } else {
+            class_for(self.room as usize)
+        }
+    }
 }
 
 /// The room a [`SetHdr`] of class `c` records.
@@ -375,13 +392,14 @@ const _: () = assert!(1 << CHUNK_SHIFT == CHUNK);
 /// Size class of a set with its own vector.
 const BIG: u8 = u8::MAX;
 
-/// Room of each size class. A new set (two reads) starts with room for 6: a word that
-/// the five threads of a 2-D stencil read fits. Then ×4 (16: a tile element read by a
-/// row of 16 threads, with one move). Finer steps after 6 (8, 12, 16) cost
-/// `algo_matmul_tiled` three moves per tile element, +20% race-check instructions
-/// (callgrind); starting smaller than 6 left blocks in the free lists while a stencil's
-/// sets grew together (below).
-const ROOMS: [usize; 6] = [6, 16, 64, 256, 1024, CHUNK];
+/// Room of each size class. A new set (two reads) starts with room for 5: a word that
+/// the five threads of a 2-D stencil read fits, with no room to spare (room for 6 was 16
+/// bytes more per word, so per thread, of a stencil at 1 M threads: issue 24's 256 B).
+/// Then 16 (a tile element read by a row of 16 threads, with one move). Finer steps
+/// after the first (8, 12, 16) cost `algo_matmul_tiled` three moves per tile element,
+/// +20% race-check instructions (callgrind); a first class smaller than the stencil's
+/// five (2, 3, 4) left blocks in the free lists while a stencil's sets grew together.
+const ROOMS: [usize; 6] = [5, 16, 64, 256, 1024, CHUNK];
 
 /// Room of size class `c` (not [`BIG`]).
 #[inline(always)]
@@ -481,10 +499,9 @@ impl ReadSets {
         };
         let hdr = SetHdr {
             start,
-            len: recs.len() as u32,
             refs,
+            len: if class == BIG { 0 } else { recs.len() as u16 },
             room: hdr_room(class),
-            class,
         };
         match self.free.pop() {
             Some(i) => {
@@ -502,8 +519,8 @@ impl ReadSets {
     #[inline]
     pub fn get(&self, i: u32) -> &[Rec] {
         match self.sets.get(i as usize) {
-            Some(h) if h.class == BIG => self.big.get(h.start as usize).map_or(&[], |v| v),
-            Some(h) => self.slot(h.start, h.len),
+            Some(h) if h.room == 0 => self.big.get(h.start as usize).map_or(&[], |v| v),
+            Some(h) => self.slot(h.start, h.len as u32),
             None => &[],
         }
     }
@@ -518,7 +535,7 @@ impl ReadSets {
             return;
         };
         // (A set with its own vector has room 0.)
-        if h.len > 0 && h.len < h.room as u32 {
+        if h.len > 0 && h.len < h.room {
             // In the block: `o + len` < CHUNK, so the masks change nothing and spare the
             // bounds checks.
             let chunk = &mut self.chunks[(h.start >> CHUNK_SHIFT) as usize];
@@ -546,12 +563,12 @@ impl ReadSets {
         let newest = self.get(i).last().map(|r| r.g);
         if newest == Some(cur.g) {
             let h = self.sets[i as usize];
-            if h.class == BIG {
+            if h.room == 0 {
                 if let Some(l) = self.big[h.start as usize].last_mut() {
                     *l = cur;
                 }
             } else {
-                self.slot_mut(h.start, h.len)[h.len as usize - 1] = cur;
+                self.slot_mut(h.start, h.len as u32)[h.len as usize - 1] = cur;
             }
             return;
         }
@@ -567,12 +584,10 @@ impl ReadSets {
     #[inline(never)]
     fn prune(&mut self, i: u32, cur: Rec, ordered: &impl Fn(&Rec) -> bool) {
         let h = self.sets[i as usize];
-        if h.class == BIG {
-            let set = &mut self.big[h.start as usize];
-            set.retain(|r| !ordered(r));
-            self.sets[i as usize].len = set.len() as u32;
+        if h.room == 0 {
+            self.big[h.start as usize].retain(|r| !ordered(r));
         } else {
-            let set = self.slot_mut(h.start, h.len);
+            let set = self.slot_mut(h.start, h.len as u32);
             // The kept prefix stays where it is; then the rest moves up.
             let mut k = set.iter().position(ordered).unwrap_or(set.len());
             for j in k + 1..set.len() {
@@ -581,7 +596,7 @@ impl ReadSets {
                     k += 1;
                 }
             }
-            self.sets[i as usize].len = k as u32;
+            self.sets[i as usize].len = k as u16;
         }
         self.append(i, cur);
     }
@@ -590,27 +605,27 @@ impl ReadSets {
     /// length.
     fn append(&mut self, i: u32, r: Rec) -> u32 {
         let mut h = self.sets[i as usize];
-        if h.class != BIG && h.len as usize == class_room(h.class) {
+        if h.room != 0 && h.len == h.room {
             self.grow(i);
             h = self.sets[i as usize];
         }
-        if h.class == BIG {
+        if h.room == 0 {
             let set = &mut self.big[h.start as usize];
             set.push(r);
-            self.sets[i as usize].len = set.len() as u32;
             return set.len() as u32;
         }
-        self.slot_mut(h.start, h.len + 1)[h.len as usize] = r;
+        self.slot_mut(h.start, h.len as u32 + 1)[h.len as usize] = r;
         self.sets[i as usize].len = h.len + 1;
-        h.len + 1
+        h.len as u32 + 1
     }
 
     /// Moves full set `i` to a block of the next class (or a vector of its own).
     fn grow(&mut self, i: u32) {
         let h = self.sets[i as usize];
-        let next = next_class(h.class);
+        let class = h.class();
+        let next = next_class(class);
         let start = if next == BIG {
-            let v = self.slot(h.start, h.len).to_vec();
+            let v = self.slot(h.start, h.len as u32).to_vec();
             self.big_set(v)
         } else {
             let b = self.block(next);
@@ -634,11 +649,13 @@ impl ReadSets {
             }
             b
         };
-        self.free_block(h.class, h.start);
+        self.free_block(class, h.start);
         let s = &mut self.sets[i as usize];
         s.start = start;
-        s.class = next;
         s.room = hdr_room(next);
+        if next == BIG {
+            s.len = 0;
+        }
     }
 
     /// `n` more cells point at set `i`.
@@ -683,21 +700,26 @@ impl ReadSets {
         h.refs = h.refs.saturating_sub(n);
         if h.refs == 0 {
             let h = *h;
-            if let Some(n) = self.released.get_mut(h.class as usize) {
+            let class = h.class();
+            if let Some(n) = self.released.get_mut(class as usize) {
                 *n += 1;
                 if *n > self.released[self.start_class as usize] {
-                    self.start_class = h.class;
+                    self.start_class = class;
                 }
             }
-            if h.class == BIG {
+            if class == BIG {
                 if let Some(v) = self.big.get_mut(h.start as usize) {
                     *v = Vec::new();
                 }
                 self.free_big.push(h.start);
             } else {
-                self.free_block(h.class, h.start);
+                self.free_block(class, h.start);
             }
-            self.sets[i as usize].len = 0;
+            // Empty, and not a vector's (whose length `entries` would count).
+            self.sets[i as usize] = SetHdr {
+                room: hdr_room(0),
+                ..SetHdr::default()
+            };
             self.free.push(i);
         }
     }
@@ -721,7 +743,16 @@ impl ReadSets {
 
     /// Reads held in all sets (each shared set counted once).
     pub fn entries(&self) -> usize {
-        self.sets.iter().map(|h| h.len as usize).sum()
+        self.sets
+            .iter()
+            .map(|h| {
+                if h.room == 0 {
+                    self.big.get(h.start as usize).map_or(0, Vec::len)
+                } else {
+                    h.len as usize
+                }
+            })
+            .sum()
     }
 }
 
@@ -826,8 +857,8 @@ mod tests {
     #[test]
     fn size_classes() {
         assert_eq!(class_for(2), 0);
-        assert_eq!(class_for(6), 0);
-        assert_eq!(class_for(7), 1);
+        assert_eq!(class_for(5), 0);
+        assert_eq!(class_for(6), 1);
         assert_eq!(class_room(next_class(0)), 16);
         assert_eq!(class_for(CHUNK), class_for(CHUNK - 1));
         assert_eq!(class_room(class_for(CHUNK)), CHUNK);
