@@ -514,15 +514,18 @@ impl LiveOverlays {
     }
 }
 
+/// One thread's buffers: 88 bytes, per thread of a launch whatever it stores (issue 24:
+/// per-thread state ≤ 256 B beyond registers at 1 M threads; with the 104 bytes it had,
+/// a 1 M-thread stencil under `bugaroo` held 263 B beyond registers).
 #[derive(Debug, Default, Clone)]
 struct ThreadBuf {
     /// [global, shared]
     q: [VecDeque<Entry>; 2],
-    stores: u64,
-    /// Per queue: it may hold two entries of one 8-byte block (set when such a store is
-    /// buffered, cleared when the queue is empty). When false every entry is the oldest
-    /// of its block, which makes the liveness/exit pick O(1).
-    mixed: [bool; 2],
+    /// Stores so far (bits 0..62), and per queue `s` in bit `62 + s` whether it may hold
+    /// two entries of one 8-byte block (set when such a store is buffered, cleared when
+    /// the queue is empty). When that bit is clear every entry is the oldest of its
+    /// block, which makes the liveness/exit pick O(1).
+    stores_mixed: u64,
     /// Per queue: a filter of the 4-byte words its entries cover ([`words_filter`]): a
     /// superset of theirs — set by every push, reset when a push finds the queue empty,
     /// made exact again by every scan that finds nothing. A store (write after write)
@@ -533,7 +536,42 @@ struct ThreadBuf {
     /// `bugaroo`: 5 M checks, 47% with an entry of the block, 0.005% overlapping; the
     /// scans, cache misses on the entries, were a quarter of the time).
     words: [u64; 2],
-    /// Loads and atomics since the last liveness drain ([`DrainPolicy::Device`]).
+}
+const _: () = assert!(std::mem::size_of::<ThreadBuf>() == 88);
+
+const MIXED_SHIFT: u32 = 62;
+
+impl ThreadBuf {
+    #[inline]
+    fn mixed(&self, s: usize) -> bool {
+        self.stores_mixed >> (MIXED_SHIFT + s as u32) & 1 != 0
+    }
+
+    #[inline]
+    fn set_mixed(&mut self, s: usize, on: bool) {
+        let bit = 1u64 << (MIXED_SHIFT + s as u32);
+        if on {
+            self.stores_mixed |= bit;
+        } else {
+            self.stores_mixed &= !bit;
+        }
+    }
+
+    /// The number of the thread's next store (counting from 0), counted.
+    #[inline]
+    fn next_store(&mut self) -> u64 {
+        let n = self.stores_mixed & ((1 << MIXED_SHIFT) - 1);
+        // (2^62 stores of one thread in one launch: centuries of the vgpu.)
+        debug_assert!(n + 1 < 1 << MIXED_SHIFT);
+        self.stores_mixed += 1;
+        n
+    }
+}
+
+/// A thread's liveness clock under [`DrainPolicy::Device`] (only that policy keeps them).
+#[derive(Debug, Default, Clone, Copy)]
+struct Liveness {
+    /// Loads and atomics since the last liveness drain.
     ticks: u32,
     /// Liveness drains of this thread in this launch (seeds which entry they drain).
     lives: u32,
@@ -550,6 +588,8 @@ pub struct StoreBuffers {
     active: bool,
     tpc: u32,
     threads: Vec<ThreadBuf>,
+    /// [`DrainPolicy::Device`]: per thread, its liveness clock (empty under `Native`).
+    liveness: Vec<Liveness>,
     overlays: Vec<Overlay>,
     /// [`DrainPolicy::Device`]: per CTA, the entries of its exited threads (in exit order,
     /// each thread's in store order); threads that exited in this launch, of `nthreads`.
@@ -613,6 +653,7 @@ impl StoreBuffers {
             active: false,
             tpc: 1,
             threads: Vec::new(),
+            liveness: Vec::new(),
             overlays: Vec::new(),
             orphans: Vec::new(),
             orphan_threads: Vec::new(),
@@ -664,6 +705,7 @@ impl StoreBuffers {
     pub fn heap_bytes(&self) -> usize {
         let e = std::mem::size_of::<Entry>();
         self.threads.len() * std::mem::size_of::<ThreadBuf>()
+            + self.liveness.len() * std::mem::size_of::<Liveness>()
             + self
                 .threads
                 .iter()
@@ -755,7 +797,7 @@ impl StoreBuffers {
             } else {
                 (r2 >> 40) as usize & 1
             };
-            let i = if tb.mixed[s] {
+            let i = if tb.mixed(s) {
                 pick_head(&tb.q[s], r2, &mut self.heads)
             } else {
                 // Every entry is the only one of its block: each is a head.
@@ -957,14 +999,15 @@ impl StoreBuffers {
         else {
             return;
         };
-        let Some(tb) = self.threads.get_mut(t.global as usize) else {
+        let Some(lv) = self.liveness.get_mut(t.global as usize) else {
             return;
         };
-        tb.ticks += 1;
-        if liveness_period > 0 && tb.ticks >= liveness_period {
-            tb.ticks = 0;
-            tb.lives = tb.lives.wrapping_add(1);
-            let lives = tb.lives;
+        lv.ticks += 1;
+        if liveness_period > 0 && lv.ticks >= liveness_period {
+            lv.ticks = 0;
+            lv.lives = lv.lives.wrapping_add(1);
+            let lives = lv.lives;
+            let tb = &self.threads[t.global as usize];
             // The own buffer weighs as many holders as there are live ones: each live
             // holder can drain only itself, at its own ticks, so giving its own buffer the
             // weight of all of them gives the live holders together the share of the
@@ -1547,6 +1590,11 @@ impl Hooks for StoreBuffers {
             .is_none_or(|k| k.contains(info.kernel));
         self.tpc = info.threads_per_cta.max(1);
         self.threads = vec![ThreadBuf::default(); info.threads as usize];
+        self.liveness = if matches!(self.cfg.policy, DrainPolicy::Device { .. }) {
+            vec![Liveness::default(); info.threads as usize]
+        } else {
+            Vec::new()
+        };
         self.overlays = vec![Overlay::default(); info.ctas as usize];
         self.orphans = if self.cfg.policy == DrainPolicy::Native {
             Vec::new()
@@ -1695,8 +1743,7 @@ impl Hooks for StoreBuffers {
             self.shared_effects += 1;
             return mem.write(a.loc, data);
         };
-        let n = tb.stores;
-        tb.stores += 1;
+        let n = tb.next_store();
         let shared = s == 1;
         self.stats.space(shared).stores_seen += 1;
         let eligible = if shared {
@@ -1732,18 +1779,17 @@ impl Hooks for StoreBuffers {
             let e = Entry::new(a.loc, value, size, a.site, self.seq, t.global);
             let still_pending = was_pending && self.maybe_pending(block);
             let tb = &mut self.threads[t.global as usize];
-            let q = &mut tb.q[s];
-            if q.is_empty() {
-                tb.mixed[s] = false;
+            if tb.q[s].is_empty() {
+                tb.set_mixed(s, false);
                 tb.words[s] = 0;
                 // Most threads buffer one entry at a time: start small (32 bytes).
-                if q.capacity() == 0 {
-                    q.reserve_exact(1);
+                if tb.q[s].capacity() == 0 {
+                    tb.q[s].reserve_exact(1);
                 }
-            } else if still_pending && !tb.mixed[s] && q.iter().any(|o| o.k & !7 == block) {
-                tb.mixed[s] = true;
+            } else if still_pending && !tb.mixed(s) && tb.q[s].iter().any(|o| o.k & !7 == block) {
+                tb.set_mixed(s, true);
             }
-            q.push_back(e);
+            tb.q[s].push_back(e);
             tb.words[s] |= words_filter(e.k, e.size());
             let occ = (tb.q[0].len() + tb.q[1].len()) as u32;
             self.sync_holder(t.global);
