@@ -171,6 +171,34 @@ impl Hooks for ModelHooks {
     }
 
     #[inline]
+    fn load_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        out: &mut [u64],
+    ) -> Result<(), (usize, MemError)> {
+        match self {
+            ModelHooks::Sc(h) => h.load_warp(mem, a, out),
+            ModelHooks::Buffers(h) => h.load_warp(mem, a, out),
+            ModelHooks::Weak(h) => h.load_warp(mem, a, out),
+        }
+    }
+
+    #[inline]
+    fn store_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        vals: &[u64],
+    ) -> Result<(), (usize, MemError)> {
+        match self {
+            ModelHooks::Sc(h) => h.store_warp(mem, a, vals),
+            ModelHooks::Buffers(h) => h.store_warp(mem, a, vals),
+            ModelHooks::Weak(h) => h.store_warp(mem, a, vals),
+        }
+    }
+
+    #[inline]
     fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
         match self {
             ModelHooks::Sc(h) => h.store(mem, a, data),

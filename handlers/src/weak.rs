@@ -371,6 +371,54 @@ impl WeakMemory {
     }
 
     /// The list index of `loc`'s block (creating the slot when `create`).
+    /// The list of `loc`'s block if it has one, as [`WeakMemory::slot`] finds it without
+    /// creating one, and without touching anything (not even the page memo).
+    #[inline]
+    fn peek_slot(&self, loc: Location) -> Option<usize> {
+        let li = match loc {
+            Location::Global(a) => {
+                let page = a / (PAGE_BLOCKS as u64 * 8);
+                let blk = ((a / 8) % PAGE_BLOCKS as u64) as usize;
+                let pi = if self.last_page.0 == page {
+                    self.last_page.1
+                } else {
+                    *self.page_index.get(&page)?
+                };
+                self.pages[pi as usize][blk]
+            }
+            Location::Shared { cta, offset } => {
+                *self.shared.get(cta as usize)?.get(offset as usize / 8)?
+            }
+        };
+        (li != 0).then_some(li as usize)
+    }
+
+    /// Reads the block lists that a warp's `accesses` are about to use, all of them
+    /// before any is needed, so that their cache misses overlap instead of coming one
+    /// after the other in the lanes' loads: first every list's header, then every list's
+    /// first entry (the header says where the entries are). Nothing changes; it only
+    /// brings memory in. (`perf annotate`: half of `WeakMemory::choice`, itself over a
+    /// third of `exec --model weak` on a 4 M-element transpose, waited for a list's
+    /// header, the other half for its entries; each lane of a warp reads another list.)
+    pub fn warm(&self, accesses: &[Access]) {
+        const LANES: usize = 32;
+        let mut li = [0u32; LANES];
+        let n = accesses.len().min(LANES);
+        for (k, a) in accesses[..n].iter().enumerate() {
+            li[k] = self.peek_slot(a.loc).unwrap_or(0) as u32;
+        }
+        let mut touch = 0usize;
+        for &l in &li[..n] {
+            touch = touch.wrapping_add(self.lists[l as usize].len());
+        }
+        for &l in &li[..n] {
+            if let Some(e) = self.lists[l as usize].first() {
+                touch ^= e.hdr as usize;
+            }
+        }
+        std::hint::black_box(touch);
+    }
+
     fn slot(&mut self, mem: &Memory, loc: Location, create: bool) -> Option<usize> {
         match loc {
             Location::Global(a) => {
@@ -1191,6 +1239,8 @@ pub struct WeakHooks {
     weak: WeakMemory,
     stats: BufferStats,
     trace: Vec<TraceEvent>,
+    /// Lanes whose lists [`WeakMemory::warm`] brought in ([`WeakHooks::warmed`]).
+    warmed: u64,
 }
 
 impl WeakHooks {
@@ -1209,10 +1259,16 @@ impl WeakHooks {
             weak,
             stats: BufferStats::default(),
             trace: Vec::new(),
+            warmed: 0,
         }
     }
     pub fn config(&self) -> &BufferConfig {
         &self.cfg
+    }
+    /// How many lanes' block lists warp loads brought in before their loads
+    /// ([`WeakMemory::warm`]): that the path is taken, for tests.
+    pub fn warmed(&self) -> u64 {
+        self.warmed
     }
     /// Stores seen per space, and [`BufferStats::weak`] from the last launch's end on.
     pub fn stats(&self) -> &BufferStats {
@@ -1239,9 +1295,51 @@ impl Hooks for WeakHooks {
         self.weak.load(mem, a, buf, &mut self.trace)
     }
 
+    /// [`Hooks::load`] on each lane in order, as the default does, after
+    /// [`WeakMemory::warm`] has brought in the lanes' block lists together.
+    fn load_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        out: &mut [u64],
+    ) -> Result<(), (usize, MemError)> {
+        if a.len() > 1 {
+            self.weak.warm(a);
+            self.warmed += a.len() as u64;
+        }
+        for (i, a) in a.iter().enumerate() {
+            let mut b = [0u8; 8];
+            self.weak
+                .load(mem, a, &mut b[..a.size as usize], &mut self.trace)
+                .map_err(|e| (i, e))?;
+            out[i] = u64::from_le_bytes(b);
+        }
+        Ok(())
+    }
+
     fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
         self.stats.space(a.loc.is_shared()).stores_seen += 1;
         self.weak.store(mem, a, data)
+    }
+
+    /// [`Hooks::store`] on each lane in order, as the default does, after
+    /// [`WeakMemory::warm`] (a store reads its block's list too).
+    fn store_warp(
+        &mut self,
+        mem: &mut Memory,
+        a: &[Access],
+        vals: &[u64],
+    ) -> Result<(), (usize, MemError)> {
+        if a.len() > 1 {
+            self.weak.warm(a);
+            self.warmed += a.len() as u64;
+        }
+        for (i, a) in a.iter().enumerate() {
+            let b = vals[i].to_le_bytes();
+            self.store(mem, a, &b[..a.size as usize])
+                .map_err(|e| (i, e))?;
+        }
+        Ok(())
     }
 
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {

@@ -144,3 +144,47 @@ fn plain_loads_change_no_execution() {
         }
     }
 }
+
+/// `weak`'s warp loads and stores first read every lane's block list (`WeakMemory::warm`,
+/// so that their cache misses overlap). That must never change an execution: the same
+/// kernel, seed and `p` with every access made alone (`Forward` does not pass
+/// `load_warp`/`store_warp` on, so the defaults, one `load`/`store` per lane, run) gives
+/// the same result, memory, statistics and trace — while the warm pass is really taken.
+#[test]
+fn weak_warp_loads_change_no_execution() {
+    let mut warmed = 0;
+    for p in [0.25, 0.5, 1.0] {
+        for seed in 0..12 {
+            for trace in [false, true] {
+                let cfg = || {
+                    let mut c = BufferConfig::new(Model::Weak, p, seed);
+                    c.trace = trace;
+                    c
+                };
+                let mut a = WriteBuffers::new(cfg());
+                let mut b = Forward::new(WriteBuffers::new(cfg()), true, true);
+                let (ra, ma) = run(&mut a, seed);
+                let (rb, mb) = run(&mut b, seed);
+                let what = format!("weak p={p} seed {seed} trace {trace}");
+                assert!(ra.outcome.is_completed(), "{what}: {:?}", ra.outcome);
+                assert_eq!(ra, rb, "{what}");
+                assert_eq!(ma, mb, "{what}");
+                assert_eq!(
+                    format!("{:?}", a.stats()),
+                    format!("{:?}", b.inner.stats()),
+                    "{what}"
+                );
+                assert_eq!(
+                    format!("{:?}", a.trace()),
+                    format!("{:?}", b.inner.trace()),
+                    "{what}"
+                );
+                let fencehound_handlers::ModelHooks::Weak(h) = &a else {
+                    panic!("{what}: not the weak family");
+                };
+                warmed += h.warmed();
+            }
+        }
+    }
+    assert!(warmed > 0, "the warm pass was never taken");
+}
