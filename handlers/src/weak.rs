@@ -88,7 +88,7 @@ use crate::stats::{BufferStats, WeakStats};
 use fencehound_hb::fasthash::FastMap;
 use fencehound_hb::sync::{acquires, strong};
 use fencehound_hb::{Epoch, Hb, Message, ReadOrd, WriteOrd};
-use fencehound_vgpu::hooks::{le_value, RmwFn};
+use fencehound_vgpu::hooks::{self, le_value, RmwFn};
 // A location as one word, as in the buffers.
 use fencehound_vgpu::memory::location_key as pack;
 use fencehound_vgpu::{
@@ -103,6 +103,15 @@ pub const HISTORY: usize = 4;
 /// Entries in a block's list at most: [`HISTORY`] stores plus initial values.
 const LIST_CAP: usize = HISTORY + 2;
 const _: () = assert!(LIST_CAP <= 16, "coherence masks are u16");
+
+/// The page of global address `a` in [`WeakMemory`]'s slot pages, and its block there.
+#[inline]
+fn page_of(a: u64) -> (u64, usize) {
+    (
+        a / (PAGE_BLOCKS as u64 * 8),
+        ((a / 8) % PAGE_BLOCKS as u64) as usize,
+    )
+}
 
 /// `writer` of a launch's initial value.
 const INIT: u32 = u32::MAX;
@@ -370,15 +379,13 @@ impl WeakMemory {
         }
     }
 
-    /// The list index of `loc`'s block (creating the slot when `create`).
     /// The list of `loc`'s block if it has one, as [`WeakMemory::slot`] finds it without
     /// creating one, and without touching anything (not even the page memo).
     #[inline]
     fn peek_slot(&self, loc: Location) -> Option<usize> {
         let li = match loc {
             Location::Global(a) => {
-                let page = a / (PAGE_BLOCKS as u64 * 8);
-                let blk = ((a / 8) % PAGE_BLOCKS as u64) as usize;
+                let (page, blk) = page_of(a);
                 let pi = if self.last_page.0 == page {
                     self.last_page.1
                 } else {
@@ -419,11 +426,11 @@ impl WeakMemory {
         std::hint::black_box(touch);
     }
 
+    /// The list index of `loc`'s block (creating the slot when `create`).
     fn slot(&mut self, mem: &Memory, loc: Location, create: bool) -> Option<usize> {
         match loc {
             Location::Global(a) => {
-                let page = a / (PAGE_BLOCKS as u64 * 8);
-                let blk = ((a / 8) % PAGE_BLOCKS as u64) as usize;
+                let (page, blk) = page_of(a);
                 let pi = if self.last_page.0 == page {
                     self.last_page.1
                 } else {
@@ -1307,14 +1314,7 @@ impl Hooks for WeakHooks {
             self.weak.warm(a);
             self.warmed += a.len() as u64;
         }
-        for (i, a) in a.iter().enumerate() {
-            let mut b = [0u8; 8];
-            self.weak
-                .load(mem, a, &mut b[..a.size as usize], &mut self.trace)
-                .map_err(|e| (i, e))?;
-            out[i] = u64::from_le_bytes(b);
-        }
-        Ok(())
+        hooks::load_each(self, mem, a, out)
     }
 
     fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
@@ -1334,12 +1334,7 @@ impl Hooks for WeakHooks {
             self.weak.warm(a);
             self.warmed += a.len() as u64;
         }
-        for (i, a) in a.iter().enumerate() {
-            let b = vals[i].to_le_bytes();
-            self.store(mem, a, &b[..a.size as usize])
-                .map_err(|e| (i, e))?;
-        }
-        Ok(())
+        hooks::store_each(self, mem, a, vals)
     }
 
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {

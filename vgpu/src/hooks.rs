@@ -204,6 +204,39 @@ pub fn le_value(data: &[u8]) -> u64 {
 /// nothing (a compare-and-swap whose comparison failed: then it is only a read).
 pub type RmwFn<'a> = &'a mut dyn FnMut(u64) -> Option<u64>;
 
+/// [`Hooks::load`] on each of a warp instruction's lanes in order, as [`Hooks::load_warp`]
+/// does by default: for an implementation that does something first and then what the
+/// default does.
+pub fn load_each<H: Hooks + ?Sized>(
+    h: &mut H,
+    mem: &mut Memory,
+    a: &[Access],
+    out: &mut [u64],
+) -> Result<(), (usize, MemError)> {
+    for (i, a) in a.iter().enumerate() {
+        let mut b = [0u8; 8];
+        h.load(mem, a, &mut b[..a.size as usize])
+            .map_err(|e| (i, e))?;
+        out[i] = u64::from_le_bytes(b);
+    }
+    Ok(())
+}
+
+/// [`Hooks::store`] on each of a warp instruction's lanes in order, as
+/// [`Hooks::store_warp`] does by default (see [`load_each`]).
+pub fn store_each<H: Hooks + ?Sized>(
+    h: &mut H,
+    mem: &mut Memory,
+    a: &[Access],
+    vals: &[u64],
+) -> Result<(), (usize, MemError)> {
+    for (i, a) in a.iter().enumerate() {
+        let b = vals[i].to_le_bytes();
+        h.store(mem, a, &b[..a.size as usize]).map_err(|e| (i, e))?;
+    }
+    Ok(())
+}
+
 pub trait Hooks {
     /// Called once before the first instruction of a launch.
     fn launch_begin(&mut self, _info: &LaunchInfo<'_>) {}
@@ -243,13 +276,7 @@ pub trait Hooks {
         a: &[Access],
         out: &mut [u64],
     ) -> Result<(), (usize, MemError)> {
-        for (i, a) in a.iter().enumerate() {
-            let mut b = [0u8; 8];
-            self.load(mem, a, &mut b[..a.size as usize])
-                .map_err(|e| (i, e))?;
-            out[i] = u64::from_le_bytes(b);
-        }
-        Ok(())
+        load_each(self, mem, a, out)
     }
 
     /// The scalar stores of one warp instruction, in lane order: `a[i]` stores the low
@@ -262,12 +289,7 @@ pub trait Hooks {
         a: &[Access],
         vals: &[u64],
     ) -> Result<(), (usize, MemError)> {
-        for (i, a) in a.iter().enumerate() {
-            let b = vals[i].to_le_bytes();
-            self.store(mem, a, &b[..a.size as usize])
-                .map_err(|e| (i, e))?;
-        }
-        Ok(())
+        store_each(self, mem, a, vals)
     }
 
     /// The atomics of one warp instruction, in lane order: `a[i]` with operation
