@@ -88,6 +88,7 @@ use crate::stats::{BufferStats, WeakStats};
 use fencehound_hb::fasthash::FastMap;
 use fencehound_hb::sync::{acquires, strong};
 use fencehound_hb::{Epoch, Hb, Message, ReadOrd, WriteOrd};
+use fencehound_vgpu::exec::WARP;
 use fencehound_vgpu::hooks::{self, le_value, RmwFn};
 // A location as one word, as in the buffers.
 use fencehound_vgpu::memory::location_key as pack;
@@ -407,10 +408,9 @@ impl WeakMemory {
     /// brings memory in. (`perf annotate`: half of `WeakMemory::choice`, itself over a
     /// third of `exec --model weak` on a 4 M-element transpose, waited for a list's
     /// header, the other half for its entries; each lane of a warp reads another list.)
-    pub fn warm(&self, accesses: &[Access]) {
-        const LANES: usize = 32;
-        let mut li = [0u32; LANES];
-        let n = accesses.len().min(LANES);
+    pub(crate) fn warm(&self, accesses: &[Access]) {
+        let mut li = [0u32; WARP];
+        let n = accesses.len().min(WARP);
         for (k, a) in accesses[..n].iter().enumerate() {
             li[k] = self.peek_slot(a.loc).unwrap_or(0) as u32;
         }

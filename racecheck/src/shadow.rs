@@ -365,9 +365,15 @@ const _: () = assert!(std::mem::size_of::<SetHdr>() == 12);
 const _: () = assert!(CHUNK <= u16::MAX as usize);
 
 impl SetHdr {
+    /// The set has a vector of its own (`ReadSets::big[start]`), not a block.
+    #[inline(always)]
+    fn is_big(&self) -> bool {
+        self.room == 0
+    }
+
     /// The size class (or [`BIG`]).
     fn class(&self) -> u8 {
-        if self.room == 0 {
+        if self.is_big() {
             BIG
         } else {
             class_for(self.room as usize)
@@ -519,7 +525,7 @@ impl ReadSets {
     #[inline]
     pub fn get(&self, i: u32) -> &[Rec] {
         match self.sets.get(i as usize) {
-            Some(h) if h.room == 0 => self.big.get(h.start as usize).map_or(&[], |v| v),
+            Some(h) if h.is_big() => self.big.get(h.start as usize).map_or(&[], |v| v),
             Some(h) => self.slot(h.start, h.len as u32),
             None => &[],
         }
@@ -563,7 +569,7 @@ impl ReadSets {
         let newest = self.get(i).last().map(|r| r.g);
         if newest == Some(cur.g) {
             let h = self.sets[i as usize];
-            if h.room == 0 {
+            if h.is_big() {
                 if let Some(l) = self.big[h.start as usize].last_mut() {
                     *l = cur;
                 }
@@ -584,7 +590,7 @@ impl ReadSets {
     #[inline(never)]
     fn prune(&mut self, i: u32, cur: Rec, ordered: &impl Fn(&Rec) -> bool) {
         let h = self.sets[i as usize];
-        if h.room == 0 {
+        if h.is_big() {
             self.big[h.start as usize].retain(|r| !ordered(r));
         } else {
             let set = self.slot_mut(h.start, h.len as u32);
@@ -605,11 +611,11 @@ impl ReadSets {
     /// length.
     fn append(&mut self, i: u32, r: Rec) -> u32 {
         let mut h = self.sets[i as usize];
-        if h.room != 0 && h.len == h.room {
+        if !h.is_big() && h.len == h.room {
             self.grow(i);
             h = self.sets[i as usize];
         }
-        if h.room == 0 {
+        if h.is_big() {
             let set = &mut self.big[h.start as usize];
             set.push(r);
             return set.len() as u32;
@@ -746,7 +752,7 @@ impl ReadSets {
         self.sets
             .iter()
             .map(|h| {
-                if h.room == 0 {
+                if h.is_big() {
                     self.big.get(h.start as usize).map_or(0, Vec::len)
                 } else {
                     h.len as usize
