@@ -1038,6 +1038,18 @@ impl Hb {
             .is_some_and(|t| t.rel_any().is_some())
     }
 
+    /// Whether a write of thread `g` with ordering `ord` may publish anything
+    /// ([`Hb::write_message`] returns `None` when not): it is a release, or its thread has
+    /// a release fence or a release operation a strong write can complete.
+    #[inline]
+    pub fn may_publish(&self, g: u32, ord: WriteOrd) -> bool {
+        ord.releases()
+            || self
+                .threads
+                .get(g as usize)
+                .is_some_and(|t| t.rel_any().is_some() || !t.rel_ops().is_empty())
+    }
+
     /// Whether thread `g` executed a release-capable fence of scope ≥ `.gpu`.
     #[inline]
     pub fn has_wide_release_fence(&self, g: u32) -> bool {

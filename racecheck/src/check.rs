@@ -175,10 +175,42 @@ fn loc_key(loc: Location) -> u64 {
 /// Strong writes remembered per location, for matching reads to them by value.
 const SYNC_WRITES: usize = 4;
 
-/// A location's remembered writes, oldest first, in the table's entry (a `VecDeque`'s
-/// buffer elsewhere on the heap was a second cache miss per lookup, and a shared
-/// counter's RMWs look their location up twice each).
-type SyncQueue = SmallVec<[SyncWrite; SYNC_WRITES]>;
+/// A location's remembered writes, in the table's entry (a `VecDeque`'s buffer elsewhere
+/// on the heap was a second cache miss per lookup, and a shared counter's RMWs look their
+/// location up twice each): a ring of [`SYNC_WRITES`] in place, whose full state
+/// overwrites the oldest instead of shifting the others (each RMW on a counter did).
+#[derive(Debug, Default)]
+struct SyncQueue {
+    buf: SmallVec<[SyncWrite; SYNC_WRITES]>,
+    /// Once `buf` is full: the oldest entry, which the next push replaces.
+    head: u8,
+}
+
+impl SyncQueue {
+    /// Newest first.
+    fn newest_first(&self) -> impl Iterator<Item = &SyncWrite> {
+        let (newer, older) = self.buf.split_at(self.head as usize);
+        older.iter().chain(newer).rev()
+    }
+
+    fn last_mut(&mut self) -> Option<&mut SyncWrite> {
+        let i = match self.buf.len() {
+            0 => return None,
+            SYNC_WRITES => (self.head as usize + SYNC_WRITES - 1) % SYNC_WRITES,
+            n => n - 1,
+        };
+        Some(&mut self.buf[i])
+    }
+
+    fn push(&mut self, w: SyncWrite) {
+        if self.buf.len() < SYNC_WRITES {
+            self.buf.push(w);
+        } else {
+            self.buf[self.head as usize] = w;
+            self.head = ((self.head as usize + 1) % SYNC_WRITES) as u8;
+        }
+    }
+}
 
 /// A strong (or, to break value matches, weak) write a later read may observe.
 #[derive(Debug, Clone)]
@@ -196,6 +228,11 @@ struct SyncWrite {
     /// The writer's program-order number of the write, and its epoch.
     number: u32,
     epoch: Epoch,
+    /// The writer made a plain strong store (not an RMW) before this write in the same
+    /// epoch: only then can a read of this write be the *signal* of failed message
+    /// passing ([`RaceCheck::strong_candidate`] matches signals by writer and epoch
+    /// against an earlier store's number), so only then is its observation recorded.
+    signal: bool,
 }
 
 /// A morally strong, unordered pair, decided at the end of the launch.
@@ -239,8 +276,12 @@ struct ThreadState {
     wide_release: Epoch,
     /// Strong writes (and RMWs) so far: their program-order number.
     writes: u32,
-    /// The thread's recent strong writes: (location, site, epoch, number).
+    /// The thread's recent plain strong stores (not RMWs: only a store is looked up, as
+    /// the write of failed message passing): (location, site, epoch, number). A store is
+    /// remembered while it is among the thread's last [`RECENT_WRITES`] strong writes.
     recent: Recent,
+    /// The epoch of the thread's latest plain strong store ([`SyncWrite::signal`]).
+    store_epoch: Epoch,
     /// Per writer, the latest of its strong writes this thread has read through a morally
     /// strong read: (writer, number, site, epoch). (Inline: most threads read one writer's
     /// strong writes.)
@@ -392,7 +433,7 @@ impl Recent {
     }
 }
 
-/// Recent strong writes kept per thread (to find a write's program-order number).
+/// Recent strong writes kept per thread (to find a store's program-order number).
 const RECENT_WRITES: usize = 64;
 /// Writers whose latest observed write a thread remembers.
 const OBSERVED_WRITERS: usize = 16;
@@ -582,10 +623,23 @@ const _: () = assert!(HIDDEN_WRITES <= 8);
 /// most [`HIDDEN_WRITES`], in place. (A `SmallVec` of two spilled to the heap on every
 /// counter that many threads increment, and its moves and checks were a quarter of an
 /// RMW's check on a shared histogram.)
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct HiddenList {
     n: u8,
+    /// Every entry is a strong device-scope (or wider) RMW: then a device-scope RMW is
+    /// morally strong with all of them without asking each (false = not known).
+    wide_rmws: bool,
     e: [(Rec, u8); HIDDEN_WRITES],
+}
+
+impl Default for HiddenList {
+    fn default() -> Self {
+        HiddenList {
+            n: 0,
+            wide_rmws: true,
+            e: [Default::default(); HIDDEN_WRITES],
+        }
+    }
 }
 
 impl HiddenList {
@@ -603,6 +657,7 @@ impl HiddenList {
     /// Appends `x`, dropping the oldest when full.
     #[inline]
     fn push_evicting(&mut self, x: (Rec, u8)) {
+        self.wide_rmws &= x.0.kind() == meta::ATOMIC && x.0.strong() && x.0.wide();
         if self.n as usize == HIDDEN_WRITES {
             self.e.copy_within(1.., 0);
             self.n -= 1;
@@ -649,6 +704,33 @@ fn words(addr: u64, len: u64) -> impl Iterator<Item = (u64, u8)> {
         let hi = end.min(w + 4) - w;
         (w, ((1u16 << hi) - (1u16 << lo)) as u8)
     })
+}
+
+/// Adds write `w` of access `a` to its location's window `q`. An RMW that leaves the value
+/// as it was (a failed CAS, `atomicAdd(p, 0)`) joins what it publishes into the write it
+/// read instead of taking a slot: spinning CASes would otherwise push the unlock out of the
+/// window.
+fn remember_in(q: &mut SyncQueue, a: &Access, w: SyncWrite) {
+    let value = w.value;
+    if let Some(last) = q.last_mut() {
+        if a.kind == AccessKind::Atomic && last.value == value && last.size == a.size && last.strong
+        {
+            if let Some(m) = w.msg {
+                match &mut last.msg {
+                    Some(l) => Rc::make_mut(l).merge(&m),
+                    None => last.msg = Some(m),
+                }
+            }
+            if let Some(m) = w.blind {
+                match &mut last.blind {
+                    Some(l) => Rc::make_mut(l).merge(&m),
+                    None => last.blind = Some(m),
+                }
+            }
+            return;
+        }
+    }
+    q.push(w);
 }
 
 /// How a conflicting earlier access relates to the current one.
@@ -1029,7 +1111,39 @@ impl<H: Hooks> RaceCheck<H> {
         }
         let key = loc_key(a.loc);
         let run_len = cells.len() as u64 * 4;
-        if cell.w.flags & flags::HIDES != 0 {
+        let hide_old = !cell.w.is_empty() && cell.w.g != me;
+        let mut hides = false;
+        if cells.len() == 1 {
+            // One word (a counter): its list looked up once, checked, then updated as
+            // below.
+            if cell.w.flags & flags::HIDES != 0 || hide_old {
+                match hidden.get_mut(&key) {
+                    Some(list) => {
+                        if cell.w.flags & flags::HIDES != 0
+                            && !(my_wide && list.wide_rmws)
+                            && list.iter().any(|(h, _)| !rmw_ms(h))
+                        {
+                            return false;
+                        }
+                        if hide_old {
+                            list.hide(cell.w, 0b1111);
+                        }
+                        if list.is_empty() {
+                            hidden.remove(&key);
+                        } else {
+                            hides = true;
+                        }
+                    }
+                    None if hide_old => {
+                        let mut list = HiddenList::default();
+                        list.hide(cell.w, 0b1111);
+                        hidden.insert(key, list);
+                        hides = true;
+                    }
+                    None => {}
+                }
+            }
+        } else if cell.w.flags & flags::HIDES != 0 {
             for (wk, mask) in words(key, run_len) {
                 if let Some(list) = hidden.get(&wk) {
                     if list.iter().any(|(h, m)| m & mask != 0 && !rmw_ms(h)) {
@@ -1039,9 +1153,7 @@ impl<H: Hooks> RaceCheck<H> {
             }
         }
         // The update, as `check_general` makes it.
-        let hide_old = !cell.w.is_empty() && cell.w.g != me;
-        let mut hides = false;
-        if cell.w.flags & flags::HIDES != 0 || hide_old {
+        if cells.len() > 1 && (cell.w.flags & flags::HIDES != 0 || hide_old) {
             for (wk, mask) in words(key, run_len) {
                 let list = hidden.entry(wk).or_default();
                 if hide_old {
@@ -1361,6 +1473,7 @@ impl<H: Hooks> RaceCheck<H> {
                     .newest_first()
                     .find(|x| x.0 == loc_key(a.loc) && x.1 == w.site && x.2 == w.epoch)
                     .map(|x| x.3)
+                    .filter(|&n| t.writes - n < RECENT_WRITES as u32)
             });
             // Only a later write of the same epoch counts: a release fence between the two
             // would have raised the writer's epoch. (When a fence separates them the
@@ -1471,8 +1584,7 @@ impl<H: Hooks> RaceCheck<H> {
         }
         let (g, site, epoch) = (p.g, p.site, p.epoch);
         let Some(before) = self.sync.get(&loc_key(a.loc)).and_then(|q| {
-            q.iter()
-                .rev()
+            q.newest_first()
                 .find(|w| w.writer == g && w.site == site && w.epoch == epoch && w.strong)
         }) else {
             // Not remembered (evicted): no value to compare, no report.
@@ -1487,14 +1599,26 @@ impl<H: Hooks> RaceCheck<H> {
         self.commit(key, raw);
     }
 
-    /// A strong write (or RMW) of thread `g`: its program-order number, remembered.
-    fn note_strong_write(&mut self, g: u32, loc: u64, site: u32, epoch: Epoch) -> u32 {
+    /// A strong write (`store`) or RMW of thread `g`: its program-order number (a store's
+    /// remembered), and whether it can be a signal ([`SyncWrite::signal`]).
+    fn note_strong_write(
+        &mut self,
+        g: u32,
+        loc: u64,
+        site: u32,
+        epoch: Epoch,
+        store: bool,
+    ) -> (u32, bool) {
         let Some(ts) = self.threads.get_mut(g as usize) else {
-            return 0;
+            return (0, false);
         };
         ts.writes += 1;
-        ts.recent.push((loc, site, epoch, ts.writes));
-        ts.writes
+        let signal = ts.store_epoch == epoch && epoch != Epoch::NONE;
+        if store {
+            ts.recent.push((loc, site, epoch, ts.writes));
+            ts.store_epoch = epoch;
+        }
+        (ts.writes, signal)
     }
 
     /// Reclassifies a race whose accesses held locks, now that the launch is over.
@@ -1714,8 +1838,7 @@ impl<H: Hooks> RaceCheck<H> {
     /// write a read of that value is taken to have read.
     fn written(&self, a: &Access, value: u64) -> Option<SyncWrite> {
         self.sync.get(&loc_key(a.loc)).and_then(|q| {
-            q.iter()
-                .rev()
+            q.newest_first()
                 .find(|w| w.value == value && w.size == a.size)
                 .cloned()
         })
@@ -1743,24 +1866,41 @@ impl<H: Hooks> RaceCheck<H> {
             None => (None, None),
         };
         let ord = ReadOrd::of(a.kind, a.sem);
-        self.hb.read(t, ord, a.scope, msg.as_ref());
+        // A relaxed read of a write that publishes nothing changes no clock.
+        if msg.is_some() || ord.acquires() {
+            self.hb.read(t, ord, a.scope, msg.as_ref());
+        }
         if let Some(b) = &mut self.blind {
-            b.read(t, ord, Scope::Sys, bmsg.as_ref());
+            if bmsg.is_some() || ord.acquires() {
+                b.read(t, ord, Scope::Sys, bmsg.as_ref());
+            }
         }
         if acquires(a.sem) {
             self.note_acquire(t, a.scope, Some(loc_key(a.loc)));
         }
         if let (Some(w), true) = (&found, ms) {
             if w.writer != t.global && w.number > 0 {
-                if let Some(ts) = self.threads.get_mut(t.global as usize) {
-                    let entry = (w.writer, w.number, w.site, w.epoch);
-                    match ts.observed.iter().position(|o| o.0 == w.writer) {
-                        Some(i) if ts.observed[i].1 < w.number => ts.observed[i] = entry,
-                        Some(_) => {}
-                        None if ts.observed.len() < OBSERVED_WRITERS => {
-                            push_growing(&mut ts.observed, entry, 4, OBSERVED_WRITERS)
+                let entry = (w.writer, w.number, w.site, w.epoch);
+                if w.signal {
+                    if let Some(ts) = self.threads.get_mut(t.global as usize) {
+                        match ts.observed.iter().position(|o| o.0 == w.writer) {
+                            Some(i) if ts.observed[i].1 < w.number => ts.observed[i] = entry,
+                            Some(_) => {}
+                            None if ts.observed.len() < OBSERVED_WRITERS => {
+                                push_growing(&mut ts.observed, entry, 4, OBSERVED_WRITERS)
+                            }
+                            None => {}
                         }
-                        None => {}
+                    }
+                } else if let Some(ts) = self.threads.existing_mut(t.global as usize) {
+                    // A write that cannot be a signal matches no lookup, but still
+                    // replaces an older entry of its writer (which then no longer matches,
+                    // as before); a writer without an entry gets none (it would only have
+                    // taken a place in the list).
+                    if let Some(o) = ts.observed.iter_mut().find(|o| o.0 == w.writer) {
+                        if o.1 < w.number {
+                            *o = entry;
+                        }
                     }
                 }
             }
@@ -1802,6 +1942,7 @@ impl<H: Hooks> RaceCheck<H> {
         blind: Option<Message>,
         number: u32,
         epoch: Epoch,
+        signal: bool,
     ) {
         // A plain write to a location no strong write has touched yet is not remembered:
         // a read that finds it synchronizes with nothing, exactly as a read that finds
@@ -1815,6 +1956,7 @@ impl<H: Hooks> RaceCheck<H> {
             site: a.site,
             number,
             epoch,
+            signal,
             value,
             size: a.size,
             writer: a.thread.global,
@@ -1825,38 +1967,17 @@ impl<H: Hooks> RaceCheck<H> {
             blind: blind.filter(|m| !m.is_empty()).map(Rc::new),
         };
         let q = self.sync.entry(loc_key(a.loc)).or_default();
-        // An RMW that leaves the value as it was (a failed CAS, `atomicAdd(p, 0)`) joins
-        // what it publishes into the write it read instead of taking a slot: spinning
-        // CASes would otherwise push the unlock out of the window.
-        if let Some(last) = q.last_mut() {
-            if a.kind == AccessKind::Atomic
-                && last.value == value
-                && last.size == a.size
-                && last.strong
-            {
-                if let Some(m) = w.msg {
-                    match &mut last.msg {
-                        Some(l) => Rc::make_mut(l).merge(&m),
-                        None => last.msg = Some(m),
-                    }
-                }
-                if let Some(m) = w.blind {
-                    match &mut last.blind {
-                        Some(l) => Rc::make_mut(l).merge(&m),
-                        None => last.blind = Some(m),
-                    }
-                }
-                return;
-            }
-        }
-        if q.len() >= SYNC_WRITES {
-            q.remove(0);
-        }
-        q.push(w);
+        remember_in(q, a, w);
     }
 
     fn messages(&mut self, a: &Access) -> (Option<Message>, Option<Message>) {
         let ord = WriteOrd::of(a.kind, a.sem);
+        let g = a.thread.global;
+        if !self.hb.may_publish(g, ord)
+            && !self.blind.as_ref().is_some_and(|b| b.may_publish(g, ord))
+        {
+            return (None, None);
+        }
         let m = self.hb.write_message(a.thread, ord, a.scope, a.loc, a.size);
         let b = self
             .blind
@@ -1909,7 +2030,7 @@ impl<H: Hooks> RaceCheck<H> {
             self.cur_value = value;
             self.check(mem, a, false, fl);
             if self.sync.contains_key(&loc_key(a.loc)) {
-                self.remember(a, value, false, None, None, 0, epoch);
+                self.remember(a, value, false, None, None, 0, epoch, false);
             }
             if value == 0 {
                 self.unlock(a);
@@ -1921,12 +2042,8 @@ impl<H: Hooks> RaceCheck<H> {
         let epoch = self.hb.epoch(g);
         self.cur_value = value;
         self.check(mem, a, strong, fl);
-        let number = if strong {
-            self.note_strong_write(g, loc_key(a.loc), a.site, epoch)
-        } else {
-            0
-        };
-        self.remember(a, value, strong, msg, bmsg, number, epoch);
+        let (number, signal) = self.note_strong_write(g, loc_key(a.loc), a.site, epoch, true);
+        self.remember(a, value, strong, msg, bmsg, number, epoch, signal);
         if value == 0 {
             self.unlock(a);
         }
@@ -1966,29 +2083,63 @@ impl<H: Hooks> RaceCheck<H> {
         };
         let t = a.thread;
         let epoch = self.hb.epoch(t.global);
-        self.note_read(a);
+        // Only an RMW that wrote nothing (a failed CAS) or left the value as it was is a
+        // read in shadow memory, whose position a strong candidate may ask for
+        // ([`Self::read_number`]); any other is a write there.
+        if !stored || old == new {
+            self.note_read(a);
+        }
         self.check(mem, a, true, fl);
-        let number = if stored {
-            self.note_strong_write(t.global, loc_key(a.loc), a.site, epoch)
+        let (number, signal) = if stored {
+            self.note_strong_write(t.global, loc_key(a.loc), a.site, epoch, false)
         } else {
-            0
+            (0, false)
         };
-        let src = self.written(a, old);
-        if let Some(w) = &src {
+        // The write it read (in its location's window), the release sequence its write
+        // continues, and its own entry: one lookup of the window when it stores.
+        let continues = |w: &SyncWrite, msg: &mut Option<Message>, bmsg: &mut Option<Message>| {
             if w.strong
                 && (w.writer == t.global
                     || scopes_meet(CtaId(w.cta), w.scope, CtaId::of(t), a.scope))
             {
                 if let Some(m) = &w.msg {
-                    msg = Some(Message::continued(m, msg.take()));
+                    *msg = Some(Message::continued(m, msg.take()));
                 }
             }
             if w.strong {
                 if let Some(m) = &w.blind {
-                    bmsg = Some(Message::continued(m, bmsg.take()));
+                    *bmsg = Some(Message::continued(m, bmsg.take()));
                 }
             }
-        }
+        };
+        let src = if stored {
+            let q = self.sync.entry(loc_key(a.loc)).or_default();
+            let src = q
+                .newest_first()
+                .find(|w| w.value == old && w.size == a.size)
+                .cloned();
+            if let Some(w) = &src {
+                continues(w, &mut msg, &mut bmsg);
+            }
+            let w = SyncWrite {
+                site: a.site,
+                number,
+                epoch,
+                signal,
+                value: new,
+                size: a.size,
+                writer: t.global,
+                cta: t.cta,
+                scope: a.scope,
+                strong: true,
+                msg: msg.filter(|m| !m.is_empty()).map(Rc::new),
+                blind: bmsg.filter(|m| !m.is_empty()).map(Rc::new),
+            };
+            remember_in(q, a, w);
+            src
+        } else {
+            self.written(a, old)
+        };
         self.observe_found(a, src);
         if !acquires(a.sem) && fencehound_hb::wide(a.scope) {
             if let Some(l) = self.cta_rmws.get_mut(t.cta as usize) {
@@ -1998,9 +2149,6 @@ impl<H: Hooks> RaceCheck<H> {
                 }
                 l.push((t.global, a.site, self.hb.epoch(t.global)));
             }
-        }
-        if stored {
-            self.remember(a, new, true, msg, bmsg, number, epoch);
         }
         let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
         if flags & SITE_CAS != 0 {
