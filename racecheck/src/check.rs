@@ -54,8 +54,9 @@
 //!      no release fence before it in its thread, no release operation on its location
 //!      before it in its thread) and the read starts no acquire pattern (no acquire
 //!      semantics, no acquire fence after it in its thread before the launch ends, no
-//!      acquire operation on its location after it): the volatile warp reduction
-//!      without `__syncwarp()`, a flag set and polled without fences. "After" is program
+//!      acquire operation on its location after it), and the read is no *poll* (below):
+//!      the volatile warp reduction without `__syncwarp()`, a volatile value read once
+//!      while another thread overwrites it. "After" is program
 //!      order, counted per thread ([`RaceCheck::ops`]): an acquire before the read, or
 //!      on another location, does not make it an acquire pattern. A compare-and-swap
 //!      whose comparison failed wrote nothing: it is a read for every class, and no
@@ -69,6 +70,21 @@
 //!      even when its two sides look like a flag: that location is data the lock
 //!      protects, not a flag. (The lock word itself is exempt.) A flag that a lock
 //!      holder writes and a thread that never takes the lock polls stays a flag.
+//!
+//!      **Polls** (known with [`RaceCheck::for_module`]): a read whose value decides
+//!      whether its loop spins again — a spin on a flag, a status word, a counter, a CAS
+//!      lock — counts as the waiting side of a hand-off, as an acquire does
+//!      ([`fencehound_vgpu::program::Program::poll_sites`] finds them in the control-flow
+//!      graph). Its pair with the write it waits for is not reported on its own: if the
+//!      hand-off publishes anything besides the polled word, what is published is read
+//!      after the loop, and that read's pair is judged by these rules (a data race when
+//!      the data is plain, failed message passing when it is strong, naming the missing
+//!      fence); if it publishes nothing else — a status word that carries its own payload,
+//!      as CUB's single-word tile descriptors in the decoupled look-back do — nothing is
+//!      wrong, and reporting it was a false alarm on every `cub::DeviceScan`/
+//!      `DeviceRadixSort` under `exec --race`. (Before 2026-12-03 a fenceless flag's own
+//!      pair was reported as well: `fence_message_passing` without its fences gave the flag
+//!      pair besides the data pair.)
 //!
 //!   Why not "every unordered pair": the read-write pairs of every correct flag hand-off
 //!   (the polls that read the old value, the poll that reads the new one) are unordered
@@ -440,6 +456,9 @@ const OBSERVED_WRITERS: usize = 16;
 
 const SITE_CAS: u8 = 1;
 const SITE_EXCH: u8 = 2;
+/// A read that polls: its value decides whether its loop spins again
+/// ([`fencehound_vgpu::program::Program::poll_sites`]).
+const SITE_POLL: u8 = 4;
 
 /// Interned lock sets (sorted location keys); set 0 is the empty set.
 #[derive(Debug)]
@@ -853,6 +872,11 @@ impl<H: Hooks> RaceCheck<H> {
                     }
                 })
                 .collect();
+            for s in p.poll_sites() {
+                if let Some(f) = rc.site_flags.get_mut(s as usize) {
+                    *f |= SITE_POLL;
+                }
+            }
         }
         rc
     }
@@ -1495,7 +1519,17 @@ impl<H: Hooks> RaceCheck<H> {
         // A write that completes a release pattern, or a read that is an acquire, is
         // synchronization (a flag): decided now unless a lock is involved (the lock rule
         // below needs the end of the launch).
-        let write_release = w.flags & flags::RELEASE != 0 || r.flags & flags::ACQUIRE != 0;
+        // A poll is the waiting side of a hand-off: the flag (or status word) it spins on is
+        // what it waits for, not data it reads stale. What the hand-off publishes besides
+        // the flag is read after the loop, and that read's pair is judged on its own (a data
+        // race, or failed message passing above); a status word that carries its own
+        // payload (CUB's single-word tile descriptors in the decoupled look-back) publishes
+        // nothing else, and its polls are correct without fences.
+        let poll = self
+            .site_flags
+            .get(r.site as usize)
+            .is_some_and(|f| f & SITE_POLL != 0);
+        let write_release = w.flags & flags::RELEASE != 0 || r.flags & flags::ACQUIRE != 0 || poll;
         if write_release && !locked {
             return;
         }
@@ -2293,7 +2327,7 @@ impl<H: Hooks> RaceCheck<H> {
         }
         // Otherwise an `unordered` pair is reported only when neither side is
         // synchronization at all (no release fence before the write, no acquire after the
-        // read: the volatile warp reduction, the flag written and polled without fences).
+        // read, the read no poll: the volatile warp reduction).
         for mut c in std::mem::take(&mut self.strong_pending) {
             // Followed by an acquire fence, or by an acquire operation on its location: an
             // acquire pattern (either form).

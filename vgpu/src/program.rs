@@ -582,6 +582,22 @@ pub struct Program {
 }
 
 impl Program {
+    /// The sites of the memory reads that poll: spin-wait reads whose value decides
+    /// whether their loop goes round again (see `regalloc::poll_reads`). Sorted.
+    pub fn poll_sites(&self) -> Vec<SiteId> {
+        let mut out: Vec<SiteId> = self
+            .funcs
+            .iter()
+            .flat_map(|f| {
+                crate::regalloc::poll_reads(&self.insts, f.entry as usize, f.end as usize)
+            })
+            .map(|i| self.insts[i].site)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The memory-ordering description of every instruction, by site.
     pub fn site_ops(&self) -> Vec<(SiteId, SiteOp)> {
         self.insts.iter().map(|i| (i.site, i.site_op())).collect()
@@ -592,6 +608,96 @@ impl Program {
 mod tests {
     use super::*;
     use crate::Device;
+
+    /// Which strong reads poll (`Program::poll_sites`): a spin on a flag, a loop whose first
+    /// read the compiler peeled (CUB's look-back: the peeled read decides whether the loop
+    /// runs), a CAS spin — but not a read whose value only feeds data, only chooses a path
+    /// inside the loop, or is weak.
+    #[test]
+    fn poll_sites_are_reads_that_decide_whether_their_loop_spins() {
+        let ptx = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .pred %p<8>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+SPIN:
+    ld.volatile.global.u32 %r1, [%rd1];
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra SPIN;
+    ld.relaxed.gpu.global.u32 %r2, [%rd1+4];
+    bra.uni CHECK;
+RELOAD:
+    ld.relaxed.gpu.global.u32 %r2, [%rd1+4];
+CHECK:
+    setp.eq.u32 %p2, %r2, 99;
+    vote.sync.any.pred %p3, %p2, -1;
+    @%p3 bra WAIT;
+    bra.uni DONE2;
+WAIT:
+    membar.cta;
+    bra.uni RELOAD;
+DONE2:
+    mov.u32 %r3, 0;
+    mov.u32 %r4, 0;
+SUM:
+    ld.volatile.global.u32 %r5, [%rd1+8];
+    add.u32 %r4, %r4, %r5;
+    add.u32 %r3, %r3, 1;
+    setp.lt.u32 %p4, %r3, 4;
+    @%p4 bra SUM;
+    mov.u32 %r6, 0;
+PICK:
+    ld.volatile.global.u32 %r7, [%rd1+12];
+    setp.eq.u32 %p5, %r7, 0;
+    @%p5 bra SKIP;
+    add.u32 %r4, %r4, 1;
+SKIP:
+    add.u32 %r6, %r6, 1;
+    setp.lt.u32 %p6, %r6, 4;
+    @%p6 bra PICK;
+WEAK:
+    ld.global.u32 %r8, [%rd1+16];
+    setp.eq.u32 %p7, %r8, 0;
+    @%p7 bra WEAK;
+LOCK:
+    atom.global.cas.b32 %r9, [%rd1+20], 0, 1;
+    setp.ne.u32 %p1, %r9, 0;
+    @%p1 bra LOCK;
+    st.global.u32 [%rd1+24], %r4;
+    ret;
+}
+"#;
+        let m = fencehound_ptx::parse("polls.ptx", ptx).unwrap();
+        let mut dev = Device::new();
+        let id = dev.load_module(&m).unwrap();
+        let prog = dev.program(id).unwrap();
+        let polls: Vec<String> = prog
+            .poll_sites()
+            .into_iter()
+            .map(|s| prog.sites[s as usize].text.clone())
+            .collect();
+        let has = |t: &str| polls.iter().filter(|p| p.contains(t)).count();
+        assert_eq!(has("[%rd1]"), 1, "the spin: {polls:?}");
+        assert_eq!(
+            has("[%rd1+4]"),
+            2,
+            "the peeled read and the reload: {polls:?}"
+        );
+        assert_eq!(has("[%rd1+8]"), 0, "a read that is only summed: {polls:?}");
+        assert_eq!(
+            has("[%rd1+12]"),
+            0,
+            "a read that only picks a path: {polls:?}"
+        );
+        assert_eq!(has("[%rd1+16]"), 0, "a weak read: {polls:?}");
+        assert_eq!(has("[%rd1+20]"), 1, "a CAS spin: {polls:?}");
+        assert_eq!(polls.len(), 4, "{polls:?}");
+    }
 
     #[test]
     fn site_ops_describe_memory_ordering_per_site() {

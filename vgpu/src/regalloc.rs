@@ -480,3 +480,179 @@ pub(crate) fn compact(
     }
     top
 }
+
+/// The slots `inst` reads (its guard included) and the slots it writes.
+fn uses_defs(inst: &Inst, uses: &mut Vec<Slot>, defs: &mut Vec<Slot>) {
+    uses.clear();
+    defs.clear();
+    // `visit` renames in place; a copy is looked at, the program is not touched.
+    let mut copy = inst.clone();
+    visit(&mut copy, &mut |s, role| {
+        if role.is_use() {
+            uses.push(*s);
+        } else {
+            defs.push(*s);
+        }
+    });
+}
+
+/// The strong memory reads (`ld` that is not `.weak`, `atom`) of `insts[entry..end]` that
+/// *poll*: the value read decides whether a loop goes round again. The loops are the
+/// natural loops of the function's control-flow graph (a branch back to an earlier
+/// instruction `k`, and every instruction that reaches it without passing through `k`); a
+/// loop's *decisions* are its guarded branches (and guarded `ret`/`exit`) with one way out
+/// of the loop and one way that stays in it. A read polls when what it wrote into its
+/// registers flows — along the graph, through every instruction that reads a carried
+/// register into the ones it writes (`setp`, `vote`, …), an unguarded write of a slot
+/// ending what that slot carried — into the predicate of a decision. A spin-wait on a
+/// flag or a status word polls, also when the compiler peeled the loop's first read out of
+/// it (the value of that read decides whether the loop is entered at all); a read whose
+/// value is only data (a reduction's, a copy's), or only chooses a path inside the loop, does
+/// not. Returns their instruction indices.
+pub(crate) fn poll_reads(insts: &[Inst], entry: usize, end: usize) -> Vec<usize> {
+    let end = end.min(insts.len());
+    if entry >= end {
+        return Vec::new();
+    }
+    let f = &insts[entry..end];
+    let n = f.len();
+    let mut succ: Vec<Vec<usize>> = Vec::with_capacity(n);
+    let mut tmp = Vec::new();
+    for (i, inst) in f.iter().enumerate() {
+        successors(inst, i, n, entry as u32, &mut tmp);
+        succ.push(tmp.clone());
+    }
+    let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, ss) in succ.iter().enumerate() {
+        for &t in ss {
+            pred[t].push(i);
+        }
+    }
+    // The decisions of every natural loop.
+    let mut decides = vec![false; n];
+    let mut stamp = vec![0u32; n];
+    let mut loops = 0u32;
+    let mut stack = Vec::new();
+    for j in 0..n {
+        for &k in succ[j].iter().filter(|&&k| k <= j) {
+            loops += 1;
+            let mark = loops;
+            let mut body = vec![k];
+            stamp[k] = mark;
+            stack.clear();
+            if stamp[j] != mark {
+                stamp[j] = mark;
+                body.push(j);
+                stack.push(j);
+            }
+            while let Some(x) = stack.pop() {
+                for &p in &pred[x] {
+                    if stamp[p] != mark {
+                        stamp[p] = mark;
+                        body.push(p);
+                        stack.push(p);
+                    }
+                }
+            }
+            for &b in &body {
+                let inst = &f[b];
+                if inst.guard.is_none() {
+                    continue;
+                }
+                let leaves = matches!(inst.op, Op::Ret | Op::Exit);
+                let branch = matches!(inst.op, Op::Bra { .. } | Op::Brx { .. });
+                if !(leaves || branch) {
+                    continue;
+                }
+                let out = leaves || succ[b].iter().any(|&s| stamp[s] != mark);
+                let stay = succ[b].iter().any(|&s| stamp[s] == mark);
+                if out && stay {
+                    decides[b] = true;
+                }
+            }
+        }
+    }
+    if loops == 0 {
+        return Vec::new();
+    }
+    // Each strong read's value, followed forward.
+    let (mut uses, mut defs) = (Vec::new(), Vec::new());
+    let mut out = Vec::new();
+    let mut carried: Vec<Vec<Slot>> = vec![Vec::new(); n];
+    let mut seen: Vec<usize> = Vec::new();
+    for (i, inst) in f.iter().enumerate() {
+        let strong_read = match &inst.op {
+            Op::Ld { sem, .. } => *sem != crate::hooks::Sem::Weak,
+            Op::Atom { .. } => true,
+            _ => false,
+        };
+        if !strong_read {
+            continue;
+        }
+        uses_defs(inst, &mut uses, &mut defs);
+        if defs.is_empty() {
+            continue;
+        }
+        for &x in &seen {
+            carried[x].clear();
+        }
+        seen.clear();
+        let mut work: Vec<usize> = Vec::new();
+        for &s in &succ[i] {
+            if carried[s].is_empty() {
+                seen.push(s);
+            }
+            for d in &defs {
+                if !carried[s].contains(d) {
+                    carried[s].push(*d);
+                }
+            }
+            work.push(s);
+        }
+        let mut steps = 0;
+        let mut polls = false;
+        while let Some(x) = work.pop() {
+            steps += 1;
+            if steps > 20_000 {
+                break;
+            }
+            let here = &f[x];
+            if decides[x] && here.guard.is_some_and(|(p, _)| carried[x].contains(&p)) {
+                polls = true;
+                break;
+            }
+            uses_defs(here, &mut uses, &mut defs);
+            let mut next = carried[x].clone();
+            if uses.iter().any(|u| next.contains(u)) {
+                for d in &defs {
+                    if !next.contains(d) {
+                        next.push(*d);
+                    }
+                }
+            } else if here.guard.is_none() {
+                next.retain(|c| !defs.contains(c));
+            }
+            if next.is_empty() {
+                continue;
+            }
+            for &s in &succ[x] {
+                let before = carried[s].len();
+                if before == 0 {
+                    seen.push(s);
+                }
+                for d in &next {
+                    if !carried[s].contains(d) {
+                        carried[s].push(*d);
+                    }
+                }
+                if carried[s].len() > before {
+                    work.push(s);
+                }
+            }
+        }
+        if polls {
+            out.push(entry + i);
+        }
+    }
+    out
+}

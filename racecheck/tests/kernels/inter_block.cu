@@ -1,14 +1,17 @@
 // Inter-block races: device-scope synchronization between CTAs is missing.
-// case: xb_flag_no_fence; expect: inter-block unordered; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: xb_flag_no_fence; expect: inter-block; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
 // case: xb_flag_fence; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
-// case: xb_grid_barrier_no_fence; expect: inter-block unordered; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
+// case: xb_grid_barrier_no_fence; expect: inter-block; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_grid_barrier_arrive_fence_only; expect: inter-block; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_grid_barrier_leader_fences; expect: none; grid: 4; block: 32; args: data:u32[128], count:u32[1], out:u32[128]
 // case: xb_last_block_no_fence; expect: inter-block; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
 // case: xb_last_block_fence; expect: inter-block; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
 // case: xb_last_block_both_fences; expect: none; grid: 4; block: 32; args: partial:u32[4], ticket:u32[1], out:u32[4]
 // case: xb_release_acquire; expect: none; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
-// case: xb_relaxed_flag; expect: inter-block:RAW unordered; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
+// case: xb_relaxed_flag; expect: inter-block:RAW; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
+// case: xb_status_payload_word; expect: none; grid: 4; block: 32; args: status:u64[4], out:u32[4]
+// case: xb_status_separate_payload; expect: inter-block:RAW; grid: 4; block: 32; args: status:u32[4], value:u32[4], out:u32[4]
+// case: xb_volatile_sum_in_loop; expect: unordered:RAW; grid: 2; block: 32; args: v:u32[1], out:u32[1]
 // case: xb_atomic_counter; expect: none; grid: 4; block: 32; args: counter:u32[1]
 // case: xb_atomic_vs_plain_read; expect: inter-block; grid: 4; block: 32; args: counter:u32[1], out:u32[4]
 
@@ -166,4 +169,67 @@ extern "C" __global__ void xb_atomic_vs_plain_read(unsigned *counter, unsigned *
     if (threadIdx.x != 0) return;
     atomicAdd(counter, 1u);
     out[blockIdx.x] = *counter;
+}
+
+/* A status word that carries its own payload (CUB's single-word tile descriptors in the
+   decoupled look-back): each CTA publishes (status, value) in one relaxed 64-bit store,
+   with no fence, and its successor polls the word until the status is set. The polls
+   and the store are unordered by happens-before, but nothing else is published: a poll
+   that reads the old word just goes round again. No report. */
+__device__ void st_relaxed_gpu_u64(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ unsigned long long ld_relaxed_gpu_u64(unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+extern "C" __global__ void xb_status_payload_word(unsigned long long *status, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    unsigned b = blockIdx.x;
+    unsigned prefix = 0;
+    if (b > 0) {
+        unsigned long long w;
+        do {
+            w = ld_relaxed_gpu_u64(&status[b - 1]);
+        } while ((w >> 32) == 0);
+        prefix = (unsigned)w;
+    }
+    st_relaxed_gpu_u64(&status[b], (1ull << 32) | (prefix + b + 1));
+    out[b] = prefix;
+}
+
+/* The same hand-off with the value in a separate plain word and no fences: the value's
+   store and its read after the polls are a data race (the polls themselves are not
+   reported: the race is the value's). */
+extern "C" __global__ void xb_status_separate_payload(unsigned *status, unsigned *value, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    unsigned b = blockIdx.x;
+    unsigned prefix = 0;
+    if (b > 0) {
+        while (ld_relaxed_gpu(&status[b - 1]) == 0) { }
+        prefix = value[b - 1];
+    }
+    value[b] = prefix + b + 1;
+    st_relaxed_gpu(&status[b], 1);
+    out[b] = prefix;
+}
+
+/* A volatile read in a loop whose value is only data (summed, never tested): not a poll,
+   so the unordered pair with the other CTA's volatile store is reported. */
+extern "C" __global__ void xb_volatile_sum_in_loop(unsigned *v, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        *(volatile unsigned *)v = 5;
+    } else {
+        unsigned acc = 0;
+        for (unsigned i = 0; i < 4; ++i) acc += *(volatile unsigned *)v;
+        out[0] = acc;
+    }
 }
