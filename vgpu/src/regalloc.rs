@@ -575,8 +575,16 @@ pub(crate) fn poll_reads(insts: &[Inst], entry: usize, end: usize) -> Vec<usize>
     if loops == 0 {
         return Vec::new();
     }
-    // Each strong read's value, followed forward.
+    // Each instruction's slots read and written, once.
     let (mut uses, mut defs) = (Vec::new(), Vec::new());
+    let slots: Vec<(Vec<Slot>, Vec<Slot>)> = f
+        .iter()
+        .map(|inst| {
+            uses_defs(inst, &mut uses, &mut defs);
+            (uses.clone(), defs.clone())
+        })
+        .collect();
+    // Each strong read's value, followed forward.
     let mut out = Vec::new();
     let mut carried: Vec<Vec<Slot>> = vec![Vec::new(); n];
     let mut seen: Vec<usize> = Vec::new();
@@ -589,7 +597,7 @@ pub(crate) fn poll_reads(insts: &[Inst], entry: usize, end: usize) -> Vec<usize>
         if !strong_read {
             continue;
         }
-        uses_defs(inst, &mut uses, &mut defs);
+        let defs = &slots[i].1;
         if defs.is_empty() {
             continue;
         }
@@ -602,7 +610,7 @@ pub(crate) fn poll_reads(insts: &[Inst], entry: usize, end: usize) -> Vec<usize>
             if carried[s].is_empty() {
                 seen.push(s);
             }
-            for d in &defs {
+            for d in defs {
                 if !carried[s].contains(d) {
                     carried[s].push(*d);
                 }
@@ -621,10 +629,10 @@ pub(crate) fn poll_reads(insts: &[Inst], entry: usize, end: usize) -> Vec<usize>
                 polls = true;
                 break;
             }
-            uses_defs(here, &mut uses, &mut defs);
+            let (uses, defs) = &slots[x];
             let mut next = carried[x].clone();
             if uses.iter().any(|u| next.contains(u)) {
-                for d in &defs {
+                for d in defs {
                     if !next.contains(d) {
                         next.push(*d);
                     }
