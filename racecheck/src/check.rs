@@ -1642,11 +1642,14 @@ impl<H: Hooks> RaceCheck<H> {
         site: u32,
         epoch: Epoch,
         store: bool,
+        same_op: bool,
     ) -> (u32, bool) {
         let Some(ts) = self.threads.get_mut(g as usize) else {
             return (0, false);
         };
-        ts.writes += 1;
+        if !same_op || ts.writes == 0 {
+            ts.writes += 1;
+        }
         let signal = ts.store_epoch == epoch && epoch != Epoch::NONE;
         if store {
             ts.recent.push((loc, site, epoch, ts.writes));
@@ -2076,7 +2079,12 @@ impl<H: Hooks> RaceCheck<H> {
         let epoch = self.hb.epoch(g);
         self.cur_value = value;
         self.check(mem, a, strong, fl);
-        let (number, signal) = self.note_strong_write(g, loc_key(a.loc), a.site, epoch, true);
+        // The later elements of a strong 16-byte vector store are the same operation as
+        // its first ([`Access::indivisible`]: no model tears it): they share its number, so
+        // that one half is never the other's "later write" (failed message passing).
+        let same_op = a.indivisible && !a.loc.addr().is_multiple_of(16);
+        let (number, signal) =
+            self.note_strong_write(g, loc_key(a.loc), a.site, epoch, true, same_op);
         self.remember(a, value, strong, msg, bmsg, number, epoch, signal);
         if value == 0 {
             self.unlock(a);
@@ -2125,7 +2133,7 @@ impl<H: Hooks> RaceCheck<H> {
         }
         self.check(mem, a, true, fl);
         let (number, signal) = if stored {
-            self.note_strong_write(t.global, loc_key(a.loc), a.site, epoch, false)
+            self.note_strong_write(t.global, loc_key(a.loc), a.site, epoch, false, false)
         } else {
             (0, false)
         };

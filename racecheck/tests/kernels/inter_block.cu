@@ -10,6 +10,7 @@
 // case: xb_release_acquire; expect: none; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
 // case: xb_relaxed_flag; expect: inter-block:RAW; grid: 2; block: 32; args: data:u32[32], flag:u32[1], out:u32[32]
 // case: xb_status_payload_word; expect: none; grid: 4; block: 32; args: status:u64[4], out:u32[4]
+// case: xb_status_payload_wide; expect: none; grid: 2; block: 32; args: status:u64[2], sink:u32[1], out:u32[1]
 // case: xb_status_separate_payload; expect: inter-block:RAW; grid: 4; block: 32; args: status:u32[4], value:u32[4], out:u32[4]
 // case: xb_volatile_sum_in_loop; expect: unordered:RAW; grid: 2; block: 32; args: v:u32[1], out:u32[1]
 // case: xb_atomic_counter; expect: none; grid: 4; block: 32; args: counter:u32[1]
@@ -201,6 +202,40 @@ extern "C" __global__ void xb_status_payload_word(unsigned long long *status, un
     }
     st_relaxed_gpu_u64(&status[b], (1ull << 32) | (prefix + b + 1));
     out[b] = prefix;
+}
+
+/* The same with a 16-byte descriptor (CUB's for 8-byte values): one relaxed
+   `st.v2.u64` of (status, value) that the vgpu performs as two indivisible elements. The
+   status half is not a "later write" than the value half: no report. */
+__device__ void st_relaxed_gpu_v2(unsigned long long *p, unsigned long long s, unsigned long long v)
+{
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(s), "l"(v) : "memory");
+}
+__device__ void ld_relaxed_gpu_v2(unsigned long long *p, unsigned long long *s, unsigned long long *v)
+{
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(*s), "=l"(*v) : "l"(p) : "memory");
+}
+
+extern "C" __global__ void xb_status_payload_wide(unsigned long long *status, unsigned *sink,
+                                                 unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        /* A partial descriptor, then (after a while) the inclusive one, with no fence:
+           CUB's SetPartial / SetInclusive of one tile. */
+        st_relaxed_gpu_v2(status, 1, 10);
+        unsigned x = 0;
+        for (unsigned i = 0; i < 64; ++i) x += i * i;
+        sink[0] = x;
+        st_relaxed_gpu_v2(status, 2, 20);
+    } else {
+        /* The look-back's wait: it reads the partial descriptor again and again. */
+        unsigned long long s, v;
+        do {
+            ld_relaxed_gpu_v2(status, &s, &v);
+        } while (s != 2);
+        out[0] = (unsigned)v;
+    }
 }
 
 /* The same hand-off with the value in a separate plain word and no fences: the value's
