@@ -143,6 +143,23 @@ fn cub_device_layer() {
     passes("cub_device", 2);
 }
 
+/// The race check on CUB's and Thrust's device layer (decoupled look-back scans, radix
+/// sort, select): correct code, no race. Their tile descriptors are relaxed status words
+/// that carry their own payload, polled without fences, and CUB's 8-byte values travel in
+/// a 16-byte vector store; both were reported before 2026-12-03 (racecheck/RESULTS.md).
+#[test]
+fn cub_and_thrust_race_check_is_silent() {
+    for name in ["cub_device", "thrust_algos"] {
+        let o = exec(
+            &["--race", "--model", "sc", "--seed", "3"],
+            &build(name, &[]),
+        );
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{name}:\n{err}");
+        assert!(err.contains("race check: no races"), "{name}:\n{err}");
+    }
+}
+
 #[test]
 fn thrust_on_device_vectors() {
     passes("thrust_algos", 2);
