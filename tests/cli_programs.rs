@@ -144,12 +144,14 @@ fn cub_device_layer() {
 }
 
 /// The race check on CUB's and Thrust's device layer (decoupled look-back scans, radix
-/// sort, select): correct code, no race. Their tile descriptors are relaxed status words
-/// that carry their own payload, polled without fences, and CUB's 8-byte values travel in
-/// a 16-byte vector store; both were reported before 2026-12-03 (racecheck/RESULTS.md).
+/// sort, select) and on libcu++'s barrier, `atomic_ref` and release/acquire flag: correct
+/// code, no race. CUB's tile descriptors are relaxed status words that carry their own
+/// payload, polled without fences, and its 8-byte values travel in a 16-byte vector store;
+/// both were reported before 2026-12-03 (racecheck/RESULTS.md). The twin: with the flag
+/// relaxed, the payload's read is a race — reported once, on the payload, exit 1.
 #[test]
-fn cub_and_thrust_race_check_is_silent() {
-    for name in ["cub_device", "thrust_algos"] {
+fn real_world_race_check_is_silent_on_correct_code() {
+    for name in ["cub_device", "thrust_algos", "libcu_sync"] {
         let o = exec(
             &["--race", "--model", "sc", "--seed", "3"],
             &build(name, &[]),
@@ -158,6 +160,14 @@ fn cub_and_thrust_race_check_is_silent() {
         assert_eq!(o.status.code(), Some(0), "{name}:\n{err}");
         assert!(err.contains("race check: no races"), "{name}:\n{err}");
     }
+    let o = exec(
+        &["--race", "--model", "sc", "--seed", "3"],
+        &build("libcu_sync", &["-DRELAXED_FLAG"]),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("race check: 1 race(s)"), "{err}");
+    assert!(err.contains("inter-block race (RAW) in `message`"), "{err}");
 }
 
 #[test]

@@ -23,6 +23,7 @@ constexpr int THREADS = 96;
 constexpr int PHASES = 4;
 
 // Each phase every thread writes its slot, waits at the barrier and reads its neighbour's.
+// Each block writes its own row of `out` (two blocks storing one word would be a data race).
 __global__ void phases(int *out) {
   __shared__ cuda::barrier<cuda::thread_scope_block> bar;
   __shared__ int slot[THREADS];
@@ -35,7 +36,7 @@ __global__ void phases(int *out) {
     seen += slot[(threadIdx.x + 1) % THREADS];
     bar.arrive_and_wait();
   }
-  out[threadIdx.x] = seen;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = seen;
 }
 
 __global__ void count(int *counter, int per_thread) {
@@ -65,7 +66,7 @@ __global__ void message(int *payload, int *flag, int *copy) {
 
 int main() {
   int *out, *counter, *payload, *flag, *copy;
-  cudaMalloc(&out, THREADS * sizeof(int));
+  cudaMalloc(&out, 2 * THREADS * sizeof(int));
   cudaMalloc(&counter, sizeof(int));
   cudaMalloc(&payload, WORDS * sizeof(int));
   cudaMalloc(&flag, sizeof(int));
@@ -76,13 +77,14 @@ int main() {
   int fails = 0;
 
   phases<<<2, THREADS>>>(out);
-  int h[THREADS];
+  int h[2 * THREADS];
   cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
-  for (int t = 0; t < THREADS; t++) {
+  for (int i = 0; i < 2 * THREADS; i++) {
+    int t = i % THREADS;
     int want = 0;
     for (int p = 0; p < PHASES; p++) want += 100 * p + (t + 1) % THREADS;
-    if (h[t] != want) {
-      if (fails++ < 10) printf("MISMATCH cuda::barrier thread %d: got %d, want %d\n", t, h[t], want);
+    if (h[i] != want) {
+      if (fails++ < 10) printf("MISMATCH cuda::barrier block %d thread %d: got %d, want %d\n", i / THREADS, t, h[i], want);
     }
   }
 
