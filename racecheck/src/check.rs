@@ -872,7 +872,7 @@ impl<H: Hooks> RaceCheck<H> {
                     }
                 })
                 .collect();
-            for s in p.poll_sites() {
+            for &s in p.poll_sites() {
                 if let Some(f) = rc.site_flags.get_mut(s as usize) {
                     *f |= SITE_POLL;
                 }

@@ -182,6 +182,7 @@ impl<'a> Decoder<'a> {
                 shared_static: layout.shared_end,
                 dyn_shared_offset: 0,
                 globals: Vec::new(),
+                polls: Default::default(),
             },
         }
     }

@@ -579,23 +579,30 @@ pub struct Program {
     pub dyn_shared_offset: u32,
     /// Module `.global`/`.const` variables: name → (address, size, is_const).
     pub globals: Vec<(String, u64, u64, bool)>,
+    /// [`Program::poll_sites`], found on first use: the race check asks for them each
+    /// time it is made (every launch under `exec --race`, every execution under
+    /// `fuzz --race`), and the module does not change after it is loaded.
+    pub(crate) polls: std::sync::OnceLock<Vec<SiteId>>,
 }
 
 impl Program {
     /// The sites of the memory reads that poll: spin-wait reads whose value decides
-    /// whether their loop goes round again (see `regalloc::poll_reads`). Sorted.
-    pub fn poll_sites(&self) -> Vec<SiteId> {
-        let mut out: Vec<SiteId> = self
-            .funcs
-            .iter()
-            .flat_map(|f| {
-                crate::regalloc::poll_reads(&self.insts, f.entry as usize, f.end as usize)
-            })
-            .map(|i| self.insts[i].site)
-            .collect();
-        out.sort_unstable();
-        out.dedup();
-        out
+    /// whether their loop goes round again (see `regalloc::poll_reads`). Sorted; worked
+    /// out once per module.
+    pub fn poll_sites(&self) -> &[SiteId] {
+        self.polls.get_or_init(|| {
+            let mut out: Vec<SiteId> = self
+                .funcs
+                .iter()
+                .flat_map(|f| {
+                    crate::regalloc::poll_reads(&self.insts, f.entry as usize, f.end as usize)
+                })
+                .map(|i| self.insts[i].site)
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
     }
 
     /// The memory-ordering description of every instruction, by site.
@@ -678,8 +685,8 @@ LOCK:
         let prog = dev.program(id).unwrap();
         let polls: Vec<String> = prog
             .poll_sites()
-            .into_iter()
-            .map(|s| prog.sites[s as usize].text.clone())
+            .iter()
+            .map(|&s| prog.sites[s as usize].text.clone())
             .collect();
         let has = |t: &str| polls.iter().filter(|p| p.contains(t)).count();
         assert_eq!(has("[%rd1]"), 1, "the spin: {polls:?}");
