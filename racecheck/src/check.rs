@@ -725,6 +725,35 @@ fn words(addr: u64, len: u64) -> impl Iterator<Item = (u64, u8)> {
     })
 }
 
+/// The window entry of write `a` that wrote `value`; `msg`/`blind` as computed by
+/// [`Hb::write_message`] (an empty one publishes nothing and is not kept).
+#[allow(clippy::too_many_arguments)]
+fn sync_write(
+    a: &Access,
+    value: u64,
+    strong: bool,
+    msg: Option<Message>,
+    blind: Option<Message>,
+    number: u32,
+    epoch: Epoch,
+    signal: bool,
+) -> SyncWrite {
+    SyncWrite {
+        site: a.site,
+        number,
+        epoch,
+        signal,
+        value,
+        size: a.size,
+        writer: a.thread.global,
+        cta: a.thread.cta,
+        scope: a.scope,
+        strong,
+        msg: msg.filter(|m| !m.is_empty()).map(Rc::new),
+        blind: blind.filter(|m| !m.is_empty()).map(Rc::new),
+    }
+}
+
 /// Adds write `w` of access `a` to its location's window `q`. An RMW that leaves the value
 /// as it was (a failed CAS, `atomicAdd(p, 0)`) joins what it publishes into the write it
 /// read instead of taking a slot: spinning CASes would otherwise push the unlock out of the
@@ -1152,11 +1181,8 @@ impl<H: Hooks> RaceCheck<H> {
                         if hide_old {
                             list.hide(cell.w, 0b1111);
                         }
-                        if list.is_empty() {
-                            hidden.remove(&key);
-                        } else {
-                            hides = true;
-                        }
+                        // A list in the table is never empty (it leaves when it empties).
+                        hides = true;
                     }
                     None if hide_old => {
                         let mut list = HiddenList::default();
@@ -1989,20 +2015,7 @@ impl<H: Hooks> RaceCheck<H> {
         if !strong && !self.sync.contains_key(&loc_key(a.loc)) {
             return;
         }
-        let w = SyncWrite {
-            site: a.site,
-            number,
-            epoch,
-            signal,
-            value,
-            size: a.size,
-            writer: a.thread.global,
-            cta: a.thread.cta,
-            scope: a.scope,
-            strong,
-            msg: msg.filter(|m| !m.is_empty()).map(Rc::new),
-            blind: blind.filter(|m| !m.is_empty()).map(Rc::new),
-        };
+        let w = sync_write(a, value, strong, msg, blind, number, epoch, signal);
         let q = self.sync.entry(loc_key(a.loc)).or_default();
         remember_in(q, a, w);
     }
@@ -2163,21 +2176,11 @@ impl<H: Hooks> RaceCheck<H> {
             if let Some(w) = &src {
                 continues(w, &mut msg, &mut bmsg);
             }
-            let w = SyncWrite {
-                site: a.site,
-                number,
-                epoch,
-                signal,
-                value: new,
-                size: a.size,
-                writer: t.global,
-                cta: t.cta,
-                scope: a.scope,
-                strong: true,
-                msg: msg.filter(|m| !m.is_empty()).map(Rc::new),
-                blind: bmsg.filter(|m| !m.is_empty()).map(Rc::new),
-            };
-            remember_in(q, a, w);
+            remember_in(
+                q,
+                a,
+                sync_write(a, new, true, msg, bmsg, number, epoch, signal),
+            );
             src
         } else {
             self.written(a, old)
