@@ -103,6 +103,10 @@ use std::rc::Rc;
 pub const HISTORY: usize = 4;
 /// Entries in a block's list at most: [`HISTORY`] stores plus initial values.
 const LIST_CAP: usize = HISTORY + 2;
+/// The most stores of one location a load can choose among (the newest included): its
+/// block's list. The race check matches reads to the writes they read within a window
+/// that must be at least this long.
+pub const READABLE_STORES: usize = LIST_CAP;
 const _: () = assert!(LIST_CAP <= 16, "coherence masks are u16");
 
 /// The page of global address `a` in [`WeakMemory`]'s slot pages, and its block there.

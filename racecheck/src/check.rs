@@ -189,7 +189,15 @@ fn loc_key(loc: Location) -> u64 {
 }
 
 /// Strong writes remembered per location, for matching reads to them by value.
-const SYNC_WRITES: usize = 4;
+///
+/// At least as many as the `weak` model lets a load reach back
+/// (`fencehound_handlers::weak::READABLE_STORES`, a unit test checks it): a stale read of
+/// a store that has left this window finds no write, synchronizes with nothing, and its
+/// thread's next accesses are reported as races. With 4 here against the model's 6,
+/// `exec --race` reported intra-warp races around libcu++'s `cuda::barrier` in 5 of
+/// seeds 0–5 (a lane's poll read the phase flip stale, after the last arriver's reset
+/// and the next phase's arrivals had pushed it out); with 6, none in seeds 0–19.
+const SYNC_WRITES: usize = 6;
 
 /// A location's remembered writes, in the table's entry (a `VecDeque`'s buffer elsewhere
 /// on the heap was a second cache miss per lookup, and a shared counter's RMWs look their
@@ -2472,5 +2480,37 @@ mod tests {
         assert_eq!(order[0], total);
         assert_eq!(order[RECENT_WRITES - 1], total - RECENT_WRITES as u32 + 1);
         assert!(order.windows(2).all(|w| w[0] == w[1] + 1));
+    }
+
+    /// Every store the `weak` model lets a load read is still in the read's window, so
+    /// the read finds the write it read (or a newer one of the same value).
+    #[test]
+    fn the_sync_window_covers_what_a_weak_load_can_read() {
+        let readable = fencehound_handlers::weak::READABLE_STORES;
+        assert!(
+            SYNC_WRITES >= readable,
+            "window {SYNC_WRITES} < weak model's {readable}"
+        );
+        let mut q = SyncQueue::default();
+        let w = |value| SyncWrite {
+            value,
+            size: 8,
+            writer: 0,
+            cta: 0,
+            scope: Scope::Cta,
+            strong: true,
+            site: 0,
+            number: 0,
+            epoch: Epoch::NONE,
+            signal: false,
+            msg: None,
+            blind: None,
+        };
+        for v in 0..20u64 {
+            q.push(w(v));
+        }
+        let kept: Vec<u64> = q.newest_first().map(|x| x.value).collect();
+        let newest: Vec<u64> = (20 - readable as u64..20).rev().collect();
+        assert_eq!(kept[..readable], newest[..]);
     }
 }

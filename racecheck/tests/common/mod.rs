@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use fencehound_argspec as argspec;
-use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
+use fencehound_handlers::{BufferConfig, Model, WeakHooks, WriteBuffers};
 use fencehound_racecheck::{Conflict, RaceCheck, RaceClass, RaceReport, RaceSet};
 use fencehound_vgpu::{Device, Dim3, Hooks, LaunchOptions, NoHooks, RandomScheduler};
 use std::collections::BTreeSet;
@@ -85,6 +85,9 @@ pub enum Memory {
     ScGeneral,
     /// Write buffers, `scoped` model, with this `p_w`.
     Buffers(f64),
+    /// The `weak` model (stale reads) with this `p`: reads may read older stores, which
+    /// the checker must still match to the writes they read.
+    Weak(f64),
 }
 
 pub struct Outcome {
@@ -134,6 +137,21 @@ pub fn run(
             Memory::Buffers(p_w) => {
                 let wb = WriteBuffers::new(BufferConfig::new(Model::Scoped, p_w, seed));
                 let rc = RaceCheck::for_module(wb, &dev, id);
+                launch(
+                    &mut dev,
+                    id,
+                    kernel,
+                    grid,
+                    block,
+                    &bound.args,
+                    seed,
+                    rc,
+                    defines_note,
+                )
+            }
+            Memory::Weak(p) => {
+                let weak = WeakHooks::new(BufferConfig::new(Model::Weak, p, seed));
+                let rc = RaceCheck::for_module(weak, &dev, id);
                 launch(
                     &mut dev,
                     id,

@@ -13,6 +13,8 @@
 // case: xb_status_payload_wide; expect: none; grid: 2; block: 32; args: status:u64[2], sink:u32[1], out:u32[1]
 // case: xb_status_separate_payload; expect: inter-block:RAW; grid: 4; block: 32; args: status:u32[4], value:u32[4], out:u32[4]
 // case: xb_volatile_sum_in_loop; expect: unordered:RAW; grid: 2; block: 32; args: v:u32[1], out:u32[1]
+// case: xb_acquire_reads_old_release; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], go:u32[1], out:u32[32]
+// case: xb_relaxed_reads_old_write; expect: inter-block:RAW; grid: 2; block: 32; args: data:u32[1], flag:u32[1], go:u32[1], out:u32[32]
 // case: xb_atomic_counter; expect: none; grid: 4; block: 32; args: counter:u32[1]
 // case: xb_atomic_vs_plain_read; expect: inter-block; grid: 4; block: 32; args: counter:u32[1], out:u32[4]
 
@@ -267,4 +269,37 @@ extern "C" __global__ void xb_volatile_sum_in_loop(unsigned *v, unsigned *out)
         for (unsigned i = 0; i < 4; ++i) acc += *(volatile unsigned *)v;
         out[0] = acc;
     }
+}
+
+/* Block 0 publishes data with a release store of flag = 1, then stores 2..5 to flag (each
+   part of a release pattern: PTX's "release operation followed by a strong write") and
+   only then raises go. Block 1's lanes wait for go, read flag with an acquire and copy
+   data when flag is set. Under `weak` a lane's acquire may read any of the five stores
+   (nothing orders go before flag for it), the release five stores back included: the
+   race check must still find that store among the flag's remembered writes (its window
+   is at least as long as what a weak load can reach), or it reports the copy as a race. */
+#define OLD_RELEASE(ST_FIRST, LD_FLAG)                                        \
+    unsigned t = threadIdx.x;                                                 \
+    if (blockIdx.x == 0) {                                                    \
+        if (t == 0) {                                                         \
+            data[0] = 42;                                                     \
+            ST_FIRST(flag, 1);                                                \
+            for (unsigned v = 2; v <= 5; v++) st_relaxed_gpu(flag, v);        \
+            st_relaxed_gpu(go, 1);                                            \
+        }                                                                     \
+    } else {                                                                  \
+        while (ld_relaxed_gpu(go) == 0) { }                                   \
+        ((volatile unsigned *)out)[t] = 1; /* ends the vgpu's liveness mode */ \
+        out[t] = LD_FLAG(flag) != 0 ? data[0] : 0;                            \
+    }
+
+extern "C" __global__ void xb_acquire_reads_old_release(unsigned *data, unsigned *flag, unsigned *go, unsigned *out)
+{
+    OLD_RELEASE(st_release_gpu, ld_acquire_gpu)
+}
+
+/* Its racy twin: nothing releases data (every flag store relaxed), so the copy races. */
+extern "C" __global__ void xb_relaxed_reads_old_write(unsigned *data, unsigned *flag, unsigned *go, unsigned *out)
+{
+    OLD_RELEASE(st_relaxed_gpu, ld_acquire_gpu)
 }
