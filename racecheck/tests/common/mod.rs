@@ -116,9 +116,10 @@ pub fn run(
             .load_module(module)
             .unwrap_or_else(|e| panic!("{kernel}: {e}"));
         let bound = argspec::bind(&mut dev, &specs).unwrap_or_else(|e| panic!("{kernel}: {e}"));
-        let races = match memory {
-            Memory::Sc | Memory::ScGeneral => {
-                let mut rc = RaceCheck::for_module(NoHooks, &dev, id);
+        // One launch whatever hooks the checker wraps (their types differ).
+        macro_rules! launch_with {
+            ($inner:expr) => {{
+                let mut rc = RaceCheck::for_module($inner, &dev, id);
                 if matches!(memory, Memory::ScGeneral) {
                     rc = rc.without_fast_paths();
                 }
@@ -133,36 +134,17 @@ pub fn run(
                     rc,
                     defines_note,
                 )
-            }
-            Memory::Buffers(p_w) => {
-                let wb = WriteBuffers::new(BufferConfig::new(Model::Scoped, p_w, seed));
-                let rc = RaceCheck::for_module(wb, &dev, id);
-                launch(
-                    &mut dev,
-                    id,
-                    kernel,
-                    grid,
-                    block,
-                    &bound.args,
-                    seed,
-                    rc,
-                    defines_note,
-                )
-            }
+            }};
+        }
+        let races = match memory {
+            Memory::Sc | Memory::ScGeneral => launch_with!(NoHooks),
+            Memory::Buffers(p_w) => launch_with!(WriteBuffers::new(BufferConfig::new(
+                Model::Scoped,
+                p_w,
+                seed
+            ))),
             Memory::Weak(p) => {
-                let weak = WeakHooks::new(BufferConfig::new(Model::Weak, p, seed));
-                let rc = RaceCheck::for_module(weak, &dev, id);
-                launch(
-                    &mut dev,
-                    id,
-                    kernel,
-                    grid,
-                    block,
-                    &bound.args,
-                    seed,
-                    rc,
-                    defines_note,
-                )
+                launch_with!(WeakHooks::new(BufferConfig::new(Model::Weak, p, seed)))
             }
         };
         reports = {
