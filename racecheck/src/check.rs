@@ -2002,32 +2002,6 @@ impl<H: Hooks> RaceCheck<H> {
         }
     }
 
-    /// Remembers a write for later reads; `msg` as computed by [`Hb::write_message`].
-    #[allow(clippy::too_many_arguments)]
-    fn remember(
-        &mut self,
-        a: &Access,
-        value: u64,
-        strong: bool,
-        msg: Option<Message>,
-        blind: Option<Message>,
-        number: u32,
-        epoch: Epoch,
-        signal: bool,
-    ) {
-        // A plain write to a location no strong write has touched yet is not remembered:
-        // a read that finds it synchronizes with nothing, exactly as a read that finds
-        // nothing — and later strong writes come after it in the window anyway. (Most
-        // data locations never see a strong access, and their windows were a tenth of
-        // a copy kernel's time.)
-        if !strong && !self.sync.contains_key(&loc_key(a.loc)) {
-            return;
-        }
-        let w = sync_write(a, value, strong, msg, blind, number, epoch, signal);
-        let q = self.sync.entry(loc_key(a.loc)).or_default();
-        remember_in(q, a, w);
-    }
-
     fn messages(&mut self, a: &Access) -> (Option<Message>, Option<Message>) {
         let ord = WriteOrd::of(a.kind, a.sem);
         let g = a.thread.global;
@@ -2087,8 +2061,17 @@ impl<H: Hooks> RaceCheck<H> {
             let epoch = self.hb.epoch(g);
             self.cur_value = value;
             self.check(mem, a, false, fl);
-            if self.sync.contains_key(&loc_key(a.loc)) {
-                self.remember(a, value, false, None, None, 0, epoch, false);
+            // A plain write to a location no strong write has touched yet is not
+            // remembered: a read that finds it synchronizes with nothing, exactly as a
+            // read that finds nothing — and later strong writes come after it in the
+            // window anyway. (Most data locations never see a strong access, and their
+            // windows were a tenth of a copy kernel's time.)
+            if let Some(q) = self.sync.get_mut(&loc_key(a.loc)) {
+                remember_in(
+                    q,
+                    a,
+                    sync_write(a, value, false, None, None, 0, epoch, false),
+                );
             }
             if value == 0 {
                 self.unlock(a);
@@ -2106,7 +2089,8 @@ impl<H: Hooks> RaceCheck<H> {
         let same_op = a.indivisible && !a.loc.addr().is_multiple_of(16);
         let (number, signal) =
             self.note_strong_write(g, loc_key(a.loc), a.site, epoch, true, same_op);
-        self.remember(a, value, strong, msg, bmsg, number, epoch, signal);
+        let w = sync_write(a, value, true, msg, bmsg, number, epoch, signal);
+        remember_in(self.sync.entry(loc_key(a.loc)).or_default(), a, w);
         if value == 0 {
             self.unlock(a);
         }
