@@ -7,7 +7,7 @@
 //! a second `syn`, schema code generation, `strum` and `typed-builder` into every build —
 //! about 75 s of CPU of a clean test build on the team's 2-core machine (`cargo test
 //! --no-run --timings`, 2026-12-02) for the eighteen objects below. The documents are
-//! the same: `tests/cli_nightly.rs` validates them against the SARIF schema.
+//! the same: `tests/it/cli_nightly.rs` validates them against the SARIF schema.
 
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 //!
 //! An outcome a model produces and the axiomatic checker forbids is a soundness bug.
 //! While a bug is being fixed, the CI sample of generated programs
-//! (`tests/generated.rs`) tolerates the outcomes it explains — and only those: each
+//! (`tests/it/generated.rs`) tolerates the outcomes it explains — and only those: each
 //! entry says *which* outcomes, precisely, by a weakening of the checker's model that
 //! allows them (an outcome is excused when the weakened checker allows it, by one entry or
 //! by all entries of its model together). Delete an entry when its fix lands: the test then
@@ -30,7 +30,7 @@ pub struct Known {
 /// Empty since wave 3: the five bugs the generator and the pattern forms found
 /// (`hb-pattern-forms`, `weak-late-insertion`, `failed-cas-writes-back`,
 /// `hb-rmw-publishes-acquired`, `hb-sc-fence-wide-to-cta`) are fixed; their minimal
-/// programs are regression tests (`tests/fixed/`, `tests/fixed.rs`) and UNSOUND.md keeps
+/// programs are regression tests (`tests/fixed/`, `tests/it/fixed.rs`) and UNSOUND.md keeps
 /// their story.
 pub const KNOWN: &[Known] = &[];
 

@@ -75,7 +75,7 @@
 //! order). The device policy ([`crate::DrainPolicy::Device`]) replaces them by rules
 //! threads can apply themselves, and the differential test compares against the native
 //! handlers running that policy (so the two are equal by construction of the test, and
-//! the policy's soundness is checked on its own: `litmus/tests/rewrite.rs` runs the
+//! the policy's soundness is checked on its own: `litmus/tests/it/rewrite.rs` runs the
 //! litmus suite under it, 0 unsound):
 //! - thread exit: the thread's entries move, still invisible, to its CTA's *orphan queue*;
 //!   the launch's last thread to exit (a counter in the control block) drains every CTA.
@@ -109,7 +109,7 @@
 //!
 //! `fuzz --instrumented` and `fuzz` run the same model with the same selection function,
 //! but not the same drain *order* when the program does not force one, so their failure
-//! rates can differ (`scripts/parity.py` compares them cell by cell; `tests/parity.rs`
+//! rates can differ (`scripts/parity.py` compares them cell by cell; `tests/it/parity.rs`
 //! checks a sample in the suite). By construction:
 //! - the native stall rule drains an entry of *any* thread once nothing can progress,
 //!   including a thread that is still running or waits at a barrier; a GPU thread can only
@@ -137,7 +137,7 @@
 //! that reads the thread's scratch word (a forwarded value), which natively is a
 //! preemption point like any load. At `p_w = 0` an
 //! instrumented execution runs the native one's interleaving exactly (the same outputs
-//! for every campaign variant, `fuzzer/tests/instrumented_equivalence.rs`), and the cell
+//! for every campaign variant, `fuzzer/tests/it/instrumented_equivalence.rs`), and the cell
 //! above finds 13/80. At `p_w > 0` lanes of a warp can take different paths through the
 //! runtime (one holds entries, another not); a divergence ends a vgpu step even in quiet
 //! code, so the instrumented kernel still meets some scheduling decisions the native one

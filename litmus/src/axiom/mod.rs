@@ -30,7 +30,7 @@
 //! every possible final state is already known is skipped; coherence is built minimal
 //! (see below), since every axiom only gets harder to satisfy with more coherence order.
 //! Two-to-four-thread programs of a few operations take well under a millisecond to a
-//! few milliseconds (`tests/axiom_shapes.rs`, BENCHMARKS.md).
+//! few milliseconds (`tests/it/axiom_shapes.rs`, BENCHMARKS.md).
 //!
 //! # The relations and axioms
 //!

@@ -1,0 +1,155 @@
+//! Issue 11, "use it everywhere": `audit` never calls a fence redundant when the model
+//! cannot observe what the fence orders. Under bugaroo and scoped loads are never delayed:
+//! acquire-side fences (after a poll, after a lock's CAS, between a seqlock reader's
+//! loads) and fences that never drain anything are "cannot judge … use --model weak".
+//! On a correctly fenced lock, seqlock and producer/consumer queue, no fence is "likely
+//! redundant" under bugaroo, and nothing goes into a removal patch.
+
+use crate::common;
+
+use common::{line_of, load, opts};
+use fencehound_handlers::Model;
+use fencehound_minimizer::{audit, AuditReport, FenceVerdict};
+
+fn audited(name: &str, model: Model) -> AuditReport {
+    let c = load(&format!("minimizer/{name}"));
+    let r = audit(c, "fenced", opts(model)).unwrap();
+    assert!(r.base_failure.is_none(), "{r:#?}");
+    assert!(
+        !r.fences
+            .iter()
+            .any(|f| matches!(f.verdict, FenceVerdict::LikelyRedundant { .. })),
+        "{name}: a fence is called likely redundant under {}: {r:#?}",
+        model.name()
+    );
+    assert!(r.patch.is_none() && r.diff.is_empty(), "{}", r.diff);
+    r
+}
+
+/// The verdict of the fence on the source line containing `needle`.
+fn verdict(name: &str, r: &AuditReport, needle: &str, nth: usize) -> FenceVerdict {
+    let c = load(&format!("minimizer/{name}"));
+    let src = std::fs::read_to_string(&c.source).unwrap();
+    let line = src
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .nth(nth)
+        .map(|(i, _)| i as u32 + 1)
+        .unwrap();
+    r.fences
+        .iter()
+        .find(|f| f.source.as_ref().map(|s| s.line) == Some(line))
+        .unwrap_or_else(|| panic!("no fence at line {line}: {r:#?}"))
+        .verdict
+        .clone()
+}
+
+fn cannot_judge(v: &FenceVerdict, why: &str) {
+    match v {
+        FenceVerdict::CannotJudge { reason } => {
+            assert!(
+                reason.starts_with(
+                    "cannot judge under this model (loads are never delayed): use --model weak"
+                ),
+                "{reason}"
+            );
+            assert!(reason.contains(why), "{reason}");
+        }
+        v => panic!("{v:?}"),
+    }
+}
+
+#[test]
+fn a_correct_lock_has_no_likely_redundant_fence_under_bugaroo() {
+    let r = audited("lock", Model::Bugaroo);
+    let c = load("minimizer/lock");
+    let acquire = line_of(&c, "LOCK_FENCE;");
+    let lock = r
+        .fences
+        .iter()
+        .find(|f| f.source.as_ref().map(|s| s.line) == Some(acquire))
+        .unwrap();
+    cannot_judge(
+        &lock.verdict,
+        "follows a load of memory other threads write",
+    );
+    assert!(matches!(
+        verdict("lock", &r, "__threadfence();", 0),
+        FenceVerdict::Necessary { .. }
+    ));
+}
+
+#[test]
+fn a_correct_seqlock_has_no_likely_redundant_fence_under_bugaroo() {
+    let r = audited("seqlock", Model::Bugaroo);
+    // Writer: both fences necessary. Reader: both acquire-side.
+    for k in 0..2 {
+        assert!(
+            matches!(
+                verdict("seqlock", &r, "__threadfence();", k),
+                FenceVerdict::Necessary { .. }
+            ),
+            "writer fence {k}: {r:#?}"
+        );
+    }
+    for k in 2..4 {
+        cannot_judge(
+            &verdict("seqlock", &r, "__threadfence();", k),
+            "follows a load of memory other threads write",
+        );
+    }
+}
+
+#[test]
+fn a_correct_queue_has_no_likely_redundant_fence_under_bugaroo() {
+    let r = audited("queue", Model::Bugaroo);
+    assert!(matches!(
+        verdict("queue", &r, "__threadfence();", 0),
+        FenceVerdict::Necessary { .. }
+    ));
+    for k in 1..3 {
+        cannot_judge(
+            &verdict("queue", &r, "__threadfence();", k),
+            "follows a load of memory other threads write",
+        );
+    }
+    // Under scoped, the default store-buffering model, the same.
+    // And the same under scoped, the default model.
+    audited("queue", Model::Scoped);
+}
+
+/// Under `weak` every fence of the lock, the seqlock and the queue is necessary — except
+/// the queue consumer's fence between reading a slot and handing it back, which orders a
+/// load before a store: load buffering, which `weak` cannot produce either.
+#[test]
+fn under_weak_the_lock_seqlock_and_queue_fences_are_necessary() {
+    let queue = load("minimizer/queue");
+    let lb = line_of(&queue, "*(volatile int *)head = k + 1;") - 1;
+    for (name, n) in [("lock", 2), ("seqlock", 4), ("queue", 3)] {
+        let r = audited(name, Model::Weak);
+        assert_eq!(r.fences.len(), n, "{r:#?}");
+        for (k, f) in r.fences.iter().enumerate() {
+            if name == "queue" && f.source.as_ref().map(|s| s.line) == Some(lb) {
+                match &f.verdict {
+                    FenceVerdict::CannotJudge { reason } => {
+                        assert!(reason.contains("load buffering"), "{reason}")
+                    }
+                    v => panic!("{v:?}"),
+                }
+            } else {
+                assert!(
+                    matches!(f.verdict, FenceVerdict::Necessary { .. }),
+                    "{name} fence {k}: {f:#?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fence_that_never_drains_cannot_be_judged() {
+    let r = audited("nodrain", Model::Scoped);
+    assert_eq!(r.fences.len(), 1);
+    cannot_judge(&r.fences[0].verdict, "never had a buffered store to drain");
+}

@@ -1,0 +1,232 @@
+//! Kernel boundaries, composition with write buffers, 65,536 threads, dedup across
+//! executions, lock-problem kinds and the JSON form of reports.
+
+use crate::common;
+
+use common::{compile, run, Memory};
+use fencehound_argspec as argspec;
+use fencehound_racecheck::{Conflict, LockProblem, RaceCheck, RaceClass, RaceReport};
+use fencehound_vgpu::{Device, Dim3, LaunchOptions, NoHooks, RoundRobin};
+
+const SRC: &str = r#"
+extern "C" __global__ void produce(unsigned *data) { data[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x; }
+extern "C" __global__ void consume(unsigned *data, unsigned *out)
+{
+    unsigned g = blockIdx.x * blockDim.x + threadIdx.x, n = gridDim.x * blockDim.x;
+    out[g] = data[(g + 37) % n];
+}
+extern "C" __global__ void racy(unsigned *data, unsigned *out)
+{
+    unsigned g = blockIdx.x * blockDim.x + threadIdx.x, n = gridDim.x * blockDim.x;
+    data[g] = g;
+    out[g] = data[(g + blockDim.x) % n];
+}
+extern "C" __global__ void wide_reduce(unsigned *out)
+{
+    __shared__ unsigned s[256];
+    unsigned t = threadIdx.x;
+    s[t] = t;
+    __syncthreads();
+    for (unsigned st = 128; st > 0; st >>= 1) {
+        if (t < st) s[t] += s[t + st];
+        __syncthreads();
+    }
+    out[blockIdx.x * blockDim.x + t] = s[0] + s[t];
+}
+"#;
+
+fn launch(
+    dev: &mut Device,
+    id: fencehound_vgpu::ModuleId,
+    rc: &mut RaceCheck<NoHooks>,
+    k: &str,
+    grid: u32,
+    block: u32,
+    args: &[fencehound_vgpu::Arg],
+) {
+    let r = dev
+        .launch_with(
+            id,
+            k,
+            Dim3::x(grid),
+            Dim3::x(block),
+            0,
+            args,
+            LaunchOptions::default(),
+            rc,
+            &mut RoundRobin::new(1),
+        )
+        .unwrap();
+    assert!(r.outcome.is_completed(), "{k}: {:?}", r.outcome);
+}
+
+#[test]
+fn kernel_boundaries_order_launches_and_races_dedup_across_executions() {
+    let m = compile("api.cu", SRC, &[]);
+    let mut dev = Device::new();
+    let id = dev.load_module(&m).unwrap();
+    let specs = argspec::parse_args("data:u32[256], out:u32[256]").unwrap();
+    let b = argspec::bind(&mut dev, &specs).unwrap();
+    let mut rc = RaceCheck::for_module(NoHooks, &dev, id);
+    launch(&mut dev, id, &mut rc, "produce", 4, 64, &b.args[..1]);
+    launch(&mut dev, id, &mut rc, "consume", 4, 64, &b.args);
+    assert!(rc.races().is_empty(), "{:?}", rc.races().reports(&dev, id));
+    for _ in 0..3 {
+        launch(&mut dev, id, &mut rc, "racy", 4, 64, &b.args);
+    }
+    let reports = rc.races().reports(&dev, id);
+    assert_eq!(rc.races().executions, 5);
+    assert!(!reports.is_empty());
+    for r in &reports {
+        assert_eq!(r.class, RaceClass::InterBlock);
+        assert_eq!(r.executions, 3, "{r}");
+        assert!(r.occurrences >= 3);
+        assert_eq!(r.allocation.as_deref(), Some("data"));
+        assert_eq!(r.kernel, "racy");
+    }
+    // JSON round trip.
+    let json = serde_json::to_string(&reports).unwrap();
+    let back: Vec<RaceReport> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, reports);
+    assert!(json.contains("\"class\":\"inter-block\""), "{json}");
+}
+
+#[test]
+fn sixty_five_thousand_threads() {
+    let m = compile("api.cu", SRC, &[]);
+    let mut dev = Device::new();
+    let id = dev.load_module(&m).unwrap();
+    let specs = argspec::parse_args("out:u32[65536]").unwrap();
+    let b = argspec::bind(&mut dev, &specs).unwrap();
+    let mut rc = RaceCheck::new(NoHooks);
+    launch(&mut dev, id, &mut rc, "wide_reduce", 256, 256, &b.args);
+    assert!(rc.races().is_empty());
+    let s = rc.stats();
+    assert!(s.accesses > 65536 * 4, "{s:?}");
+    // Word accesses only: one 32-byte cell per 4-byte word (and a page header), no byte
+    // cells (shadow.rs).
+    assert!(
+        s.shadow_bytes >= s.tracked_bytes * 8 && s.shadow_bytes < s.tracked_bytes * 9,
+        "{s:?}"
+    );
+}
+
+#[test]
+fn lock_problems_are_named() {
+    let path = format!("{}/tests/kernels/locks.cu", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).unwrap();
+    let m = compile("locks.cu", &src, &[]);
+    let args = "locks:u32[4], counter:u32[1]";
+    for (k, want) in [
+        ("lk_per_block_locks", LockProblem::DifferentLocks),
+        ("lk_no_fences", LockProblem::Unordered),
+        ("lk_unprotected", LockProblem::Unprotected),
+    ] {
+        let out = run(&m, k, 4, 32, args, 0..3, Memory::Sc, "");
+        assert!(
+            out.reports.iter().any(|r| r.lock == Some(want)),
+            "{k}: {:?}",
+            out.reports.iter().map(|r| r.lock).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn write_buffers_run_underneath() {
+    // The checker sees program order whatever the buffers do: same verdicts at p_w = 1.
+    let m = compile("api.cu", SRC, &[]);
+    let out = run(
+        &m,
+        "racy",
+        4,
+        64,
+        "data:u32[256], out:u32[256]",
+        0..2,
+        Memory::Buffers(1.0),
+        "",
+    );
+    assert!(out.races.classes().contains(&RaceClass::InterBlock));
+    let out = run(
+        &m,
+        "wide_reduce",
+        2,
+        256,
+        "out:u32[512]",
+        0..2,
+        Memory::Buffers(1.0),
+        "",
+    );
+    assert!(out.races.is_empty());
+}
+
+/// Issue 23: a read that races with two writes the second of which overwrote the first
+/// without being ordered after it (two RMWs, atomic with respect to each other) is
+/// reported against both. Shadow memory used to keep only the last write, so the first
+/// writer's race vanished whenever the RMWs came in this order (the misses of
+/// `fencehound litmus --generate N --race`). Delays make the order the same in every
+/// schedule: thread 0's RMW, then thread 32's, then thread 64's plain read.
+#[test]
+fn a_read_races_with_a_write_that_a_later_rmw_hid() {
+    const HID: &str = r#"
+extern "C" __global__ void hidden_rmw(unsigned *out)
+{
+    __shared__ unsigned x;
+    unsigned t = threadIdx.x;
+    if (t == 0) x = 0;
+    __syncthreads();
+    if (t == 0) atomicAdd(&x, 1u);
+    if (t == 32) {
+        for (int i = 0; i < 32; i++) __nanosleep(100);
+        atomicAdd(&x, 2u);
+    }
+    if (t == 64) {
+        for (int i = 0; i < 256; i++) __nanosleep(100);
+        out[0] = x;
+    }
+}
+
+// Thread 32's RMW observed thread 0's; its own later read is ordered after thread 0's RMW
+// in PTX causality order (observation, then program order): no race.
+extern "C" __global__ void observed_rmw(unsigned *out)
+{
+    __shared__ unsigned x;
+    unsigned t = threadIdx.x;
+    if (t == 0) x = 0;
+    __syncthreads();
+    if (t == 0) atomicAdd(&x, 1u);
+    if (t == 32) {
+        for (int i = 0; i < 32; i++) __nanosleep(100);
+        atomicAdd(&x, 2u);
+        out[0] = *(volatile unsigned *)&x + x;
+    }
+}
+"#;
+    let m = compile("hidden.cu", HID, &[]);
+    let out = run(&m, "hidden_rmw", 1, 96, "out:u32[1]", 0..4, Memory::Sc, "");
+    let firsts: Vec<String> = out
+        .reports
+        .iter()
+        .filter(|r| r.class == RaceClass::IntraBlock && r.conflict == Conflict::Raw)
+        .map(|r| r.first.instruction.clone())
+        .collect();
+    for want in [", 1;", ", 2;"] {
+        assert!(
+            firsts
+                .iter()
+                .any(|i| i.contains("atom") && i.contains(want)),
+            "no race of the read with the RMW adding {want}: {firsts:?}\n{:#?}",
+            out.reports
+        );
+    }
+    let observed = run(
+        &m,
+        "observed_rmw",
+        1,
+        64,
+        "out:u32[1]",
+        0..4,
+        Memory::Sc,
+        "",
+    );
+    assert!(observed.reports.is_empty(), "{:#?}", observed.reports);
+}

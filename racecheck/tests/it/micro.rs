@@ -1,0 +1,108 @@
+//! The team's labelled microbenchmarks (`tests/kernels/*.cu`): race and no-race twins for
+//! every class. Each case runs under four random schedules with plain memory, one with
+//! scoped write buffers around the checker and one under the `weak` model (every read
+//! that may be stale is); the classes found must be exactly the labels.
+
+use crate::common;
+
+use common::{cases, compile, run, verdict, Memory};
+
+fn check_file(file: &str) {
+    let path = format!("{}/tests/kernels/{file}", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let module = compile(file, &src, &[]);
+    let cs = cases(&src);
+    assert!(!cs.is_empty(), "{file} has no cases");
+    let mut failures = Vec::new();
+    for c in &cs {
+        for (memory, seeds) in [
+            (Memory::Sc, 0..4),
+            (Memory::Buffers(0.5), 7..8),
+            // The schedules of the Sc row: a race that needs one (xb_last_block_fence's
+            // fence-SC order: 3 of seeds 0-15) is there to find.
+            (Memory::Weak(1.0), 0..4),
+        ] {
+            let out = run(
+                &module,
+                &c.name,
+                c.grid,
+                c.block,
+                &c.args,
+                seeds,
+                memory,
+                &format!(" ({memory:?})"),
+            );
+            if let Err(e) = verdict(c, &out) {
+                failures.push(format!("[{memory:?}] {e}"));
+            }
+        }
+        // The fast paths find and record what the general path does.
+        let reports = |memory| -> Vec<String> {
+            let out = run(&module, &c.name, c.grid, c.block, &c.args, 0..2, memory, "");
+            out.reports.iter().map(|r| format!("{r:?}")).collect()
+        };
+        if reports(Memory::Sc) != reports(Memory::ScGeneral) {
+            failures.push(format!(
+                "{}: the fast paths report other races than the general path",
+                c.name
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn intra_block() {
+    check_file("intra_block.cu");
+}
+
+#[test]
+fn intra_warp() {
+    check_file("intra_warp.cu");
+}
+
+#[test]
+fn inter_block() {
+    check_file("inter_block.cu");
+}
+
+#[test]
+fn scope() {
+    check_file("scope.cu");
+}
+
+#[test]
+fn locks() {
+    check_file("locks.cu");
+}
+
+#[test]
+fn ptx_exact() {
+    check_file("ptx_exact.cu");
+}
+
+#[test]
+fn at_least_thirty_labelled_kernels() {
+    let dir = format!("{}/tests/kernels", env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    let mut racy = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let src = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        for c in cases(&src) {
+            n += 1;
+            racy += usize::from(!c.expect.is_empty());
+        }
+    }
+    assert!(n >= 30, "{n} cases");
+    assert!(racy >= 10 && n - racy >= 10, "{racy} racy of {n}");
+}
+
+#[test]
+fn unordered() {
+    check_file("unordered.cu");
+}
+
+#[test]
+fn subword() {
+    check_file("subword.cu");
+}

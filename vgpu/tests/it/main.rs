@@ -1,0 +1,17 @@
+//! The integration tests, one binary: each file was a test binary of its own, each
+//! linked against the whole crate graph; one binary builds and links once, and its
+//! tests share the two test threads instead of running one binary after another.
+
+mod alu_conformance;
+mod common;
+mod conformance;
+mod core_regressions;
+mod corpus_algorithms;
+mod corpus_sweep;
+mod determinism;
+mod parking;
+mod quiet;
+mod register_slots;
+mod scheduling;
+mod verdicts;
+mod warp_groups;
