@@ -8,32 +8,14 @@
 //! Every test works in its own temporary directory (the binary's working directory, so
 //! `fencehound-out/` lands there) with campaign files written here and `.cu` kernels
 //! copied from `campaigns/`. NVRTC is required (`scripts/setup-cuda.sh`); the PTX cache is
-//! one temporary directory shared by the tests of this file.
+//! one temporary directory shared by the tests that use `common::Scratch`.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crate::common;
-use common::assert_exit;
-
-const BIN: &str = env!("CARGO_BIN_EXE_fencehound");
-
-fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("campaigns")
-        .join(name)
-}
-
-/// One PTX cache for this test binary: the corpus kernels compile once.
-fn cache() -> &'static Path {
-    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    CACHE
-        .get_or_init(|| tempfile::tempdir().expect("temp dir"))
-        .path()
-}
+use common::{assert_exit, cbe, json, Scratch, CBE_DOT};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -41,128 +23,6 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-#[track_caller]
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
-}
-
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    /// A temporary directory holding copies of the named corpus files.
-    fn with(files: &[&str]) -> Scratch {
-        let s = Scratch {
-            dir: tempfile::tempdir().expect("temp dir"),
-        };
-        for f in files {
-            std::fs::copy(corpus(f), s.path(f)).unwrap();
-        }
-        s
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(BIN);
-        // The working directory is the scratch directory (so `fencehound-out/` lands here),
-        // which is outside the checkout: point the binary at the project's `.tools/cuda`
-        // unless the caller chose tools already.
-        let tools = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(".tools")
-            .join("cuda");
-        if std::env::var_os("FENCEHOUND_TOOLS_DIR").is_none() && tools.exists() {
-            c.env("FENCEHOUND_TOOLS_DIR", tools);
-        }
-        c.current_dir(self.dir.path())
-            .env("FENCEHOUND_CACHE_DIR", cache())
-            .env_remove("RUST_BACKTRACE")
-            .stdin(Stdio::null());
-        c
-    }
-    /// Runs `fencehound ARGS` here; no input may reach a panic.
-    fn run(&self, args: &[&str]) -> Output {
-        let o = self.cmd().args(args).output().expect("run fencehound");
-        let err = stderr(&o);
-        assert!(
-            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-            "panic in {args:?}:\n{err}"
-        );
-        o
-    }
-    fn out_dir(&self) -> PathBuf {
-        self.path("fencehound-out")
-    }
-    /// Every file in `fencehound-out/`: no temporary leftovers, every report valid JSON.
-    fn check_out_dir(&self) {
-        let Ok(rd) = std::fs::read_dir(self.out_dir()) else {
-            return;
-        };
-        for e in rd {
-            let p = e.unwrap().path();
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(!name.starts_with('.'), "leftover temporary file {name}");
-            if name.ends_with(".json") {
-                json(&std::fs::read_to_string(&p).unwrap());
-            }
-        }
-    }
-}
-
-/// The dot-product campaign, small: 8 blocks of 64 threads, few runs.
-const CBE_DOT: &str = r#"
-source = "cbe_dot.cu"
-seed = 7
-buffers = [
-  "a:i32[2048] random(11,-8,8)",
-  "b:i32[2048] random(12,-8,8)",
-  "c:f32[1] zero",
-  "mutex:i32[1] zero",
-]
-
-[[launch]]
-kernel = "dot"
-grid = [8]
-block = [64]
-args = ["a", "b", "c", "mutex", "n:i32=2048"]
-
-[[oracle]]
-type = "golden"
-buffers = ["c", "mutex"]
-
-[budget]
-fuel = 2_000_000
-wall_ms = 5_000
-
-[fuzz]
-models = ["bugaroo", "scoped"]
-p = [0.5, 1.0]
-runs = 4
-
-[variants.two_fences]
-expect = "pass"
-
-[variants.no_fence]
-defines = { LOCK_FENCE = "(void)0", UNLOCK_FENCE = "(void)0" }
-expect = "fail"
-
-[variants.block_fence]
-defines = { LOCK_FENCE = "(void)0", UNLOCK_FENCE = "__threadfence_block()" }
-expect = { bugaroo = "pass", scoped = "fail" }
-"#;
-
-fn cbe() -> Scratch {
-    let s = Scratch::with(&["cbe_dot.cu"]);
-    s.write("dot.toml", CBE_DOT);
-    s
 }
 
 fn report(s: &Scratch, name: &str) -> Value {

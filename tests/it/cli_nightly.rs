@@ -4,31 +4,15 @@
 //!
 //! Every test works in its own temporary directory with campaign files written there and
 //! `.cu` kernels copied from `campaigns/`; the PTX cache is one temporary directory shared
-//! by the tests of this file. NVRTC is required (`scripts/setup-cuda.sh`).
+//! by the tests that use `common::Scratch`. NVRTC is required (`scripts/setup-cuda.sh`).
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::path::Path;
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
 use crate::common;
-use common::assert_exit;
-
-const BIN: &str = env!("CARGO_BIN_EXE_fencehound");
-
-fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("campaigns")
-        .join(name)
-}
-
-fn cache() -> &'static Path {
-    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    CACHE
-        .get_or_init(|| tempfile::tempdir().expect("temp dir"))
-        .path()
-}
+use common::{assert_exit, cbe, json, Scratch, CBE_DOT};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -39,120 +23,8 @@ fn stderr(o: &Output) -> String {
 }
 
 #[track_caller]
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
-}
-
-#[track_caller]
 fn read_json(p: &Path) -> Value {
     json(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-}
-
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn with(files: &[&str]) -> Scratch {
-        let s = Scratch {
-            dir: tempfile::tempdir().expect("temp dir"),
-        };
-        for f in files {
-            std::fs::copy(corpus(f), s.path(f)).unwrap();
-        }
-        s
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.path(name);
-        if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(BIN);
-        let tools = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(".tools")
-            .join("cuda");
-        if std::env::var_os("FENCEHOUND_TOOLS_DIR").is_none() && tools.exists() {
-            c.env("FENCEHOUND_TOOLS_DIR", tools);
-        }
-        c.current_dir(self.dir.path())
-            .env("FENCEHOUND_CACHE_DIR", cache())
-            .env_remove("RUST_BACKTRACE")
-            .stdin(Stdio::null());
-        c
-    }
-    fn spawn(&self, args: &[&str]) -> Child {
-        self.cmd()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn fencehound")
-    }
-    /// Runs `fencehound ARGS` here; no input may reach a panic.
-    fn run(&self, args: &[&str]) -> Output {
-        let o = self.cmd().args(args).output().expect("run fencehound");
-        let err = stderr(&o);
-        assert!(
-            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
-            "panic in {args:?}:\n{err}"
-        );
-        o
-    }
-}
-
-/// The dot-product campaign, small: 8 blocks of 64 threads.
-const CBE_DOT: &str = r#"
-source = "cbe_dot.cu"
-seed = 7
-buffers = [
-  "a:i32[2048] random(11,-8,8)",
-  "b:i32[2048] random(12,-8,8)",
-  "c:f32[1] zero",
-  "mutex:i32[1] zero",
-]
-
-[[launch]]
-kernel = "dot"
-grid = [8]
-block = [64]
-args = ["a", "b", "c", "mutex", "n:i32=2048"]
-
-[[oracle]]
-type = "golden"
-buffers = ["c", "mutex"]
-
-[budget]
-fuel = 2_000_000
-wall_ms = 5_000
-
-[fuzz]
-models = ["bugaroo", "scoped"]
-p = [0.5, 1.0]
-runs = 4
-
-[variants.two_fences]
-expect = "pass"
-
-[variants.no_fence]
-defines = { LOCK_FENCE = "(void)0", UNLOCK_FENCE = "(void)0" }
-expect = "fail"
-
-[variants.block_fence]
-defines = { LOCK_FENCE = "(void)0", UNLOCK_FENCE = "__threadfence_block()" }
-expect = { bugaroo = "pass", scoped = "fail" }
-"#;
-
-fn cbe() -> Scratch {
-    let s = Scratch::with(&["cbe_dot.cu"]);
-    s.write("dot.toml", CBE_DOT);
-    s
 }
 
 fn wait(mut child: Child, limit: Duration) -> Output {
