@@ -123,6 +123,12 @@ modifiers! {
     M16n8k4 = "m16n8k4": Flag, M16n8k8 = "m16n8k8": Flag, M16n8k16 = "m16n8k16": Flag,
     M16n8k32 = "m16n8k32": Flag, M16n8k64 = "m16n8k64": Flag,
     Row = "row": Flag, Col = "col": Flag,
+    /// `mbarrier` operations (PTX ISA §9.7.13.15) and `cp.async.mbarrier.arrive`.
+    Mbarrier = "mbarrier": Flag, Init = "init": Flag, ArriveDrop = "arrive_drop": Flag,
+    TestWait = "test_wait": Flag, TryWait = "try_wait": Flag, Parity = "parity": Flag,
+    PendingCount = "pending_count": Flag, Inval = "inval": Flag,
+    NoComplete = "noComplete": Flag, Noinc = "noinc": Flag,
+    ExpectTx = "expect_tx": Flag, CompleteTx = "complete_tx": Flag,
 }
 
 /// Fixed properties of one opcode.
@@ -184,7 +190,7 @@ opcodes! {
     Cnot = "cnot" [2, 2] Type;
     Copysign = "copysign" [3, 3] Type;
     Cos = "cos" [2, 2] Type | Flag;
-    Cp = "cp" [0, 5] Space | Cache | Flag;
+    Cp = "cp" [0, 5] Type | Space | Cache | Flag;
     Cvt = "cvt" [2, 4] Type | Round | Flag;
     Cvta = "cvta" [2, 2] Type | Space | Flag;
     Discard = "discard" [2, 2] Space | Cache;
@@ -207,6 +213,7 @@ opcodes! {
     Madc = "madc" [4, 4] Type | Cmp | Flag;
     Match = "match" [3, 3] Type | Flag;
     Max = "max" [3, 3] Type | Flag;
+    Mbarrier = "mbarrier" [1, 4] Type | Space | Sem | Scope | Flag;
     Membar = "membar" [0, 0] Scope | Flag;
     Min = "min" [3, 3] Type | Flag;
     Mma = "mma" [4, 4] Type | Flag;

@@ -182,6 +182,43 @@ fn real_world_race_check_is_silent_on_correct_code() {
     assert!(err.contains("inter-block race (RAW) in `message`"), "{err}");
 }
 
+/// libcu++'s `cuda::barrier` and `cuda::pipeline` built for sm_80 and sm_90 compile to
+/// `mbarrier` objects (`test_wait` on sm_80, `try_wait` on sm_90, `cp.async.mbarrier.arrive`
+/// under the pipeline's copies); the whole module failed to parse before (2026-12-03).
+/// Each build passes under every model, and the race check is silent on it under `sc` and
+/// `weak`; the twin that reads its neighbour's value after arriving, without waiting, is
+/// a race the check reports (the waits are what orders the reads).
+#[test]
+fn libcudacxx_barrier_and_pipeline_on_mbarrier_objects() {
+    for arch in ["-arch=sm_80", "-arch=sm_90"] {
+        let prog = build("mbarrier", &[arch]);
+        for model in ["sc", "bugaroo", "scoped", "weak"] {
+            for race in [false, true] {
+                let mut a = vec!["--model", model, "--seed", "1"];
+                if race {
+                    a.push("--race");
+                }
+                let o = exec(&a, &prog);
+                let (out, err) = (text(&o.stdout), text(&o.stderr));
+                assert_eq!(o.status.code(), Some(0), "{arch} {a:?}:\n{out}\n{err}");
+                assert!(out.contains("OK:"), "{arch} {a:?}:\n{out}");
+                assert!(
+                    !race || err.contains("race check: no races"),
+                    "{arch} {a:?}:\n{err}"
+                );
+            }
+        }
+    }
+    let prog = build("mbarrier", &["-arch=sm_80", "-DNO_WAIT"]);
+    for model in ["sc", "weak"] {
+        let o = exec(&["--race", "--model", model, "--seed", "3"], &prog);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{model}:\n{err}");
+        assert!(err.contains("race (RAW) in `exchange`"), "{model}:\n{err}");
+        assert!(!err.contains("FAULT"), "{model}:\n{err}");
+    }
+}
+
 #[test]
 fn thrust_on_device_vectors() {
     passes("thrust_algos", 2);

@@ -1029,6 +1029,7 @@ impl Cx<'_, '_> {
             Opcode::Nanosleep => Op::Nanosleep,
             Opcode::Prefetch | Opcode::Prefetchu | Opcode::Discard | Opcode::Pmevent => Op::Nop,
             Opcode::Cp => self.decode_cp()?,
+            Opcode::Mbarrier => self.decode_mbarrier()?,
             Opcode::Ldmatrix => self.decode_ldmatrix()?,
             Opcode::Mma => self.decode_mma()?,
             _ => {
@@ -1467,6 +1468,28 @@ impl Cx<'_, '_> {
         if !i.has(Mod::Async) {
             return self.unsupported("`cp` without `.async`");
         }
+        if i.has(Mod::Mbarrier) {
+            // `cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]`
+            if !i.has(Mod::Arrive) || ops.len() != 1 {
+                return self.unsupported("`cp.async.mbarrier` other than `.arrive [addr]`");
+            }
+            if i.space() == Some(Mod::SharedCluster) {
+                return self.unsupported("`.shared::cluster` mbarrier objects");
+            }
+            let mut space = MemSpace::Shared;
+            let addr = self.addr(&ops[0], &mut space)?;
+            return Ok(Op::Mbar {
+                kind: MbarKind::CpAsyncArrive {
+                    noinc: i.has(Mod::Noinc),
+                },
+                space,
+                addr,
+                d: None,
+                b: None,
+                sem: Sem::Release,
+                scope: Scope::Cta,
+            });
+        }
         if i.has(Mod::CommitGroup) {
             return match ops.len() {
                 0 => Ok(Op::CpAsyncCommit),
@@ -1537,6 +1560,130 @@ impl Cx<'_, '_> {
             size,
             src_size,
             ignore_src,
+        })
+    }
+
+    /// `mbarrier.*` (PTX ISA §9.7.13.15) on a barrier object in shared memory: `init`,
+    /// `arrive{.noComplete}`, `arrive_drop`, `test_wait{.parity}`, `try_wait{.parity}`
+    /// (without a time limit: it returns at once, as a `try_wait` whose limit ran out may),
+    /// `pending_count` and `inval`. Not decoded: the transaction-count forms
+    /// (`expect_tx`, `complete_tx`, `.expect_tx` arrivals: sm_90 bulk copies) and
+    /// `.shared::cluster` objects.
+    fn decode_mbarrier(&self) -> Result<Op, LoadError> {
+        let i = self.inst;
+        let ops = self.operands();
+        if i.has(Mod::ExpectTx) || i.has(Mod::CompleteTx) {
+            return self.unsupported("mbarrier transaction counts (`expect_tx`, `complete_tx`)");
+        }
+        if i.space() == Some(Mod::SharedCluster) {
+            return self.unsupported("`.shared::cluster` mbarrier objects");
+        }
+        if i.ty().is_some_and(|t| t != Mod::B64) {
+            return self.unsupported("mbarrier type other than `.b64`");
+        }
+        // The object is in shared memory: `.shared` addresses it there, no space a
+        // generic address (which must point into shared memory).
+        let mut space = match i.space() {
+            None => MemSpace::Generic,
+            Some(_) => MemSpace::Shared,
+        };
+        let (sem, scope) = self.sem_scope(Sem::Relaxed);
+        let scope = if i.scope().is_none() {
+            Scope::Cta
+        } else {
+            scope
+        };
+        let strong = |s: Sem| {
+            if s == Sem::Relaxed && i.sem().is_none() {
+                None
+            } else {
+                Some(s)
+            }
+        };
+        let (kind, d, addr, b, sem) = if i.has(Mod::Init) {
+            if ops.len() != 2 {
+                return self.unsupported("operands");
+            }
+            let a = self.addr(&ops[0], &mut space)?;
+            (
+                MbarKind::Init,
+                None,
+                Some(a),
+                Some(self.src(&ops[1])?),
+                Sem::Weak,
+            )
+        } else if i.has(Mod::Arrive) || i.has(Mod::ArriveDrop) {
+            if !(2..=3).contains(&ops.len()) {
+                return self.unsupported("operands");
+            }
+            let a = self.addr(&ops[1], &mut space)?;
+            let count = match ops.get(2) {
+                Some(c) => self.src(c)?,
+                None => Src::Imm(1),
+            };
+            let sem = strong(sem).unwrap_or(Sem::Release);
+            (
+                MbarKind::Arrive {
+                    drop: i.has(Mod::ArriveDrop),
+                },
+                self.dst(&ops[0])?,
+                Some(a),
+                Some(count),
+                sem,
+            )
+        } else if i.has(Mod::TestWait) || i.has(Mod::TryWait) {
+            // `try_wait` may take a suspend-time hint as a fourth operand: a hint only.
+            let n = if i.has(Mod::TryWait) { 3..=4 } else { 3..=3 };
+            if !n.contains(&ops.len()) {
+                return self.unsupported("operands");
+            }
+            let a = self.addr(&ops[1], &mut space)?;
+            let sem = strong(sem).unwrap_or(Sem::Acquire);
+            (
+                MbarKind::Test {
+                    parity: i.has(Mod::Parity),
+                },
+                self.dst(&ops[0])?,
+                Some(a),
+                Some(self.src(&ops[2])?),
+                sem,
+            )
+        } else if i.has(Mod::PendingCount) {
+            if ops.len() != 2 {
+                return self.unsupported("operands");
+            }
+            (
+                MbarKind::PendingCount,
+                self.dst(&ops[0])?,
+                None,
+                Some(self.src(&ops[1])?),
+                Sem::Weak,
+            )
+        } else if i.has(Mod::Inval) {
+            if ops.len() != 1 {
+                return self.unsupported("operands");
+            }
+            let a = self.addr(&ops[0], &mut space)?;
+            (MbarKind::Inval, None, Some(a), None, Sem::Weak)
+        } else {
+            return self.unsupported("mbarrier operation");
+        };
+        let addr = match addr {
+            Some(a) => a,
+            // `pending_count` touches no memory: any address, never used.
+            None => Addr {
+                base: AddrBase::Abs(0),
+                offset: 0,
+            },
+        };
+        Ok(Op::Mbar {
+            kind,
+            space,
+            addr,
+            d,
+            b,
+            sem,
+            scope,
         })
     }
 

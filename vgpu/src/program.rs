@@ -337,9 +337,45 @@ pub enum Op {
         pending: u32,
         all: bool,
     },
+    /// An `mbarrier` operation on the 8-byte barrier object at `addr` (shared memory), or
+    /// `cp.async.mbarrier.arrive` ([`MbarKind`]; `exec/mbarrier.rs` has the semantics).
+    Mbar {
+        kind: MbarKind,
+        /// `Shared`, or `Generic` (which must resolve to shared memory).
+        space: MemSpace,
+        addr: Addr,
+        /// The state token (`arrive`), the predicate (`test_wait`, `try_wait`) or the
+        /// count (`pending_count`).
+        d: Option<Slot>,
+        /// The count (`init`, `arrive{, count}`), the state or phase parity (`test_wait`,
+        /// `try_wait`, `pending_count`).
+        b: Option<Src>,
+        sem: Sem,
+        scope: Scope,
+    },
     Nanosleep,
     /// Performance hints (`prefetch`, `discard`, `pmevent`): no effect.
     Nop,
+}
+
+/// Which `mbarrier` operation (PTX ISA §9.7.13.15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MbarKind {
+    /// `mbarrier.init [a], count`
+    Init,
+    /// `mbarrier.arrive{.noComplete}` (`drop`: `mbarrier.arrive_drop`, which also lowers the
+    /// expected count of later phases).
+    Arrive { drop: bool },
+    /// `mbarrier.test_wait` / `try_wait` (`parity`: the `.parity` forms, whose operand is a
+    /// phase parity instead of a state).
+    Test { parity: bool },
+    /// `mbarrier.pending_count d, state`: no memory access.
+    PendingCount,
+    /// `mbarrier.inval [a]`
+    Inval,
+    /// `cp.async.mbarrier.arrive{.noinc}`: the thread's pending `cp.async` copies complete,
+    /// then (with `.noinc`) it arrives.
+    CpAsyncArrive { noinc: bool },
 }
 
 impl Op {
@@ -352,6 +388,7 @@ impl Op {
                     MemSpace::Generic | MemSpace::Global | MemSpace::Shared
                 )
             }
+            Op::Mbar { kind, .. } => *kind != MbarKind::PendingCount,
             Op::Bar { .. }
             | Op::WarpSync { .. }
             | Op::Fence { .. }
@@ -487,6 +524,18 @@ impl Inst {
                 space: AccessSpace::Shared,
                 sem: Sem::Weak,
                 scope: Scope::Sys,
+            },
+            Op::Mbar {
+                kind, sem, scope, ..
+            } => match kind {
+                MbarKind::Init => access(AccessKind::Store, &MemSpace::Shared, *sem, *scope),
+                MbarKind::Arrive { .. } | MbarKind::CpAsyncArrive { noinc: true } => {
+                    access(AccessKind::Atomic, &MemSpace::Shared, *sem, *scope)
+                }
+                MbarKind::Test { .. } => access(AccessKind::Load, &MemSpace::Shared, *sem, *scope),
+                MbarKind::PendingCount | MbarKind::Inval | MbarKind::CpAsyncArrive { .. } => {
+                    SiteOp::Other
+                }
             },
             _ => SiteOp::Other,
         }

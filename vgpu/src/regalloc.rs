@@ -262,6 +262,15 @@ fn visit(inst: &mut Inst, f: &mut impl FnMut(&mut Slot, Role)) {
                 src(v, Use, f);
             }
         }
+        Op::Mbar { addr: a, d, b, .. } => {
+            addr(&mut a.base, Use, f);
+            if let Some(b) = b {
+                src(b, Use, f);
+            }
+            if let Some(d) = d {
+                f(d, Def);
+            }
+        }
         Op::CpAsyncCommit | Op::CpAsyncWait { .. } | Op::Nanosleep | Op::Nop => {}
     }
 }

@@ -1159,6 +1159,13 @@ pub(super) fn is_event(op: &Op) -> bool {
         | Op::Mma { .. }
         | Op::Nanosleep
         | Op::Nop => false,
+        // A wait only reads the barrier; `pending_count` reads a register.
+        Op::Mbar { kind, .. } => !matches!(
+            kind,
+            crate::program::MbarKind::Test { .. }
+                | crate::program::MbarKind::PendingCount
+                | crate::program::MbarKind::Inval
+        ),
         Op::St { space, .. } => !matches!(space, MemSpace::Local | MemSpace::FrameParam),
         Op::Atom { .. }
         | Op::Vprintf { .. }

@@ -24,6 +24,7 @@ use crate::sched::Scheduler;
 mod asynccopy;
 mod livelock;
 mod matrix;
+mod mbarrier;
 mod memops;
 mod outcome;
 mod sync;
@@ -1289,6 +1290,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
             Op::Atom { .. } => {
                 self.exec_atom(w, active, pc, inst)?;
+                Ok(Flow::Next)
+            }
+            Op::Mbar { .. } => {
+                self.exec_mbar(w, active, pc, inst)?;
                 Ok(Flow::Next)
             }
             Op::Cvta {
