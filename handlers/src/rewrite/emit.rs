@@ -760,6 +760,9 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
         }
         Opcode::Cp => Err(cx.unsupported(i, "asynchronous copies are not instrumented")),
         Opcode::Ldmatrix => Err(cx.unsupported(i, "ldmatrix is not instrumented")),
+        // An arrival is a release operation: passed through as it is, it would leave the
+        // thread's buffered stores behind it (a false failure on the device).
+        Opcode::Mbarrier => Err(cx.unsupported(i, "mbarrier operations are not instrumented")),
         _ => Ok(None),
     }
 }

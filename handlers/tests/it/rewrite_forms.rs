@@ -195,6 +195,20 @@ fn unsupported_forms_are_errors_naming_the_instruction() {
         }
         other => panic!("{other:?}"),
     }
+    // An mbarrier arrival is a release: passed through, it would leave buffered stores
+    // behind it.
+    let src = FORMS.replace(
+        "st.global.u32 [%rd3+12], %r8;",
+        "mbarrier.inval.shared.b64 [sh];",
+    );
+    let m = fencehound_ptx::parse("forms.ptx", &src).unwrap();
+    match rewrite::rewrite(&m, &RewriteOptions::default()) {
+        Err(RewriteError::Unsupported { text, why, .. }) => {
+            assert!(text.starts_with("mbarrier.inval"), "{text}");
+            assert!(why.contains("mbarrier"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
     let once = rewrite::rewrite(
         &fencehound_ptx::parse("f", FORMS).unwrap(),
         &RewriteOptions::default(),
