@@ -554,6 +554,15 @@ pub unsafe extern "C" fn cudaLaunchCooperativeKernel_ptsz(
     )
 }
 
+/// A `cudaLaunchAttributeValue` holding cluster dimensions (three `unsigned`s) of 1×1×1
+/// (or 0, unset).
+fn cluster_of_one(val: &[u8; 64]) -> bool {
+    (0..3).all(|i| {
+        let d = u32::from_le_bytes([val[4 * i], val[4 * i + 1], val[4 * i + 2], val[4 * i + 3]]);
+        d <= 1
+    })
+}
+
 unsafe fn launch_ex(
     name: &str,
     config: *const LaunchConfigC,
@@ -572,15 +581,27 @@ unsafe fn launch_ex(
         match a.id {
             // cudaLaunchAttributeCooperative: an int value.
             2 => cooperative = i32::from_le_bytes([a.val[0], a.val[1], a.val[2], a.val[3]]) != 0,
-            // cudaLaunchAttributePriority: scheduling priority means nothing here.
-            8 => {}
+            // Hints that change no result: priority (8), the L2 access policy window (1),
+            // the stream synchronization policy (3), the cluster scheduling preference
+            // (5), memory synchronization domains (9, 10), the shared memory carveout
+            // (14), NVLink-centric scheduling (16), and an ignored entry (0).
+            0 | 1 | 3 | 5 | 8 | 9 | 10 | 14 | 16 => {}
+            // cudaLaunchAttributeProgrammaticStreamSerialization (CUB and Thrust set it for
+            // sm_90): the launch *may* overlap the previous one in its stream, up to the
+            // dependent's `griddepcontrol.wait`. Running it after the previous launch
+            // completed is one of the executions this allows (the vgpu runs launches one
+            // after another; `griddepcontrol` is then a no-op, see the vgpu's decoder).
+            6 => {}
+            // Cluster dimensions (4, and the preferred ones, 11): only clusters of one CTA.
+            4 | 11 if cluster_of_one(&a.val) => {}
             id => {
                 return guard(name, || {
                     with_rt(|rt| {
                         not_supported(
                             rt,
                             &format!("{name} with launch attribute {id}"),
-                            "only the cooperative and priority attributes are",
+                            "the cooperative and programmatic-serialization attributes, hints, \
+                             and clusters of one CTA are",
                         )
                         .err()
                         .unwrap_or(errors::NOT_SUPPORTED)

@@ -129,6 +129,8 @@ modifiers! {
     PendingCount = "pending_count": Flag, Inval = "inval": Flag,
     NoComplete = "noComplete": Flag, Noinc = "noinc": Flag,
     ExpectTx = "expect_tx": Flag, CompleteTx = "complete_tx": Flag,
+    /// `griddepcontrol` (programmatic dependent launch, sm_90).
+    Wait = "wait": Flag, LaunchDependents = "launch_dependents": Flag,
 }
 
 /// Fixed properties of one opcode.
@@ -201,6 +203,7 @@ opcodes! {
     Exit = "exit" [0, 0];
     Fence = "fence" [0, 0] Sem | Scope | Flag;
     Fma = "fma" [4, 4] Type | Round | Flag;
+    Griddepcontrol = "griddepcontrol" [0, 0] Flag;
     Fns = "fns" [4, 4] Type;
     Isspacep = "isspacep" [2, 2] Space;
     Ld = "ld" [2, 3] Type | Space | Sem | Scope | Vector | Cache | Flag;

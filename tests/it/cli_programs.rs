@@ -224,6 +224,27 @@ fn thrust_on_device_vectors() {
     passes("thrust_algos", 2);
 }
 
+/// Thrust and CUB built for sm_90 launch with programmatic dependent launch: the
+/// `cudaLaunchAttributeProgrammaticStreamSerialization` launch attribute, and
+/// `griddepcontrol.wait` / `.launch_dependents` in the kernels. Both failed before
+/// (2026-12-03: "launch attribute 6 is not supported", then "unknown instruction
+/// griddepcontrol"), so every Thrust call of an sm_90 build failed under `exec`.
+#[test]
+fn thrust_built_for_sm_90() {
+    let prog = build("thrust_algos", &["-arch=sm_90"]);
+    for args in [
+        &["--model", "sc"][..],
+        &["--seed", "1"],
+        &["--model", "bugaroo"],
+    ] {
+        let o = exec(args, &prog);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(0), "{args:?}:\n{out}\n{err}");
+        assert!(out.contains("OK:"), "{args:?}:\n{out}");
+        assert!(err.contains("verdict: pass"), "{args:?}:\n{err}");
+    }
+}
+
 #[test]
 fn libcudacxx_barrier_and_atomic_ref() {
     passes("libcu_sync", 3);

@@ -1028,6 +1028,19 @@ impl Cx<'_, '_> {
             },
             Opcode::Nanosleep => Op::Nanosleep,
             Opcode::Prefetch | Opcode::Prefetchu | Opcode::Discard | Opcode::Pmevent => Op::Nop,
+            // Programmatic dependent launch (sm_90; CUB's and Thrust's kernels for sm_90
+            // use it). The vgpu runs a program's launches one after another, each after
+            // every earlier one completed and its stores reached memory (the kernel-exit
+            // drain): the grids a `wait` waits for are complete when the kernel starts,
+            // so it returns at once, and `launch_dependents` is a scheduling hint. (So the
+            // vgpu cannot show a dependent kernel that reads before its `wait`.)
+            Opcode::Griddepcontrol => {
+                if !(self.inst.has(Mod::Wait) || self.inst.has(Mod::LaunchDependents)) {
+                    return self
+                        .unsupported("griddepcontrol other than `.wait`, `.launch_dependents`");
+                }
+                Op::Nop
+            }
             Opcode::Cp => self.decode_cp()?,
             Opcode::Mbarrier => self.decode_mbarrier()?,
             Opcode::Ldmatrix => self.decode_ldmatrix()?,
