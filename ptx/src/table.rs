@@ -129,6 +129,8 @@ modifiers! {
     PendingCount = "pending_count": Flag, Inval = "inval": Flag,
     NoComplete = "noComplete": Flag, Noinc = "noinc": Flag,
     ExpectTx = "expect_tx": Flag, CompleteTx = "complete_tx": Flag,
+    /// `cp.async.bulk` (sm_90 bulk copies) completing on an mbarrier.
+    Bulk = "bulk": Flag, CompleteTxBytes = "mbarrier::complete_tx::bytes": Flag,
     /// `griddepcontrol` (programmatic dependent launch, sm_90).
     Wait = "wait": Flag, LaunchDependents = "launch_dependents": Flag,
 }
@@ -199,6 +201,7 @@ opcodes! {
     Div = "div" [3, 3] Type | Round | Flag;
     Dp2a = "dp2a" [4, 4] Type | Cmp;
     Dp4a = "dp4a" [4, 4] Type;
+    Elect = "elect" [2, 2] Flag;
     Ex2 = "ex2" [2, 2] Type | Flag;
     Exit = "exit" [0, 0];
     Fence = "fence" [0, 0] Sem | Scope | Flag;

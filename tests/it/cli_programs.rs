@@ -182,12 +182,14 @@ fn real_world_race_check_is_silent_on_correct_code() {
     assert!(err.contains("inter-block race (RAW) in `message`"), "{err}");
 }
 
-/// libcu++'s `cuda::barrier` and `cuda::pipeline` built for sm_80 and sm_90 compile to
-/// `mbarrier` objects (`test_wait` on sm_80, `try_wait` on sm_90, `cp.async.mbarrier.arrive`
-/// under the pipeline's copies); the whole module failed to parse before (2026-12-03).
+/// libcu++'s `cuda::barrier`, `cuda::pipeline` and `cuda::memcpy_async` built for sm_80
+/// and sm_90 compile to `mbarrier` objects (`test_wait` on sm_80, `try_wait` on sm_90,
+/// `cp.async.mbarrier.arrive` under the pipeline's copies, bulk copies with transaction
+/// counts and `elect.sync` on sm_90); the whole module failed to parse before (2026-12-03).
 /// Each build passes under every model, and the race check is silent on it under `sc` and
 /// `weak`; the twin that reads its neighbour's value after arriving, without waiting, is
-/// a race the check reports (the waits are what orders the reads).
+/// a race the check reports (the waits are what orders the reads), and so is reading a
+/// bulk-copied tile after `__syncthreads()` instead of the barrier's wait.
 #[test]
 fn libcudacxx_barrier_and_pipeline_on_mbarrier_objects() {
     for arch in ["-arch=sm_80", "-arch=sm_90"] {
@@ -209,12 +211,17 @@ fn libcudacxx_barrier_and_pipeline_on_mbarrier_objects() {
             }
         }
     }
-    let prog = build("mbarrier", &["-arch=sm_80", "-DNO_WAIT"]);
+    let prog = build("mbarrier", &["-arch=sm_90", "-DNO_WAIT"]);
     for model in ["sc", "weak"] {
         let o = exec(&["--race", "--model", model, "--seed", "3"], &prog);
-        let err = text(&o.stderr);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
         assert_eq!(o.status.code(), Some(1), "{model}:\n{err}");
         assert!(err.contains("race (RAW) in `exchange`"), "{model}:\n{err}");
+        // The bulk copy is performed at the latest point the ISA allows (here: the
+        // thread's exit), after the tile was read: stale reads, and the copy's stores
+        // race with them.
+        assert!(out.contains("MISMATCH bulk_tile"), "{model}:\n{out}");
+        assert!(err.contains("race (WAR) in `bulk_tile`"), "{model}:\n{err}");
         assert!(!err.contains("FAULT"), "{model}:\n{err}");
     }
 }

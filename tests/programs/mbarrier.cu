@@ -2,8 +2,11 @@
 // to `mbarrier.*` and `cp.async.mbarrier.arrive` for sm_80 and later (`test_wait` on sm_80,
 // `try_wait` on sm_90). Each result is checked on the host; exit 1 on a mismatch. Built
 // with `fencehound nvcc -arch=sm_80` / `sm_90` by tests/it/cli_programs.rs.
+// `cuda::memcpy_async` of a tile with a `cuda::barrier` is a bulk copy on sm_90
+// (`cp.async.bulk ... mbarrier::complete_tx::bytes`, `elect.sync`, `expect_tx`).
 // -DNO_WAIT: a thread reads its neighbour's value after arriving, without waiting for the
-// phase to complete — a race the race check must report.
+// phase to complete, and the tile is read after `__syncthreads()` instead of the
+// barrier's wait (which does not wait for the copy) — races the race check must report.
 #include <cooperative_groups.h>
 #include <cuda/barrier>
 #include <cuda/pipeline>
@@ -64,6 +67,22 @@ __global__ void staged_sum(const int *in, int *out) {
   out[blockIdx.x * 128 + threadIdx.x] = acc;
 }
 
+// One 256-int tile per block, copied with cuda::memcpy_async and read reversed.
+__global__ void bulk_tile(const int *in, int *out) {
+  __shared__ alignas(16) int tile[256];
+  __shared__ block_barrier bar;
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0) init(&bar, block.size());
+  block.sync();
+  cuda::memcpy_async(block, tile, in + blockIdx.x * 512, cuda::aligned_size_t<16>(sizeof(int) * 256), bar);
+#ifdef NO_WAIT
+  __syncthreads();
+#else
+  bar.arrive_and_wait();
+#endif
+  out[blockIdx.x * 256 + threadIdx.x] = tile[255 - threadIdx.x] * 2;
+}
+
 int main() {
   const int blocks = 3, n = 128;
 #ifdef NO_WAIT
@@ -98,11 +117,19 @@ int main() {
       if (hs[b * 128 + t] != want && fails++ < 10)
         printf("MISMATCH pipeline block %d thread %d: got %d, want %d\n", b, t, hs[b * 128 + t], want);
     }
+  bulk_tile<<<blocks, 256>>>(in, out);
+  int hb[blocks * 256], bulk_fails = 0;
+  cudaMemcpy(hb, out, sizeof hb, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < blocks * 256; i++) {
+    int want = 2 * hin[(i / 256) * 512 + 255 - i % 256];
+    if (hb[i] != want && bulk_fails++ < 5) printf("MISMATCH bulk_tile [%d]: got %d, want %d\n", i, hb[i], want);
+  }
+  fails += bulk_fails;
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
     printf("error: %s\n", cudaGetErrorString(e));
     fails++;
   }
-  if (!fails) printf("OK: cuda::barrier and cuda::pipeline on mbarrier objects\n");
+  if (!fails) printf("OK: cuda::barrier, cuda::pipeline and memcpy_async on mbarrier objects\n");
   return fails ? 1 : 0;
 }

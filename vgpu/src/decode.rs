@@ -1043,6 +1043,20 @@ impl Cx<'_, '_> {
             }
             Opcode::Cp => self.decode_cp()?,
             Opcode::Mbarrier => self.decode_mbarrier()?,
+            Opcode::Elect => {
+                if !i.has(Mod::Sync) {
+                    return self.unsupported("`elect` without `.sync`");
+                }
+                let (d, p) = match &ops[0] {
+                    Operand::Pair(a, b) => (self.dst(a)?, self.dst(b)?),
+                    _ => return self.unsupported("`elect.sync` takes `d|p`"),
+                };
+                Op::Elect {
+                    d,
+                    p,
+                    mask: self.src(&ops[1])?,
+                }
+            }
             Opcode::Ldmatrix => self.decode_ldmatrix()?,
             Opcode::Mma => self.decode_mma()?,
             _ => {
@@ -1481,13 +1495,13 @@ impl Cx<'_, '_> {
         if !i.has(Mod::Async) {
             return self.unsupported("`cp` without `.async`");
         }
+        if i.has(Mod::Bulk) {
+            return self.decode_bulk_copy();
+        }
         if i.has(Mod::Mbarrier) {
             // `cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]`
             if !i.has(Mod::Arrive) || ops.len() != 1 {
                 return self.unsupported("`cp.async.mbarrier` other than `.arrive [addr]`");
-            }
-            if i.space() == Some(Mod::SharedCluster) {
-                return self.unsupported("`.shared::cluster` mbarrier objects");
             }
             let mut space = MemSpace::Shared;
             let addr = self.addr(&ops[0], &mut space)?;
@@ -1576,21 +1590,45 @@ impl Cx<'_, '_> {
         })
     }
 
+    /// `cp.async.bulk.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes [dst],
+    /// [src], size, [mbar]` (PTX ISA §9.7.9.25.4.1), the bulk copy behind
+    /// `cuda::memcpy_async` with a `cuda::barrier` on sm_90. Not decoded: the other
+    /// directions (`bulk_group` completion), multicast, and cache or byte-mask operands.
+    fn decode_bulk_copy(&self) -> Result<Op, LoadError> {
+        let i = self.inst;
+        let ops = self.operands();
+        let spaces: Vec<Mod> = i.mods_of(ptx::ModClass::Space).collect();
+        if !matches!(
+            spaces.as_slice(),
+            [Mod::SharedCta | Mod::SharedCluster, Mod::Global]
+        ) || !i.has(Mod::CompleteTxBytes)
+        {
+            return self.unsupported(
+                "bulk copies other than global to shared memory completing on an mbarrier",
+            );
+        }
+        if ops.len() != 4 || i.has(Mod::L2CacheHint) {
+            return self.unsupported("operands (multicast and cache hints are not supported)");
+        }
+        let (mut dst_space, mut src_space, mut mbar_space) =
+            (MemSpace::Shared, MemSpace::Global, MemSpace::Shared);
+        Ok(Op::BulkCopy {
+            dst: self.addr(&ops[0], &mut dst_space)?,
+            src: self.addr(&ops[1], &mut src_space)?,
+            size: self.src(&ops[2])?,
+            mbar: self.addr(&ops[3], &mut mbar_space)?,
+        })
+    }
+
     /// `mbarrier.*` (PTX ISA §9.7.13.15) on a barrier object in shared memory: `init`,
     /// `arrive{.noComplete}`, `arrive_drop`, `test_wait{.parity}`, `try_wait{.parity}`
     /// (without a time limit: it returns at once, as a `try_wait` whose limit ran out may),
-    /// `pending_count` and `inval`. Not decoded: the transaction-count forms
-    /// (`expect_tx`, `complete_tx`, `.expect_tx` arrivals: sm_90 bulk copies) and
-    /// `.shared::cluster` objects.
+    /// `pending_count`, `inval`, and the transaction counts of sm_90 bulk copies
+    /// (`expect_tx`, `complete_tx`, `arrive.expect_tx`). A `.shared::cluster` address is
+    /// the CTA's own shared memory: the vgpu launches clusters of one CTA.
     fn decode_mbarrier(&self) -> Result<Op, LoadError> {
         let i = self.inst;
         let ops = self.operands();
-        if i.has(Mod::ExpectTx) || i.has(Mod::CompleteTx) {
-            return self.unsupported("mbarrier transaction counts (`expect_tx`, `complete_tx`)");
-        }
-        if i.space() == Some(Mod::SharedCluster) {
-            return self.unsupported("`.shared::cluster` mbarrier objects");
-        }
         if i.ty().is_some_and(|t| t != Mod::B64) {
             return self.unsupported("mbarrier type other than `.b64`");
         }
@@ -1613,7 +1651,20 @@ impl Cx<'_, '_> {
                 Some(s)
             }
         };
-        let (kind, d, addr, b, sem) = if i.has(Mod::Init) {
+        let tx = i.has(Mod::ExpectTx) || i.has(Mod::CompleteTx);
+        let (kind, d, addr, b, sem) = if tx && !(i.has(Mod::Arrive) || i.has(Mod::ArriveDrop)) {
+            // `mbarrier.expect_tx` / `complete_tx [a], txCount`: relaxed by default.
+            if ops.len() != 2 {
+                return self.unsupported("operands");
+            }
+            let a = self.addr(&ops[0], &mut space)?;
+            let kind = if i.has(Mod::ExpectTx) {
+                MbarKind::ExpectTx
+            } else {
+                MbarKind::CompleteTx
+            };
+            (kind, None, Some(a), Some(self.src(&ops[1])?), sem)
+        } else if i.has(Mod::Init) {
             if ops.len() != 2 {
                 return self.unsupported("operands");
             }
@@ -1630,14 +1681,20 @@ impl Cx<'_, '_> {
                 return self.unsupported("operands");
             }
             let a = self.addr(&ops[1], &mut space)?;
+            if i.has(Mod::CompleteTx) {
+                return self.unsupported("`mbarrier.arrive` with `.complete_tx`");
+            }
+            // The count, or with `.expect_tx` the transaction count (one arrival).
             let count = match ops.get(2) {
                 Some(c) => self.src(c)?,
+                None if tx => return self.unsupported("`.expect_tx` without a count"),
                 None => Src::Imm(1),
             };
             let sem = strong(sem).unwrap_or(Sem::Release);
             (
                 MbarKind::Arrive {
                     drop: i.has(Mod::ArriveDrop),
+                    tx,
                 },
                 self.dst(&ops[0])?,
                 Some(a),

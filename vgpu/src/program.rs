@@ -353,6 +353,21 @@ pub enum Op {
         sem: Sem,
         scope: Scope,
     },
+    /// `cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [dst], [src], size,
+    /// [mbar]`: copies `size` bytes, then completes that many transaction bytes on the
+    /// mbarrier object at `mbar` (`exec/mbarrier.rs`).
+    BulkCopy {
+        dst: Addr,
+        src: Addr,
+        size: Src,
+        mbar: Addr,
+    },
+    /// `elect.sync d|p, membermask`: the lowest lane of the member mask is the leader.
+    Elect {
+        d: Option<Slot>,
+        p: Option<Slot>,
+        mask: Src,
+    },
     Nanosleep,
     /// Performance hints (`prefetch`, `discard`, `pmevent`): no effect.
     Nop,
@@ -364,8 +379,13 @@ pub enum MbarKind {
     /// `mbarrier.init [a], count`
     Init,
     /// `mbarrier.arrive{.noComplete}` (`drop`: `mbarrier.arrive_drop`, which also lowers the
-    /// expected count of later phases).
-    Arrive { drop: bool },
+    /// expected count of later phases; `tx`: `.expect_tx`, whose operand is a transaction
+    /// count added before one arrival).
+    Arrive { drop: bool, tx: bool },
+    /// `mbarrier.expect_tx [a], txCount`
+    ExpectTx,
+    /// `mbarrier.complete_tx [a], txCount`
+    CompleteTx,
     /// `mbarrier.test_wait` / `try_wait` (`parity`: the `.parity` forms, whose operand is a
     /// phase parity instead of a state).
     Test { parity: bool },
@@ -395,6 +415,8 @@ impl Op {
             | Op::Shfl { .. }
             | Op::Vote { .. }
             | Op::Match { .. }
+            | Op::Elect { .. }
+            | Op::BulkCopy { .. }
             | Op::Redux { .. }
             | Op::Ldmatrix { .. }
             | Op::Mma { .. }
@@ -525,11 +547,20 @@ impl Inst {
                 sem: Sem::Weak,
                 scope: Scope::Sys,
             },
+            Op::BulkCopy { .. } => SiteOp::Access {
+                kind: AccessKind::Store,
+                space: AccessSpace::Shared,
+                sem: Sem::Weak,
+                scope: Scope::Sys,
+            },
             Op::Mbar {
                 kind, sem, scope, ..
             } => match kind {
                 MbarKind::Init => access(AccessKind::Store, &MemSpace::Shared, *sem, *scope),
-                MbarKind::Arrive { .. } | MbarKind::CpAsyncArrive { noinc: true } => {
+                MbarKind::Arrive { .. }
+                | MbarKind::ExpectTx
+                | MbarKind::CompleteTx
+                | MbarKind::CpAsyncArrive { noinc: true } => {
                     access(AccessKind::Atomic, &MemSpace::Shared, *sem, *scope)
                 }
                 MbarKind::Test { .. } => access(AccessKind::Load, &MemSpace::Shared, *sem, *scope),

@@ -262,6 +262,26 @@ fn visit(inst: &mut Inst, f: &mut impl FnMut(&mut Slot, Role)) {
                 src(v, Use, f);
             }
         }
+        Op::BulkCopy {
+            dst,
+            src: s,
+            size,
+            mbar,
+        } => {
+            addr(&mut dst.base, Use, f);
+            addr(&mut s.base, Use, f);
+            addr(&mut mbar.base, Use, f);
+            src(size, Use, f);
+        }
+        Op::Elect { d, p, mask } => {
+            src(mask, Use, f);
+            if let Some(d) = d {
+                f(d, Def);
+            }
+            if let Some(p) = p {
+                f(p, Def);
+            }
+        }
         Op::Mbar { addr: a, d, b, .. } => {
             addr(&mut a.base, Use, f);
             if let Some(b) = b {

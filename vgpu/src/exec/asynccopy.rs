@@ -154,6 +154,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         mask: u32,
         _pc: u32,
     ) -> Result<(), LaunchOutcome> {
+        // Their bulk copies too (`mbarrier`).
+        if !self.bulk.is_empty() {
+            self.complete_bulk(|b| b.w == w && mask >> b.l & 1 != 0)?;
+        }
         for l in lanes(mask) {
             let Some(rare) = self.warps[w as usize].lanes[l].rare.as_mut() else {
                 continue;

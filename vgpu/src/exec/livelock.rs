@@ -1153,6 +1153,7 @@ pub(super) fn is_event(op: &Op) -> bool {
         | Op::Shfl { .. }
         | Op::Vote { .. }
         | Op::Match { .. }
+        | Op::Elect { .. }
         | Op::Redux { .. }
         | Op::Activemask { .. }
         | Op::Ldmatrix { .. }
@@ -1177,6 +1178,7 @@ pub(super) fn is_event(op: &Op) -> bool {
         | Op::WarpSync { .. }
         | Op::Fence { .. }
         | Op::CpAsync { .. }
+        | Op::BulkCopy { .. }
         | Op::CpAsyncCommit
         | Op::CpAsyncWait { .. } => true,
     }

@@ -3,15 +3,21 @@
 //!
 //! The object is 8 bytes of shared memory whose layout PTX leaves opaque; ours:
 //!
-//! | bits   | field                                              |
-//! |--------|----------------------------------------------------|
-//! | 0–20   | pending arrivals in the current phase              |
-//! | 21–41  | expected arrivals per phase                        |
-//! | 42–62  | the phase number (modulo 2²¹; bit 42 is its parity) |
-//! | 63     | initialized (set by `init`)                        |
+//! | bits   | field                                                         |
+//! |--------|---------------------------------------------------------------|
+//! | 0–19   | pending arrivals in the current phase                         |
+//! | 20–39  | expected arrivals per phase                                   |
+//! | 40–60  | the transaction count (21-bit two's complement: a bulk copy   |
+//! |        | may complete its bytes before they are expected)               |
+//! | 61     | the current phase's parity                                    |
+//! | 63     | initialized (set by `init`)                                   |
 //!
-//! The state token an `arrive` returns holds the phase it arrived in (bits 42–62) and the
-//! pending count right after it (bits 0–20, what `pending_count` reads back).
+//! A phase completes when both the pending arrivals and the transaction count are zero;
+//! then the parity flips and the pending count is the expected one again. The state token
+//! an `arrive` returns holds the parity of the phase it arrived in (bit 61) and the
+//! pending count right after it (bits 0–19, what `pending_count` reads back). PTX lets a
+//! wait name only the current or the immediately preceding phase, so the parity tells
+//! them apart.
 //!
 //! Memory model. An arrival is a read-modify-write of the object with the instruction's
 //! semantics (default `.release.cta`), and a `test_wait`/`try_wait` a load of it (default
@@ -26,6 +32,15 @@
 //! last thread out invalidates the barriers after a `match.any.sync` (which orders no
 //! memory) with the lanes that arrived — a report on correct library code.
 //!
+//! A bulk copy (`cp.async.bulk ... mbarrier::complete_tx::bytes`) is queued when it is
+//! issued and performed as late as the ISA lets it: when some thread next tests the
+//! object it completes on (`test_wait`/`try_wait`), or when the issuing thread exits —
+//! so a kernel that reads the destination after `__syncthreads()` without waiting on the
+//! barrier reads it stale, as it may on a GPU. It is performed by the issuing thread
+//! (weak loads of global, weak stores to shared memory, as `cp.async`'s), and then
+//! completes its bytes on the object with a release RMW: a thread whose wait sees the
+//! phase complete synchronizes with it and sees the copied data.
+//!
 //! `try_wait` may suspend the thread for a bounded time before it returns false; ours
 //! returns at once (one of the executions the ISA allows, the loop around it retries).
 //! `cp.async.mbarrier.arrive` makes an arrival happen once the thread's earlier
@@ -39,65 +54,135 @@ use super::memops::Place;
 use super::*;
 use crate::program::MbarKind;
 
-const FIELD: u32 = 21;
-const MASK: u64 = (1 << FIELD) - 1;
-const EXPECTED_SHIFT: u32 = FIELD;
-const PHASE_SHIFT: u32 = 2 * FIELD;
+const COUNT_BITS: u32 = 20;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+const EXPECTED_SHIFT: u32 = COUNT_BITS;
+const TX_SHIFT: u32 = 2 * COUNT_BITS;
+const TX_BITS: u32 = 21;
+const TX_MASK: u64 = (1 << TX_BITS) - 1;
+const PARITY: u64 = 1 << 61;
 const INIT: u64 = 1 << 63;
-/// The largest count `init` and `arrive` take (PTX ISA: 2²⁰ − 1).
+/// The largest count `init` and `arrive` take (PTX ISA: 2²⁰ − 1), and the largest
+/// transaction count.
 const MAX_COUNT: u64 = (1 << 20) - 1;
 
-fn pending(v: u64) -> u64 {
-    v & MASK
+/// The fields of an initialized object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Object {
+    pending: u64,
+    expected: u64,
+    tx: i64,
+    parity: bool,
 }
-fn expected(v: u64) -> u64 {
-    (v >> EXPECTED_SHIFT) & MASK
+
+impl Object {
+    fn decode(v: u64) -> Option<Object> {
+        if v & INIT == 0 {
+            return None;
+        }
+        let raw = (v >> TX_SHIFT) & TX_MASK;
+        // Sign-extend the 21-bit transaction count.
+        let tx = ((raw << (64 - TX_BITS)) as i64) >> (64 - TX_BITS);
+        Some(Object {
+            pending: v & COUNT_MASK,
+            expected: (v >> EXPECTED_SHIFT) & COUNT_MASK,
+            tx,
+            parity: v & PARITY != 0,
+        })
+    }
+
+    /// The word, completing the phase first when nothing is pending any more.
+    fn encode(mut self) -> u64 {
+        if self.pending == 0 && self.tx == 0 {
+            self.parity = !self.parity;
+            self.pending = self.expected;
+        }
+        INIT | if self.parity { PARITY } else { 0 }
+            | ((self.tx as u64) & TX_MASK) << TX_SHIFT
+            | (self.expected & COUNT_MASK) << EXPECTED_SHIFT
+            | (self.pending & COUNT_MASK)
+    }
 }
-fn phase(v: u64) -> u64 {
-    (v >> PHASE_SHIFT) & MASK
-}
-fn object(pending: u64, expected: u64, phase: u64) -> u64 {
-    INIT | (phase & MASK) << PHASE_SHIFT | (expected & MASK) << EXPECTED_SHIFT | (pending & MASK)
-}
+
+const NOT_INITIALIZED: &str = "mbarrier object used before mbarrier.init";
 
 /// What `init` writes for `count` expected arrivals.
 pub(super) fn init_value(count: u64) -> u64 {
-    object(count, count, 0)
+    Object {
+        pending: count,
+        expected: count,
+        tx: 0,
+        parity: false,
+    }
+    .encode()
 }
 
-/// An arrival of `count` on object `v` (`drop`: also lowers the expected count): the new
-/// object and the state token, or why the arrival is undefined.
-pub(super) fn arrive(v: u64, count: u64, drop: bool) -> Result<(u64, u64), &'static str> {
-    if v & INIT == 0 {
-        return Err("mbarrier arrive on an object that was not initialized (mbarrier.init)");
-    }
+fn pending(token: u64) -> u64 {
+    token & COUNT_MASK
+}
+
+/// An arrival of `count` on object `v` (`drop`: also lowers the expected count) after
+/// raising its transaction count by `tx`: the new object and the state token, or why the
+/// arrival is undefined.
+pub(super) fn arrive(v: u64, count: u64, drop: bool, tx: u64) -> Result<(u64, u64), &'static str> {
+    let mut o = Object::decode(v).ok_or(NOT_INITIALIZED)?;
     if count == 0 || count > MAX_COUNT {
         return Err("mbarrier arrive count outside 1 ..= 2^20 - 1");
     }
-    let (p, e, ph) = (pending(v), expected(v), phase(v));
-    if count > p {
+    if count > o.pending {
         return Err("mbarrier arrive with a count larger than the pending arrivals");
     }
-    let e = if drop { e - count.min(e) } else { e };
-    let p = p - count;
-    let token = (ph & MASK) << PHASE_SHIFT | p;
-    let new = if p == 0 {
-        // The phase completes; the next one expects the (possibly dropped) count.
-        object(e, e, ph + 1)
-    } else {
-        object(p, e, ph)
-    };
-    Ok((new, token))
+    o = add_tx(o, tx as i64)?;
+    if drop {
+        o.expected -= count.min(o.expected);
+    }
+    o.pending -= count;
+    let token = if o.parity { PARITY } else { 0 } | o.pending;
+    Ok((o.encode(), token))
+}
+
+fn add_tx(mut o: Object, d: i64) -> Result<Object, &'static str> {
+    if d.unsigned_abs() > MAX_COUNT {
+        return Err("mbarrier transaction count outside 0 ..= 2^20 - 1");
+    }
+    o.tx += d;
+    if o.tx.unsigned_abs() > MAX_COUNT {
+        return Err("mbarrier transaction count out of range (2^20 - 1 either way)");
+    }
+    Ok(o)
+}
+
+/// `expect_tx` (`sign` 1) or `complete_tx` (`sign` -1) of `bytes` on object `v`.
+pub(super) fn transact(v: u64, bytes: u64, sign: i64) -> Result<u64, &'static str> {
+    let o = Object::decode(v).ok_or(NOT_INITIALIZED)?;
+    if bytes > MAX_COUNT {
+        return Err("mbarrier transaction count outside 0 ..= 2^20 - 1");
+    }
+    Ok(add_tx(o, sign * bytes as i64)?.encode())
 }
 
 /// Whether `test_wait`/`try_wait` on object `v` finds complete the phase of `state` (a
 /// token from `arrive`), or with `parity` the phase whose parity is `state & 1`.
 pub(super) fn phase_complete(v: u64, state: u64, parity: bool) -> bool {
+    let now = v & PARITY != 0;
     if parity {
-        phase(v) & 1 != state & 1
+        now != (state & 1 != 0)
     } else {
-        phase(v) != phase(state)
+        now != (state & PARITY != 0)
     }
+}
+
+/// One bulk copy waiting to be performed.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PendingBulk {
+    pub(super) w: u32,
+    pub(super) l: usize,
+    pc: u32,
+    site: SiteId,
+    dst: Location,
+    src: Location,
+    n: u64,
+    mbar: Location,
 }
 
 impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
@@ -165,8 +250,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     self.since_progress = 0;
                     self.changed();
                 }
-                MbarKind::Arrive { drop } => {
-                    let token = self.mbar_arrive(w, l, pc, loc, bv, drop, sem, scope, site)?;
+                MbarKind::Arrive { drop, tx } => {
+                    let (count, tx) = if tx { (1, bv) } else { (bv, 0) };
+                    let f = move |old: u64| arrive(old, count, drop, tx);
+                    let token = self.mbar_rmw(w, l, pc, loc, sem, scope, site, f)?;
                     if let Some(d) = d {
                         self.set(w, l, d, token);
                     }
@@ -174,10 +261,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 MbarKind::CpAsyncArrive { noinc } => {
                     self.complete_lane_copies(w, l)?;
                     if noinc {
-                        self.mbar_arrive(w, l, pc, loc, 1, false, sem, scope, site)?;
+                        let f = |old: u64| arrive(old, 1, false, 0);
+                        self.mbar_rmw(w, l, pc, loc, sem, scope, site, f)?;
                     }
                 }
+                MbarKind::ExpectTx | MbarKind::CompleteTx => {
+                    let sign = if kind == MbarKind::ExpectTx { 1 } else { -1 };
+                    let f = move |old: u64| transact(old, bv, sign).map(|n| (n, 0));
+                    self.mbar_rmw(w, l, pc, loc, sem, scope, site, f)?;
+                }
                 MbarKind::Test { parity } => {
+                    if !self.bulk.is_empty() {
+                        self.complete_bulk(|b| b.mbar == loc)?;
+                    }
                     let a = self.access(w, l, loc, 8, AccessKind::Load, sem, scope, site);
                     let mut buf = [0u8; 8];
                     if let Err(e) = self.hooks.load(self.mem, &a, &mut buf) {
@@ -190,8 +286,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             l,
                             pc,
                             FaultKind::Undefined,
-                            "mbarrier wait on an object that was not initialized (mbarrier.init)"
-                                .into(),
+                            NOT_INITIALIZED.into(),
                         ));
                     }
                     if let Some(d) = d {
@@ -204,25 +299,25 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
-    /// One arrival of `count` by lane `l` on the object at `loc`: returns the state token.
+    /// A read-modify-write `f` (new object and a result, or why it is undefined) of the
+    /// object at `loc` by lane `l`: returns the result.
     #[allow(clippy::too_many_arguments)]
-    fn mbar_arrive(
+    fn mbar_rmw(
         &mut self,
         w: u32,
         l: usize,
         pc: u32,
         loc: Location,
-        count: u64,
-        drop: bool,
         sem: Sem,
         scope: Scope,
         site: SiteId,
+        f: impl Fn(u64) -> Result<(u64, u64), &'static str>,
     ) -> Result<u64, LaunchOutcome> {
         let a = self.access(w, l, loc, 8, AccessKind::Atomic, sem, scope, site);
         let mut out: Result<u64, &'static str> = Ok(0);
-        let mut f = |old: u64| match arrive(old, count, drop) {
-            Ok((new, token)) => {
-                out = Ok(token);
+        let mut g = |old: u64| match f(old) {
+            Ok((new, r)) => {
+                out = Ok(r);
                 Some(new)
             }
             Err(e) => {
@@ -230,17 +325,131 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 None
             }
         };
-        if let Err(e) = self.hooks.atomic(self.mem, &a, &mut f) {
+        if let Err(e) = self.hooks.atomic(self.mem, &a, &mut g) {
             return Err(self.mem_fault(w, l, pc, e));
         }
         self.since_progress = 0;
         match out {
-            Ok(token) => {
+            Ok(r) => {
                 self.changed();
-                Ok(token)
+                Ok(r)
             }
             Err(why) => Err(self.fault(w, l, pc, FaultKind::Undefined, why.into())),
         }
+    }
+
+    /// `inst` is an `Op::BulkCopy`: for each lane of `active`, the copy, then the
+    /// completion of its bytes on the mbarrier object (a release RMW).
+    pub(super) fn exec_bulk_copy(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        let &Op::BulkCopy {
+            dst,
+            src,
+            size,
+            mbar,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
+        let site = inst.site;
+        for l in lanes(active) {
+            let n = self.src(w, l, size) & 0xffff_ffff;
+            let d = self.place(w, l, MemSpace::Shared, dst);
+            let s = self.place(w, l, MemSpace::Global, src);
+            let m = self.place(w, l, MemSpace::Shared, mbar);
+            let (Place::Mem(d), Place::Mem(s), Place::Mem(m)) = (d, s, m) else {
+                return Err(self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::InvalidAddress,
+                    "cp.async.bulk needs shared destination and mbarrier, global source".into(),
+                ));
+            };
+            if !n.is_multiple_of(16) || !d.addr().is_multiple_of(16) || !s.addr().is_multiple_of(16)
+            {
+                return Err(self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::Misaligned,
+                    format!(
+                        "cp.async.bulk of {n} bytes: size and addresses must be multiples of 16"
+                    ),
+                ));
+            }
+            self.check_align(w, l, pc, Place::Mem(m), 8)?;
+            self.bulk.push(PendingBulk {
+                w,
+                l,
+                pc,
+                site,
+                dst: d,
+                src: s,
+                n,
+                mbar: m,
+            });
+        }
+        Ok(())
+    }
+
+    /// Performs, in issue order, the queued bulk copies `which` selects: each copy, then
+    /// the completion of its bytes on its mbarrier object, by its issuing thread.
+    pub(super) fn complete_bulk(
+        &mut self,
+        which: impl Fn(&PendingBulk) -> bool,
+    ) -> Result<(), LaunchOutcome> {
+        let (now, later): (Vec<PendingBulk>, Vec<PendingBulk>) =
+            self.bulk.iter().partition(|b| which(b));
+        if now.is_empty() {
+            return Ok(());
+        }
+        self.bulk = later;
+        for b in now {
+            let (w, l, pc, site) = (b.w, b.l, b.pc, b.site);
+            let mut off = 0;
+            while off < b.n {
+                let a = self.access(
+                    w,
+                    l,
+                    b.src.offset(off),
+                    4,
+                    AccessKind::Load,
+                    Sem::Weak,
+                    Scope::Sys,
+                    site,
+                );
+                let mut buf = [0u8; 4];
+                if let Err(e) = self.hooks.load(self.mem, &a, &mut buf) {
+                    return Err(self.mem_fault(w, l, pc, e));
+                }
+                let a = self.access(
+                    w,
+                    l,
+                    b.dst.offset(off),
+                    4,
+                    AccessKind::Store,
+                    Sem::Weak,
+                    Scope::Sys,
+                    site,
+                );
+                if let Err(e) = self.hooks.store(self.mem, &a, &buf) {
+                    return Err(self.mem_fault(w, l, pc, e));
+                }
+                off += 4;
+            }
+            let n = b.n;
+            let f = move |old: u64| transact(old, n, -1).map(|v| (v, 0));
+            self.mbar_rmw(w, l, pc, b.mbar, Sem::Release, Scope::Cta, site, f)?;
+        }
+        // Memory changed outside any warp's own step: an event for every warp.
+        self.changed_for_all();
+        Ok(())
     }
 
     /// Completes every `cp.async` copy lane `l` of warp `w` has issued, in issue order,
@@ -265,23 +474,26 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 mod tests {
     use super::*;
 
+    fn fields(v: u64) -> (u64, u64, i64, bool) {
+        let o = Object::decode(v).unwrap();
+        (o.pending, o.expected, o.tx, o.parity)
+    }
+
     #[test]
     fn phases_complete_after_the_expected_arrivals() {
         let mut v = init_value(3);
         let mut tokens = Vec::new();
         for _ in 0..3 {
-            assert!(!phase_complete(
-                v,
-                tokens.first().copied().unwrap_or(v),
-                false
-            ));
-            let (n, t) = arrive(v, 1, false).unwrap();
+            if let Some(&t) = tokens.first() {
+                assert!(!phase_complete(v, t, false));
+            }
+            let (n, t) = arrive(v, 1, false, 0).unwrap();
             tokens.push(t);
             v = n;
         }
         // Phase 0 is complete for every token of it; the next phase expects 3 again.
         assert!(tokens.iter().all(|&t| phase_complete(v, t, false)));
-        assert_eq!((pending(v), expected(v), phase(v)), (3, 3, 1));
+        assert_eq!(fields(v), (3, 3, 0, true));
         assert_eq!(pending(tokens[0]), 2);
         assert_eq!(pending(tokens[2]), 0);
         // Parity: phase 0 (parity 0) is complete, phase 1 (parity 1) is not.
@@ -292,13 +504,35 @@ mod tests {
     #[test]
     fn counts_drops_and_undefined_uses() {
         let v = init_value(4);
-        let (v, t) = arrive(v, 3, false).unwrap();
+        let (v, t) = arrive(v, 3, false, 0).unwrap();
         assert_eq!(pending(t), 1);
-        assert!(arrive(v, 2, false).is_err(), "more than pending");
-        let (v, _) = arrive(v, 1, true).unwrap();
+        assert!(arrive(v, 2, false, 0).is_err(), "more than pending");
+        let (v, _) = arrive(v, 1, true, 0).unwrap();
         // The dropped arrival lowers the next phase's expected count.
-        assert_eq!((pending(v), expected(v), phase(v)), (3, 3, 1));
-        assert!(arrive(0, 1, false).is_err(), "not initialized");
-        assert!(arrive(v, 0, false).is_err());
+        assert_eq!(fields(v), (3, 3, 0, true));
+        assert!(arrive(0, 1, false, 0).is_err(), "not initialized");
+        assert!(arrive(v, 0, false, 0).is_err());
+        assert!(transact(0, 16, 1).is_err(), "not initialized");
+    }
+
+    #[test]
+    fn transactions_hold_the_phase_until_their_bytes_complete() {
+        // A copy that completes before its bytes are expected (as CUDA 13's
+        // `cuda::memcpy_async` orders them): the count goes negative, then back to zero.
+        let v = init_value(2);
+        let v = transact(v, 1024, -1).unwrap();
+        assert_eq!(fields(v).2, -1024);
+        let v = transact(v, 1024, 1).unwrap();
+        let (v, t) = arrive(v, 1, false, 0).unwrap();
+        let (v, _) = arrive(v, 1, false, 0).unwrap();
+        assert!(phase_complete(v, t, false));
+        // Expected first: both arrivals are in, the phase waits for the bytes.
+        let (v, t) = arrive(v, 1, false, 512).unwrap();
+        let (v, _) = arrive(v, 1, false, 0).unwrap();
+        assert!(!phase_complete(v, t, false));
+        assert_eq!(fields(v), (0, 2, 512, true));
+        let v = transact(v, 512, -1).unwrap();
+        assert!(phase_complete(v, t, false));
+        assert_eq!(fields(v), (2, 2, 0, false));
     }
 }

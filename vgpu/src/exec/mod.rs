@@ -183,6 +183,8 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     /// A fault found while completing a collective that another warp's progress
     /// (a lane exiting) unblocked; reported before the next step.
     deferred: Option<LaunchOutcome>,
+    /// Bulk copies issued and not yet performed, in issue order (`mbarrier`).
+    bulk: Vec<mbarrier::PendingBulk>,
     livelock: livelock::Detector,
     grid_workspace: u64,
     /// Spin parking (see `livelock`), set up when the launch starts.
@@ -372,6 +374,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             deadline: spec.deadline,
             cancel: spec.cancel,
             deferred: None,
+            bulk: Vec::new(),
             livelock: livelock::Detector::new(nwarps),
             grid_workspace: spec.grid_workspace,
             park: livelock::Parking::new(0, None, None),
@@ -1587,9 +1590,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             | Op::Shfl { .. }
             | Op::Vote { .. }
             | Op::Match { .. }
+            | Op::Elect { .. }
             | Op::Redux { .. }
             | Op::Ldmatrix { .. }
             | Op::Mma { .. } => self.exec_collective(w, active, group, pc, inst),
+            Op::BulkCopy { .. } => {
+                self.exec_bulk_copy(w, active, pc, inst)?;
+                Ok(Flow::Next)
+            }
             Op::CpAsync { .. } => {
                 self.exec_cp_async(w, active, pc, inst)?;
                 Ok(Flow::Next)

@@ -163,6 +163,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             | Op::Shfl { mask, .. }
             | Op::Vote { mask, .. }
             | Op::Match { mask, .. }
+            | Op::Elect { mask, .. }
             | Op::Redux { mask, .. } => *mask,
             // `.aligned` warp-wide instructions: every thread of the warp takes part.
             Op::Ldmatrix { .. } | Op::Mma { .. } => return u32::MAX,
@@ -392,6 +393,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     self.set(w, *l, *d, r as u64);
                     if let Some(p) = p {
                         self.set(w, *l, *p, all_eq as u64);
+                    }
+                }
+            }
+            Op::Elect { d, p, .. } => {
+                // The same leader for the same member mask every time (PTX ISA: the
+                // election is deterministic): its lowest lane.
+                let leader = have.trailing_zeros() as usize;
+                for l in lanes(have) {
+                    if let Some(d) = d {
+                        self.set(w, l, *d, leader as u64);
+                    }
+                    if let Some(p) = p {
+                        self.set(w, l, *p, (l == leader) as u64);
                     }
                 }
             }
