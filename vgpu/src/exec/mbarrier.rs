@@ -338,8 +338,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
     }
 
-    /// `inst` is an `Op::BulkCopy`: for each lane of `active`, the copy, then the
-    /// completion of its bytes on the mbarrier object (a release RMW).
+    /// `inst` is an `Op::BulkCopy`: checks each lane's copy and queues it
+    /// ([`Self::complete_bulk`] performs it).
     pub(super) fn exec_bulk_copy(
         &mut self,
         w: u32,
