@@ -231,6 +231,27 @@ fn thrust_on_device_vectors() {
     passes("thrust_algos", 2);
 }
 
+/// sm_90's vector atomics (`atomicAdd` on `float2`, `float4`, `__half2`) and
+/// `cooperative_groups::memcpy_async` built for sm_90: "vector atomics" were refused
+/// before (2026-12-03).
+#[test]
+fn sm_90_vector_atomics_and_cg_memcpy_async() {
+    let prog = build("sm90_atomics", &["-arch=sm_90"]);
+    for args in [
+        &["--model", "sc", "--race"][..],
+        &["--seed", "1", "--race"],
+        &["--model", "scoped"],
+    ] {
+        let o = exec(args, &prog);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(0), "{args:?}:\n{out}\n{err}");
+        assert!(
+            out.contains("OK: sum 1533/1533 v2 512,1024 v4 512,2048 h2 512,256 max 1255"),
+            "{args:?}:\n{out}"
+        );
+    }
+}
+
 /// Thrust and CUB built for sm_90 launch with programmatic dependent launch: the
 /// `cudaLaunchAttributeProgrammaticStreamSerialization` launch attribute, and
 /// `griddepcontrol.wait` / `.launch_dependents` in the kernels. Both failed before

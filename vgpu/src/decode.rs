@@ -1166,9 +1166,7 @@ impl Cx<'_, '_> {
         let i = self.inst;
         let ops = self.operands();
         let is_red = i.opcode == Opcode::Red;
-        if i.vector().is_some() {
-            return self.unsupported("vector atomics");
-        }
+        let vector = i.vector();
         let ty = match i.ty() {
             Some(t) => t,
             None => return self.unsupported("missing type"),
@@ -1203,6 +1201,9 @@ impl Cx<'_, '_> {
         };
         if matches!(op, AtomOp::MinF | AtomOp::MaxF) && ty != Mod::F32 && ty != Mod::F64 {
             return self.unsupported("half-precision atomic min/max");
+        }
+        if let Some(n) = vector {
+            return self.decode_atom_vector(op, size, n as usize, is_red);
         }
         let mut space = self.mem_space();
         if !matches!(
@@ -1241,6 +1242,74 @@ impl Cx<'_, '_> {
             addr,
             b,
             c,
+            sem,
+            scope,
+        })
+    }
+
+    /// `atom`/`red` with a vector type (sm_90: `atom.global.add.v2.f32`, `.v4.f32`, and the
+    /// 16-bit and packed half forms): each element is an atomic of its own on consecutive
+    /// elements of memory, in element order (the ISA guarantees atomicity per element, not
+    /// across the vector).
+    fn decode_atom_vector(
+        &self,
+        op: AtomOp,
+        size: u32,
+        n: usize,
+        is_red: bool,
+    ) -> Result<Op, LoadError> {
+        let ops = self.operands();
+        if !matches!(
+            op,
+            AtomOp::AddF32
+                | AtomOp::AddF16
+                | AtomOp::AddBf16
+                | AtomOp::AddF16x2
+                | AtomOp::AddBf16x2
+                | AtomOp::MinF
+                | AtomOp::MaxF
+        ) {
+            return self.unsupported("vector atomic operation (only floating-point add, min, max)");
+        }
+        let mut space = self.mem_space();
+        if !matches!(space, MemSpace::Global | MemSpace::Generic) {
+            return self.unsupported("vector atomics outside global memory");
+        }
+        let (ds, rest) = if is_red {
+            (vec![None; n], ops)
+        } else {
+            let ds = self
+                .elements(&ops[0])?
+                .iter()
+                .map(|d| self.dst(d))
+                .collect::<Result<Vec<_>, _>>()?;
+            (ds, &ops[1..])
+        };
+        if rest.len() != 2 {
+            return self.unsupported("operand count (cache policies are not supported)");
+        }
+        let addr = self.addr(&rest[0], &mut space)?;
+        let bs = self
+            .elements(&rest[1])?
+            .iter()
+            .map(|b| self.src(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        if ds.len() != n || bs.len() != n {
+            return self.unsupported("vector width and operand count differ");
+        }
+        let (sem, scope) = self.sem_scope(Sem::Relaxed);
+        let (sem, scope) = if sem == Sem::Weak || sem == Sem::Volatile {
+            (Sem::Relaxed, Scope::Gpu)
+        } else {
+            (sem, scope)
+        };
+        Ok(Op::AtomVec {
+            space,
+            op,
+            size,
+            ds,
+            addr,
+            bs,
             sem,
             scope,
         })

@@ -208,6 +208,18 @@ pub enum Op {
         sem: Sem,
         scope: Scope,
     },
+    /// A vector `atom`/`red` (sm_90): element `k` is an atomic `op` on `addr + k * size`
+    /// with operand `bs[k]`, its old value to `ds[k]`, one after another.
+    AtomVec {
+        space: MemSpace,
+        op: AtomOp,
+        size: u32,
+        ds: Vec<Option<Slot>>,
+        addr: Addr,
+        bs: Vec<Src>,
+        sem: Sem,
+        scope: Scope,
+    },
     Cvta {
         to_generic: bool,
         space: MemSpace,
@@ -402,7 +414,10 @@ impl Op {
     /// A preemption point: the scheduler may switch warps before this instruction.
     pub fn is_sync_point(&self) -> bool {
         match self {
-            Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. } => {
+            Op::Ld { space, .. }
+            | Op::St { space, .. }
+            | Op::Atom { space, .. }
+            | Op::AtomVec { space, .. } => {
                 matches!(
                     space,
                     MemSpace::Generic | MemSpace::Global | MemSpace::Shared
@@ -527,6 +542,9 @@ impl Inst {
                 space, sem, scope, ..
             } => access(AccessKind::Store, space, *sem, *scope),
             Op::Atom {
+                space, sem, scope, ..
+            }
+            | Op::AtomVec {
                 space, sem, scope, ..
             } => access(AccessKind::Atomic, space, *sem, *scope),
             Op::Fence { kind, scope } => SiteOp::Fence {

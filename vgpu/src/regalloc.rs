@@ -161,6 +161,17 @@ fn visit(inst: &mut Inst, f: &mut impl FnMut(&mut Slot, Role)) {
                 f(d, Def);
             }
         }
+        Op::AtomVec {
+            ds, addr: a, bs, ..
+        } => {
+            addr(&mut a.base, Use, f);
+            for b in bs.iter_mut() {
+                src(b, Use, f);
+            }
+            for d in ds.iter_mut().flatten() {
+                f(d, Def);
+            }
+        }
         Op::Cvta { d, a, .. } | Op::Isspacep { d, a, .. } => {
             src(a, Use, f);
             f(d, Def);
@@ -620,7 +631,7 @@ pub(crate) fn poll_reads(insts: &[Inst], entry: usize, end: usize) -> Vec<usize>
     for (i, inst) in f.iter().enumerate() {
         let strong_read = match &inst.op {
             Op::Ld { sem, .. } => *sem != crate::hooks::Sem::Weak,
-            Op::Atom { .. } => true,
+            Op::Atom { .. } | Op::AtomVec { .. } => true,
             _ => false,
         };
         if !strong_read {

@@ -700,6 +700,11 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
             cx.counts.stores += 1;
             store_block(cx, i, sp).map(Some)
         }
+        Opcode::Atom | Opcode::Red if i.vector().is_some() => {
+            // Its elements are atomics on several words: the runtime's atomic path (one
+            // word's drain) does not cover them.
+            Err(cx.unsupported(i, "vector atomics are not instrumented"))
+        }
         Opcode::Atom | Opcode::Red => {
             let sp = mem_space(i);
             if sp == MemSpace::Other {

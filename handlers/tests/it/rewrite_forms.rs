@@ -195,6 +195,18 @@ fn unsupported_forms_are_errors_naming_the_instruction() {
         }
         other => panic!("{other:?}"),
     }
+    // A vector atomic touches several words; the runtime's atomic path drains one.
+    let src = FORMS.replace(
+        "st.global.u32 [%rd3+12], %r8;",
+        "red.global.add.v2.f32 [%rd3], {%f1, %f2};",
+    );
+    let m = fencehound_ptx::parse("forms.ptx", &src).unwrap();
+    match rewrite::rewrite(&m, &RewriteOptions::default()) {
+        Err(RewriteError::Unsupported { why, .. }) => {
+            assert!(why.contains("vector atomics"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
     // An mbarrier arrival is a release: passed through, it would leave buffered stores
     // behind it.
     let src = FORMS.replace(

@@ -1169,6 +1169,7 @@ pub(super) fn is_event(op: &Op) -> bool {
         ),
         Op::St { space, .. } => !matches!(space, MemSpace::Local | MemSpace::FrameParam),
         Op::Atom { .. }
+        | Op::AtomVec { .. }
         | Op::Vprintf { .. }
         | Op::AssertFail { .. }
         | Op::Exit

@@ -889,6 +889,78 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
+    /// `inst` is an `Op::AtomVec`: for each lane of `active`, the elements' atomics in
+    /// element order, each through the hooks as a scalar atomic would go.
+    pub(super) fn exec_atom_vec(
+        &mut self,
+        w: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), LaunchOutcome> {
+        let Op::AtomVec {
+            space,
+            op,
+            size,
+            ds,
+            addr,
+            bs,
+            sem,
+            scope,
+        } = &inst.op
+        else {
+            return Ok(());
+        };
+        let (space, op, size, addr, sem, scope) = (*space, *op, *size, *addr, *sem, *scope);
+        for l in lanes(active) {
+            let p = self.place(w, l, space, addr);
+            // The vector is aligned to its whole size.
+            self.check_align(w, l, pc, p, size * bs.len() as u32)?;
+            let Place::Mem(base) = p else {
+                return Err(self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::InvalidAddress,
+                    "vector atomic on memory that is not global".into(),
+                ));
+            };
+            if base.is_shared() {
+                return Err(self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::InvalidAddress,
+                    "vector atomic on shared memory (only global memory has them)".into(),
+                ));
+            }
+            for (k, (&b, d)) in bs.iter().zip(ds).enumerate() {
+                let loc = base.offset(k as u64 * size as u64);
+                let bv = self.src(w, l, b);
+                let a = self.access(w, l, loc, size, AccessKind::Atomic, sem, scope, inst.site);
+                let mut f = rmw(op, size, bv, 0);
+                let mut changed = false;
+                let mut g = |old: u64| {
+                    let new = f(old);
+                    changed |= new.is_some_and(|n| n != old);
+                    new
+                };
+                let old = match self.hooks.atomic(self.mem, &a, &mut g) {
+                    Ok(v) => v,
+                    Err(e) => return Err(self.mem_fault(w, l, pc, e)),
+                };
+                self.since_progress = 0;
+                if changed {
+                    self.changed();
+                }
+                if let Some(d) = *d {
+                    self.set(w, l, d, old);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A scalar load through a register, hooks not transparent: the lanes whose address
     /// [`FastAddr`] resolves reach the hooks together ([`Hooks::load_warp`]), in lane
     /// order; a lane it cannot resolve goes through [`Self::exec_ld_lanes`] alone, in its

@@ -1295,6 +1295,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 self.exec_atom(w, active, pc, inst)?;
                 Ok(Flow::Next)
             }
+            Op::AtomVec { .. } => {
+                self.exec_atom_vec(w, active, pc, inst)?;
+                Ok(Flow::Next)
+            }
             Op::Mbar { .. } => {
                 self.exec_mbar(w, active, pc, inst)?;
                 Ok(Flow::Next)
