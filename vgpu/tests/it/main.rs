@@ -9,6 +9,7 @@ mod core_regressions;
 mod corpus_algorithms;
 mod corpus_sweep;
 mod determinism;
+mod mbarrier;
 mod parking;
 mod quiet;
 mod register_slots;
