@@ -865,28 +865,47 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             };
             let bv = self.src(w, l, b);
             let cv = c.map_or(0, |c| self.src(w, l, c));
-            let a = self.access(w, l, loc, size, AccessKind::Atomic, sem, scope, site);
-            let mut f = rmw(op, size, bv, cv);
-            // A failing compare-and-swap (a spin lock's) changes nothing (see `livelock`).
-            let mut changed = false;
-            let mut g = |old: u64| {
-                let new = f(old);
-                changed |= new.is_some_and(|n| n != old);
-                new
-            };
-            let old = match self.hooks.atomic(self.mem, &a, &mut g) {
-                Ok(v) => v,
-                Err(e) => return Err(self.mem_fault(w, l, pc, e)),
-            };
-            self.since_progress = 0;
-            if changed {
-                self.changed();
-            }
+            let old = self.atomic_one(w, l, pc, (loc, size, sem, scope, site), op, bv, cv)?;
             if let Some(d) = d {
                 self.set(w, l, d, old);
             }
         }
         Ok(())
+    }
+
+    /// One lane's atomic `op` (operands `bv`, `cv`) on `at` = (location, size, semantics,
+    /// scope, site) through the hooks: returns the old value.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn atomic_one(
+        &mut self,
+        w: u32,
+        l: usize,
+        pc: u32,
+        at: (Location, u32, Sem, Scope, SiteId),
+        op: AtomOp,
+        bv: u64,
+        cv: u64,
+    ) -> Result<u64, LaunchOutcome> {
+        let (loc, size, sem, scope, site) = at;
+        let a = self.access(w, l, loc, size, AccessKind::Atomic, sem, scope, site);
+        let mut f = rmw(op, size, bv, cv);
+        // A failing compare-and-swap (a spin lock's) changes nothing (see `livelock`).
+        let mut changed = false;
+        let mut g = |old: u64| {
+            let new = f(old);
+            changed |= new.is_some_and(|n| n != old);
+            new
+        };
+        let old = match self.hooks.atomic(self.mem, &a, &mut g) {
+            Ok(v) => v,
+            Err(e) => return Err(self.mem_fault(w, l, pc, e)),
+        };
+        self.since_progress = 0;
+        if changed {
+            self.changed();
+        }
+        Ok(old)
     }
 
     /// `inst` is an `Op::AtomVec`: for each lane of `active`, the elements' atomics in
@@ -937,22 +956,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             for (k, (&b, d)) in bs.iter().zip(ds).enumerate() {
                 let loc = base.offset(k as u64 * size as u64);
                 let bv = self.src(w, l, b);
-                let a = self.access(w, l, loc, size, AccessKind::Atomic, sem, scope, inst.site);
-                let mut f = rmw(op, size, bv, 0);
-                let mut changed = false;
-                let mut g = |old: u64| {
-                    let new = f(old);
-                    changed |= new.is_some_and(|n| n != old);
-                    new
-                };
-                let old = match self.hooks.atomic(self.mem, &a, &mut g) {
-                    Ok(v) => v,
-                    Err(e) => return Err(self.mem_fault(w, l, pc, e)),
-                };
-                self.since_progress = 0;
-                if changed {
-                    self.changed();
-                }
+                let at = (loc, size, sem, scope, inst.site);
+                let old = self.atomic_one(w, l, pc, at, op, bv, 0)?;
                 if let Some(d) = *d {
                     self.set(w, l, d, old);
                 }
