@@ -755,6 +755,15 @@ impl Cx<'_, '_> {
         &self.inst.operands
     }
 
+    /// An atomic's semantics and scope: `.relaxed.gpu` unless given (an atomic is never
+    /// weak; a `.volatile` one is relaxed).
+    fn atom_sem_scope(&self) -> (Sem, Scope) {
+        match self.sem_scope(Sem::Relaxed) {
+            (Sem::Weak | Sem::Volatile, _) => (Sem::Relaxed, Scope::Gpu),
+            ss => ss,
+        }
+    }
+
     fn sem_scope(&self, default_sem: Sem) -> (Sem, Scope) {
         let sem = match self.inst.sem() {
             Some(Mod::Weak) | None => default_sem,
@@ -1228,12 +1237,7 @@ impl Cx<'_, '_> {
         } else {
             None
         };
-        let (sem, scope) = self.sem_scope(Sem::Relaxed);
-        let (sem, scope) = if sem == Sem::Weak || sem == Sem::Volatile {
-            (Sem::Relaxed, Scope::Gpu)
-        } else {
-            (sem, scope)
-        };
+        let (sem, scope) = self.atom_sem_scope();
         Ok(Op::Atom {
             space,
             op,
@@ -1297,12 +1301,7 @@ impl Cx<'_, '_> {
         if ds.len() != n || bs.len() != n {
             return self.unsupported("vector width and operand count differ");
         }
-        let (sem, scope) = self.sem_scope(Sem::Relaxed);
-        let (sem, scope) = if sem == Sem::Weak || sem == Sem::Volatile {
-            (Sem::Relaxed, Scope::Gpu)
-        } else {
-            (sem, scope)
-        };
+        let (sem, scope) = self.atom_sem_scope();
         Ok(Op::AtomVec {
             space,
             op,

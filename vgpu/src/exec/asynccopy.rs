@@ -30,6 +30,20 @@ pub(super) struct PendingCopy {
     src_size: u32,
 }
 
+impl PendingCopy {
+    /// A copy of `size` bytes, all read (a 16-byte piece of a bulk copy, `mbarrier`).
+    pub(super) fn whole(pc: u32, site: SiteId, dst: Location, src: Location, size: u32) -> Self {
+        PendingCopy {
+            pc,
+            site,
+            dst,
+            src,
+            size,
+            src_size: size,
+        }
+    }
+}
+
 impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     /// Queues one copy per active lane.
     pub(super) fn exec_cp_async(
@@ -159,16 +173,29 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             self.complete_bulk(|b| b.w == w && mask >> b.l & 1 != 0)?;
         }
         for l in lanes(mask) {
-            let Some(rare) = self.warps[w as usize].lanes[l].rare.as_mut() else {
-                continue;
-            };
-            if rare.async_open.is_empty() && rare.async_groups.is_empty() {
-                continue;
+            self.complete_lane_copies(w, l)?;
+            if let Some(rare) = self.warps[w as usize].lanes[l].rare.as_mut() {
+                rare.async_groups.clear();
             }
-            let mut all: Vec<PendingCopy> = rare.async_groups.drain(..).flatten().collect();
-            all.append(&mut rare.async_open);
-            self.complete_copies(w, l, &all)?;
         }
         Ok(())
+    }
+
+    /// Completes every `cp.async` copy lane `l` of warp `w` has issued, in issue order,
+    /// leaving its groups (now empty) in place for the `cp.async.wait_group` counts (a
+    /// `cp.async.mbarrier.arrive`, and a lane's exit).
+    pub(super) fn complete_lane_copies(&mut self, w: u32, l: usize) -> Result<(), LaunchOutcome> {
+        let Some(rare) = self.warps[w as usize].lanes[l].rare.as_mut() else {
+            return Ok(());
+        };
+        let mut all: Vec<PendingCopy> = Vec::new();
+        for g in rare.async_groups.iter_mut() {
+            all.append(g);
+        }
+        all.append(&mut rare.async_open);
+        if all.is_empty() {
+            return Ok(());
+        }
+        self.complete_copies(w, l, &all)
     }
 }

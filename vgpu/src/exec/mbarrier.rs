@@ -412,37 +412,20 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.bulk = later;
         for b in now {
             let (w, l, pc, site) = (b.w, b.l, b.pc, b.site);
-            let mut off = 0;
-            while off < b.n {
-                let a = self.access(
-                    w,
-                    l,
-                    b.src.offset(off),
-                    4,
-                    AccessKind::Load,
-                    Sem::Weak,
-                    Scope::Sys,
-                    site,
-                );
-                let mut buf = [0u8; 4];
-                if let Err(e) = self.hooks.load(self.mem, &a, &mut buf) {
-                    return Err(self.mem_fault(w, l, pc, e));
-                }
-                let a = self.access(
-                    w,
-                    l,
-                    b.dst.offset(off),
-                    4,
-                    AccessKind::Store,
-                    Sem::Weak,
-                    Scope::Sys,
-                    site,
-                );
-                if let Err(e) = self.hooks.store(self.mem, &a, &buf) {
-                    return Err(self.mem_fault(w, l, pc, e));
-                }
-                off += 4;
-            }
+            // As `cp.async`'s copies, in 16-byte pieces (the size is a multiple of 16).
+            let pieces: Vec<asynccopy::PendingCopy> = (0..b.n / 16)
+                .map(|k| {
+                    let off = 16 * k;
+                    asynccopy::PendingCopy::whole(
+                        pc,
+                        site,
+                        b.dst.offset(off),
+                        b.src.offset(off),
+                        16,
+                    )
+                })
+                .collect();
+            self.complete_copies(w, l, &pieces)?;
             let n = b.n;
             let f = move |old: u64| transact(old, n, -1).map(|v| (v, 0));
             self.mbar_rmw(w, l, pc, b.mbar, Sem::Release, Scope::Cta, site, f)?;
@@ -450,23 +433,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         // Memory changed outside any warp's own step: an event for every warp.
         self.changed_for_all();
         Ok(())
-    }
-
-    /// Completes every `cp.async` copy lane `l` of warp `w` has issued, in issue order,
-    /// leaving its groups (now empty) in place for the `cp.async.wait_group` counts.
-    fn complete_lane_copies(&mut self, w: u32, l: usize) -> Result<(), LaunchOutcome> {
-        let Some(rare) = self.warps[w as usize].lanes[l].rare.as_mut() else {
-            return Ok(());
-        };
-        let mut all: Vec<asynccopy::PendingCopy> = Vec::new();
-        for g in rare.async_groups.iter_mut() {
-            all.append(g);
-        }
-        all.append(&mut rare.async_open);
-        if all.is_empty() {
-            return Ok(());
-        }
-        self.complete_copies(w, l, &all)
     }
 }
 
