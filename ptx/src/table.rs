@@ -56,6 +56,8 @@ modifiers! {
     E4m3 = "e4m3": Type, E5m2 = "e5m2": Type, E4m3x2 = "e4m3x2": Type, E5m2x2 = "e5m2x2": Type,
     /// Sub-byte integers (`cvt.pack`, `mma`).
     U2 = "u2": Type, S2 = "s2": Type, U4 = "u4": Type, S4 = "s4": Type,
+    /// Single-bit elements (`wmma` `.m8n8k128`).
+    B1 = "b1": Type,
 
     Global = "global": Space, Shared = "shared": Space, SharedCta = "shared::cta": Space,
     SharedCluster = "shared::cluster": Space, Local = "local": Space, Const = "const": Space,
@@ -123,6 +125,11 @@ modifiers! {
     M16n8k4 = "m16n8k4": Flag, M16n8k8 = "m16n8k8": Flag, M16n8k16 = "m16n8k16": Flag,
     M16n8k32 = "m16n8k32": Flag, M16n8k64 = "m16n8k64": Flag,
     Row = "row": Flag, Col = "col": Flag,
+    /// `wmma` (PTX ISA §9.7.14.4): operations, fragments and shapes.
+    Load = "load": Flag, Store = "store": Flag, Mma = "mma": Flag,
+    FragA = "a": Flag, FragB = "b": Flag, FragC = "c": Flag, FragD = "d": Flag,
+    M16n16k16 = "m16n16k16": Flag, M32n8k16 = "m32n8k16": Flag, M8n32k16 = "m8n32k16": Flag,
+    M16n16k8 = "m16n16k8": Flag, M8n8k128 = "m8n8k128": Flag,
     /// `mbarrier` operations (PTX ISA §9.7.13.15) and `cp.async.mbarrier.arrive`.
     Mbarrier = "mbarrier": Flag, Init = "init": Flag, ArriveDrop = "arrive_drop": Flag,
     TestWait = "test_wait": Flag, TryWait = "try_wait": Flag, Parity = "parity": Flag,
@@ -282,6 +289,7 @@ opcodes! {
     Vsub2 = "vsub2" [3, 4] Type | Cmp | Op | Flag;
     Vsub4 = "vsub4" [3, 4] Type | Cmp | Op | Flag;
     Vote = "vote" [2, 3] Type | Flag;
+    Wmma = "wmma" [2, 4] Type | Space | Op | Round | Flag;
     Xor = "xor" [3, 3] Type;
 }
 

@@ -226,6 +226,51 @@ fn libcudacxx_barrier_and_pipeline_on_mbarrier_objects() {
     }
 }
 
+/// Tensor cores through `nvcuda::wmma`: every `wmma` shape and type (f16, bf16, tf32,
+/// f64, s8/u8 with `.satfinite`, s4, b1 xor/and popc), row- and column-major with padded
+/// strides, and a 128×128 GEMM whose warps load their fragments from shared memory, each
+/// result checked on the host. "unknown instruction `wmma`" lost the whole module before
+/// (2026-12-03). Built for sm_80 and sm_90, it passes under every model with the race check
+/// silent; without the `__syncthreads()` between staging a tile and loading fragments from
+/// it, the GEMM is wrong and the race check reports the staging stores against the
+/// fragment loads.
+#[test]
+fn tensor_cores_through_wmma() {
+    for arch in ["-arch=sm_80", "-arch=sm_90"] {
+        let prog = build("wmma", &[arch]);
+        for model in ["sc", "bugaroo", "scoped", "weak"] {
+            let a = ["--race", "--model", model, "--seed", "2"];
+            let o = exec(&a, &prog);
+            let (out, err) = (text(&o.stdout), text(&o.stderr));
+            assert_eq!(o.status.code(), Some(0), "{arch} {a:?}:\n{out}\n{err}");
+            assert!(
+                out.contains("OK: 0 of 17 checks wrong"),
+                "{arch} {a:?}:\n{out}"
+            );
+            assert!(err.contains("race check: no races"), "{arch} {a:?}:\n{err}");
+        }
+    }
+    let prog = build("wmma", &["-arch=sm_80", "-DNO_SYNC"]);
+    for model in ["sc", "weak"] {
+        let o = exec(&["--race", "--model", model, "--seed", "1"], &prog);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(1), "{model}:\n{out}\n{err}");
+        assert!(
+            out.contains("gemm 128x128 via shared memory: MISMATCH"),
+            "{model}:\n{out}"
+        );
+        assert!(
+            err.contains("intra-block race (RAW) in `gemm`"),
+            "{model}:\n{err}"
+        );
+        assert!(
+            err.contains("wmma.load.a.sync.aligned.row.m16n16k16.shared.f16"),
+            "{err}"
+        );
+        assert!(!err.contains("FAULT"), "{model}:\n{err}");
+    }
+}
+
 #[test]
 fn thrust_on_device_vectors() {
     passes("thrust_algos", 2);

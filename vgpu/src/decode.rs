@@ -1068,6 +1068,7 @@ impl Cx<'_, '_> {
             }
             Opcode::Ldmatrix => self.decode_ldmatrix()?,
             Opcode::Mma => self.decode_mma()?,
+            Opcode::Wmma => self.decode_wmma()?,
             _ => {
                 let mut dsts = Vec::new();
                 let mut srcs = Vec::new();
@@ -1975,6 +1976,210 @@ impl Cx<'_, '_> {
         })
     }
 
+    /// `wmma.load`, `wmma.store` and `wmma.mma` (PTX ISA §9.7.14.4) in every shape and
+    /// type the ISA lists: `.f16`/`.bf16`/`.s8`/`.u8` in `.m16n16k16`, `.m32n8k16`,
+    /// `.m8n32k16`; `.tf32` in `.m16n16k8`; `.f64` in `.m8n8k4`; `.s4`/`.u4` in
+    /// `.m8n8k32`; `.b1` in `.m8n8k128`. Fragment register counts are checked against the
+    /// ISA's fragment tables.
+    fn decode_wmma(&self) -> Result<Op, LoadError> {
+        let i = self.inst;
+        let ops = self.operands();
+        if !(i.has(Mod::Sync) && i.has(Mod::Aligned)) {
+            return self.unsupported("`wmma` needs `.sync.aligned`");
+        }
+        let shape = match [
+            (Mod::M16n16k16, (16, 16, 16)),
+            (Mod::M32n8k16, (32, 8, 16)),
+            (Mod::M8n32k16, (8, 32, 16)),
+            (Mod::M16n16k8, (16, 16, 8)),
+            (Mod::M8n8k4, (8, 8, 4)),
+            (Mod::M8n8k32, (8, 8, 32)),
+            (Mod::M8n8k128, (8, 8, 128)),
+        ]
+        .into_iter()
+        .find(|(m, _)| i.has(*m))
+        {
+            Some((_, (m, n, k))) => WmmaShape { m, n, k },
+            None => return self.unsupported("wmma shape"),
+        };
+        let elem = |m: Mod| {
+            Some(match m {
+                Mod::F16 => WmmaElem::F16,
+                Mod::Bf16 => WmmaElem::Bf16,
+                Mod::Tf32 => WmmaElem::Tf32,
+                Mod::F32 => WmmaElem::F32,
+                Mod::F64 => WmmaElem::F64,
+                Mod::S8 => WmmaElem::S8,
+                Mod::U8 => WmmaElem::U8,
+                Mod::S32 => WmmaElem::S32,
+                Mod::S4 => WmmaElem::S4,
+                Mod::U4 => WmmaElem::U4,
+                Mod::B1 => WmmaElem::B1,
+                _ => return None,
+            })
+        };
+        let types: Vec<WmmaElem> = match i.types().into_iter().map(elem).collect() {
+            Some(t) => t,
+            None => return self.unsupported("wmma type"),
+        };
+        let count = |n: usize, want: usize, what: &str| -> Result<(), LoadError> {
+            if n == want {
+                Ok(())
+            } else {
+                self.unsupported(&format!(
+                    "a {what} fragment of this shape and type has {want} registers, not {n}"
+                ))
+            }
+        };
+        if i.has(Mod::Load) || i.has(Mod::Store) {
+            let load = i.has(Mod::Load);
+            let frag = match (
+                load,
+                i.has(Mod::FragA),
+                i.has(Mod::FragB),
+                i.has(Mod::FragC),
+            ) {
+                (true, true, false, false) => WmmaFrag::A,
+                (true, false, true, false) => WmmaFrag::B,
+                (true, false, false, true) => WmmaFrag::C,
+                (false, false, false, false) if i.has(Mod::FragD) => WmmaFrag::C,
+                _ => return self.unsupported("wmma fragment (`.a`, `.b`, `.c`; `.d` to store)"),
+            };
+            let row = match (i.has(Mod::Row), i.has(Mod::Col)) {
+                (true, false) => true,
+                (false, true) => false,
+                _ => return self.unsupported("wmma layout (`.row` or `.col`)"),
+            };
+            let [e] = types[..] else {
+                return self.unsupported("wmma load/store takes one type");
+            };
+            if !wmma_valid(shape, frag, e) {
+                return self.unsupported("wmma shape, fragment and type combination");
+            }
+            // Sub-byte A is row-major and B column-major in memory (ISA syntax).
+            if matches!(e, WmmaElem::S4 | WmmaElem::U4 | WmmaElem::B1)
+                && ((frag == WmmaFrag::A && !row) || (frag == WmmaFrag::B && row))
+            {
+                return self.unsupported("sub-byte A must be `.row` and B `.col`");
+            }
+            let mut space = match i.space() {
+                Some(Mod::Global) => MemSpace::Global,
+                Some(Mod::Shared | Mod::SharedCta) => MemSpace::Shared,
+                None => MemSpace::Generic,
+                Some(_) => return self.unsupported("wmma state space"),
+            };
+            let (r, a) = if load { (0, 1) } else { (1, 0) };
+            let addr = self.addr(&ops[a], &mut space)?;
+            let stride = match ops.get(2) {
+                Some(o) => Some(self.src(o)?),
+                None => None,
+            };
+            if ops.len() > 3 {
+                return self.unsupported("operands");
+            }
+            let list = self.elements(&ops[r])?;
+            count(list.len(), shape.regs(frag, e), "wmma")?;
+            return Ok(if load {
+                let ds = list
+                    .iter()
+                    .map(|o| self.dst1(o))
+                    .collect::<Result<Vec<Slot>, _>>()?;
+                Op::WmmaLoad {
+                    frag,
+                    shape,
+                    elem: e,
+                    row,
+                    space,
+                    addr,
+                    stride,
+                    ds,
+                }
+            } else {
+                let vals = list
+                    .iter()
+                    .map(|o| self.src(o))
+                    .collect::<Result<Vec<Src>, _>>()?;
+                Op::WmmaStore {
+                    shape,
+                    elem: e,
+                    row,
+                    space,
+                    addr,
+                    stride,
+                    vals,
+                }
+            });
+        }
+        if !i.has(Mod::Mma) || ops.len() != 4 {
+            return self.unsupported("wmma operation (`load`, `store`, `mma`)");
+        }
+        // `.dtype.ctype` (`.f16` inputs) or `.dtype.atype.btype.ctype`.
+        let (d, a, b, c) = match types[..] {
+            [d, c] => (d, WmmaElem::F16, WmmaElem::F16, c),
+            [d, a, b, c] => (d, a, b, c),
+            _ => return self.unsupported("wmma.mma types"),
+        };
+        let ok = wmma_valid(shape, WmmaFrag::A, a)
+            && wmma_valid(shape, WmmaFrag::B, b)
+            && wmma_valid(shape, WmmaFrag::C, c)
+            && wmma_valid(shape, WmmaFrag::C, d)
+            && (a == b
+                || matches!(
+                    (a, b),
+                    (WmmaElem::S8 | WmmaElem::U8, WmmaElem::S8 | WmmaElem::U8)
+                )
+                || matches!(
+                    (a, b),
+                    (WmmaElem::S4 | WmmaElem::U4, WmmaElem::S4 | WmmaElem::U4)
+                ))
+            && a.is_float() == c.is_float()
+            && a.is_float() == d.is_float()
+            && (a != WmmaElem::Bf16 && a != WmmaElem::Tf32 || (c == WmmaElem::F32 && d == c));
+        if !ok {
+            return self.unsupported("wmma.mma shape and type combination");
+        }
+        let and = i.has(Mod::And);
+        if a == WmmaElem::B1 && !(i.has(Mod::Popc) && (and || i.has(Mod::Xor))) {
+            return self.unsupported("`.b1` wmma.mma needs `.xor.popc` or `.and.popc`");
+        }
+        let rnd = match i.rounding() {
+            None | Some(Mod::Rn) => crate::arith::Rounding::Rn,
+            Some(Mod::Rz) if a == WmmaElem::F64 => crate::arith::Rounding::Rz,
+            Some(Mod::Rm) if a == WmmaElem::F64 => crate::arith::Rounding::Rm,
+            Some(Mod::Rp) if a == WmmaElem::F64 => crate::arith::Rounding::Rp,
+            Some(_) => return self.unsupported("wmma.mma rounding"),
+        };
+        let list = |o: &Operand| -> Result<Vec<Src>, LoadError> {
+            self.elements(o)?.iter().map(|x| self.src(x)).collect()
+        };
+        let dregs = self
+            .elements(&ops[0])?
+            .iter()
+            .map(|o| self.dst1(o))
+            .collect::<Result<Vec<Slot>, _>>()?;
+        let (av, bv, cv) = (list(&ops[1])?, list(&ops[2])?, list(&ops[3])?);
+        count(dregs.len(), shape.regs(WmmaFrag::C, d), "D")?;
+        count(av.len(), shape.regs(WmmaFrag::A, a), "A")?;
+        count(bv.len(), shape.regs(WmmaFrag::B, b), "B")?;
+        count(cv.len(), shape.regs(WmmaFrag::C, c), "C")?;
+        Ok(Op::WmmaMma {
+            kind: WmmaKind {
+                shape,
+                a,
+                b,
+                c,
+                d,
+                satfinite: i.has(Mod::Satfinite),
+                rnd,
+                and,
+            },
+            d: dregs,
+            a: av,
+            b: bv,
+            c: cv,
+        })
+    }
+
     fn decode_bar(&self) -> Result<Op, LoadError> {
         let i = self.inst;
         let ops = self.operands();
@@ -2036,5 +2241,35 @@ fn ops_int(o: &Operand) -> u32 {
     match o {
         Operand::Int(v) => *v as u32,
         _ => 0,
+    }
+}
+
+/// Whether PTX has a `wmma` fragment `f` of element type `e` in `shape` (PTX ISA
+/// §9.7.14.4.3, `wmma.load`'s syntax table; a `D` fragment is a `C` one).
+fn wmma_valid(shape: WmmaShape, f: WmmaFrag, e: WmmaElem) -> bool {
+    use WmmaElem::*;
+    let big = matches!(
+        (shape.m, shape.n, shape.k),
+        (16, 16, 16) | (32, 8, 16) | (8, 32, 16)
+    );
+    match (shape.m, shape.n, shape.k) {
+        _ if big => match f {
+            WmmaFrag::A | WmmaFrag::B => matches!(e, F16 | Bf16 | S8 | U8),
+            WmmaFrag::C => matches!(e, F16 | F32 | S32),
+        },
+        (16, 16, 8) => match f {
+            WmmaFrag::A | WmmaFrag::B => e == Tf32,
+            WmmaFrag::C => e == F32,
+        },
+        (8, 8, 4) => e == F64,
+        (8, 8, 32) => match f {
+            WmmaFrag::A | WmmaFrag::B => matches!(e, S4 | U4),
+            WmmaFrag::C => e == S32,
+        },
+        (8, 8, 128) => match f {
+            WmmaFrag::A | WmmaFrag::B => e == B1,
+            WmmaFrag::C => e == S32,
+        },
+        _ => false,
     }
 }

@@ -154,6 +154,105 @@ pub struct MmaKind {
     pub satfinite: bool,
 }
 
+/// An element type of a `wmma` fragment (and of the matrix in memory it is loaded from
+/// or stored to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WmmaElem {
+    F16,
+    Bf16,
+    /// 32-bit floats in memory and registers, multiplied as `.tf32`.
+    Tf32,
+    F32,
+    F64,
+    S8,
+    U8,
+    S32,
+    S4,
+    U4,
+    B1,
+}
+
+impl WmmaElem {
+    pub fn bits(self) -> u32 {
+        match self {
+            WmmaElem::F64 => 64,
+            WmmaElem::Tf32 | WmmaElem::F32 | WmmaElem::S32 => 32,
+            WmmaElem::F16 | WmmaElem::Bf16 => 16,
+            WmmaElem::S8 | WmmaElem::U8 => 8,
+            WmmaElem::S4 | WmmaElem::U4 => 4,
+            WmmaElem::B1 => 1,
+        }
+    }
+    /// Elements per register: one of 32 or 64 bits, else packed low first in `.b32`.
+    pub fn per_reg(self) -> usize {
+        (32 / self.bits().min(32)) as usize
+    }
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            WmmaElem::F16 | WmmaElem::Bf16 | WmmaElem::Tf32 | WmmaElem::F32 | WmmaElem::F64
+        )
+    }
+}
+
+/// Which matrix of `D = A·B + C` a `wmma` fragment holds (`D` shares `C`'s shape).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WmmaFrag {
+    A,
+    B,
+    C,
+}
+
+/// A `wmma` shape `.mMnNkK`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WmmaShape {
+    pub m: u8,
+    pub n: u8,
+    pub k: u8,
+}
+
+impl WmmaShape {
+    /// (rows, columns) of the fragment's matrix: A is M×K, B K×N, C and D M×N.
+    pub fn dims(self, f: WmmaFrag) -> (usize, usize) {
+        let (m, n, k) = (self.m as usize, self.n as usize, self.k as usize);
+        match f {
+            WmmaFrag::A => (m, k),
+            WmmaFrag::B => (k, n),
+            WmmaFrag::C => (m, n),
+        }
+    }
+    /// Elements each thread holds: the matrix over 32 threads, except `.f16` A and B,
+    /// which PTX gives eight `.f16x2` registers in every shape (so some matrices are held
+    /// twice or four times over the warp).
+    pub fn elems_per_thread(self, f: WmmaFrag, e: WmmaElem) -> usize {
+        let (r, c) = self.dims(f);
+        if e == WmmaElem::F16 && f != WmmaFrag::C {
+            16
+        } else {
+            r * c / 32
+        }
+    }
+    /// Registers of a fragment (PTX ISA §9.7.14.4.1, "Matrix Fragments for WMMA").
+    pub fn regs(self, f: WmmaFrag, e: WmmaElem) -> usize {
+        self.elems_per_thread(f, e) / e.per_reg()
+    }
+}
+
+/// The types of a `wmma.mma`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WmmaKind {
+    pub shape: WmmaShape,
+    pub a: WmmaElem,
+    pub b: WmmaElem,
+    pub c: WmmaElem,
+    pub d: WmmaElem,
+    pub satfinite: bool,
+    /// `.f64`'s rounding.
+    pub rnd: crate::arith::Rounding,
+    /// `.b1`: `.xor.popc` (false) or `.and.popc` (true).
+    pub and: bool,
+}
+
 #[derive(Debug, Clone)]
 pub enum Op {
     Alu(AluInst),
@@ -330,6 +429,36 @@ pub enum Op {
         b: Vec<Src>,
         c: Vec<Src>,
     },
+    /// `wmma.load.{a,b,c}.sync.aligned.layout.shape{.ss}.type r, [p]{, stride}`: a
+    /// warp-collective load of a matrix fragment (`row`: row-major in memory).
+    WmmaLoad {
+        frag: WmmaFrag,
+        shape: WmmaShape,
+        elem: WmmaElem,
+        row: bool,
+        space: MemSpace,
+        addr: Addr,
+        stride: Option<Src>,
+        ds: Vec<Slot>,
+    },
+    /// `wmma.store.d.sync.aligned.layout.shape{.ss}.type [p], r{, stride}`.
+    WmmaStore {
+        shape: WmmaShape,
+        elem: WmmaElem,
+        row: bool,
+        space: MemSpace,
+        addr: Addr,
+        stride: Option<Src>,
+        vals: Vec<Src>,
+    },
+    /// `wmma.mma.sync.aligned.alayout.blayout.shape.types d, a, b, c`.
+    WmmaMma {
+        kind: WmmaKind,
+        d: Vec<Slot>,
+        a: Vec<Src>,
+        b: Vec<Src>,
+        c: Vec<Src>,
+    },
     /// `cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}`.
     /// The copy is queued and performed by the `cp.async.wait_*` that completes its group
     /// (or when the thread exits): one of the executions the ISA allows, and the one that
@@ -435,6 +564,9 @@ impl Op {
             | Op::Redux { .. }
             | Op::Ldmatrix { .. }
             | Op::Mma { .. }
+            | Op::WmmaLoad { .. }
+            | Op::WmmaStore { .. }
+            | Op::WmmaMma { .. }
             | Op::CpAsyncWait { .. }
             | Op::Nanosleep
             | Op::Exit
@@ -556,7 +688,10 @@ impl Inst {
                 _ => BarrierKind::Sync,
             }),
             Op::WarpSync { .. } => SiteOp::Barrier(BarrierKind::Warp),
-            Op::Ldmatrix { space, .. } => access(AccessKind::Load, space, Sem::Weak, Scope::Sys),
+            Op::Ldmatrix { space, .. } | Op::WmmaLoad { space, .. } => {
+                access(AccessKind::Load, space, Sem::Weak, Scope::Sys)
+            }
+            Op::WmmaStore { space, .. } => access(AccessKind::Store, space, Sem::Weak, Scope::Sys),
             // The store to shared memory is what a write buffer can delay (the global
             // read happens at the same time, when the group completes).
             Op::CpAsync { .. } => SiteOp::Access {

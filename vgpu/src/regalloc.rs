@@ -249,7 +249,32 @@ fn visit(inst: &mut Inst, f: &mut impl FnMut(&mut Slot, Role)) {
                 f(d, CrossDef);
             }
         }
-        Op::Mma { d, a, b, c, .. } => {
+        Op::WmmaLoad {
+            ds,
+            addr: a,
+            stride,
+            ..
+        } => {
+            addr(&mut a.base, CrossUse, f);
+            if let Some(s) = stride {
+                src(s, CrossUse, f);
+            }
+            for d in ds.iter_mut() {
+                f(d, CrossDef);
+            }
+        }
+        Op::WmmaStore {
+            vals,
+            addr: a,
+            stride,
+            ..
+        } => {
+            addr(&mut a.base, CrossUse, f);
+            for s in vals.iter_mut().chain(stride.iter_mut()) {
+                src(s, CrossUse, f);
+            }
+        }
+        Op::Mma { d, a, b, c, .. } | Op::WmmaMma { d, a, b, c, .. } => {
             for s in a.iter_mut().chain(b.iter_mut()).chain(c.iter_mut()) {
                 src(s, CrossUse, f);
             }

@@ -765,6 +765,11 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
         }
         Opcode::Cp => Err(cx.unsupported(i, "asynchronous copies are not instrumented")),
         Opcode::Ldmatrix => Err(cx.unsupported(i, "ldmatrix is not instrumented")),
+        // A fragment load would miss the thread's own buffered stores, a fragment store
+        // would bypass the buffer; `wmma.mma` touches only registers.
+        Opcode::Wmma if i.has(Mod::Load) || i.has(Mod::Store) => {
+            Err(cx.unsupported(i, "wmma loads and stores are not instrumented"))
+        }
         // An arrival is a release operation: passed through as it is, it would leave the
         // thread's buffered stores behind it (a false failure on the device).
         Opcode::Mbarrier => Err(cx.unsupported(i, "mbarrier operations are not instrumented")),

@@ -221,6 +221,24 @@ fn unsupported_forms_are_errors_naming_the_instruction() {
         }
         other => panic!("{other:?}"),
     }
+    // A wmma fragment load would miss the thread's buffered stores and a fragment store
+    // bypass the buffer; `wmma.mma` (registers only) passes through.
+    for (inst, refused) in [
+        ("wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [%rd3];", true),
+        ("wmma.store.d.sync.aligned.row.m16n16k16.global.f16 [%rd3], {%r0, %r1, %r2, %r3};", true),
+        ("wmma.mma.sync.aligned.row.col.m16n16k16.f16.f16 {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11}, {%r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11}, {%r0, %r1, %r2, %r3};", false),
+    ] {
+        let src = FORMS.replace("st.global.u32 [%rd3+12], %r8;", inst);
+        let m = fencehound_ptx::parse("forms.ptx", &src).unwrap();
+        match rewrite::rewrite(&m, &RewriteOptions::default()) {
+            Err(RewriteError::Unsupported { text, why, .. }) if refused => {
+                assert!(text.starts_with("wmma."), "{text}");
+                assert!(why.contains("wmma loads and stores"), "{why}");
+            }
+            Ok(r) if !refused => assert!(fencehound_ptx::print(&r.module).contains("wmma.mma.sync")),
+            other => panic!("{inst}: {other:?}"),
+        }
+    }
     let once = rewrite::rewrite(
         &fencehound_ptx::parse("f", FORMS).unwrap(),
         &RewriteOptions::default(),

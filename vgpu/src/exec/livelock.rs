@@ -1158,6 +1158,8 @@ pub(super) fn is_event(op: &Op) -> bool {
         | Op::Activemask { .. }
         | Op::Ldmatrix { .. }
         | Op::Mma { .. }
+        | Op::WmmaLoad { .. }
+        | Op::WmmaMma { .. }
         | Op::Nanosleep
         | Op::Nop => false,
         // A wait only reads the barrier; `pending_count` reads a register.
@@ -1168,6 +1170,8 @@ pub(super) fn is_event(op: &Op) -> bool {
                 | crate::program::MbarKind::Inval
         ),
         Op::St { space, .. } => !matches!(space, MemSpace::Local | MemSpace::FrameParam),
+        // Stores to global or shared memory (local memory faults).
+        Op::WmmaStore { .. } => true,
         Op::Atom { .. }
         | Op::AtomVec { .. }
         | Op::Vprintf { .. }

@@ -20,7 +20,13 @@ use ::half::{bf16, f16};
 
 impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     /// Fails unless all 32 lanes of the warp exist and take part.
-    fn whole_warp(&self, w: u32, pc: u32, have: u32, what: &str) -> Result<(), LaunchOutcome> {
+    pub(super) fn whole_warp(
+        &self,
+        w: u32,
+        pc: u32,
+        have: u32,
+        what: &str,
+    ) -> Result<(), LaunchOutcome> {
         if have == u32::MAX {
             return Ok(());
         }

@@ -28,6 +28,7 @@ mod mbarrier;
 mod memops;
 mod outcome;
 mod sync;
+mod wmma;
 
 use memops::read_generic;
 pub use outcome::*;
@@ -1597,7 +1598,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             | Op::Elect { .. }
             | Op::Redux { .. }
             | Op::Ldmatrix { .. }
-            | Op::Mma { .. } => self.exec_collective(w, active, group, pc, inst),
+            | Op::Mma { .. }
+            | Op::WmmaLoad { .. }
+            | Op::WmmaStore { .. }
+            | Op::WmmaMma { .. } => self.exec_collective(w, active, group, pc, inst),
             Op::BulkCopy { .. } => {
                 self.exec_bulk_copy(w, active, pc, inst)?;
                 Ok(Flow::Next)

@@ -166,7 +166,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             | Op::Elect { mask, .. }
             | Op::Redux { mask, .. } => *mask,
             // `.aligned` warp-wide instructions: every thread of the warp takes part.
-            Op::Ldmatrix { .. } | Op::Mma { .. } => return u32::MAX,
+            Op::Ldmatrix { .. }
+            | Op::Mma { .. }
+            | Op::WmmaLoad { .. }
+            | Op::WmmaStore { .. }
+            | Op::WmmaMma { .. } => return u32::MAX,
             _ => return 0,
         };
         self.src(w, l, m) as u32
@@ -432,6 +436,32 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 trans,
             } => self.complete_ldmatrix(w, pc, have, ds, *addr, *space, *trans)?,
             Op::Mma { kind, d, a, b, c } => self.complete_mma(w, pc, have, *kind, d, a, b, c)?,
+            Op::WmmaLoad {
+                frag,
+                shape,
+                elem,
+                row,
+                space,
+                addr,
+                stride,
+                ds,
+            } => self.complete_wmma_load(
+                w, pc, have, *frag, *shape, *elem, *row, *space, *addr, *stride, ds,
+            )?,
+            Op::WmmaStore {
+                shape,
+                elem,
+                row,
+                space,
+                addr,
+                stride,
+                vals,
+            } => self.complete_wmma_store(
+                w, pc, have, *shape, *elem, *row, *space, *addr, *stride, vals,
+            )?,
+            Op::WmmaMma { kind, d, a, b, c } => {
+                self.complete_wmma_mma(w, pc, have, *kind, d, a, b, c)?
+            }
             _ => {}
         }
         let warp = &mut self.warps[w as usize];

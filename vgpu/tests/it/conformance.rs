@@ -41,7 +41,7 @@ const PROLOGUE: &str = "
 
 /// A module with one kernel `k(out, in0, in1)` whose body is `body` after [`PROLOGUE`];
 /// `extra` goes before the kernel (device functions, module variables).
-fn module(target: &str, extra: &str, body: &str) -> String {
+pub(crate) fn module(target: &str, extra: &str, body: &str) -> String {
     let version = match target {
         "sm_100a" | "sm_100" => "8.8",
         _ => "8.0",
@@ -53,7 +53,7 @@ fn module(target: &str, extra: &str, body: &str) -> String {
 }
 
 /// Checks that ptxas accepts the printed form of `ptx` for `arch`.
-fn ptxas_accepts(ptx: &str, arch: &str) {
+pub(crate) fn ptxas_accepts(ptx: &str, arch: &str) {
     let m = fencehound_ptx::parse("conformance.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
     let printed = fencehound_ptx::print(&m);
     let again = fencehound_ptx::parse("printed.ptx", &printed)
@@ -75,7 +75,7 @@ fn outcome(ptx: &str, threads: u32) -> fencehound_vgpu::LaunchOutcome {
 }
 
 /// The launch faults with a message containing `what`.
-fn faults(ptx: &str, threads: u32, what: &str) {
+pub(crate) fn faults(ptx: &str, threads: u32, what: &str) {
     match outcome(ptx, threads) {
         fencehound_vgpu::LaunchOutcome::Fault(f) => {
             assert!(
@@ -89,7 +89,7 @@ fn faults(ptx: &str, threads: u32, what: &str) {
 
 /// Runs kernel `k` of `ptx` with `threads` threads in one CTA; `in0`, `in1` are the input
 /// words; returns `out_words` output words (initialised to `0xdeadbeef`).
-fn run(ptx: &str, threads: u32, in0: &[u32], in1: &[u32], out_words: usize) -> Vec<u32> {
+pub(crate) fn run(ptx: &str, threads: u32, in0: &[u32], in1: &[u32], out_words: usize) -> Vec<u32> {
     let mut dev = Device::new();
     let id = common::load(&mut dev, "conformance.ptx", ptx).unwrap_or_else(|e| panic!("{e}"));
     let words = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
@@ -121,7 +121,7 @@ fn run(ptx: &str, threads: u32, in0: &[u32], in1: &[u32], out_words: usize) -> V
 }
 
 /// Loading `ptx` fails with an "unsupported" error that mentions `what`.
-fn rejects(ptx: &str, what: &str) {
+pub(crate) fn rejects(ptx: &str, what: &str) {
     let mut dev = Device::new();
     match common::load(&mut dev, "conformance.ptx", ptx) {
         Ok(_) => panic!("expected an unsupported error mentioning `{what}`"),

@@ -16,3 +16,4 @@ mod register_slots;
 mod scheduling;
 mod verdicts;
 mod warp_groups;
+mod wmma;
