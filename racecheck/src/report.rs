@@ -293,6 +293,10 @@ pub struct AccessReport {
     pub instruction: String,
     pub ptx_line: u32,
     pub cuda: Option<SourceLine>,
+    /// When `cuda` is in a header the kernel's code inlined (`mma.h`'s fragment loads,
+    /// libcu++'s atomics, cooperative groups), the kernel's own line that called it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called_from: Option<SourceLine>,
 }
 
 /// A race, for people and for `--json`.
@@ -380,13 +384,24 @@ impl AccessReport {
                 file: c.file.clone(),
                 line: c.line,
             }),
+            called_from: site
+                .and_then(|s| s.cuda.as_ref())
+                .and_then(|c| c.caller.as_ref())
+                .map(|(file, line)| SourceLine {
+                    file: file.clone(),
+                    line: *line,
+                }),
         }
     }
 
     fn place(&self) -> String {
-        match &self.cuda {
+        let at = match &self.cuda {
             Some(c) => format!("{}:{}", c.file, c.line),
             None => format!("PTX line {}", self.ptx_line),
+        };
+        match &self.called_from {
+            Some(c) => format!("{at} (called from {}:{})", c.file, c.line),
+            None => at,
         }
     }
 }

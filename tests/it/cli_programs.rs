@@ -28,6 +28,12 @@ fn build_dir() -> &'static Path {
         .path()
 }
 
+/// The text of tests/programs/NAME.cu.
+fn source_of(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/programs/{name}.cu"));
+    std::fs::read_to_string(p).expect("program source")
+}
+
 /// Builds tests/programs/NAME.cu with `fencehound nvcc` and `defines`, once per test
 /// binary (different programs build in parallel).
 fn build(name: &str, defines: &[&str]) -> PathBuf {
@@ -265,6 +271,17 @@ fn tensor_cores_through_wmma() {
         );
         assert!(
             err.contains("wmma.load.a.sync.aligned.row.m16n16k16.shared.f16"),
+            "{err}"
+        );
+        // The fragment load is `mma.h`'s code inlined into the kernel: the report names
+        // the kernel's line that called it too.
+        let line = 1 + source_of("wmma")
+            .lines()
+            .position(|l| l.contains("wmma::load_matrix_sync(fa, sa + warp"))
+            .unwrap();
+        assert!(
+            err.contains("(called from ")
+                && err.contains(&format!("wmma.cu:{line}): `wmma.load.a")),
             "{err}"
         );
         assert!(!err.contains("FAULT"), "{model}:\n{err}");

@@ -199,6 +199,7 @@ impl<'a> Decoder<'a> {
             line: loc.line,
             col: loc.col,
             inlined_at: loc.inlined_at.map(|(f, l, c)| (file(f), l, c)),
+            caller: None,
             function: loc
                 .function_name
                 .as_ref()
@@ -251,6 +252,33 @@ impl<'a> Decoder<'a> {
             }
             None => Err(e),
         }
+    }
+
+    /// [`Self::cuda_loc`] with [`CudaLoc::caller`]: the inline stack is followed through
+    /// `sites`, the inlined call sites seen so far in the function (`inlined_at a` → the
+    /// latest `.loc a …, inlined_at b` → …), as NVCC and NVRTC describe it.
+    fn cuda_loc_in(&self, loc: &ptx::Loc, sites: &HashMap<(u32, u32, u32), &ptx::Loc>) -> CudaLoc {
+        let mut c = self.cuda_loc(loc);
+        let mut stack = vec![(loc.file, loc.line)];
+        let mut next = loc.inlined_at;
+        // Bounded: a malformed chain must not loop.
+        while let (Some(at), true) = (next, stack.len() <= 64) {
+            stack.push((at.0, at.1));
+            next = sites.get(&at).and_then(|l| l.inlined_at);
+        }
+        let outer = stack[stack.len() - 1].0;
+        if loc.file != outer {
+            if let Some(&(f, l)) = stack.iter().find(|(f, _)| *f == outer) {
+                c.caller = Some((
+                    self.file_names
+                        .get(&f)
+                        .cloned()
+                        .unwrap_or_else(|| format!("file{f}")),
+                    l,
+                ));
+            }
+        }
+        c
     }
 
     fn loc_str(&self, f: &ptx::Function, pos: ptx::Pos, loc: Option<&ptx::Loc>) -> String {
@@ -375,6 +403,7 @@ impl<'a> Decoder<'a> {
             Enter,
             Decl(&'b ptx::VarDecl),
             Inst(&'b ptx::Instruction),
+            Loc(&'b ptx::Loc),
             Exit,
         }
         fn events<'b>(s: &'b [Statement], out: &mut Vec<Event<'b>>) {
@@ -387,6 +416,7 @@ impl<'a> Decoder<'a> {
             for st in s {
                 match st {
                     Statement::Inst(i) => out.push(Event::Inst(i)),
+                    Statement::Loc(l) if l.inlined_at.is_some() => out.push(Event::Loc(l)),
                     Statement::Block(b) => events(b, out),
                     _ => {}
                 }
@@ -397,9 +427,14 @@ impl<'a> Decoder<'a> {
         events(body, &mut evs);
         type Shadowed<'b> = Vec<(&'b str, Option<Name>)>;
         let mut undo: Vec<Shadowed<'a>> = Vec::new();
+        // Inlined call sites by position, the latest of each (see `cuda_loc_in`).
+        let mut inline_sites: HashMap<(u32, u32, u32), &ptx::Loc> = HashMap::new();
         for ev in evs {
             match ev {
                 Event::Enter => undo.push(Vec::new()),
+                Event::Loc(l) => {
+                    inline_sites.insert((l.file, l.line, l.col), l);
+                }
                 Event::Exit => {
                     for (name, prev) in undo.pop().unwrap_or_default().into_iter().rev() {
                         match prev {
@@ -487,7 +522,7 @@ impl<'a> Decoder<'a> {
                         text,
                         function: f.name.clone(),
                         ptx_line: i.pos.line,
-                        cuda: i.loc.as_ref().map(|l| self.cuda_loc(l)),
+                        cuda: i.loc.as_ref().map(|l| self.cuda_loc_in(l, &inline_sites)),
                     });
                     let where_ = self.loc_str(f, i.pos, i.loc.as_ref());
                     let cx = Cx {

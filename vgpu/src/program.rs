@@ -745,6 +745,10 @@ pub struct CudaLoc {
     pub col: u32,
     /// The call site this code was inlined into, if any.
     pub inlined_at: Option<(String, u32, u32)>,
+    /// For code inlined from another file (a header: `mma.h`, libcu++'s atomics,
+    /// cooperative groups), the line of the function's own source file it was inlined
+    /// from: the innermost frame of the inline stack in the file of its outermost frame.
+    pub caller: Option<(String, u32)>,
     pub function: Option<String>,
 }
 

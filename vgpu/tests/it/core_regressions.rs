@@ -57,3 +57,59 @@ fn block_scoped_registers_shadow_only_inside_the_block() {
     // outer %r3 = 7; %r4 = 101 + 100; inner-block %r5 = 1002; the function's %r5 is untouched.
     assert_eq!(run_ptx(ptx, "shadow", 4), vec![7, 201, 0, 1002]);
 }
+
+/// Code inlined from a header through another header (`mma.h`'s `load_matrix_sync` calls
+/// an inner function; libcu++'s atomics go several levels deep) names the kernel file's
+/// line that called it: the inline stack is followed through the `.loc … inlined_at`
+/// chain to the frame in the outermost frame's file. Before, only the innermost header
+/// line was known, and a race report pointed into the header.
+#[test]
+fn inline_stack_names_the_kernel_line_that_called_a_header() {
+    let ptx = r#".version 8.0
+.target sm_80
+.address_size 64
+.file 1 "/src/k.cu"
+.file 2 "/usr/include/h.hpp"
+
+.visible .entry k(.param .u64 p)
+{
+    .reg .b64 %rd<2>;
+    .reg .b32 %r<2>;
+    .loc 1 5 0
+    ld.param.u64 %rd1, [p];
+    .loc 2 20 5, inlined_at 1 7 3
+    mov.u32 %r1, 1;
+    .loc 2 10 3, inlined_at 2 20 5
+    st.global.u32 [%rd1], %r1;
+    .loc 2 20 5, inlined_at 1 9 3
+    mov.u32 %r1, 2;
+    .loc 2 10 3, inlined_at 2 20 5
+    st.global.u32 [%rd1], %r1;
+    .loc 1 11 0
+    ret;
+}
+"#;
+    let m = fencehound_ptx::parse("inline.ptx", ptx).expect("parse");
+    let mut dev = Device::new();
+    let id = dev.load_module(&m).unwrap_or_else(|e| panic!("{e}"));
+    let sites: Vec<(String, u32, Option<(String, u32)>)> = (0..)
+        .map_while(|s| dev.site(id, s))
+        .map(|s| {
+            let c = s.cuda.as_ref().expect("line info");
+            (c.file.clone(), c.line, c.caller.clone())
+        })
+        .collect();
+    let caller = |l: u32| Some(("/src/k.cu".to_string(), l));
+    assert_eq!(
+        sites,
+        vec![
+            ("/src/k.cu".into(), 5, None),
+            ("/usr/include/h.hpp".into(), 20, caller(7)),
+            ("/usr/include/h.hpp".into(), 10, caller(7)),
+            // The same header lines inlined again from line 9: the latest call site counts.
+            ("/usr/include/h.hpp".into(), 20, caller(9)),
+            ("/usr/include/h.hpp".into(), 10, caller(9)),
+            ("/src/k.cu".into(), 11, None),
+        ]
+    );
+}
