@@ -111,19 +111,54 @@ fn with_rt<R>(f: impl FnOnce(&mut Runtime) -> R) -> Result<R, CudaError> {
     }
 }
 
+/// End of the device address range reserved in this process (0: none).
+static RESERVED_END: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Whether `[p, p + len)` lies in the device address range [`reserve_device_addresses`]
+/// reserved.
+pub fn device_addresses_reserved(p: u64, len: u64) -> bool {
+    let end = RESERVED_END.load(std::sync::atomic::Ordering::Relaxed);
+    p >= fencehound_vgpu::memory::GLOBAL_BASE && p.saturating_add(len) <= end
+}
+
 /// Keeps the host from mapping anything at the vgpu's global addresses, so a device
 /// pointer is never also a valid host pointer: `cudaMemcpyDefault` can tell them apart,
 /// and a host dereference of a device pointer faults (as it does with a GPU) instead of
-/// reading unrelated host memory. Best effort: if something is mapped there already,
+/// reading unrelated host memory; managed allocations are made readable there
+/// (`Runtime::malloc_managed`). The range is up to 1 TiB from the vgpu's global base, up
+/// to the first mapping above it (shared libraries are mapped near there on x86-64 Linux:
+/// a whole TiB is rarely free). Best effort: if something is mapped at the base itself,
 /// nothing is reserved.
 fn reserve_device_addresses() {
-    const SPAN: usize = 1 << 40;
+    const MAX_SPAN: u64 = 1 << 40;
+    let base = fencehound_vgpu::memory::GLOBAL_BASE;
+    // The lowest start of a mapping that ends above the base, from /proc/self/maps.
+    let first = std::fs::read_to_string("/proc/self/maps")
+        .ok()
+        .and_then(|maps| {
+            maps.lines()
+                .filter_map(|l| {
+                    let (a, b) = l.split_whitespace().next()?.split_once('-')?;
+                    let a = u64::from_str_radix(a, 16).ok()?;
+                    let b = u64::from_str_radix(b, 16).ok()?;
+                    (b > base).then_some(a)
+                })
+                .min()
+        });
+    let span = match first {
+        Some(a) if a <= base => return,
+        Some(a) => (a - base).min(MAX_SPAN) & !0xfff,
+        None => MAX_SPAN,
+    };
+    if span < 1 << 20 {
+        return;
+    }
     // SAFETY: an anonymous PROT_NONE reservation that must not replace existing mappings
     // (MAP_FIXED_NOREPLACE); on failure nothing is mapped.
     unsafe {
         let p = libc::mmap(
-            fencehound_vgpu::memory::GLOBAL_BASE as *mut c_void,
-            SPAN,
+            base as *mut c_void,
+            span as usize,
             libc::PROT_NONE,
             libc::MAP_PRIVATE
                 | libc::MAP_ANONYMOUS
@@ -132,9 +167,11 @@ fn reserve_device_addresses() {
             -1,
             0,
         );
-        if p != libc::MAP_FAILED && p as u64 != fencehound_vgpu::memory::GLOBAL_BASE {
+        if p != libc::MAP_FAILED && p as u64 != base {
             // An old kernel that treats the flag as a hint put it elsewhere: give it back.
-            libc::munmap(p, SPAN);
+            libc::munmap(p, span as usize);
+        } else if p != libc::MAP_FAILED {
+            RESERVED_END.store(base + span, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -164,10 +201,19 @@ fn device_call(name: &str, f: impl FnOnce(&mut Runtime) -> Result<(), CudaError>
     guard(name, || {
         with_rt(|rt| match rt.sticky() {
             Some(e) => e,
-            None => f(rt).err().unwrap_or(errors::SUCCESS),
+            None => managed_coherent(rt, |rt| f(rt).err().unwrap_or(errors::SUCCESS)),
         })
         .unwrap_or_else(|e| e)
     })
+}
+
+/// Runs a device operation with managed memory coherent around it (see
+/// [`Runtime::malloc_managed`]).
+fn managed_coherent<R>(rt: &mut Runtime, f: impl FnOnce(&mut Runtime) -> R) -> R {
+    rt.managed_to_device();
+    let r = f(rt);
+    rt.managed_to_host();
+    r
 }
 
 /// An entry point that works whatever state the device is in.
@@ -422,7 +468,9 @@ fn launch(
                     std::slice::from_raw_parts(p, size).to_vec()
                 }
             };
-            rt.launch(host, grid.into(), block.into(), shared, cooperative, &read)
+            managed_coherent(rt, |rt| {
+                rt.launch(host, grid.into(), block.into(), shared, cooperative, &read)
+            })
         })
         .unwrap_or_else(|e| e)
     })
@@ -943,17 +991,84 @@ pub unsafe extern "C" fn cudaHostGetDevicePointer(
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaMallocManaged(
-    _ptr: *mut *mut c_void,
-    _size: usize,
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> CudaError {
+    device_call("cudaMallocManaged", |rt| {
+        // cudaMemAttachGlobal (1) or cudaMemAttachHost (2).
+        if ptr.is_null() || !(flags == 1 || flags == 2) {
+            return Err(errors::INVALID_VALUE);
+        }
+        let p = rt.malloc_managed(size as u64)?;
+        // SAFETY: API contract.
+        unsafe { put(ptr, p as *mut c_void) }
+    })
+}
+
+/// `cudaMemPrefetchAsync` (CUDA 13: a `cudaMemLocation` and flags), `cudaMemAdvise` and
+/// `cudaStreamAttachMemAsync` are hints about where managed pages should live; the vgpu
+/// has one memory, so they only check that the range is managed.
+fn managed_hint(name: &str, p: *const c_void, count: usize) -> CudaError {
+    device_call(name, |rt| {
+        let (b, n) = (p as u64, count as u64);
+        let last = b.saturating_add(n.max(1) - 1);
+        if rt.is_managed(b) && rt.device_range(b) == rt.device_range(last) {
+            Ok(())
+        } else {
+            Err(errors::INVALID_VALUE)
+        }
+    })
+}
+
+/// `struct cudaMemLocation` (two ints).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MemLocation {
+    pub kind: c_int,
+    pub id: c_int,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemPrefetchAsync(
+    p: *const c_void,
+    count: usize,
+    _location: MemLocation,
+    _flags: c_uint,
+    _stream: *mut c_void,
+) -> CudaError {
+    managed_hint("cudaMemPrefetchAsync", p, count)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemPrefetchAsync_ptsz(
+    p: *const c_void,
+    count: usize,
+    _location: MemLocation,
+    _flags: c_uint,
+    _stream: *mut c_void,
+) -> CudaError {
+    managed_hint("cudaMemPrefetchAsync_ptsz", p, count)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cudaMemAdvise(
+    p: *const c_void,
+    count: usize,
+    _advice: c_int,
+    _location: MemLocation,
+) -> CudaError {
+    managed_hint("cudaMemAdvise", p, count)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cudaStreamAttachMemAsync(
+    _stream: *mut c_void,
+    p: *mut c_void,
+    _length: usize,
     _flags: c_uint,
 ) -> CudaError {
-    host_call("cudaMallocManaged", |rt| {
-        not_supported(
-            rt,
-            "cudaMallocManaged (managed memory)",
-            "it needs one address space for host and device; use cudaMalloc and cudaMemcpy",
-        )
-    })
+    managed_hint("cudaStreamAttachMemAsync", p, 1)
 }
 
 #[no_mangle]
@@ -976,7 +1091,10 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(
 ) -> CudaError {
     host_call("cudaPointerGetAttributes", |rt| {
         let p = ptr as u64;
-        let (kind, dev, host) = if rt.device_range(p).is_some() {
+        let (kind, dev, host) = if rt.is_managed(p) {
+            // cudaMemoryTypeManaged: one address on both sides.
+            (3, ptr as *mut c_void, ptr as *mut c_void)
+        } else if rt.device_range(p).is_some() {
             (2, ptr as *mut c_void, std::ptr::null_mut())
         } else if rt
             .host_allocs

@@ -13,16 +13,15 @@
 //! |---|---|
 //! | registration | `__cudaRegisterFatBinary`/`End`, `__cudaUnregisterFatBinary`, `__cudaRegisterFunction`, `__cudaRegisterVar`, `__cudaPushCallConfiguration`/`Pop`, `__cudaGetKernel`, `__cudaLaunchKernel` |
 //! | launches | `cudaLaunchKernel`, `cudaLaunchCooperativeKernel`, `cudaLaunchKernelExC` (cooperative/priority attributes), `cudaFuncGetAttributes`, `cudaFuncSetAttribute`, occupancy |
-//! | memory | `cudaMalloc`/`Free` (+`Async`, `Pitch`), `cudaMallocHost`, `cudaHostAlloc`, `cudaMemcpy`/`Async`/`2D`, `cudaMemset`/`2D`, `cudaMemcpyToSymbol`/`FromSymbol`, `cudaGetSymbolAddress`/`Size`, `cudaMemGetInfo`, `cudaPointerGetAttributes` |
+//! | memory | `cudaMalloc`/`Free` (+`Async`, `Pitch`), `cudaMallocManaged` (one address for host and device, coherent around every device operation; `cudaMemPrefetchAsync`, `cudaMemAdvise`, `cudaStreamAttachMemAsync` as hints), `cudaMallocHost`, `cudaHostAlloc`, `cudaMemcpy`/`Async`/`2D`, `cudaMemset`/`2D`, `cudaMemcpyToSymbol`/`FromSymbol`, `cudaGetSymbolAddress`/`Size`, `cudaMemGetInfo`, `cudaPointerGetAttributes` |
 //! | streams, events | all synchronous: create/destroy/synchronize/query/wait, host functions and callbacks run at once; events time the vgpu's work in wall-clock milliseconds |
 //! | errors, devices | `cudaGetLastError`, `cudaPeekAtLastError`, `cudaGetErrorString`/`Name`; one device, `cudaGetDeviceProperties` and `cudaDeviceGetAttribute` describe the vgpu |
 //!
 //! Every other export of the real `libcudart.so.13` (`symbols.txt`) exists too, generated
 //! by `build.rs`: it prints its name, records it in the side channel and returns
 //! `cudaErrorNotSupported` — never a crash, never a silent success. Not supported:
-//! managed memory (`cudaMallocManaged`, `__managed__`) and mapped host memory, which need
-//! host and device to share addresses; arrays, textures, surfaces, graphs, IPC, `-rdc`
-//! device linking (its fat binaries carry no PTX).
+//! `__managed__` variables and mapped host memory; arrays, textures, surfaces, graphs,
+//! IPC, `-rdc` device linking (its fat binaries carry no PTX).
 //!
 //! The library carries the `libcudart.so.13` SONAME and version node (`build.rs`).
 

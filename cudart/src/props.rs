@@ -139,6 +139,10 @@ pub fn device_prop() -> DeviceProp {
     p.surface_alignment = 512;
     p.concurrent_kernels = 1;
     p.unified_addressing = 1;
+    // `cudaMallocManaged` works (host and device coherent at every device operation, not
+    // concurrently: `concurrentManagedAccess` stays 0, so programs synchronize before the
+    // host touches managed memory, as on devices without concurrent access).
+    p.managed_memory = 1;
     p.memory_bus_width = 5120;
     p.l2_cache_size = 40 << 20;
     p.max_threads_per_multi_processor = THREADS_PER_SM;
@@ -196,7 +200,8 @@ pub fn device_attribute(attr: c_int) -> Option<c_int> {
         79 | 80 => 1, // global / local L1 cache
         81 => clamp(p.shared_mem_per_multiprocessor),
         82 => p.regs_per_multiprocessor,
-        83..=86 => 0, // managed memory, multi-GPU board, board id, host native atomics
+        83 => p.managed_memory,
+        84..=86 => 0, // multi-GPU board, board id, host native atomics
         87 => 32,     // single-to-double performance ratio
         88 | 89 => 0, // pageable memory access, concurrent managed access
         90 => p.compute_preemption_supported,

@@ -103,6 +103,8 @@ pub struct Runtime {
     reported: std::collections::HashSet<String>,
     pub device_flags: u32,
     pub limits: HashMap<i32, usize>,
+    /// Managed allocations (`cudaMallocManaged`): base → size. See [`Runtime::malloc_managed`].
+    managed: BTreeMap<u64, u64>,
 }
 
 type EventLog = fencehound_cudart_protocol::events::Writer<std::io::BufWriter<std::fs::File>>;
@@ -202,6 +204,7 @@ impl Runtime {
             reported: Default::default(),
             device_flags: 0,
             limits: HashMap::new(),
+            managed: BTreeMap::new(),
         };
         rt.record(&Record::Start {
             pid: std::process::id(),
@@ -428,7 +431,70 @@ impl Runtime {
         }
         // Later accesses then fault as use-after-free instead of reading stale data.
         let _ = self.dev.free(ptr);
+        if let Some(n) = self.managed.remove(&ptr) {
+            unmap_host_pages(ptr, n);
+        }
         Ok(())
+    }
+
+    /// `cudaMallocManaged`: one address for host and device, as CUDA's unified memory
+    /// gives. The vgpu allocates the range, page-aligned; the same addresses in the host
+    /// process (inside the reservation `api::reserve_device_addresses` made, where nothing
+    /// else can be) become readable and writable pages. The two copies are kept coherent
+    /// at the only points where CUDA lets either side see the other's writes, given that
+    /// this runtime runs every operation to completion before returning: the host's view
+    /// is copied into the vgpu before every device operation (launch, copy, set) and the
+    /// vgpu's back after it ([`Runtime::managed_to_device`], [`Runtime::managed_to_host`]).
+    /// So a kernel reads what the host wrote before the launch, and the host reads the
+    /// kernel's results after it returns — the behaviour of a program that synchronizes
+    /// before touching managed memory, which CUDA requires of it on devices without
+    /// concurrent managed access.
+    pub fn malloc_managed(&mut self, size: u64) -> Result<u64, CudaError> {
+        if size == 0 {
+            return Err(errors::INVALID_VALUE);
+        }
+        let name = format!("cudaMallocManaged #{} ({size} bytes)", self.allocs.len());
+        let Ok(p) = self.dev.alloc_aligned(size, PAGE, name) else {
+            return Err(errors::MEMORY_ALLOCATION);
+        };
+        if !map_host_pages(p, size) {
+            let _ = self.dev.free(p);
+            self.problem(format!(
+                "cudaMallocManaged: the host pages at {p:#x} ({size} bytes) could not be mapped \
+                 (the device address range is not reserved in this process)"
+            ));
+            return Err(errors::MEMORY_ALLOCATION);
+        }
+        self.allocs.insert(p, size);
+        self.managed.insert(p, size);
+        Ok(p)
+    }
+
+    /// Whether `ptr` lies in a managed allocation.
+    pub fn is_managed(&self, ptr: u64) -> bool {
+        self.managed
+            .range(..=ptr)
+            .next_back()
+            .is_some_and(|(b, n)| ptr < b + n)
+    }
+
+    /// Copies the host's view of every managed allocation into the vgpu.
+    pub fn managed_to_device(&mut self) {
+        for (&b, &n) in &self.managed {
+            // SAFETY: `malloc_managed` mapped `n` readable bytes at `b` in this process;
+            // they stay mapped until `free` removes the entry.
+            let host = unsafe { std::slice::from_raw_parts(b as *const u8, n as usize) };
+            let _ = self.dev.copy_to(b, host);
+        }
+    }
+
+    /// Copies the vgpu's view of every managed allocation to the host.
+    pub fn managed_to_host(&mut self) {
+        for (&b, &n) in &self.managed {
+            // SAFETY: as in `managed_to_device`, and writable.
+            let host = unsafe { std::slice::from_raw_parts_mut(b as *mut u8, n as usize) };
+            let _ = self.dev.copy_from(b, host);
+        }
     }
 
     pub fn bytes_allocated(&self) -> u64 {
@@ -1063,4 +1129,39 @@ fn render_trace(trace: &[TraceEvent], sites: &[SiteInfo], threads_per_cta: u32) 
             }
         })
         .collect()
+}
+
+/// The host page size managed allocations are aligned to (Linux on x86-64 and aarch64
+/// with 4 KiB pages; a larger page size only makes `map_host_pages` fail cleanly).
+const PAGE: u64 = 4096;
+
+/// Makes `[p, p + size)` (rounded out to pages) readable and writable host memory, zeroed.
+/// Only inside the reservation of the device address range: anywhere else it could
+/// replace a mapping the program owns.
+fn map_host_pages(p: u64, size: u64) -> bool {
+    if !crate::api::device_addresses_reserved(p, size) || !p.is_multiple_of(PAGE) {
+        return false;
+    }
+    let len = size.div_ceil(PAGE) * PAGE;
+    // SAFETY: the pages are inside our own PROT_NONE reservation (checked above) and
+    // belong to this allocation alone (page-aligned, and no other managed allocation
+    // shares a page: each starts on a page of its own).
+    unsafe {
+        libc::mprotect(
+            p as *mut libc::c_void,
+            len as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+        ) == 0
+    }
+}
+
+/// Returns the pages of a freed managed allocation to the reservation.
+fn unmap_host_pages(p: u64, size: u64) {
+    let len = (size.div_ceil(PAGE) * PAGE) as usize;
+    // SAFETY: the pages `map_host_pages` made accessible; afterwards a host access faults
+    // (use after free), as a device access does.
+    unsafe {
+        libc::madvise(p as *mut libc::c_void, len, libc::MADV_DONTNEED);
+        libc::mprotect(p as *mut libc::c_void, len, libc::PROT_NONE);
+    }
 }

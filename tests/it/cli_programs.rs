@@ -288,6 +288,34 @@ fn tensor_cores_through_wmma() {
     }
 }
 
+/// Managed memory: `cudaMallocManaged` arrays written and read by the host in place
+/// between launches, hints, copies to and from device memory, a struct holding a managed
+/// pointer passed by value, `cudaPointerGetAttributes`. It was refused before (2026-12-03:
+/// "managed memory … needs one address space for host and device"), and the program then
+/// crashed on its first host write. Under every model it passes with the race check
+/// silent; the twin without the reduction's `__syncthreads()` is a race the check reports.
+#[test]
+fn managed_memory_one_address_for_host_and_device() {
+    let prog = build("managed", &[]);
+    for model in ["sc", "bugaroo", "scoped", "weak"] {
+        let a = ["--race", "--model", model, "--seed", "1"];
+        let o = exec(&a, &prog);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(0), "{a:?}:\n{out}\n{err}");
+        assert!(
+            out.contains("OK: total 45032 want 45032, 0 wrong"),
+            "{a:?}:\n{out}"
+        );
+        assert!(err.contains("race check: no races"), "{a:?}:\n{err}");
+        assert!(!err.contains("not implemented"), "{a:?}:\n{err}");
+    }
+    let prog = build("managed", &["-DNO_SYNC"]);
+    let o = exec(&["--race", "--model", "sc", "--seed", "3"], &prog);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("race (RAW) in `block_sum`"), "{err}");
+}
+
 #[test]
 fn thrust_on_device_vectors() {
     passes("thrust_algos", 2);

@@ -221,6 +221,20 @@ impl Device {
             .ok_or(DeviceError::OutOfMemory(bytes))
     }
 
+    /// Like [`Device::alloc_named`], aligned to `align` bytes (a power of two, at most
+    /// 4096; at least 256).
+    pub fn alloc_aligned(
+        &mut self,
+        bytes: u64,
+        align: u64,
+        name: impl Into<String>,
+    ) -> Result<u64, DeviceError> {
+        self.mem
+            .global
+            .alloc(bytes, align, name.into())
+            .ok_or(DeviceError::OutOfMemory(bytes))
+    }
+
     /// Frees the global allocation that starts at `ptr` (from [`Device::alloc`]); later
     /// accesses to it fault.
     pub fn free(&mut self, ptr: u64) -> Result<(), DeviceError> {
