@@ -11,6 +11,7 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use crate::errors::{self, CudaError};
+use crate::graph::{self, NodeOp};
 use crate::props;
 use crate::runtime::{CallConfig, Runtime};
 use fencehound_cudart_protocol::RuntimeConfig;
@@ -468,6 +469,36 @@ fn launch(
                     std::slice::from_raw_parts(p, size).to_vec()
                 }
             };
+            if rt.graphs.capturing.contains_key(&stream) {
+                // Captured: the argument values are copied now, as CUDA copies them.
+                if cooperative {
+                    return capture_unsupported(rt, stream, name)
+                        .err()
+                        .unwrap_or(errors::SUCCESS);
+                }
+                if !rt.is_kernel(host) {
+                    return errors::INVALID_DEVICE_FUNCTION;
+                }
+                let sizes = match rt.kernel_params(host) {
+                    Ok(s) => s,
+                    Err(e) => return e,
+                };
+                let args = sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| read(i, *s as usize))
+                    .collect();
+                let op = NodeOp::Kernel {
+                    host,
+                    grid: grid.into(),
+                    block: block.into(),
+                    shared,
+                    args,
+                };
+                let h = rt.handle();
+                rt.graphs.record(stream, h, op);
+                return errors::SUCCESS;
+            }
             managed_coherent(rt, |rt| {
                 rt.launch(host, grid.into(), block.into(), shared, cooperative, &read)
             })
@@ -888,13 +919,24 @@ pub unsafe extern "C" fn cudaFree(ptr: *mut c_void) -> CudaError {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaFreeAsync(ptr: *mut c_void, _stream: *mut c_void) -> CudaError {
-    device_call("cudaFreeAsync", |rt| rt.free(ptr as u64))
+pub unsafe extern "C" fn cudaFreeAsync(ptr: *mut c_void, stream: *mut c_void) -> CudaError {
+    device_call("cudaFreeAsync", |rt| free_async(rt, ptr, stream))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cudaFreeAsync_ptsz(ptr: *mut c_void, _stream: *mut c_void) -> CudaError {
-    device_call("cudaFreeAsync_ptsz", |rt| rt.free(ptr as u64))
+pub unsafe extern "C" fn cudaFreeAsync_ptsz(ptr: *mut c_void, stream: *mut c_void) -> CudaError {
+    device_call("cudaFreeAsync_ptsz", |rt| free_async(rt, ptr, stream))
+}
+
+/// A free on a capturing stream frees nothing (see the `graph` module).
+fn free_async(rt: &mut Runtime, ptr: *mut c_void, stream: *mut c_void) -> Result<(), CudaError> {
+    if rt.graphs.capturing.contains_key(&(stream as usize)) {
+        return match rt.device_range(ptr as u64) {
+            Some((b, _)) if b == ptr as u64 => Ok(()),
+            _ => Err(errors::INVALID_VALUE),
+        };
+    }
+    rt.free(ptr as u64)
 }
 
 #[no_mangle]
@@ -1183,9 +1225,15 @@ memcpy_entry!(cudaMemcpy, cudaMemcpy_ptds);
 macro_rules! memcpy_async_entry {
     ($($name:ident),*) => {$(
         #[no_mangle]
-        pub unsafe extern "C" fn $name(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, _stream: *mut c_void) -> CudaError {
-            // SAFETY: the API contract of cudaMemcpyAsync.
-            device_call(stringify!($name), |rt| unsafe { copy(rt, stringify!($name), dst as u64, src as u64, count, kind) })
+        pub unsafe extern "C" fn $name(dst: *mut c_void, src: *const c_void, count: usize, kind: c_int, stream: *mut c_void) -> CudaError {
+            device_call(stringify!($name), |rt| {
+                let op = NodeOp::Copy { dst: dst as u64, src: src as u64, count, kind };
+                if record(rt, stream, op) {
+                    return Ok(());
+                }
+                // SAFETY: the API contract of cudaMemcpyAsync.
+                unsafe { copy(rt, stringify!($name), dst as u64, src as u64, count, kind) }
+            })
         }
     )*};
 }
@@ -1237,9 +1285,12 @@ memcpy2d_entry!(cudaMemcpy2D, cudaMemcpy2D_ptds);
 macro_rules! memcpy2d_async_entry {
     ($($name:ident),*) => {$(
         #[no_mangle]
-        pub unsafe extern "C" fn $name(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int, _stream: *mut c_void) -> CudaError {
-            // SAFETY: the API contract of cudaMemcpy2DAsync.
-            device_call(stringify!($name), |rt| unsafe { copy_2d(rt, stringify!($name), dst as u64, dpitch, src as u64, spitch, width, height, kind) })
+        pub unsafe extern "C" fn $name(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: c_int, stream: *mut c_void) -> CudaError {
+            device_call(stringify!($name), |rt| {
+                capture_unsupported(rt, stream as usize, stringify!($name))?;
+                // SAFETY: the API contract of cudaMemcpy2DAsync.
+                unsafe { copy_2d(rt, stringify!($name), dst as u64, dpitch, src as u64, spitch, width, height, kind) }
+            })
         }
     )*};
 }
@@ -1268,8 +1319,14 @@ memset_entry!(cudaMemset, cudaMemset_ptds);
 macro_rules! memset_async_entry {
     ($($name:ident),*) => {$(
         #[no_mangle]
-        pub unsafe extern "C" fn $name(ptr: *mut c_void, value: c_int, count: usize, _stream: *mut c_void) -> CudaError {
-            device_call(stringify!($name), |rt| memset(rt, stringify!($name), ptr as u64, value, count))
+        pub unsafe extern "C" fn $name(ptr: *mut c_void, value: c_int, count: usize, stream: *mut c_void) -> CudaError {
+            device_call(stringify!($name), |rt| {
+                let op = NodeOp::Set { dst: ptr as u64, value: value as u32, elem: 1, width: count, height: 1, pitch: count };
+                if record(rt, stream, op) {
+                    return Ok(());
+                }
+                memset(rt, stringify!($name), ptr as u64, value, count)
+            })
         }
     )*};
 }
@@ -1329,6 +1386,7 @@ macro_rules! to_symbol_entry {
         #[no_mangle]
         pub unsafe extern "C" fn $name(symbol: *const c_void, src: *const c_void, count: usize, offset: usize, kind: c_int $(, $stream: *mut c_void)?) -> CudaError {
             device_call(stringify!($name), |rt| {
+                $(capture_unsupported(rt, $stream as usize, stringify!($name))?;)?
                 if !matches!(kind, HOST_TO_DEVICE | DEVICE_TO_DEVICE | DEFAULT) {
                     return Err(errors::INVALID_MEMCPY_DIRECTION);
                 }
@@ -1442,7 +1500,10 @@ macro_rules! stream_sync_entry {
         #[no_mangle]
         pub unsafe extern "C" fn $name(stream: *mut c_void) -> CudaError {
             // Work is done when its call returns: every stream is always idle.
-            device_call(stringify!($name), |rt| check_stream(rt, stream))
+            device_call(stringify!($name), |rt| {
+                check_stream(rt, stream)?;
+                capture_unsupported(rt, stream as usize, stringify!($name))
+            })
         }
     )*};
 }
@@ -1459,7 +1520,23 @@ macro_rules! stream_wait_entry {
         pub unsafe extern "C" fn $name(stream: *mut c_void, event: *mut c_void, _flags: c_uint) -> CudaError {
             device_call(stringify!($name), |rt| {
                 check_stream(rt, stream)?;
-                if rt.is_event(event as usize) { Ok(()) } else { Err(errors::INVALID_RESOURCE_HANDLE) }
+                if !rt.is_event(event as usize) {
+                    return Err(errors::INVALID_RESOURCE_HANDLE);
+                }
+                // Waiting for an event recorded in a capture: fork (the stream joins the
+                // capture) or join (its next node also waits for the event's nodes).
+                if let Some(e) = rt.graphs.events.get(&(event as usize)).cloned() {
+                    let c = rt.graphs.capturing.entry(stream as usize).or_insert(graph::Capture { graph: e.graph, frontier: Vec::new() });
+                    if c.graph != e.graph {
+                        return Err(CAPTURE_ISOLATION);
+                    }
+                    for n in e.frontier {
+                        if !c.frontier.contains(&n) {
+                            c.frontier.push(n);
+                        }
+                    }
+                }
+                Ok(())
             })
         }
     )*};
@@ -1510,7 +1587,11 @@ pub unsafe extern "C" fn cudaDeviceGetStreamPriorityRange(
 
 /// Runs a host callback now, without holding the runtime (it may call CUDA itself).
 fn host_callback(name: &str, stream: *mut c_void, run: impl FnOnce()) -> CudaError {
-    let r = device_call(name, |rt| check_stream(rt, stream));
+    let r = device_call(name, |rt| {
+        check_stream(rt, stream)?;
+        // Stream callbacks may not be captured (CUDA: cudaLaunchHostFunc instead).
+        capture_unsupported(rt, stream as usize, name)
+    });
     if r == errors::SUCCESS {
         run();
     }
@@ -1522,6 +1603,15 @@ macro_rules! host_func_entry {
         #[no_mangle]
         pub unsafe extern "C" fn $name(stream: *mut c_void, f: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> CudaError {
             let Some(f) = f else { return ret(errors::INVALID_VALUE) };
+            let mut captured = false;
+            let r = device_call(stringify!($name), |rt| {
+                check_stream(rt, stream)?;
+                captured = record(rt, stream, NodeOp::Host { f: f as usize, data: data as usize });
+                Ok(())
+            });
+            if r != errors::SUCCESS || captured {
+                return r;
+            }
             // SAFETY: the program's callback with the program's data, as CUDA would call it.
             host_callback(stringify!($name), stream, || unsafe { f(data) })
         }
@@ -1568,7 +1658,16 @@ macro_rules! event_record_entry {
         pub unsafe extern "C" fn $name(event: *mut c_void, stream: *mut c_void $(, $flags: c_uint)?) -> CudaError {
             device_call(stringify!($name), |rt| {
                 check_stream(rt, stream)?;
-                if rt.record_event(event as usize) { Ok(()) } else { Err(errors::INVALID_RESOURCE_HANDLE) }
+                if !rt.record_event(event as usize) {
+                    return Err(errors::INVALID_RESOURCE_HANDLE);
+                }
+                // On a capturing stream the event stands for the capture's frontier (a
+                // stream that waits for it joins the capture).
+                match rt.graphs.capturing.get(&(stream as usize)).cloned() {
+                    Some(c) => rt.graphs.events.insert(event as usize, c),
+                    None => rt.graphs.events.remove(&(event as usize)),
+                };
+                Ok(())
             })
         }
     )*};
@@ -1829,3 +1928,34 @@ pub extern "C" fn cudaProfilerStart() -> CudaError {
 pub extern "C" fn cudaProfilerStop() -> CudaError {
     errors::SUCCESS
 }
+
+// ---- graphs -------------------------------------------------------------------------
+
+/// `cudaErrorStreamCaptureUnsupported`, `…Isolation`.
+const CAPTURE_UNSUPPORTED: CudaError = 900;
+const CAPTURE_ISOLATION: CudaError = 905;
+
+/// Records `op` as a node if `stream` is capturing (true), else leaves it to run.
+fn record(rt: &mut Runtime, stream: *mut c_void, op: NodeOp) -> bool {
+    if !rt.graphs.capturing.contains_key(&(stream as usize)) {
+        return false;
+    }
+    let h = rt.handle();
+    rt.graphs.record(stream as usize, h, op)
+}
+
+/// An operation this runtime cannot record, on a capturing stream: an error, never run
+/// at capture time.
+fn capture_unsupported(rt: &mut Runtime, stream: usize, name: &str) -> Result<(), CudaError> {
+    if rt.graphs.capturing.contains_key(&stream) {
+        rt.problem(format!(
+            "{name} on a capturing stream is not supported by fencehound's graphs \
+             (kernel launches, 1-D copies, sets, host functions and events are)"
+        ));
+        return Err(CAPTURE_UNSUPPORTED);
+    }
+    Ok(())
+}
+
+#[path = "api_graph.rs"]
+mod graph_api;

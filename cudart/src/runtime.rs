@@ -105,6 +105,8 @@ pub struct Runtime {
     pub limits: HashMap<i32, usize>,
     /// Managed allocations (`cudaMallocManaged`): base → size. See [`Runtime::malloc_managed`].
     managed: BTreeMap<u64, u64>,
+    /// CUDA graphs and stream captures.
+    pub graphs: crate::graph::Graphs,
 }
 
 type EventLog = fencehound_cudart_protocol::events::Writer<std::io::BufWriter<std::fs::File>>;
@@ -205,6 +207,7 @@ impl Runtime {
             device_flags: 0,
             limits: HashMap::new(),
             managed: BTreeMap::new(),
+            graphs: Default::default(),
         };
         rt.record(&Record::Start {
             pid: std::process::id(),
