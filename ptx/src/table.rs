@@ -229,7 +229,7 @@ opcodes! {
     Mbarrier = "mbarrier" [1, 4] Type | Space | Sem | Scope | Flag;
     Membar = "membar" [0, 0] Scope | Flag;
     Min = "min" [3, 3] Type | Flag;
-    Mma = "mma" [4, 4] Type | Flag;
+    Mma = "mma" [4, 4] Type | Round | Flag;
     Mov = "mov" [2, 2] Type | Vector;
     Mul = "mul" [3, 3] Type | Cmp | Round | Flag;
     Mul24 = "mul24" [3, 3] Type | Cmp;

@@ -1911,7 +1911,11 @@ impl Cx<'_, '_> {
         if !(i.has(Mod::Sync) && i.has(Mod::Aligned) && i.has(Mod::Row) && i.has(Mod::Col)) {
             return self.unsupported("`mma` needs `.sync.aligned` and the `.row.col` layout");
         }
-        let (m, k) = if i.has(Mod::M16n8k8) {
+        let (m, k) = if i.has(Mod::M16n8k4) {
+            (16, 4)
+        } else if i.has(Mod::M8n8k4) {
+            (8, 4)
+        } else if i.has(Mod::M16n8k8) {
             (16, 8)
         } else if i.has(Mod::M16n8k16) {
             (16, 16)
@@ -1923,7 +1927,7 @@ impl Cx<'_, '_> {
             (8, 32)
         } else {
             return self.unsupported(
-                "shape (`.m16n8k8`, `.m16n8k16`, `.m16n8k32`, `.m8n8k16` and `.m8n8k32` run)",
+                "shape (`.m16n8k4`, `.m16n8k8`, `.m16n8k16`, `.m16n8k32`, `.m8n8k4`, `.m8n8k16` and `.m8n8k32` run)",
             );
         };
         let input = |m: Mod| match m {
@@ -1933,12 +1937,17 @@ impl Cx<'_, '_> {
             Mod::U8 => Some(MmaIn::U8),
             Mod::S4 => Some(MmaIn::S4),
             Mod::U4 => Some(MmaIn::U4),
+            Mod::Tf32 => Some(MmaIn::Tf32),
+            Mod::F64 => Some(MmaIn::F64),
+            Mod::E4m3 => Some(MmaIn::E4m3),
+            Mod::E5m2 => Some(MmaIn::E5m2),
             _ => None,
         };
         let acc = |m: Mod| match m {
             Mod::F32 => Some(MmaAcc::F32),
             Mod::F16 => Some(MmaAcc::F16),
             Mod::S32 => Some(MmaAcc::S32),
+            Mod::F64 => Some(MmaAcc::F64),
             _ => None,
         };
         let types = i.types();
@@ -1957,7 +1966,8 @@ impl Cx<'_, '_> {
         let int = a.is_int();
         let ok = if int {
             // A and B of one width (`.s8`/`.u8` mixes, `.s4`/`.u4` mixes), `.s32` C and D.
-            b.bits() == a.bits()
+            b.is_int()
+                && b.bits() == a.bits()
                 && c == MmaAcc::S32
                 && d == MmaAcc::S32
                 && match a.bits() {
@@ -1965,12 +1975,34 @@ impl Cx<'_, '_> {
                     _ => (m, k) == (8, 32),
                 }
         } else {
+            let fp8 = |t: MmaIn| matches!(t, MmaIn::E4m3 | MmaIn::E5m2);
             !satfinite
-                && m == 16
-                && a == b
-                && (k == 8 || k == 16)
                 && c == d
-                && (c == MmaAcc::F32 || (a == MmaIn::F16 && c == MmaAcc::F16))
+                && match a {
+                    // m16n8k4 and m16n8k8 (sm_80).
+                    MmaIn::Tf32 => b == a && m == 16 && (k == 4 || k == 8) && c == MmaAcc::F32,
+                    // m8n8k4 (sm_80); m16n8k4, k8, k16 (sm_90).
+                    MmaIn::F64 => {
+                        b == a && c == MmaAcc::F64 && (m == 8 && k == 4 || m == 16 && k != 32)
+                    }
+                    // m16n8k32 (sm_89), either format in A and B.
+                    MmaIn::E4m3 | MmaIn::E5m2 => {
+                        fp8(b) && m == 16 && k == 32 && matches!(c, MmaAcc::F32 | MmaAcc::F16)
+                    }
+                    _ => {
+                        m == 16
+                            && a == b
+                            && (k == 8 || k == 16)
+                            && (c == MmaAcc::F32 || (a == MmaIn::F16 && c == MmaAcc::F16))
+                    }
+                }
+        };
+        let rnd = match i.rounding() {
+            None | Some(Mod::Rn) => crate::arith::Rounding::Rn,
+            Some(Mod::Rz) if a == MmaIn::F64 => crate::arith::Rounding::Rz,
+            Some(Mod::Rm) if a == MmaIn::F64 => crate::arith::Rounding::Rm,
+            Some(Mod::Rp) if a == MmaIn::F64 => crate::arith::Rounding::Rp,
+            Some(_) => return self.unsupported("rounding"),
         };
         if !ok {
             return self.unsupported("shape and type combination");
@@ -1978,7 +2010,7 @@ impl Cx<'_, '_> {
         // Registers per thread (PTX ISA §9.7.14.5.x fragment tables): A holds m*k
         // elements, B k*8, C/D m*8, over 32 threads, packed 32/bits per `.b32` register,
         // or one `.f32`/`.s32` per register (two `.f16` per `.f16x2` register).
-        let per_reg = 32 / a.bits() as usize;
+        let per_reg = a.per_reg();
         let (m, k) = (m as usize, k as usize);
         let (na, nb) = (m * k / 32 / per_reg, k * 8 / 32 / per_reg);
         let ncd = |t: MmaAcc| if t == MmaAcc::F16 { m / 8 } else { m / 4 };
@@ -2003,6 +2035,7 @@ impl Cx<'_, '_> {
                 c,
                 d,
                 satfinite,
+                rnd,
             },
             d: dregs,
             a: av,

@@ -114,19 +114,32 @@ pub enum MmaIn {
     U8,
     S4,
     U4,
+    /// `.tf32` in a `.b32` register (one per register).
+    Tf32,
+    /// `.f64` (one per 64-bit register).
+    F64,
+    /// 8-bit floats (sm_89).
+    E4m3,
+    E5m2,
 }
 
 impl MmaIn {
     /// Bits per element; a `.b32` register holds `32 / bits` of them, low first.
     pub fn bits(self) -> u32 {
         match self {
+            MmaIn::F64 => 64,
+            MmaIn::Tf32 => 32,
             MmaIn::F16 | MmaIn::Bf16 => 16,
-            MmaIn::S8 | MmaIn::U8 => 8,
+            MmaIn::S8 | MmaIn::U8 | MmaIn::E4m3 | MmaIn::E5m2 => 8,
             MmaIn::S4 | MmaIn::U4 => 4,
         }
     }
+    /// Elements per register: packed low first in a `.b32`, or one of 32 or 64 bits.
+    pub fn per_reg(self) -> usize {
+        (32 / self.bits()).max(1) as usize
+    }
     pub fn is_int(self) -> bool {
-        self.bits() < 16
+        matches!(self, MmaIn::S8 | MmaIn::U8 | MmaIn::S4 | MmaIn::U4)
     }
     pub fn is_signed(self) -> bool {
         matches!(self, MmaIn::S8 | MmaIn::S4)
@@ -139,6 +152,7 @@ pub enum MmaAcc {
     F32,
     F16,
     S32,
+    F64,
 }
 
 /// The shape (`mMn8kK`, `M` 8 or 16) and types of an `mma`.
@@ -152,6 +166,8 @@ pub struct MmaKind {
     pub d: MmaAcc,
     /// Integer `.satfinite`: clamp instead of wrap.
     pub satfinite: bool,
+    /// `.f64`'s rounding (`.rn` unless given).
+    pub rnd: crate::arith::Rounding,
 }
 
 /// An element type of a `wmma` fragment (and of the matrix in memory it is loaded from

@@ -8,13 +8,18 @@
 //!
 //! Floating-point `mma`: the ISA leaves "the accumulation order, rounding and handling
 //! of subnormal inputs" unspecified and asks for at least single precision. Here every
-//! product of two `.f16`/`.bf16` values is exact in `f64`, the sum `c + Σ a·b` is taken in
-//! `f64` in order of `k`, and rounded once (to nearest even) to `.f32` or `.f16`, so
-//! results with exactly representable partial sums are exact. Integer `mma` is exact;
-//! `.satfinite` clamps to the `.s32` range, otherwise the sum wraps.
+//! product of two `.f16`/`.bf16`/`.tf32`/`.e4m3`/`.e5m2` values is exact in `f64`, the sum
+//! `c + Σ a·b` is taken in `f64` in order of `k`, and rounded once (to nearest even) to
+//! `.f32` or `.f16`, so results with exactly representable partial sums are exact; a
+//! `.tf32` operand is its register's top 19 bits (the low 13 ignored, as tensor cores
+//! do). `.f64` `mma` is a chain of fused multiply-adds in order of `k` in the
+//! instruction's rounding mode. Integer `mma` is exact; `.satfinite` clamps to the `.s32`
+//! range, otherwise the sum wraps.
 
 use super::memops::Place;
 use super::*;
+use crate::arith::cvt::{fp8_to_f16, Fp8};
+use crate::arith::float::fma_f64;
 use crate::arith::round::{round_f64, Dir, Format};
 use ::half::{bf16, f16};
 
@@ -124,8 +129,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.whole_warp(w, pc, have, "mma")?;
         let (m, k) = (kind.m as usize, kind.k as usize);
         let int = kind.a.is_int();
-        // Elements per `.b32` register of A and B.
-        let per = 32 / kind.a.bits() as usize;
+        // Elements per register of A and B.
+        let per = kind.a.per_reg();
         // Matrices as f64 (floats; exact for 16-bit inputs) or i64 (integers).
         let mut ma = vec![0f64; m * k];
         let mut mb = vec![0f64; k * 8];
@@ -165,6 +170,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                         mc[row * 8 + col] =
                             f16::from_bits((rc[i / 2] >> (16 * (i % 2))) as u16).to_f64()
                     }
+                    MmaAcc::F64 => mc[row * 8 + col] = f64::from_bits(rc[i]),
                 }
             }
         }
@@ -184,6 +190,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                         s as i32
                     };
                     v as u32 as u64
+                } else if kind.d == MmaAcc::F64 {
+                    let mut s = mc[row * 8 + col];
+                    for x in 0..k {
+                        s = fma_f64(ma[row * k + x], mb[x * 8 + col], s, kind.rnd);
+                    }
+                    s.to_bits()
                 } else {
                     let mut s = mc[row * 8 + col];
                     for x in 0..k {
@@ -217,6 +229,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 /// "Matrix Fragments for mma.mMn8kK").
 fn frag_a(m: usize, k: usize, per: usize, g: usize, t: usize, i: usize) -> (usize, usize) {
     match (m, k, per) {
+        // One `.tf32`/`.f64` per register: m8n8k4 `(g, t)`; m16n8k4, k8, k16 rows g and
+        // g+8 in turn, columns t, t+4, t+8, t+12 in pairs.
+        (_, _, 1) => (g + 8 * (i % 2), t + 4 * (i / 2)),
         // m8n8k16 (.s8/.u8) and m8n8k32 (.s4/.u4): one register, one row.
         (8, _, _) => (g, t * per + i),
         // m16n8k8 (16-bit): rows g, g+8 in turn per register.
@@ -233,6 +248,8 @@ fn frag_a(m: usize, k: usize, per: usize, g: usize, t: usize, i: usize) -> (usiz
 /// The row in B (K×8) of element `i` of a thread's fragment (its column is the groupID).
 fn frag_b_row(m: usize, k: usize, per: usize, t: usize, i: usize) -> usize {
     match (m, k, per) {
+        // One `.tf32`/`.f64` per register: rows t, t+4, t+8, t+12.
+        (_, _, 1) => t + 4 * i,
         (8, _, _) | (_, 8, _) => t * per + i,
         (_, 16, 2) => t * 2 + (i & 1) + 8 * (i / 2),
         (_, 16, _) => t * 4 + i,
@@ -257,11 +274,21 @@ fn int_elem(r: u64, i: usize, ty: MmaIn) -> i64 {
     }
 }
 
-/// Half `i` of `r` as a `.f16` or `.bf16` value.
+/// Element `i` of `r` as a real number (`.f16`, `.bf16`, `.tf32`, `.f64`, `.e4m3`,
+/// `.e5m2`).
 fn half(r: u64, i: usize, ty: MmaIn) -> f64 {
-    let h = (r >> (16 * i)) as u16;
     match ty {
-        MmaIn::Bf16 => bf16::from_bits(h).to_f64(),
-        _ => f16::from_bits(h).to_f64(),
+        MmaIn::F64 => f64::from_bits(r),
+        MmaIn::Tf32 => f32::from_bits(r as u32 & !0x1fff) as f64,
+        MmaIn::E4m3 | MmaIn::E5m2 => {
+            let fmt = if ty == MmaIn::E4m3 {
+                Fp8::E4m3
+            } else {
+                Fp8::E5m2
+            };
+            f16::from_bits(fp8_to_f16((r >> (8 * i)) as u8, fmt, false)).to_f64()
+        }
+        MmaIn::Bf16 => bf16::from_bits((r >> (16 * i)) as u16).to_f64(),
+        _ => f16::from_bits((r >> (16 * i)) as u16).to_f64(),
     }
 }

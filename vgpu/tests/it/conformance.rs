@@ -1167,8 +1167,8 @@ fn forms_that_stay_unsupported_are_load_errors() {
             "shape",
         ),
         (
-            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
-            "types",
+            "mma.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
+            "shape and type combination",
         ),
         (
             "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r1, %r2}, [%r3];",

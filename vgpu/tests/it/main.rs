@@ -10,6 +10,7 @@ mod corpus_algorithms;
 mod corpus_sweep;
 mod determinism;
 mod mbarrier;
+mod mma_wide;
 mod parking;
 mod quiet;
 mod register_slots;
