@@ -286,3 +286,63 @@ fn mma_fp8_m16n8k32() {
         }
     }
 }
+
+/// `.e4m3` m16n8k32 with `.f16` accumulators (PTX ISA 8.7): C and D are two `.f16x2`
+/// registers in the C/D layout.
+#[test]
+fn mma_fp8_with_f16_accumulators() {
+    use fencehound_vgpu::arith::cvt::{to_fp8, Fp8};
+    let (m, k) = (16, 32);
+    let a: Vec<f64> = (0..m * k)
+        .map(|e| ((e / k * 2 + e % k) % 5) as f64 - 2.0)
+        .collect();
+    let b: Vec<f64> = (0..k * 8)
+        .map(|e| ((e / 8 + e % 8 * 3) % 5) as f64 - 2.0)
+        .collect();
+    let c: Vec<f64> = (0..m * 8).map(|e| (e % 7) as f64 - 3.0).collect();
+    let body = "
+ mul.wide.u32 %t64, %tx, 64;
+ add.s64 %rd1, %in0, %t64;
+ ld.global.v4.u32 {%r0, %r1, %r2, %r3}, [%rd1];
+ ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd1+16];
+ mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r8, %r9}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6, %r7};
+ mul.wide.u32 %t64, %tx, 8;
+ add.s64 %rd2, %out, %t64;
+ st.global.v2.u32 [%rd2], {%r8, %r9};
+";
+    let ptx = module("sm_89", "", body).replace(".version 8.0", ".version 8.7");
+    ptxas_accepts(&ptx, "sm_89");
+    let h = |v: f64| half::f16::from_f64(v).to_bits() as u32;
+    let mut input = vec![0u32; 32 * 16];
+    for lane in 0..32 {
+        let (g, t) = (lane >> 2, lane % 4);
+        for i in 0..16 {
+            let row = if i < 4 || (8..12).contains(&i) {
+                g
+            } else {
+                g + 8
+            };
+            let col = t * 4 + (i & 3) + if i >= 8 { 16 } else { 0 };
+            input[lane * 16 + i / 4] |=
+                (to_fp8(a[row * k + col], Fp8::E4m3, false) as u32) << (8 * (i % 4));
+        }
+        for i in 0..8 {
+            let row = t * 4 + (i & 3) + if i >= 4 { 16 } else { 0 };
+            input[lane * 16 + 4 + i / 4] |=
+                (to_fp8(b[row * 8 + g], Fp8::E4m3, false) as u32) << (8 * (i % 4));
+        }
+        for i in 0..4 {
+            let (r, col) = c_at(lane, i);
+            input[lane * 16 + 6 + i / 2] |= h(c[r * 8 + col]) << (16 * (i % 2));
+        }
+    }
+    let out = run(&ptx, 32, &input, &[], 32 * 2);
+    let want = gemm(m, k, &a, &b, &c);
+    for lane in 0..32 {
+        for i in 0..4 {
+            let (r, col) = c_at(lane, i);
+            let got = half::f16::from_bits((out[lane * 2 + i / 2] >> (16 * (i % 2))) as u16);
+            assert_eq!(got.to_f64(), want[r * 8 + col], "({r}, {col})");
+        }
+    }
+}
