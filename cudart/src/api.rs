@@ -357,8 +357,8 @@ pub unsafe extern "C" fn __cudaRegisterVar(
 
 #[no_mangle]
 pub unsafe extern "C" fn __cudaRegisterManagedVar(
-    _handle: *mut *mut c_void,
-    _host_var_ptr_address: *mut *mut c_void,
+    handle: *mut *mut c_void,
+    host_var_ptr_address: *mut *mut c_void,
     device_address: *mut c_char,
     _device_name: *const c_char,
     _ext: c_int,
@@ -367,14 +367,18 @@ pub unsafe extern "C" fn __cudaRegisterManagedVar(
     _global: c_int,
 ) {
     // SAFETY: as for __cudaRegisterVar.
-    let name = unsafe { cstr(device_address) };
+    let (m, name) = unsafe { (module_of(handle), cstr(device_address)) };
     guard("__cudaRegisterManagedVar", || {
         let _ = with_rt(|rt| {
-            not_supported(
-                rt,
-                &format!("the __managed__ variable `{name}`"),
-                "managed memory needs one address space for host and device",
-            )
+            // The host reaches the variable through `*host_var_ptr_address` (after
+            // `__cudaInitModule`): point it at the variable's own address, mapped on the
+            // host (see `Runtime::register_managed_var`).
+            if let Some(p) = rt.register_managed_var(m, host_var_ptr_address as usize, &name) {
+                if !host_var_ptr_address.is_null() {
+                    // SAFETY: nvcc passes the address of the variable's host pointer.
+                    unsafe { *host_var_ptr_address = p as *mut c_void };
+                }
+            }
         });
         errors::SUCCESS
     });

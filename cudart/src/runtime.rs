@@ -473,6 +473,34 @@ impl Runtime {
         Ok(p)
     }
 
+    /// A `__managed__` variable: the vgpu placed it at the start of a page of its own
+    /// (`.attribute(.managed)`); that page is mapped on the host and made coherent like a
+    /// `cudaMallocManaged` allocation, holding the variable's initial value. Returns its
+    /// address (the host's pointer to it), or `None` (with a problem reported) when the
+    /// module did not load or the page cannot be mapped.
+    pub fn register_managed_var(&mut self, module: usize, host: usize, name: &str) -> Option<u64> {
+        self.register_var(module, host, name);
+        let id = self.module_id(module).ok()?;
+        let Ok((p, size)) = self.dev.global_by_name(id, name) else {
+            self.problem(format!(
+                "__managed__ variable `{name}`: not in the module's PTX"
+            ));
+            return None;
+        };
+        if !map_host_pages(p, size.max(1)) {
+            self.problem(format!(
+                "__managed__ variable `{name}`: the host page at {p:#x} could not be mapped \
+                 (the device address range is not reserved in this process)"
+            ));
+            return None;
+        }
+        self.managed.insert(p, size);
+        // SAFETY: just mapped, `size` writable bytes at `p`.
+        let host_view = unsafe { std::slice::from_raw_parts_mut(p as *mut u8, size as usize) };
+        let _ = self.dev.copy_from(p, host_view);
+        Some(p)
+    }
+
     /// Whether `ptr` lies in a managed allocation.
     pub fn is_managed(&self, ptr: u64) -> bool {
         self.managed

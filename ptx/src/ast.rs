@@ -126,6 +126,8 @@ pub struct VarDecl {
     pub ty: Mod,
     /// `.ptr .global .align 8` attributes on kernel parameters.
     pub ptr: Option<PtrAttr>,
+    /// `.attribute(.managed)`: a `__managed__` variable (CUDA unified memory).
+    pub managed: bool,
     pub name: String,
     /// `%r<10>`: declares `%r0` … `%r9`.
     pub range: Option<u32>,

@@ -350,8 +350,26 @@ impl<'a> Parser<'a> {
         };
         self.bump();
         let (mut align, mut vector, mut ty, mut ptr) = (None, None, None, None);
+        let mut managed = false;
         loop {
             match self.peek().clone() {
+                // `.attribute(.managed)` (and `.attribute(.unified(…))`, whose identifiers
+                // only matter to a multi-device loader).
+                Tok::Dot(d) if d == "attribute" => {
+                    self.bump();
+                    self.expect_punct('(')?;
+                    let mut depth = 1;
+                    while depth > 0 {
+                        match self.peek().clone() {
+                            Tok::Dot(a) if a == "managed" && depth == 1 => managed = true,
+                            Tok::Eof => return self.err("unterminated `.attribute(`"),
+                            _ if self.is_punct('(') => depth += 1,
+                            _ if self.is_punct(')') => depth -= 1,
+                            _ => {}
+                        }
+                        self.bump();
+                    }
+                }
                 Tok::Dot(d) if d == "align" => {
                     self.bump();
                     align = Some(self.u32("an alignment")?);
@@ -421,6 +439,7 @@ impl<'a> Parser<'a> {
                 vector,
                 ty,
                 ptr: ptr.clone(),
+                managed,
                 name,
                 range,
                 dims,

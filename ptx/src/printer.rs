@@ -98,6 +98,9 @@ pub(crate) fn var_decl(o: &mut String, v: &VarDecl) {
         let _ = write!(o, ".{} ", l.as_str());
     }
     let _ = write!(o, ".{}", v.space.as_str());
+    if v.managed {
+        o.push_str(" .attribute(.managed)");
+    }
     if let Some(a) = v.align {
         let _ = write!(o, " .align {a}");
     }

@@ -3,16 +3,21 @@
 // pointers, the host reads results after cudaDeviceSynchronize; prefetch and advice
 // hints; a cudaMemcpy from managed to device memory and back; a struct with a managed
 // pointer inside it read by a kernel; cudaPointerGetAttributes says "managed"; freeing
-// and allocating again. Exit 1 on a wrong result.
+// and allocating again; __managed__ variables (an initial value the host reads before any
+// launch, host writes a kernel sees, a kernel's atomics the host reads). Exit 1 on a wrong
+// result.
 // -DNO_SYNC: the block reduction loses the __syncthreads() between its steps (a race the
 // race check reports, through managed memory as through any other).
 #include <cstdio>
 
 struct Vec { int n; float *data; };
 
+__managed__ int blocks_done = 7;
+__managed__ float scale_by;
+
 __global__ void saxpy(int n, float a, const float *x, float *y) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = a * x[i] + y[i];
+  if (i < n) y[i] = a * scale_by * x[i] + y[i];
 }
 
 __global__ void block_sum(const Vec v, float *out) {
@@ -26,7 +31,10 @@ __global__ void block_sum(const Vec v, float *out) {
     __syncthreads();
 #endif
   }
-  if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+  if (threadIdx.x == 0) {
+    out[blockIdx.x] = s[0];
+    atomicAdd(&blocks_done, 1);
+  }
 }
 
 int main() {
@@ -40,10 +48,13 @@ int main() {
     return 1;
   }
   for (int i = 0; i < n; i++) { x[i] = (float)(i % 10); y[i] = 1.0f; }
+  bad += blocks_done != 7;
+  blocks_done = 0;
+  scale_by = 0.5f;
   cudaMemLocation dev = {cudaMemLocationTypeDevice, 0};
   if (cudaMemAdvise(x, n * sizeof(float), cudaMemAdviseSetReadMostly, dev) ||
       cudaMemPrefetchAsync(y, n * sizeof(float), dev, 0, 0)) bad++;
-  saxpy<<<n / 256, 256>>>(n, 2.0f, x, y);
+  saxpy<<<n / 256, 256>>>(n, 4.0f, x, y);
   cudaDeviceSynchronize();
   for (int i = 0; i < n; i++) bad += y[i] != 2.0f * (i % 10) + 1.0f;
   // The host changes y between launches; the next kernel sees it.
@@ -56,6 +67,7 @@ int main() {
   for (int b = 0; b < 16; b++) total += sums[b];
   for (int i = 0; i < n; i++) want += 2.0f * (i % 10) + 2.0f;
   bad += total != want;
+  bad += blocks_done != 16;
   // Managed to device memory and back, by pointer kind and with cudaMemcpyDefault.
   float *d;
   cudaMalloc(&d, n * sizeof(float));

@@ -419,12 +419,15 @@ impl Device {
                     } else {
                         &mut self.mem.global
                     };
-                    let addr = heap
-                        .alloc(size, var_align(v), v.name.clone())
-                        .ok_or_else(|| LoadError::Invalid {
+                    // A `__managed__` variable starts a page of its own: the CUDA runtime
+                    // maps the same host page at its address (one address on both sides).
+                    let align = if v.managed { 4096 } else { var_align(v) };
+                    let addr = heap.alloc(size, align, v.name.clone()).ok_or_else(|| {
+                        LoadError::Invalid {
                             message: "variable too large".into(),
                             location: loc(v),
-                        })?;
+                        }
+                    })?;
                     vars.insert(v.name.clone(), (v.space, addr, size));
                     if v.init.is_some() {
                         inits.push((addr, v.space == ptx::Space::Const, v));

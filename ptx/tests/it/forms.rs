@@ -151,3 +151,33 @@ fn legacy_vote_round_trips_through_ptxas() {
     let text = module("6.3", "sm_75", "", body).replace(" .reg .v2 .b64 %w<2>;\n", "");
     round_trip("vote.ptx", &text, "sm_75");
 }
+
+/// `__managed__` variables: `.attribute(.managed)` on module `.global`s (NVCC emits it for
+/// every `__managed__` variable; it failed to parse before, losing the whole module), kept
+/// through printing; `.attribute(.unified(…))` parses.
+#[test]
+fn managed_variable_attribute() {
+    let extra = ".global .attribute(.managed) .align 4 .u32 counter = 5;\n\
+                 .global .attribute(.managed) .align 4 .b8 vals[16];\n\
+                 .global .align 4 .u32 plain;";
+    let text = module("8.0", "sm_80", extra, " ld.global.u32 %r1, [counter];");
+    round_trip("managed.ptx", &text, "sm_80");
+    let m = fencehound_ptx::parse("managed.ptx", &text).unwrap();
+    let managed: Vec<(String, bool)> = m.variables().map(|v| (v.name.clone(), v.managed)).collect();
+    assert_eq!(
+        managed,
+        vec![
+            ("counter".to_string(), true),
+            ("vals".to_string(), true),
+            ("plain".to_string(), false)
+        ]
+    );
+    let unified = module(
+        "8.0",
+        "sm_80",
+        ".global .attribute(.unified(19, 95)) .align 4 .u32 u;",
+        "",
+    );
+    let m = fencehound_ptx::parse("unified.ptx", &unified).unwrap();
+    assert!(m.variables().any(|v| v.name == "u" && !v.managed));
+}
