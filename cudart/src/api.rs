@@ -1963,3 +1963,6 @@ fn capture_unsupported(rt: &mut Runtime, stream: usize, name: &str) -> Result<()
 
 #[path = "api_graph.rs"]
 mod graph_api;
+
+#[path = "api_mem3d.rs"]
+mod mem3d;

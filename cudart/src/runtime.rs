@@ -107,6 +107,30 @@ pub struct Runtime {
     managed: BTreeMap<u64, u64>,
     /// CUDA graphs and stream captures.
     pub graphs: crate::graph::Graphs,
+    /// Memory pools made by `cudaMemPoolCreate`, and the default pool's attributes
+    /// (under its handle once set).
+    pub pools: HashMap<usize, PoolState>,
+    /// The pool `cudaDeviceSetMemPool` made current (`None`: the default pool).
+    pub current_pool: Option<usize>,
+}
+
+/// Attributes of a memory pool as the program set them.
+#[derive(Debug, Clone)]
+pub struct PoolState {
+    /// `cudaMemPoolReuseFollowEventDependencies`, `…AllowOpportunistic`,
+    /// `…AllowInternalDependencies`.
+    pub flags: [i32; 3],
+    pub release_threshold: u64,
+}
+
+impl Default for PoolState {
+    /// CUDA's defaults: every reuse policy on, release threshold 0.
+    fn default() -> PoolState {
+        PoolState {
+            flags: [1; 3],
+            release_threshold: 0,
+        }
+    }
 }
 
 type EventLog = fencehound_cudart_protocol::events::Writer<std::io::BufWriter<std::fs::File>>;
@@ -208,6 +232,8 @@ impl Runtime {
             limits: HashMap::new(),
             managed: BTreeMap::new(),
             graphs: Default::default(),
+            pools: HashMap::new(),
+            current_pool: None,
         };
         rt.record(&Record::Start {
             pid: std::process::id(),

@@ -345,6 +345,27 @@ fn cuda_graphs_captured_and_built() {
     assert!(err.contains("race (RAW) in `block_sum`"), "{err}");
 }
 
+/// Pitched 3-D memory (`cudaMalloc3D`, `cudaMemset3D`, `cudaMemcpy3D`/`Async` with
+/// positions), memory pools (default pool attributes, `cudaMemPoolCreate`,
+/// `cudaMallocFromPoolAsync`) and 100 KiB of dynamic shared memory: the 3-D and pool calls
+/// returned `cudaErrorNotSupported` before (2026-12-03).
+#[test]
+fn pitched_3d_memory_and_memory_pools() {
+    let prog = build("memory3d", &[]);
+    for model in ["sc", "weak"] {
+        let a = ["--race", "--model", model, "--seed", "1"];
+        let o = exec(&a, &prog);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(0), "{a:?}:\n{out}\n{err}");
+        assert!(
+            out.contains("OK: 0 wrong, shared sum 12667200"),
+            "{a:?}:\n{out}"
+        );
+        assert!(err.contains("race check: no races"), "{a:?}:\n{err}");
+        assert!(!err.contains("not implemented"), "{a:?}:\n{err}");
+    }
+}
+
 #[test]
 fn thrust_on_device_vectors() {
     passes("thrust_algos", 2);
