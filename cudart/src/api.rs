@@ -1075,27 +1075,15 @@ pub struct MemLocation {
     pub id: c_int,
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cudaMemPrefetchAsync(
-    p: *const c_void,
-    count: usize,
-    _location: MemLocation,
-    _flags: c_uint,
-    _stream: *mut c_void,
-) -> CudaError {
-    managed_hint("cudaMemPrefetchAsync", p, count)
+macro_rules! prefetch_entry {
+    ($($name:ident),*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(p: *const c_void, count: usize, _location: MemLocation, _flags: c_uint, _stream: *mut c_void) -> CudaError {
+            managed_hint(stringify!($name), p, count)
+        }
+    )*};
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn cudaMemPrefetchAsync_ptsz(
-    p: *const c_void,
-    count: usize,
-    _location: MemLocation,
-    _flags: c_uint,
-    _stream: *mut c_void,
-) -> CudaError {
-    managed_hint("cudaMemPrefetchAsync_ptsz", p, count)
-}
+prefetch_entry!(cudaMemPrefetchAsync, cudaMemPrefetchAsync_ptsz);
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemAdvise(

@@ -66,18 +66,15 @@ fn capture_entry(name: &str, stream: *mut c_void, mode: c_int) -> CudaError {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamBeginCapture(stream: *mut c_void, mode: c_int) -> CudaError {
-    capture_entry("cudaStreamBeginCapture", stream, mode)
+macro_rules! begin_capture_entry {
+    ($($name:ident),*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(stream: *mut c_void, mode: c_int) -> CudaError {
+            capture_entry(stringify!($name), stream, mode)
+        }
+    )*};
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamBeginCapture_ptsz(
-    stream: *mut c_void,
-    mode: c_int,
-) -> CudaError {
-    capture_entry("cudaStreamBeginCapture_ptsz", stream, mode)
-}
+begin_capture_entry!(cudaStreamBeginCapture, cudaStreamBeginCapture_ptsz);
 
 fn end_capture(name: &str, stream: *mut c_void, out: *mut *mut c_void) -> CudaError {
     device_call(name, |rt| {
@@ -95,21 +92,15 @@ fn end_capture(name: &str, stream: *mut c_void, out: *mut *mut c_void) -> CudaEr
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamEndCapture(
-    stream: *mut c_void,
-    graph: *mut *mut c_void,
-) -> CudaError {
-    end_capture("cudaStreamEndCapture", stream, graph)
+macro_rules! end_capture_entry {
+    ($($name:ident),*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(stream: *mut c_void, graph: *mut *mut c_void) -> CudaError {
+            end_capture(stringify!($name), stream, graph)
+        }
+    )*};
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamEndCapture_ptsz(
-    stream: *mut c_void,
-    graph: *mut *mut c_void,
-) -> CudaError {
-    end_capture("cudaStreamEndCapture_ptsz", stream, graph)
-}
+end_capture_entry!(cudaStreamEndCapture, cudaStreamEndCapture_ptsz);
 
 fn is_capturing(name: &str, stream: *mut c_void, status: *mut c_int) -> CudaError {
     host_call(name, |rt| {
@@ -120,21 +111,15 @@ fn is_capturing(name: &str, stream: *mut c_void, status: *mut c_int) -> CudaErro
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamIsCapturing(
-    stream: *mut c_void,
-    status: *mut c_int,
-) -> CudaError {
-    is_capturing("cudaStreamIsCapturing", stream, status)
+macro_rules! is_capturing_entry {
+    ($($name:ident),*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(stream: *mut c_void, status: *mut c_int) -> CudaError {
+            is_capturing(stringify!($name), stream, status)
+        }
+    )*};
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamIsCapturing_ptsz(
-    stream: *mut c_void,
-    status: *mut c_int,
-) -> CudaError {
-    is_capturing("cudaStreamIsCapturing_ptsz", stream, status)
-}
+is_capturing_entry!(cudaStreamIsCapturing, cudaStreamIsCapturing_ptsz);
 
 /// `cudaStreamGetCaptureInfo` (CUDA 13): status, capture id, graph and the stream's
 /// current dependencies (valid until the stream's next captured operation).
@@ -187,49 +172,23 @@ fn capture_info(
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamGetCaptureInfo(
-    stream: *mut c_void,
-    status: *mut c_int,
-    id: *mut u64,
-    graph_out: *mut *mut c_void,
-    deps: *mut *const *mut c_void,
-    edges: *mut *const c_void,
-    n: *mut usize,
-) -> CudaError {
-    capture_info(
-        "cudaStreamGetCaptureInfo",
-        stream,
-        status,
-        id,
-        graph_out,
-        deps,
-        edges,
-        n,
-    )
+macro_rules! capture_info_entry {
+    ($($name:ident),*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            stream: *mut c_void,
+            status: *mut c_int,
+            id: *mut u64,
+            graph_out: *mut *mut c_void,
+            deps: *mut *const *mut c_void,
+            edges: *mut *const c_void,
+            n: *mut usize,
+        ) -> CudaError {
+            capture_info(stringify!($name), stream, status, id, graph_out, deps, edges, n)
+        }
+    )*};
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn cudaStreamGetCaptureInfo_ptsz(
-    stream: *mut c_void,
-    status: *mut c_int,
-    id: *mut u64,
-    graph_out: *mut *mut c_void,
-    deps: *mut *const *mut c_void,
-    edges: *mut *const c_void,
-    n: *mut usize,
-) -> CudaError {
-    capture_info(
-        "cudaStreamGetCaptureInfo_ptsz",
-        stream,
-        status,
-        id,
-        graph_out,
-        deps,
-        edges,
-        n,
-    )
-}
+capture_info_entry!(cudaStreamGetCaptureInfo, cudaStreamGetCaptureInfo_ptsz);
 
 thread_local! {
     static CAPTURE_MODE: std::cell::Cell<c_int> = const { std::cell::Cell::new(0) };
@@ -286,23 +245,15 @@ fn instantiate(name: &str, exec: *mut *mut c_void, graph: *mut c_void) -> CudaEr
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cudaGraphInstantiate(
-    exec: *mut *mut c_void,
-    graph: *mut c_void,
-    _flags: u64,
-) -> CudaError {
-    instantiate("cudaGraphInstantiate", exec, graph)
+macro_rules! instantiate_entry {
+    ($($name:ident),*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(exec: *mut *mut c_void, graph: *mut c_void, _flags: u64) -> CudaError {
+            instantiate(stringify!($name), exec, graph)
+        }
+    )*};
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn cudaGraphInstantiateWithFlags(
-    exec: *mut *mut c_void,
-    graph: *mut c_void,
-    _flags: u64,
-) -> CudaError {
-    instantiate("cudaGraphInstantiateWithFlags", exec, graph)
-}
+instantiate_entry!(cudaGraphInstantiate, cudaGraphInstantiateWithFlags);
 
 /// `cudaGraphExecUpdate`: the executable graph takes the graph's current nodes (always
 /// possible here: nothing is compiled).
@@ -437,15 +388,15 @@ fn graph_launch(name: &str, exec: *mut c_void, stream: *mut c_void) -> CudaError
     errors::SUCCESS
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn cudaGraphLaunch(exec: *mut c_void, stream: *mut c_void) -> CudaError {
-    graph_launch("cudaGraphLaunch", exec, stream)
+macro_rules! graph_launch_entry {
+    ($($name:ident),*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(exec: *mut c_void, stream: *mut c_void) -> CudaError {
+            graph_launch(stringify!($name), exec, stream)
+        }
+    )*};
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn cudaGraphLaunch_ptsz(exec: *mut c_void, stream: *mut c_void) -> CudaError {
-    graph_launch("cudaGraphLaunch_ptsz", exec, stream)
-}
+graph_launch_entry!(cudaGraphLaunch, cudaGraphLaunch_ptsz);
 
 /// The handles of `n` dependencies.
 ///

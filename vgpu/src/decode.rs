@@ -1902,12 +1902,13 @@ impl Cx<'_, '_> {
     }
 
     /// `mma.sync.aligned.shape.row.col` (PTX ISA §9.7.14.5.14) with `.f16`/`.bf16`
-    /// inputs (`.m16n8k8`, `.m16n8k16`), `.s8`/`.u8` inputs (`.m8n8k16`, `.m16n8k16`,
-    /// `.m16n8k32`) or `.s4`/`.u4` inputs (`.m8n8k32`): the shapes whose fragment layouts
-    /// §9.7.14.5.x gives. Other shapes and types stay unsupported.
+    /// inputs (`.m16n8k8`, `.m16n8k16`), `.tf32` (`.m16n8k4`, `.m16n8k8`), `.f64`
+    /// (`.m8n8k4`, `.m16n8k4`, `.m16n8k8`, `.m16n8k16`), `.e4m3`/`.e5m2` (`.m16n8k32`),
+    /// `.s8`/`.u8` inputs (`.m8n8k16`, `.m16n8k16`, `.m16n8k32`) or `.s4`/`.u4` inputs
+    /// (`.m8n8k32`): the shapes whose fragment layouts §9.7.14.5.x gives. Other shapes and
+    /// types stay unsupported.
     fn decode_mma(&self) -> Result<Op, LoadError> {
         let i = self.inst;
-        let ops = self.operands();
         if !(i.has(Mod::Sync) && i.has(Mod::Aligned) && i.has(Mod::Row) && i.has(Mod::Col)) {
             return self.unsupported("`mma` needs `.sync.aligned` and the `.row.col` layout");
         }
@@ -1997,13 +1998,7 @@ impl Cx<'_, '_> {
                     }
                 }
         };
-        let rnd = match i.rounding() {
-            None | Some(Mod::Rn) => crate::arith::Rounding::Rn,
-            Some(Mod::Rz) if a == MmaIn::F64 => crate::arith::Rounding::Rz,
-            Some(Mod::Rm) if a == MmaIn::F64 => crate::arith::Rounding::Rm,
-            Some(Mod::Rp) if a == MmaIn::F64 => crate::arith::Rounding::Rp,
-            Some(_) => return self.unsupported("rounding"),
-        };
+        let rnd = self.f64_rounding(a == MmaIn::F64)?;
         if !ok {
             return self.unsupported("shape and type combination");
         }
@@ -2014,15 +2009,7 @@ impl Cx<'_, '_> {
         let (m, k) = (m as usize, k as usize);
         let (na, nb) = (m * k / 32 / per_reg, k * 8 / 32 / per_reg);
         let ncd = |t: MmaAcc| if t == MmaAcc::F16 { m / 8 } else { m / 4 };
-        let list = |o: &Operand| -> Result<Vec<Src>, LoadError> {
-            self.elements(o)?.iter().map(|x| self.src(x)).collect()
-        };
-        let dregs = self
-            .elements(&ops[0])?
-            .iter()
-            .map(|o| self.dst1(o))
-            .collect::<Result<Vec<Slot>, _>>()?;
-        let (av, bv, cv) = (list(&ops[1])?, list(&ops[2])?, list(&ops[3])?);
+        let (dregs, av, bv, cv) = self.mma_lists()?;
         if av.len() != na || bv.len() != nb || cv.len() != ncd(c) || dregs.len() != ncd(d) {
             return self.unsupported("fragment register counts for this shape");
         }
@@ -2210,22 +2197,8 @@ impl Cx<'_, '_> {
         if a == WmmaElem::B1 && !(i.has(Mod::Popc) && (and || i.has(Mod::Xor))) {
             return self.unsupported("`.b1` wmma.mma needs `.xor.popc` or `.and.popc`");
         }
-        let rnd = match i.rounding() {
-            None | Some(Mod::Rn) => crate::arith::Rounding::Rn,
-            Some(Mod::Rz) if a == WmmaElem::F64 => crate::arith::Rounding::Rz,
-            Some(Mod::Rm) if a == WmmaElem::F64 => crate::arith::Rounding::Rm,
-            Some(Mod::Rp) if a == WmmaElem::F64 => crate::arith::Rounding::Rp,
-            Some(_) => return self.unsupported("wmma.mma rounding"),
-        };
-        let list = |o: &Operand| -> Result<Vec<Src>, LoadError> {
-            self.elements(o)?.iter().map(|x| self.src(x)).collect()
-        };
-        let dregs = self
-            .elements(&ops[0])?
-            .iter()
-            .map(|o| self.dst1(o))
-            .collect::<Result<Vec<Slot>, _>>()?;
-        let (av, bv, cv) = (list(&ops[1])?, list(&ops[2])?, list(&ops[3])?);
+        let rnd = self.f64_rounding(a == WmmaElem::F64)?;
+        let (dregs, av, bv, cv) = self.mma_lists()?;
         count(dregs.len(), shape.regs(WmmaFrag::C, d), "D")?;
         count(av.len(), shape.regs(WmmaFrag::A, a), "A")?;
         count(bv.len(), shape.regs(WmmaFrag::B, b), "B")?;
@@ -2245,6 +2218,34 @@ impl Cx<'_, '_> {
             a: av,
             b: bv,
             c: cv,
+        })
+    }
+
+    /// The register lists `d, a, b, c` of an `mma` or `wmma.mma`.
+    #[allow(clippy::type_complexity)]
+    fn mma_lists(&self) -> Result<(Vec<Slot>, Vec<Src>, Vec<Src>, Vec<Src>), LoadError> {
+        let ops = self.operands();
+        let list = |o: &Operand| -> Result<Vec<Src>, LoadError> {
+            self.elements(o)?.iter().map(|x| self.src(x)).collect()
+        };
+        let d = self
+            .elements(&ops[0])?
+            .iter()
+            .map(|o| self.dst1(o))
+            .collect::<Result<Vec<Slot>, _>>()?;
+        Ok((d, list(&ops[1])?, list(&ops[2])?, list(&ops[3])?))
+    }
+
+    /// The rounding of an `mma`/`wmma.mma`: `.rn` unless given; the other modes only for
+    /// `.f64` (`f64`).
+    fn f64_rounding(&self, f64: bool) -> Result<crate::arith::Rounding, LoadError> {
+        use crate::arith::Rounding;
+        Ok(match self.inst.rounding() {
+            None | Some(Mod::Rn) => Rounding::Rn,
+            Some(Mod::Rz) if f64 => Rounding::Rz,
+            Some(Mod::Rm) if f64 => Rounding::Rm,
+            Some(Mod::Rp) if f64 => Rounding::Rp,
+            Some(_) => return self.unsupported("rounding"),
         })
     }
 

@@ -84,24 +84,20 @@ fn as_i64(v: u64, e: WmmaElem) -> i64 {
 }
 
 impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
-    /// The matrix lane `l` addresses: its first element's location and the distance in
-    /// bits between consecutive rows (`.row`) or columns (`.col`). Faults on a place that
-    /// is not global or shared memory and on the misalignments described in the module
-    /// docs.
+    /// The matrix lane `l` addresses for fragment `frag` of `regs` registers: its first
+    /// element's location and the distance in bits between consecutive rows (`.row`) or
+    /// columns (`.col`). Faults on a place that is not global or shared memory and on the
+    /// misalignments described in the module docs.
     #[allow(clippy::too_many_arguments)]
     fn wmma_matrix(
         &self,
-        w: u32,
-        l: usize,
-        pc: u32,
-        space: MemSpace,
-        addr: Addr,
-        stride: Option<Src>,
-        dims: (usize, usize),
-        row: bool,
-        elem: WmmaElem,
-        frag_bytes: u32,
+        (w, l, pc): (u32, usize, u32),
+        (space, addr, stride): (MemSpace, Addr, Option<Src>),
+        (frag, shape, elem, row): (WmmaFrag, WmmaShape, WmmaElem, bool),
+        regs: usize,
     ) -> Result<(Location, u64), LaunchOutcome> {
+        let dims = shape.dims(frag);
+        let frag_bytes = 4 * regs as u32 * if elem == WmmaElem::F64 { 2 } else { 1 };
         let p = self.place(w, l, space, addr);
         self.check_align(w, l, pc, p, frag_bytes.min(32))?;
         let Place::Mem(loc) = p else {
@@ -157,20 +153,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let (rows, cols) = shape.dims(frag);
         let e = shape.elems_per_thread(frag, elem);
         let bits = elem.bits() as u64;
-        let frag_bytes = 4 * ds.len() as u32 * if elem == WmmaElem::F64 { 2 } else { 1 };
         let mut regs = vec![0u64; ds.len()];
         for l in 0..WARP {
             let (base, pitch) = self.wmma_matrix(
-                w,
-                l,
-                pc,
-                space,
-                addr,
-                stride,
-                (rows, cols),
-                row,
-                elem,
-                frag_bytes,
+                (w, l, pc),
+                (space, addr, stride),
+                (frag, shape, elem, row),
+                ds.len(),
             )?;
             regs.iter_mut().for_each(|r| *r = 0);
             // Sub-byte elements: the byte last read, so that a byte is read once per run
@@ -258,19 +247,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let e = shape.elems_per_thread(WmmaFrag::C, elem);
         let bits = elem.bits() as u64;
         let size = (bits / 8) as u32;
-        let frag_bytes = 4 * vals.len() as u32 * if elem == WmmaElem::F64 { 2 } else { 1 };
         for l in 0..WARP {
             let (base, pitch) = self.wmma_matrix(
-                w,
-                l,
-                pc,
-                space,
-                addr,
-                stride,
-                (rows, cols),
-                row,
-                elem,
-                frag_bytes,
+                (w, l, pc),
+                (space, addr, stride),
+                (WmmaFrag::C, shape, elem, row),
+                vals.len(),
             )?;
             let regs: Vec<u64> = vals.iter().map(|s| self.src(w, l, *s)).collect();
             for i in 0..e {
