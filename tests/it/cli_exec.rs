@@ -121,10 +121,10 @@ fn an_out_of_bounds_write_is_reported_with_its_line_and_the_program_sees_the_err
 fn a_call_the_runtime_lacks_is_named() {
     let o = exec(&[], &build("unimplemented", &[]));
     assert_exit(&o, 1);
-    assert!(text(&o.stdout).contains("cudaGraphCreate: cudaErrorNotSupported"));
+    assert!(text(&o.stdout).contains("cudaIpcGetMemHandle: cudaErrorNotSupported"));
     let err = text(&o.stderr);
     assert!(
-        err.contains("the program called cudaGraphCreate, which fencehound's CUDA runtime does not implement"),
+        err.contains("the program called cudaIpcGetMemHandle, which fencehound's CUDA runtime does not implement"),
         "{err}"
     );
     assert!(err.contains("exited with status 4"), "{err}");

@@ -1,10 +1,12 @@
-// Calls a runtime function fencehound does not implement (CUDA graphs) and reports the
-// error it gets, as a careful program would.
+// Calls a runtime function fencehound does not implement (inter-process memory handles:
+// one process, no IPC) and reports the error it gets, as a careful program would.
 #include <cstdio>
 
 int main() {
-    cudaGraph_t graph;
-    cudaError_t e = cudaGraphCreate(&graph, 0);
-    printf("cudaGraphCreate: %s\n", cudaGetErrorName(e));
+    int *p;
+    cudaMalloc(&p, 64);
+    cudaIpcMemHandle_t handle;
+    cudaError_t e = cudaIpcGetMemHandle(&handle, p);
+    printf("cudaIpcGetMemHandle: %s\n", cudaGetErrorName(e));
     return e == cudaSuccess ? 0 : 4;
 }
