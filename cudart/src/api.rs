@@ -459,20 +459,9 @@ fn launch(
             if !rt.is_stream(stream) {
                 return errors::INVALID_RESOURCE_HANDLE;
             }
-            let read = |i: usize, size: usize| -> Vec<u8> {
-                if args.is_null() || size == 0 {
-                    return vec![0; size];
-                }
-                // SAFETY: the launch API passes one pointer per kernel parameter, each to
-                // a value of the parameter's size (its `.param` size in the PTX).
-                unsafe {
-                    let p = *args.add(i) as *const u8;
-                    if p.is_null() {
-                        return vec![0; size];
-                    }
-                    std::slice::from_raw_parts(p, size).to_vec()
-                }
-            };
+            // SAFETY: the launch API passes one pointer per kernel parameter, each to a
+            // value of the parameter's size (its `.param` size in the PTX).
+            let read = |i: usize, size: usize| unsafe { arg_bytes(args, i, size) };
             if rt.graphs.capturing.contains_key(&stream) {
                 // Captured: the argument values are copied now, as CUDA copies them.
                 if cooperative {
@@ -480,34 +469,71 @@ fn launch(
                         .err()
                         .unwrap_or(errors::SUCCESS);
                 }
-                if !rt.is_kernel(host) {
-                    return errors::INVALID_DEVICE_FUNCTION;
-                }
-                let sizes = match rt.kernel_params(host) {
-                    Ok(s) => s,
-                    Err(e) => return e,
+                // SAFETY: as for `read`.
+                return match unsafe { kernel_node(rt, host, grid, block, shared, args) } {
+                    Ok(op) => {
+                        record(rt, stream as *mut c_void, op);
+                        errors::SUCCESS
+                    }
+                    Err(e) => e,
                 };
-                let args = sizes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| read(i, *s as usize))
-                    .collect();
-                let op = NodeOp::Kernel {
-                    host,
-                    grid: grid.into(),
-                    block: block.into(),
-                    shared,
-                    args,
-                };
-                let h = rt.handle();
-                rt.graphs.record(stream, h, op);
-                return errors::SUCCESS;
             }
             managed_coherent(rt, |rt| {
                 rt.launch(host, grid.into(), block.into(), shared, cooperative, &read)
             })
         })
         .unwrap_or_else(|e| e)
+    })
+}
+
+/// Argument `i` (`size` bytes) of a launch's `args` array; a null array or pointer reads
+/// as zeros.
+///
+/// # Safety
+/// A non-null `args` holds one pointer per kernel parameter, each to `size` readable bytes.
+unsafe fn arg_bytes(args: *mut *mut c_void, i: usize, size: usize) -> Vec<u8> {
+    if args.is_null() || size == 0 {
+        return vec![0; size];
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        let p = *args.add(i) as *const u8;
+        if p.is_null() {
+            return vec![0; size];
+        }
+        std::slice::from_raw_parts(p, size).to_vec()
+    }
+}
+
+/// A kernel node of `host`'s launch, its argument values read now from `args` (as CUDA
+/// copies them when a launch is captured or a kernel node made).
+///
+/// # Safety
+/// As for [`arg_bytes`].
+unsafe fn kernel_node(
+    rt: &mut Runtime,
+    host: usize,
+    grid: Dim3C,
+    block: Dim3C,
+    shared: usize,
+    args: *mut *mut c_void,
+) -> Result<NodeOp, CudaError> {
+    if !rt.is_kernel(host) {
+        return Err(errors::INVALID_DEVICE_FUNCTION);
+    }
+    let sizes = rt.kernel_params(host)?;
+    let args = sizes
+        .iter()
+        .enumerate()
+        // SAFETY: the caller's contract.
+        .map(|(i, s)| unsafe { arg_bytes(args, i, *s as usize) })
+        .collect();
+    Ok(NodeOp::Kernel {
+        host,
+        grid: grid.into(),
+        block: block.into(),
+        shared,
+        args,
     })
 }
 

@@ -452,44 +452,24 @@ unsafe fn kernel_op(rt: &mut Runtime, p: *const KernelNodeParams) -> Result<Node
     }
     // SAFETY: the caller's contract.
     let p = unsafe { &*p };
-    let host = p.func as usize;
-    if !rt.is_kernel(host) {
-        return Err(errors::INVALID_DEVICE_FUNCTION);
-    }
-    if p.params.is_null() && !p.extra.is_null() {
+    if p.params.is_null() && !p.extra.is_null() && rt.is_kernel(p.func as usize) {
         not_supported(
             rt,
             "kernel nodes with `extra` arguments",
             "`kernelParams` is",
         )?;
     }
-    let sizes = rt.kernel_params(host)?;
-    let args = sizes
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let size = *s as usize;
-            if p.params.is_null() {
-                return vec![0; size];
-            }
-            // SAFETY: one pointer per parameter, each to a value of its size.
-            unsafe {
-                let a = *p.params.add(i) as *const u8;
-                if a.is_null() {
-                    vec![0; size]
-                } else {
-                    std::slice::from_raw_parts(a, size).to_vec()
-                }
-            }
-        })
-        .collect();
-    Ok(NodeOp::Kernel {
-        host,
-        grid: p.grid.into(),
-        block: p.block.into(),
-        shared: p.shared as usize,
-        args,
-    })
+    // SAFETY: the caller's contract (`kernelParams` as a launch's `args`).
+    unsafe {
+        kernel_node(
+            rt,
+            p.func as usize,
+            p.grid,
+            p.block,
+            p.shared as usize,
+            p.params,
+        )
+    }
 }
 
 #[no_mangle]

@@ -486,17 +486,30 @@ impl Runtime {
         let Ok(p) = self.dev.alloc_aligned(size, PAGE, name) else {
             return Err(errors::MEMORY_ALLOCATION);
         };
-        if !map_host_pages(p, size) {
+        if !self.share_with_host("cudaMallocManaged", p, size) {
             let _ = self.dev.free(p);
-            self.problem(format!(
-                "cudaMallocManaged: the host pages at {p:#x} ({size} bytes) could not be mapped \
-                 (the device address range is not reserved in this process)"
-            ));
             return Err(errors::MEMORY_ALLOCATION);
         }
         self.allocs.insert(p, size);
-        self.managed.insert(p, size);
         Ok(p)
+    }
+
+    /// Makes the vgpu's `[p, p + size)` managed: the same host pages mapped, holding what
+    /// the vgpu holds, and kept coherent from now on. False (with a problem reported for
+    /// `what`) when the pages cannot be mapped.
+    fn share_with_host(&mut self, what: &str, p: u64, size: u64) -> bool {
+        if !map_host_pages(p, size.max(1)) {
+            self.problem(format!(
+                "{what}: the host pages at {p:#x} ({size} bytes) could not be mapped \
+                 (the device address range is not reserved in this process)"
+            ));
+            return false;
+        }
+        self.managed.insert(p, size);
+        // SAFETY: just mapped, `size` writable bytes at `p`.
+        let host_view = unsafe { std::slice::from_raw_parts_mut(p as *mut u8, size as usize) };
+        let _ = self.dev.copy_from(p, host_view);
+        true
     }
 
     /// A `__managed__` variable: the vgpu placed it at the start of a page of its own
@@ -513,18 +526,8 @@ impl Runtime {
             ));
             return None;
         };
-        if !map_host_pages(p, size.max(1)) {
-            self.problem(format!(
-                "__managed__ variable `{name}`: the host page at {p:#x} could not be mapped \
-                 (the device address range is not reserved in this process)"
-            ));
-            return None;
-        }
-        self.managed.insert(p, size);
-        // SAFETY: just mapped, `size` writable bytes at `p`.
-        let host_view = unsafe { std::slice::from_raw_parts_mut(p as *mut u8, size as usize) };
-        let _ = self.dev.copy_from(p, host_view);
-        Some(p)
+        self.share_with_host(&format!("__managed__ variable `{name}`"), p, size)
+            .then_some(p)
     }
 
     /// Whether `ptr` lies in a managed allocation.

@@ -2077,93 +2077,8 @@ impl Cx<'_, '_> {
             Some(t) => t,
             None => return self.unsupported("wmma type"),
         };
-        let count = |n: usize, want: usize, what: &str| -> Result<(), LoadError> {
-            if n == want {
-                Ok(())
-            } else {
-                self.unsupported(&format!(
-                    "a {what} fragment of this shape and type has {want} registers, not {n}"
-                ))
-            }
-        };
         if i.has(Mod::Load) || i.has(Mod::Store) {
-            let load = i.has(Mod::Load);
-            let frag = match (
-                load,
-                i.has(Mod::FragA),
-                i.has(Mod::FragB),
-                i.has(Mod::FragC),
-            ) {
-                (true, true, false, false) => WmmaFrag::A,
-                (true, false, true, false) => WmmaFrag::B,
-                (true, false, false, true) => WmmaFrag::C,
-                (false, false, false, false) if i.has(Mod::FragD) => WmmaFrag::C,
-                _ => return self.unsupported("wmma fragment (`.a`, `.b`, `.c`; `.d` to store)"),
-            };
-            let row = match (i.has(Mod::Row), i.has(Mod::Col)) {
-                (true, false) => true,
-                (false, true) => false,
-                _ => return self.unsupported("wmma layout (`.row` or `.col`)"),
-            };
-            let [e] = types[..] else {
-                return self.unsupported("wmma load/store takes one type");
-            };
-            if !wmma_valid(shape, frag, e) {
-                return self.unsupported("wmma shape, fragment and type combination");
-            }
-            // Sub-byte A is row-major and B column-major in memory (ISA syntax).
-            if matches!(e, WmmaElem::S4 | WmmaElem::U4 | WmmaElem::B1)
-                && ((frag == WmmaFrag::A && !row) || (frag == WmmaFrag::B && row))
-            {
-                return self.unsupported("sub-byte A must be `.row` and B `.col`");
-            }
-            let mut space = match i.space() {
-                Some(Mod::Global) => MemSpace::Global,
-                Some(Mod::Shared | Mod::SharedCta) => MemSpace::Shared,
-                None => MemSpace::Generic,
-                Some(_) => return self.unsupported("wmma state space"),
-            };
-            let (r, a) = if load { (0, 1) } else { (1, 0) };
-            let addr = self.addr(&ops[a], &mut space)?;
-            let stride = match ops.get(2) {
-                Some(o) => Some(self.src(o)?),
-                None => None,
-            };
-            if ops.len() > 3 {
-                return self.unsupported("operands");
-            }
-            let list = self.elements(&ops[r])?;
-            count(list.len(), shape.regs(frag, e), "wmma")?;
-            return Ok(if load {
-                let ds = list
-                    .iter()
-                    .map(|o| self.dst1(o))
-                    .collect::<Result<Vec<Slot>, _>>()?;
-                Op::WmmaLoad {
-                    frag,
-                    shape,
-                    elem: e,
-                    row,
-                    space,
-                    addr,
-                    stride,
-                    ds,
-                }
-            } else {
-                let vals = list
-                    .iter()
-                    .map(|o| self.src(o))
-                    .collect::<Result<Vec<Src>, _>>()?;
-                Op::WmmaStore {
-                    shape,
-                    elem: e,
-                    row,
-                    space,
-                    addr,
-                    stride,
-                    vals,
-                }
-            });
+            return self.decode_wmma_mem(shape, &types);
         }
         if !i.has(Mod::Mma) || ops.len() != 4 {
             return self.unsupported("wmma operation (`load`, `store`, `mma`)");
@@ -2199,10 +2114,10 @@ impl Cx<'_, '_> {
         }
         let rnd = self.f64_rounding(a == WmmaElem::F64)?;
         let (dregs, av, bv, cv) = self.mma_lists()?;
-        count(dregs.len(), shape.regs(WmmaFrag::C, d), "D")?;
-        count(av.len(), shape.regs(WmmaFrag::A, a), "A")?;
-        count(bv.len(), shape.regs(WmmaFrag::B, b), "B")?;
-        count(cv.len(), shape.regs(WmmaFrag::C, c), "C")?;
+        self.wmma_count(dregs.len(), shape.regs(WmmaFrag::C, d), "D")?;
+        self.wmma_count(av.len(), shape.regs(WmmaFrag::A, a), "A")?;
+        self.wmma_count(bv.len(), shape.regs(WmmaFrag::B, b), "B")?;
+        self.wmma_count(cv.len(), shape.regs(WmmaFrag::C, c), "C")?;
         Ok(Op::WmmaMma {
             kind: WmmaKind {
                 shape,
@@ -2219,6 +2134,101 @@ impl Cx<'_, '_> {
             b: bv,
             c: cv,
         })
+    }
+
+    /// `wmma.load`/`wmma.store` of `shape` with element types `types` (see
+    /// [`Self::decode_wmma`]).
+    fn decode_wmma_mem(&self, shape: WmmaShape, types: &[WmmaElem]) -> Result<Op, LoadError> {
+        let i = self.inst;
+        let ops = self.operands();
+        let load = i.has(Mod::Load);
+        let frag = match (
+            load,
+            i.has(Mod::FragA),
+            i.has(Mod::FragB),
+            i.has(Mod::FragC),
+        ) {
+            (true, true, false, false) => WmmaFrag::A,
+            (true, false, true, false) => WmmaFrag::B,
+            (true, false, false, true) => WmmaFrag::C,
+            (false, false, false, false) if i.has(Mod::FragD) => WmmaFrag::C,
+            _ => return self.unsupported("wmma fragment (`.a`, `.b`, `.c`; `.d` to store)"),
+        };
+        let row = match (i.has(Mod::Row), i.has(Mod::Col)) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => return self.unsupported("wmma layout (`.row` or `.col`)"),
+        };
+        let [e] = types[..] else {
+            return self.unsupported("wmma load/store takes one type");
+        };
+        if !wmma_valid(shape, frag, e) {
+            return self.unsupported("wmma shape, fragment and type combination");
+        }
+        // Sub-byte A is row-major and B column-major in memory (ISA syntax).
+        if matches!(e, WmmaElem::S4 | WmmaElem::U4 | WmmaElem::B1)
+            && ((frag == WmmaFrag::A && !row) || (frag == WmmaFrag::B && row))
+        {
+            return self.unsupported("sub-byte A must be `.row` and B `.col`");
+        }
+        let mut space = match i.space() {
+            Some(Mod::Global) => MemSpace::Global,
+            Some(Mod::Shared | Mod::SharedCta) => MemSpace::Shared,
+            None => MemSpace::Generic,
+            Some(_) => return self.unsupported("wmma state space"),
+        };
+        let (r, a) = if load { (0, 1) } else { (1, 0) };
+        let addr = self.addr(&ops[a], &mut space)?;
+        let stride = match ops.get(2) {
+            Some(o) => Some(self.src(o)?),
+            None => None,
+        };
+        if ops.len() > 3 {
+            return self.unsupported("operands");
+        }
+        let list = self.elements(&ops[r])?;
+        self.wmma_count(list.len(), shape.regs(frag, e), "wmma")?;
+        Ok(if load {
+            let ds = list
+                .iter()
+                .map(|o| self.dst1(o))
+                .collect::<Result<Vec<Slot>, _>>()?;
+            Op::WmmaLoad {
+                frag,
+                shape,
+                elem: e,
+                row,
+                space,
+                addr,
+                stride,
+                ds,
+            }
+        } else {
+            let vals = list
+                .iter()
+                .map(|o| self.src(o))
+                .collect::<Result<Vec<Src>, _>>()?;
+            Op::WmmaStore {
+                shape,
+                elem: e,
+                row,
+                space,
+                addr,
+                stride,
+                vals,
+            }
+        })
+    }
+
+    /// Fails unless a fragment operand has the `want` registers the ISA gives it.
+    fn wmma_count(&self, n: usize, want: usize, what: &str) -> Result<(), LoadError> {
+        if n == want {
+            Ok(())
+        } else {
+            self.unsupported(&format!(
+                "a {what} fragment of this shape and type has {want} registers, not {n}"
+            ))
+        }
     }
 
     /// The register lists `d, a, b, c` of an `mma` or `wmma.mma`.

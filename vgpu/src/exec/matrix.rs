@@ -179,36 +179,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let mut out = [0u64; 4];
             for i in 0..m / 4 {
                 let (row, col) = frag_c(g, t, i);
+                let pairs = (0..k).map(|x| (ma[row * k + x], mb[x * 8 + col]));
                 let bits = if int {
                     let mut s = ic[row * 8 + col];
                     for x in 0..k {
                         s += ia[row * k + x] * ib[x * 8 + col];
                     }
-                    let v = if kind.satfinite {
-                        s.clamp(i32::MIN as i64, i32::MAX as i64) as i32
-                    } else {
-                        s as i32
-                    };
-                    v as u32 as u64
+                    s32_sum(s, kind.satfinite)
                 } else if kind.d == MmaAcc::F64 {
-                    let mut s = mc[row * 8 + col];
-                    for x in 0..k {
-                        s = fma_f64(ma[row * k + x], mb[x * 8 + col], s, kind.rnd);
-                    }
-                    s.to_bits()
+                    fma_chain(mc[row * 8 + col], pairs, kind.rnd).to_bits()
                 } else {
-                    let mut s = mc[row * 8 + col];
-                    for x in 0..k {
-                        s += ma[row * k + x] * mb[x * 8 + col];
-                    }
-                    match kind.d {
-                        MmaAcc::F16 if s.is_nan() => 0x7fff,
-                        // One rounding of the f64 sum (`half`'s `from_f64` would round
-                        // through f32 on hosts with F16C).
-                        MmaAcc::F16 => round_f64(Format::F16, s, Dir::Rn),
-                        _ if s.is_nan() => 0x7fff_ffff,
-                        _ => (s as f32).to_bits() as u64,
-                    }
+                    // In order of k, starting from C.
+                    let s = pairs.fold(mc[row * 8 + col], |s, (a, b)| s + a * b);
+                    round_sum(s, kind.d == MmaAcc::F16)
                 };
                 if kind.d == MmaAcc::F16 {
                     out[i / 2] |= bits << (16 * (i % 2));
@@ -222,6 +205,44 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         Ok(())
     }
+}
+
+/// A `.tf32` operand: its register's top 19 bits (the low 13 ignored, as tensor cores
+/// do). Shared with `wmma.mma`.
+pub(super) fn tf32(r: u64) -> f64 {
+    f32::from_bits(r as u32 & !0x1fff) as f64
+}
+
+/// A floating-point sum taken in `f64` rounded once (to nearest even) to `.f16` (`f16`)
+/// or `.f32` bits; NaN becomes the canonical NaN. (`half`'s `from_f64` would round
+/// through f32 on hosts with F16C.) Shared with `wmma.mma`.
+pub(super) fn round_sum(s: f64, f16: bool) -> u64 {
+    match (f16, s.is_nan()) {
+        (true, true) => 0x7fff,
+        (true, false) => round_f64(Format::F16, s, Dir::Rn),
+        (false, true) => 0x7fff_ffff,
+        (false, false) => (s as f32).to_bits() as u64,
+    }
+}
+
+/// An `.s32` result: clamped with `.satfinite`, else wrapped. Shared with `wmma.mma`.
+pub(super) fn s32_sum(s: i64, satfinite: bool) -> u64 {
+    let v = if satfinite {
+        s.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+    } else {
+        s as i32
+    };
+    v as u32 as u64
+}
+
+/// `acc + Σ a·b` as fused multiply-adds in order, each in rounding mode `rnd` (`.f64`).
+/// Shared with `wmma.mma`.
+pub(super) fn fma_chain(
+    acc: f64,
+    pairs: impl Iterator<Item = (f64, f64)>,
+    rnd: crate::arith::Rounding,
+) -> f64 {
+    pairs.fold(acc, |s, (a, b)| fma_f64(a, b, s, rnd))
 }
 
 /// (row, column) in A (M×K) of element `i` of the fragment of the thread with groupID
@@ -279,7 +300,7 @@ fn int_elem(r: u64, i: usize, ty: MmaIn) -> i64 {
 fn half(r: u64, i: usize, ty: MmaIn) -> f64 {
     match ty {
         MmaIn::F64 => f64::from_bits(r),
-        MmaIn::Tf32 => f32::from_bits(r as u32 & !0x1fff) as f64,
+        MmaIn::Tf32 => tf32(r),
         MmaIn::E4m3 | MmaIn::E5m2 => {
             let fmt = if ty == MmaIn::E4m3 {
                 Fp8::E4m3

@@ -36,9 +36,9 @@
 //! clamped to `.s32`; `.b1` adds `popc(a xor b)` or `popc(a and b)` over each row-column
 //! pair.
 
+use super::matrix::{fma_chain, round_sum, s32_sum, tf32};
 use super::memops::Place;
 use super::*;
-use crate::arith::round::{round_f64, Dir, Format};
 use ::half::{bf16, f16};
 
 /// Where lane `l`'s element `i` of a fragment lies: (row, column) in the `rows×cols`
@@ -67,7 +67,7 @@ fn as_f64(v: u64, e: WmmaElem) -> f64 {
     match e {
         WmmaElem::F16 => f16::from_bits(v as u16).to_f64(),
         WmmaElem::Bf16 => bf16::from_bits(v as u16).to_f64(),
-        WmmaElem::Tf32 => f32::from_bits(v as u32 & !0x1fff) as f64,
+        WmmaElem::Tf32 => tf32(v),
         WmmaElem::F32 => f32::from_bits(v as u32) as f64,
         _ => f64::from_bits(v),
     }
@@ -339,12 +339,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             as_i64(p, kind.a) * as_i64(q, kind.b)
                         };
                     }
-                    let v = if kind.satfinite {
-                        s.clamp(i32::MIN as i64, i32::MAX as i64) as i32
-                    } else {
-                        s as i32
-                    };
-                    v as u32 as u64
+                    s32_sum(s, kind.satfinite)
                 };
             }
         }
@@ -371,11 +366,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 /// B), as D's bits.
 fn wmma_float(kind: WmmaKind, acc: f64, pairs: impl Iterator<Item = (u64, u64)>) -> u64 {
     if kind.a == WmmaElem::F64 {
-        let mut s = acc;
-        for (p, q) in pairs {
-            s = crate::arith::float::fma_f64(f64::from_bits(p), f64::from_bits(q), s, kind.rnd);
-        }
-        return s.to_bits();
+        let pairs = pairs.map(|(p, q)| (f64::from_bits(p), f64::from_bits(q)));
+        return fma_chain(acc, pairs, kind.rnd).to_bits();
     }
     let mut s = acc;
     for (p, q) in pairs {
@@ -390,17 +382,12 @@ fn wmma_float(kind: WmmaKind, acc: f64, pairs: impl Iterator<Item = (u64, u64)>)
             s = s.signum() * f64::MAX;
         }
     }
-    match kind.d {
-        WmmaElem::F16 if s.is_nan() => 0x7fff,
-        WmmaElem::F16 if kind.satfinite && s.abs() > 65504.0 => {
+    let f16 = kind.d == WmmaElem::F16;
+    match (f16, kind.satfinite) {
+        (true, true) if s.abs() > 65504.0 => {
             f16::from_f32(65504.0f32.copysign(s as f32)).to_bits() as u64
         }
-        // One rounding of the f64 sum (see `matrix.rs`).
-        WmmaElem::F16 => round_f64(Format::F16, s, Dir::Rn),
-        _ if s.is_nan() => 0x7fff_ffff,
-        _ if kind.satfinite && s.abs() > f32::MAX as f64 => {
-            f32::MAX.copysign(s as f32).to_bits() as u64
-        }
-        _ => (s as f32).to_bits() as u64,
+        (false, true) if s.abs() > f32::MAX as f64 => f32::MAX.copysign(s as f32).to_bits() as u64,
+        _ => round_sum(s, f16),
     }
 }
