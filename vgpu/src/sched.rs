@@ -40,6 +40,15 @@ pub trait Scheduler {
     }
     /// A short description for reports (`random(seed=7)`).
     fn describe(&self) -> String;
+    /// The index [`Scheduler::pick`] would return next for a runnable list of `n` warps,
+    /// if nothing else asks the scheduler first, without changing its state; `None` when
+    /// it cannot tell cheaply. Only a hint: the interpreter prefetches that warp's state
+    /// while the current step runs (a launch of a million threads has 32,768 warps, and
+    /// a random pick among them found each warp's state cold), so a wrong answer costs a
+    /// wasted prefetch, never a different pick.
+    fn peek(&self, _n: usize) -> Option<usize> {
+        None
+    }
 }
 
 /// Which scheduler, as chosen on a command line or in a campaign.
@@ -95,6 +104,9 @@ impl<S: Scheduler + ?Sized> Scheduler for Box<S> {
     }
     fn describe(&self) -> String {
         (**self).describe()
+    }
+    fn peek(&self, n: usize) -> Option<usize> {
+        (**self).peek(n)
     }
 }
 
@@ -174,6 +186,9 @@ impl Scheduler for RandomScheduler {
     }
     fn describe(&self) -> String {
         format!("random(seed={})", self.seed)
+    }
+    fn peek(&self, n: usize) -> Option<usize> {
+        Some(self.rng.clone().below(n as u64) as usize)
     }
 }
 

@@ -723,6 +723,17 @@ impl Parking {
         }
     }
 
+    /// Hints the CPU to fetch what [`Parking::parked`] reads of warp `w`.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, w: u32) {
+        if let Some(p) = self.warps.get(w as usize) {
+            super::prefetch(p);
+        }
+        if let Some(t) = self.touched.get(w as usize) {
+            super::prefetch(t);
+        }
+    }
+
     /// The (lane, warp) instruction counts of warp `w`'s step while it is parked (and
     /// one more applied step counted), and what the step writes into the warp (a step
     /// of a cycle of several; empty otherwise).

@@ -47,6 +47,22 @@ const MAX_DEPTH: usize = 256;
 /// Virtual SM count (for `%smid`, `%nsmid`).
 pub const NUM_SMS: u32 = 80;
 
+/// A hint to bring the cache line holding `*x` into cache (no effect on results).
+#[inline(always)]
+pub(crate) fn prefetch<T>(x: &T) {
+    // SAFETY: `prefetch` only needs SSE, which every x86_64 CPU has, and it does not
+    // access memory architecturally: it cannot fault, and it reads through a valid
+    // reference anyway.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (x as *const T).cast::<i8>(),
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
     Ready,
@@ -996,6 +1012,21 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         warp.regs[row(base, d) + lane] = v;
     }
 
+    /// Hints the CPU to fetch warp `w`'s scheduling state (what the next step reads
+    /// first: its ready mask, program counters and frames, its parking record).
+    #[inline(always)]
+    fn prefetch_warp(&self, w: u32) {
+        let Some(warp) = self.warps.get(w as usize) else {
+            return;
+        };
+        prefetch(&warp.ready);
+        prefetch(&warp.pc[0]);
+        prefetch(&warp.pc[WARP - 1]);
+        prefetch(&warp.reg_base[0]);
+        prefetch(&warp.reg_base[WARP - 1]);
+        self.park.prefetch(w);
+    }
+
     fn step(&mut self, w: u32) -> StepEnd {
         self.step_end = u32::MAX;
         self.step_single = false;
@@ -1057,6 +1088,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         };
         self.step_pc0 = pc0;
         self.step_end = u32::MAX;
+        // The warp the scheduler will most likely pick next (its state is cold in a
+        // launch of thousands of warps): fetched into cache while this step runs.
+        if self.runnable.len() > 64 {
+            if let Some(&v) = self
+                .sched
+                .peek(self.runnable.len())
+                .and_then(|j| self.runnable.get(j))
+            {
+                self.prefetch_warp(v);
+            }
+        }
         let mut pc = pc0;
         let mut run = 0u32;
         let mut counted = 0u32;
