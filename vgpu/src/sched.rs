@@ -40,13 +40,14 @@ pub trait Scheduler {
     }
     /// A short description for reports (`random(seed=7)`).
     fn describe(&self) -> String;
-    /// The index [`Scheduler::pick`] would return next for a runnable list of `n` warps,
-    /// if nothing else asks the scheduler first, without changing its state; `None` when
+    /// The index [`Scheduler::pick`] would return `ahead` picks from now (0: the next one)
+    /// for a runnable list of `n` warps that does not change, if nothing else asks the
+    /// scheduler in between, without changing its state; `None` when
     /// it cannot tell cheaply. Only a hint: the interpreter prefetches that warp's state
     /// while the current step runs (a launch of a million threads has 32,768 warps, and
     /// a random pick among them found each warp's state cold), so a wrong answer costs a
     /// wasted prefetch, never a different pick.
-    fn peek(&self, _n: usize) -> Option<usize> {
+    fn peek(&self, _n: usize, _ahead: usize) -> Option<usize> {
         None
     }
 }
@@ -105,8 +106,8 @@ impl<S: Scheduler + ?Sized> Scheduler for Box<S> {
     fn describe(&self) -> String {
         (**self).describe()
     }
-    fn peek(&self, n: usize) -> Option<usize> {
-        (**self).peek(n)
+    fn peek(&self, n: usize, ahead: usize) -> Option<usize> {
+        (**self).peek(n, ahead)
     }
 }
 
@@ -187,8 +188,12 @@ impl Scheduler for RandomScheduler {
     fn describe(&self) -> String {
         format!("random(seed={})", self.seed)
     }
-    fn peek(&self, n: usize) -> Option<usize> {
-        Some(self.rng.clone().below(n as u64) as usize)
+    fn peek(&self, n: usize, ahead: usize) -> Option<usize> {
+        let mut rng = self.rng.clone();
+        for _ in 0..ahead {
+            rng.below(n as u64);
+        }
+        Some(rng.below(n as u64) as usize)
     }
 }
 

@@ -1024,7 +1024,34 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         prefetch(&warp.pc[WARP - 1]);
         prefetch(&warp.reg_base[0]);
         prefetch(&warp.reg_base[WARP - 1]);
+        prefetch(&warp.regs);
         self.park.prefetch(w);
+    }
+
+    /// Hints the CPU to fetch the register row that warp `w`'s next instruction, if a
+    /// memory access, takes its address from (for its first ready lane's group).
+    #[inline(always)]
+    fn prefetch_operands(&self, w: u32) {
+        let Some(warp) = self.warps.get(w as usize) else {
+            return;
+        };
+        let first = warp.ready.trailing_zeros() as usize;
+        if first >= WARP {
+            return;
+        }
+        let (pc, base) = (warp.pc[first], warp.reg_base[first]);
+        let addr = match self.prog.insts.get(pc as usize).map(|i| &i.op) {
+            Some(Op::Ld { addr, .. } | Op::St { addr, .. } | Op::Atom { addr, .. }) => addr,
+            _ => return,
+        };
+        if let AddrBase::Reg(slot) = addr.base {
+            let at = row(base, slot);
+            if let Some(r) = warp.regs.get(at..at + WARP) {
+                for l in (0..WARP).step_by(8) {
+                    prefetch(&r[l]);
+                }
+            }
+        }
     }
 
     fn step(&mut self, w: u32) -> StepEnd {
@@ -1088,15 +1115,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         };
         self.step_pc0 = pc0;
         self.step_end = u32::MAX;
-        // The warp the scheduler will most likely pick next (its state is cold in a
-        // launch of thousands of warps): fetched into cache while this step runs.
-        if self.runnable.len() > 64 {
-            if let Some(&v) = self
-                .sched
-                .peek(self.runnable.len())
-                .and_then(|j| self.runnable.get(j))
-            {
+        // The warps the scheduler will most likely pick next (their state is cold in a
+        // launch of thousands of warps) are fetched into cache while this step runs, in
+        // two stages: the one after next, its scheduling state; the next one (whose
+        // scheduling state the previous step fetched), the register row its first
+        // instruction addresses memory with.
+        let n = self.runnable.len();
+        if n > 64 {
+            if let Some(&v) = self.sched.peek(n, 1).and_then(|j| self.runnable.get(j)) {
                 self.prefetch_warp(v);
+            }
+            if let Some(&v) = self.sched.peek(n, 0).and_then(|j| self.runnable.get(j)) {
+                self.prefetch_operands(v);
             }
         }
         let mut pc = pc0;
