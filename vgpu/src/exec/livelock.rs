@@ -31,6 +31,19 @@
 //! seen a second time one turn later at most. States of the cycle that are not sampled
 //! were never needed: one repeated state is what makes the warp cycling.
 //!
+//! **Samples first.** Hashing a whole state costs a pass over the warp's register file;
+//! a warp that makes progress (a grid-stride loop over millions of elements, whose only
+//! stores come at the end) paid it at every turn once detection had started: 40% of
+//! `bench/programs/reduce` at 16 M elements. So a warp is first followed by a *sample*
+//! of its state — every lane's pc, the ready and exited masks, and every register of its
+//! first and last ready lanes — and only once a sample repeats (or the samples fill
+//! their set) is it *exact*: from then on its whole states are hashed as above. Equal
+//! states have equal samples, so a warp that cycles repeats a sample (within one turn of
+//! its cycle, as above), becomes exact, and repeats a whole state one turn later: every
+//! cycle is still seen, at most one more turn late, and a warp is cycling only on a
+//! repeated whole state, as before. A warp that makes progress changes its sample at
+//! every turn (the loop's index is in a register of every lane) and is never hashed.
+//!
 //! **Verdict.** When every runnable warp is cycling, the model is asked once more whether
 //! anything pending could change memory (`Hooks::stalled`: a buffered store drains, the
 //! `weak` model starts reading newest values); if so, detection starts over, otherwise no
@@ -249,6 +262,11 @@ pub(super) struct Detector {
     active: bool,
     /// Per warp: the states seen since detection started (allocated when it starts).
     seen: Vec<Seen>,
+    /// Per warp: the samples of its states seen since detection started, while it is not
+    /// `exact` (see "Samples first" in the module docs).
+    samples: Vec<Seen>,
+    /// Per warp: a sample repeated (or could not be kept), so its whole states are hashed.
+    exact: Vec<bool>,
     cycling: Vec<bool>,
     ncycling: usize,
 }
@@ -268,6 +286,8 @@ impl Detector {
         if self.active {
             self.active = false;
             self.seen.clear();
+            self.samples.clear();
+            self.exact.clear();
             self.cycling.iter_mut().for_each(|c| *c = false);
             self.ncycling = 0;
         }
@@ -280,8 +300,34 @@ impl Detector {
         if !self.active && lane_instructions - self.last_change > QUIET.max(threads * 64) {
             self.active = true;
             self.seen = (0..self.cycling.len()).map(|_| Seen::default()).collect();
+            self.samples = (0..self.cycling.len()).map(|_| Seen::default()).collect();
+            self.exact = vec![false; self.cycling.len()];
         }
         self.active
+    }
+
+    /// Whether warp `w`'s whole states are hashed now (a sample of its repeated).
+    #[inline]
+    pub(super) fn exact(&self, w: u32) -> bool {
+        self.exact.get(w as usize).copied().unwrap_or(true)
+    }
+
+    /// Records a sample of warp `w`'s state; true when the warp is `exact` from now on:
+    /// the sample was seen before (the state may repeat), or the set is full.
+    pub(super) fn record_sample(&mut self, w: u32, sample: u64) -> bool {
+        let w = w as usize;
+        let (Some(samples), Some(exact)) = (self.samples.get_mut(w), self.exact.get_mut(w)) else {
+            return true;
+        };
+        if !*exact {
+            if samples.contains(&sample) || samples.len() >= MAX_STATES {
+                *exact = true;
+                *samples = Seen::default();
+            } else {
+                samples.insert(sample);
+            }
+        }
+        *exact
     }
 
     /// Whether warp `w` is known to cycle (then [`Detector::record`] ignores its state).

@@ -597,8 +597,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 let all = if self.livelock.cycling(w) {
                     self.livelock.record(w, 0, &self.runnable)
                 } else if pc_before.is_none_or(|b| self.lowest_pc(w) <= b) {
-                    let state = self.state_hash(w);
-                    self.livelock.record(w, state, &self.runnable)
+                    // A sample first; the whole state once a sample repeats (`livelock`,
+                    // "Samples first").
+                    let exact = self.livelock.exact(w) || {
+                        let sample = self.state_sample(w);
+                        self.livelock.record_sample(w, sample)
+                    };
+                    if exact {
+                        let state = self.state_hash(w);
+                        self.livelock.record(w, state, &self.runnable)
+                    } else {
+                        self.livelock.all_cycling(&self.runnable)
+                    }
                 } else {
                     self.livelock.all_cycling(&self.runnable)
                 };
@@ -804,6 +814,27 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     }
 
     /// Everything about warp `w` that decides what it does next, besides memory.
+    /// A function of warp `w`'s state that [`Machine::state_hash`] covers: every lane's
+    /// pc, the ready and exited masks, and every register of its first and last ready
+    /// lanes (see `livelock`, "Samples first").
+    fn state_sample(&self, w: u32) -> u64 {
+        use std::hash::Hasher;
+        let warp = &self.warps[w as usize];
+        let mut h = livelock::StateHasher::default();
+        h.write_u32(warp.ready);
+        h.write_u32(warp.exited);
+        for pc in &warp.pc {
+            h.write_u32(*pc);
+        }
+        let first = (warp.ready.trailing_zeros() as usize).min(WARP - 1);
+        let last = WARP - 1 - (warp.ready.leading_zeros() as usize).min(WARP - 1);
+        for r in warp.regs.chunks_exact(WARP) {
+            h.write_u64(r[first]);
+            h.write_u64(r[last]);
+        }
+        h.finish()
+    }
+
     fn state_hash(&self, w: u32) -> u64 {
         use std::hash::Hasher;
         let warp = &self.warps[w as usize];

@@ -216,6 +216,28 @@ extern "C" __global__ void slow_release(volatile unsigned *flag, unsigned *out, 
     }
 }
 
+// Only the middle lanes' registers change while the warp spins (a cycle of two states),
+// the first and last lanes' stay as they are.
+extern "C" __global__ void spin_middle_toggles(volatile unsigned *flag, unsigned *out)
+{
+    unsigned t = threadIdx.x & 31, x = 0;
+    while (flag[0] == 0) {                       // MARK toggles
+        if (t != 0 && t != 31) x ^= 1;
+    }
+    out[threadIdx.x] = x;
+}
+
+// Lane 15 counts to `n` while the other lanes spin, then sets the flag: only a middle lane
+// makes progress.
+extern "C" __global__ void middle_lane_works(volatile unsigned *flag, unsigned *out, unsigned n)
+{
+    unsigned t = threadIdx.x & 31, i = 0;
+    while (flag[0] == 0) {
+        if (t == 15 && ++i == n) flag[0] = 1;
+    }
+    out[threadIdx.x] = i;
+}
+
 // A delay loop on the clock: its state never repeats, so it is not a hang.
 extern "C" __global__ void clock_delay(unsigned *out)
 {
@@ -356,6 +378,35 @@ fn a_spin_nobody_can_end_is_a_livelock() {
     assert!(d.to_string().contains("repeats a state"), "{d}");
     assert_eq!(d.warps.len(), 4, "{d}");
     assert!(r.stats.lane_instructions < 4 << 20, "{:?}", r.stats);
+}
+
+/// The detector follows a sample of each warp's state (its first and last ready lanes'
+/// registers) until a sample repeats, then whole states. A cycle that changes only the
+/// middle lanes' registers is still a livelock; a warp whose progress is only in a middle
+/// lane is not (its sample repeats at every turn, its whole state never does).
+#[test]
+fn livelock_detection_sees_every_lane() {
+    let mut s = setup("hangs", HANGS);
+    let (r, _) = s.launch(
+        "spin_middle_toggles",
+        Dim3::x(1),
+        Dim3::x(32),
+        "flag:u32[1] zero, out:u32[32] zero",
+        u64::MAX,
+    );
+    let LaunchOutcome::Deadlock(d) = &r.outcome else {
+        panic!("expected a livelock, got {:?}", r.outcome);
+    };
+    assert_eq!(d.cause, HangCause::Livelock, "{d}");
+    let (r, _) = s.launch(
+        "middle_lane_works",
+        Dim3::x(1),
+        Dim3::x(32),
+        "flag:u32[1] zero, out:u32[32] zero, n:u32=200000",
+        u64::MAX,
+    );
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    assert!(r.stats.lane_instructions > 4 << 20, "{:?}", r.stats);
 }
 
 /// A spin lock that is never released: the failing `atomicCAS` changes nothing, so its
