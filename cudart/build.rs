@@ -51,7 +51,8 @@ fn main() {
 }
 
 /// Names defined with `extern "C" fn NAME` (directly or through the entry macros, whose
-/// invocations list the names they define: `name!(a, b)` / `name!(a; b, _stream)`).
+/// invocations list the names they define: `name!(a, b)` / `name!(a; b, _stream)`, and
+/// `forward_entries!([a, b] …)`).
 fn collect_defined(text: &str, defined: &mut BTreeSet<String>) {
     let ident = |s: &str| -> String {
         s.chars()
@@ -71,6 +72,15 @@ fn collect_defined(text: &str, defined: &mut BTreeSet<String>) {
         for part in body.split([',', ';']) {
             let n = ident(part.trim());
             if n.starts_with("cuda") || n.starts_with("__cuda") {
+                defined.insert(n);
+            }
+        }
+    }
+    for (i, _) in text.match_indices("forward_entries!([") {
+        let rest = &text[i + 18..];
+        for part in rest[..rest.find(']').unwrap_or(0)].split(',') {
+            let n = ident(part.trim());
+            if n.starts_with("cuda") {
                 defined.insert(n);
             }
         }

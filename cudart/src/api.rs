@@ -1078,6 +1078,20 @@ pub unsafe extern "C" fn cudaMallocManaged(
     })
 }
 
+/// C entry points that only forward: each named function takes the listed parameters and
+/// returns `$f(its own name, the passed ones)` (the name is for messages). For the
+/// `_ptsz`/`_ptds` twins and `…WithFlags` variants of one call.
+macro_rules! forward_entries {
+    ([] $($rest:tt)*) => {};
+    ([$name:ident $(, $more:ident)*] ($($arg:ident: $ty:ty),*) => $f:ident($($pass:ident),*)) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> CudaError {
+            $f(stringify!($name), $($pass),*)
+        }
+        forward_entries!([$($more),*] ($($arg: $ty),*) => $f($($pass),*));
+    };
+}
+
 /// `cudaMemPrefetchAsync` (CUDA 13: a `cudaMemLocation` and flags), `cudaMemAdvise` and
 /// `cudaStreamAttachMemAsync` are hints about where managed pages should live; the vgpu
 /// has one memory, so they only check that the range is managed.
@@ -1101,15 +1115,9 @@ pub struct MemLocation {
     pub id: c_int,
 }
 
-macro_rules! prefetch_entry {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(p: *const c_void, count: usize, _location: MemLocation, _flags: c_uint, _stream: *mut c_void) -> CudaError {
-            managed_hint(stringify!($name), p, count)
-        }
-    )*};
-}
-prefetch_entry!(cudaMemPrefetchAsync, cudaMemPrefetchAsync_ptsz);
+forward_entries!([cudaMemPrefetchAsync, cudaMemPrefetchAsync_ptsz]
+    (p: *const c_void, count: usize, _location: MemLocation, _flags: c_uint, _stream: *mut c_void)
+    => managed_hint(p, count));
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaMemAdvise(

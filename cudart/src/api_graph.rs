@@ -66,15 +66,9 @@ fn capture_entry(name: &str, stream: *mut c_void, mode: c_int) -> CudaError {
     })
 }
 
-macro_rules! begin_capture_entry {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(stream: *mut c_void, mode: c_int) -> CudaError {
-            capture_entry(stringify!($name), stream, mode)
-        }
-    )*};
-}
-begin_capture_entry!(cudaStreamBeginCapture, cudaStreamBeginCapture_ptsz);
+forward_entries!([cudaStreamBeginCapture, cudaStreamBeginCapture_ptsz]
+    (stream: *mut c_void, mode: c_int)
+    => capture_entry(stream, mode));
 
 fn end_capture(name: &str, stream: *mut c_void, out: *mut *mut c_void) -> CudaError {
     device_call(name, |rt| {
@@ -92,15 +86,9 @@ fn end_capture(name: &str, stream: *mut c_void, out: *mut *mut c_void) -> CudaEr
     })
 }
 
-macro_rules! end_capture_entry {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(stream: *mut c_void, graph: *mut *mut c_void) -> CudaError {
-            end_capture(stringify!($name), stream, graph)
-        }
-    )*};
-}
-end_capture_entry!(cudaStreamEndCapture, cudaStreamEndCapture_ptsz);
+forward_entries!([cudaStreamEndCapture, cudaStreamEndCapture_ptsz]
+    (stream: *mut c_void, graph: *mut *mut c_void)
+    => end_capture(stream, graph));
 
 fn is_capturing(name: &str, stream: *mut c_void, status: *mut c_int) -> CudaError {
     host_call(name, |rt| {
@@ -111,15 +99,9 @@ fn is_capturing(name: &str, stream: *mut c_void, status: *mut c_int) -> CudaErro
     })
 }
 
-macro_rules! is_capturing_entry {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(stream: *mut c_void, status: *mut c_int) -> CudaError {
-            is_capturing(stringify!($name), stream, status)
-        }
-    )*};
-}
-is_capturing_entry!(cudaStreamIsCapturing, cudaStreamIsCapturing_ptsz);
+forward_entries!([cudaStreamIsCapturing, cudaStreamIsCapturing_ptsz]
+    (stream: *mut c_void, status: *mut c_int)
+    => is_capturing(stream, status));
 
 /// `cudaStreamGetCaptureInfo` (CUDA 13): status, capture id, graph and the stream's
 /// current dependencies (valid until the stream's next captured operation).
@@ -245,15 +227,9 @@ fn instantiate(name: &str, exec: *mut *mut c_void, graph: *mut c_void) -> CudaEr
     })
 }
 
-macro_rules! instantiate_entry {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(exec: *mut *mut c_void, graph: *mut c_void, _flags: u64) -> CudaError {
-            instantiate(stringify!($name), exec, graph)
-        }
-    )*};
-}
-instantiate_entry!(cudaGraphInstantiate, cudaGraphInstantiateWithFlags);
+forward_entries!([cudaGraphInstantiate, cudaGraphInstantiateWithFlags]
+    (exec: *mut *mut c_void, graph: *mut c_void, _flags: u64)
+    => instantiate(exec, graph));
 
 /// `cudaGraphExecUpdate`: the executable graph takes the graph's current nodes (always
 /// possible here: nothing is compiled).
@@ -388,15 +364,9 @@ fn graph_launch(name: &str, exec: *mut c_void, stream: *mut c_void) -> CudaError
     errors::SUCCESS
 }
 
-macro_rules! graph_launch_entry {
-    ($($name:ident),*) => {$(
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(exec: *mut c_void, stream: *mut c_void) -> CudaError {
-            graph_launch(stringify!($name), exec, stream)
-        }
-    )*};
-}
-graph_launch_entry!(cudaGraphLaunch, cudaGraphLaunch_ptsz);
+forward_entries!([cudaGraphLaunch, cudaGraphLaunch_ptsz]
+    (exec: *mut c_void, stream: *mut c_void)
+    => graph_launch(exec, stream));
 
 /// The handles of `n` dependencies.
 ///
