@@ -810,6 +810,7 @@ impl Runtime {
         let opts = LaunchOptions {
             fuel: self.cfg.fuel,
             cooperative,
+            reduce_unwritten: true,
         };
         let start = Instant::now();
         let stop = Stop {

@@ -183,6 +183,7 @@ impl<'a> Decoder<'a> {
                 dyn_shared_offset: 0,
                 globals: Vec::new(),
                 polls: Default::default(),
+                writes: Default::default(),
             },
         }
     }
@@ -576,6 +577,12 @@ impl<'a> Decoder<'a> {
             });
         }
         let end = self.prog.insts.len() as u32;
+        let writes = crate::unwritten::function_writes(
+            &self.prog.insts[entry as usize..],
+            f.is_kernel(),
+            nregs as usize,
+            &params,
+        );
         let slots = crate::regalloc::compact(
             &mut self.prog.insts[entry as usize..],
             entry,
@@ -596,6 +603,7 @@ impl<'a> Decoder<'a> {
             rets,
             param_bytes: param_bytes as u32,
             shared_bytes: self.layout.kernel_shared.get(&f.name).copied().unwrap_or(0),
+            writes,
         })
     }
 }

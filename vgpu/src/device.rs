@@ -66,6 +66,13 @@ pub struct LaunchOptions {
     /// workspace, which `cooperative_groups::this_grid()` finds through `%envreg1`/`2`,
     /// so `grid.sync()` works (every CTA of a vgpu launch is resident at once).
     pub cooperative: bool,
+    /// Loads of memory no thread of the launch writes (and generic accesses to a lane's
+    /// own local memory) run without a scheduling decision (`crate::unwritten`): the
+    /// same outcomes, fewer decisions. Off by default: a seed then names a different
+    /// interleaving than without it, and seeded campaigns, litmus runs and the device
+    /// rewrite's differential tests keep the interleavings their seeds always named.
+    /// `fencehound exec` turns it on.
+    pub reduce_unwritten: bool,
 }
 
 impl Default for LaunchOptions {
@@ -73,6 +80,7 @@ impl Default for LaunchOptions {
         LaunchOptions {
             fuel: DEFAULT_FUEL,
             cooperative: false,
+            reduce_unwritten: false,
         }
     }
 }
@@ -666,6 +674,7 @@ impl Device {
             dyn_shared: dynamic_shared,
             params,
             fuel: opts.fuel,
+            reduce_unwritten: opts.reduce_unwritten,
             launch_index: self.launches,
             deadline: stop.deadline,
             cancel: stop.cancel,

@@ -224,6 +224,25 @@ pub struct Memory {
     /// while the interpreter's spin parking asks for them ([`Memory::log_writes`]): a
     /// parked warp wakes when a block it reads is written, not at every write.
     written: Option<Vec<u64>>,
+    /// The global byte ranges the running launch may write, sorted and disjoint, while
+    /// loads of other memory skip their scheduling decision (`crate::unwritten`); a write
+    /// outside them widens them and counts an escape.
+    guard: Option<WriteGuard>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct WriteGuard {
+    ranges: Vec<(u64, u64)>,
+    escapes: u64,
+}
+
+impl WriteGuard {
+    /// Whether `[a, a + len)` meets none of the ranges.
+    #[inline(always)]
+    fn clear_of(&self, a: u64, len: u64) -> bool {
+        let end = a.saturating_add(len);
+        self.ranges.iter().all(|&(s, e)| end <= s || a >= e)
+    }
 }
 
 impl Default for Memory {
@@ -233,6 +252,7 @@ impl Default for Memory {
             constant: Heap::new(CONST_WINDOW, "const"),
             shared: Vec::new(),
             written: None,
+            guard: None,
         }
     }
 }
@@ -315,12 +335,60 @@ impl Memory {
         }
     }
 
-    /// Logs the blocks of a write of `len` bytes at `loc`, when logging.
+    /// Logs the blocks of a write of `len` bytes at `loc`, when logging, and holds it to
+    /// the write guard.
     #[inline(always)]
     fn note_write(&mut self, loc: Location, len: u32) {
         if let Some(w) = &mut self.written {
             w.extend(blocks_of(loc, len));
         }
+        if let (Some(g), Location::Global(a)) = (&mut self.guard, loc) {
+            if !g
+                .ranges
+                .iter()
+                .any(|&(s, e)| a >= s && a.saturating_add(len as u64) <= e)
+            {
+                Self::escape(g, &self.global, a, len as u64);
+            }
+        }
+    }
+
+    /// A write outside the launch's bound: the bound takes the allocation it landed in.
+    #[cold]
+    fn escape(g: &mut WriteGuard, heap: &Heap, a: u64, len: u64) {
+        g.escapes += 1;
+        let r = heap
+            .allocations()
+            .iter()
+            .find(|x| a >= x.base && a - x.base < x.data.len() as u64)
+            .map_or((a, a.saturating_add(len)), |x| {
+                (x.base, x.base + x.data.len() as u64)
+            });
+        g.ranges.push(r);
+        g.ranges.sort_unstable();
+    }
+
+    /// Starts holding global writes to `ranges` (see [`Memory::unwritten`]), or stops
+    /// (`None`); returns the escapes counted since the guard was set.
+    pub(crate) fn set_write_guard(&mut self, ranges: Option<Vec<(u64, u64)>>) -> u64 {
+        let old = std::mem::replace(
+            &mut self.guard,
+            ranges.map(|ranges| WriteGuard { ranges, escapes: 0 }),
+        );
+        old.map_or(0, |g| g.escapes)
+    }
+
+    /// Whether a guard is set and the `len` global bytes at `a` are outside what the
+    /// launch may write.
+    #[inline(always)]
+    pub(crate) fn unwritten(&self, a: u64, len: u64) -> bool {
+        self.guard.as_ref().is_some_and(|g| g.clear_of(a, len))
+    }
+
+    /// Whether a write guard is set.
+    #[inline(always)]
+    pub(crate) fn guarded(&self) -> bool {
+        self.guard.is_some()
     }
 
     fn shared_err(&self, cta: u32, offset: u32, len: u32) -> MemError {

@@ -817,6 +817,8 @@ pub struct Func {
     /// A kernel's static shared memory: the extent of the `.shared` variables it (or a
     /// function it calls) uses. 0 for other functions.
     pub shared_bytes: u32,
+    /// What this function's global writes may address (`crate::unwritten`).
+    pub(crate) writes: crate::unwritten::Writes,
 }
 
 #[derive(Debug, Clone)]
@@ -836,6 +838,9 @@ pub struct Program {
     /// time it is made (every launch under `exec --race`, every execution under
     /// `fuzz --race`), and the module does not change after it is loaded.
     pub(crate) polls: std::sync::OnceLock<Vec<SiteId>>,
+    /// Per function, the bound on a kernel's global writes (`crate::unwritten`), found
+    /// on first use.
+    pub(crate) writes: std::sync::OnceLock<Vec<crate::unwritten::Writes>>,
 }
 
 impl Program {
@@ -856,6 +861,23 @@ impl Program {
             out.dedup();
             out
         })
+    }
+
+    /// [`Program::writes`] of function `func` (`Anywhere` for a device function).
+    pub(crate) fn kernel_writes(&self, func: u32) -> &crate::unwritten::Writes {
+        static ANYWHERE: crate::unwritten::Writes = crate::unwritten::Writes::Anywhere;
+        let all = self.writes.get_or_init(|| {
+            (0..self.funcs.len() as u32)
+                .map(|f| {
+                    if self.funcs[f as usize].is_kernel {
+                        crate::unwritten::kernel_writes(self, f)
+                    } else {
+                        crate::unwritten::Writes::Anywhere
+                    }
+                })
+                .collect()
+        });
+        all.get(func as usize).unwrap_or(&ANYWHERE)
     }
 
     /// The memory-ordering description of every instruction, by site.

@@ -547,7 +547,7 @@ pub(crate) fn compact(
 }
 
 /// The slots `inst` reads (its guard included) and the slots it writes.
-fn uses_defs(inst: &Inst, uses: &mut Vec<Slot>, defs: &mut Vec<Slot>) {
+pub(crate) fn uses_defs(inst: &Inst, uses: &mut Vec<Slot>, defs: &mut Vec<Slot>) {
     uses.clear();
     defs.clear();
     // `visit` renames in place; a copy is looked at, the program is not touched.

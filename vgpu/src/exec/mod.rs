@@ -5,7 +5,10 @@
 //! (and call frame) at once: this is the fast path and what hardware does. Lanes that
 //! diverge are scheduled as separate groups and reconverge when their program counters
 //! meet again. The scheduler chooses a warp at every preemption point: before every
-//! global/shared access, atomic, fence, barrier and warp-collective operation.
+//! global/shared access, atomic, fence, barrier and warp-collective operation — except,
+//! with [`crate::LaunchOptions::reduce_unwritten`], a load of memory no thread of the
+//! launch writes and a generic access to a lane's own local memory, which cannot change
+//! an outcome (`crate::unwritten` has the argument).
 //!
 //! Warp-collective operations (`shfl/vote/match/redux.sync`, `bar.warp.sync`) wait until
 //! every non-exited lane of the member mask has reached the same instruction. CTA
@@ -173,6 +176,8 @@ pub struct LaunchSpec<'p> {
     pub grid_workspace: u64,
     /// Per instruction: quiet code ([`crate::Quiet`]); empty when there is none.
     pub quiet_pc: &'p [bool],
+    /// [`crate::LaunchOptions::reduce_unwritten`].
+    pub reduce_unwritten: bool,
 }
 
 pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
@@ -197,6 +202,8 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     clock: u64,
     deadline: Option<std::time::Instant>,
     cancel: Option<&'p std::sync::atomic::AtomicBool>,
+    /// [`crate::LaunchOptions::reduce_unwritten`].
+    reduce_unwritten: bool,
     /// A fault found while completing a collective that another warp's progress
     /// (a lane exiting) unblocked; reported before the next step.
     deferred: Option<LaunchOutcome>,
@@ -398,6 +405,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             events: Vec::new(),
             step_own: false,
             quiet_pc: spec.quiet_pc,
+            reduce_unwritten: spec.reduce_unwritten,
             clock_read: std::cell::Cell::new(false),
             step_pc0: 0,
             step_single: false,
@@ -450,6 +458,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.park = livelock::Parking::new(self.warps.len(), self.hooks.load_effects(), shared);
         // Changes by address (see `livelock::Parking::addressed`): memory writes are
         // logged; the first answer of `changed_blocks` only empties the hooks' log.
+        // Loads of memory no thread writes skip their scheduling decision
+        // (`crate::unwritten`): the bound on what this launch writes.
+        if self.reduce_unwritten {
+            let bound = crate::unwritten::written_ranges(
+                self.prog.kernel_writes(self.func),
+                &self.params,
+                &self.mem.global,
+                &self.prog.globals,
+            );
+            self.mem.set_write_guard(bound);
+        }
         self.mem.log_writes(self.park.fine);
         if self.park.fine {
             self.take_changes();
@@ -619,6 +638,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         };
         self.park_reads = false;
         self.mem.log_writes(false);
+        self.stats.unwritten_escapes = self.mem.set_write_guard(None);
         self.hooks.launch_end(self.mem);
         pool_regs(&mut self.warps);
         LaunchResult {
@@ -1192,7 +1212,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let quiet = self.quiet(pc);
             if run > 0
                 && ((inst.op.is_sync_point()
-                    && ((counted > 0 && !quiet) || matches!(inst.op, Op::Nanosleep)))
+                    && ((counted > 0 && !quiet) || matches!(inst.op, Op::Nanosleep))
+                    && !self.reads_unwritten(w, mask, inst))
                     || counted >= MAX_RUN
                     || run >= MAX_QUIET_RUN)
             {
@@ -1297,6 +1318,59 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         self.step_end = pc;
         StepEnd::Continue
+    }
+}
+
+impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
+    /// Whether `inst` needs no scheduling decision (`crate::unwritten`): a load by the
+    /// lanes of `mask` of bytes that no thread of the launch writes, or a generic access
+    /// that every lane makes to its own local memory. Counts the loads.
+    #[inline]
+    fn reads_unwritten(&mut self, w: u32, mask: u32, inst: &Inst) -> bool {
+        if !self.reduce_unwritten {
+            return false;
+        }
+        let (space, addr, len, load) = match inst.op {
+            Op::Ld {
+                space: space @ (MemSpace::Global | MemSpace::Generic),
+                ref ds,
+                addr,
+                size,
+                ..
+            } => (space, addr, size as u64 * ds.len() as u64, true),
+            Op::St {
+                space: MemSpace::Generic,
+                addr,
+                ..
+            } => (MemSpace::Generic, addr, 0, false),
+            _ => return false,
+        };
+        if space == MemSpace::Global && !self.mem.guarded() {
+            return false;
+        }
+        let mem = &*self.mem;
+        let clear = |raw: u64| match (space, window_of(raw)) {
+            (_, Some((Window::Local, _))) if space == MemSpace::Generic => true,
+            _ if !load => false,
+            (MemSpace::Global, _) | (_, Some((Window::Global, _))) => mem.unwritten(raw, len),
+            (_, Some((Window::Const, _))) => true,
+            _ => false,
+        };
+        let off = addr.offset as u64;
+        let ok = match addr.base {
+            AddrBase::Reg(r) => {
+                let warp = &self.warps[w as usize];
+                let at = row(warp.reg_base[mask.trailing_zeros() as usize], r);
+                match warp.regs.get(at..at + WARP) {
+                    Some(regs) => lanes(mask).all(|l| clear(regs[l].wrapping_add(off))),
+                    None => false,
+                }
+            }
+            AddrBase::Abs(a) => clear(a.wrapping_add(off)),
+            AddrBase::Frame(_) => false,
+        };
+        self.stats.unwritten_loads += (ok && load) as u64;
+        ok
     }
 }
 

@@ -193,6 +193,12 @@ pub struct ExecStats {
     /// Scheduler decisions that gave a parked warp a step, applied without interpreting
     /// it (spin parking, see the interpreter's `livelock` module).
     pub parked_steps: u64,
+    /// Loads that ran without a scheduler decision: every byte they read is one no
+    /// thread of the launch writes (`crate::unwritten`).
+    pub unwritten_loads: u64,
+    /// Global writes outside the launch's bound on what it writes (pointer arithmetic
+    /// past its allocation): the bound grew (`crate::unwritten`).
+    pub unwritten_escapes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

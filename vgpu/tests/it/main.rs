@@ -15,6 +15,7 @@ mod parking;
 mod quiet;
 mod register_slots;
 mod scheduling;
+mod unwritten;
 mod verdicts;
 mod warp_groups;
 mod wmma;

@@ -1,0 +1,361 @@
+//! Loads of memory no thread of the launch writes run without a scheduling decision
+//! (`vgpu/src/unwritten.rs`): which loads qualify, that no outcome is lost, and that a
+//! write past the bound is caught.
+
+use fencehound_vgpu::*;
+use std::collections::BTreeSet;
+
+const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
+
+/// Runs `kernel` of `src` with `grid` CTAs of `block` threads; `args` are built from the
+/// allocations `alloc` returns (their sizes in bytes).
+fn launch(
+    src: &str,
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    sizes: &[u64],
+    args: impl Fn(&[u64]) -> Vec<Arg>,
+    init: &[(usize, Vec<u32>)],
+    sched: &mut impl Scheduler,
+) -> (LaunchResult, Vec<Vec<u32>>) {
+    let module = fencehound_ptx::parse(kernel, &format!("{HEADER}{src}")).expect("parse");
+    let mut dev = Device::new();
+    let m = dev.load_module(&module).expect("load");
+    let bufs: Vec<u64> = sizes
+        .iter()
+        .map(|s| dev.alloc(*s).expect("alloc"))
+        .collect();
+    for (i, vals) in init {
+        let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+        dev.copy_to(bufs[*i], &bytes).expect("copy");
+    }
+    let r = dev
+        .launch_with(
+            m,
+            kernel,
+            Dim3::x(grid),
+            Dim3::x(block),
+            0,
+            &args(&bufs),
+            LaunchOptions {
+                fuel: 50_000_000,
+                reduce_unwritten: true,
+                ..Default::default()
+            },
+            &mut NoHooks,
+            sched,
+        )
+        .expect("launch");
+    let out = bufs
+        .iter()
+        .zip(sizes)
+        .map(|(b, s)| {
+            let mut bytes = vec![0u8; *s as usize];
+            dev.copy_from(*b, &mut bytes).expect("copy");
+            bytes
+                .chunks(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+        .collect();
+    (r, out)
+}
+
+/// Each thread sums `in[tid]` four times (loads of memory nobody writes), adds a value
+/// from a local array it wrote through a generic address, and stores to `out[tid]`.
+const SUM: &str = r#"
+.visible .entry sum(.param .u64 in, .param .u64 out)
+{
+    .local .align 4 .b8 depot[16];
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd5, %r1, 4;
+    add.s64 %rd6, %rd3, %rd5;
+    add.s64 %rd7, %rd4, %rd5;
+    mov.u64 %rd8, depot;
+    cvta.local.u64 %rd9, %rd8;
+    st.u32 [%rd9+4], %r1;
+    ld.global.u32 %r2, [%rd6];
+    ld.global.u32 %r3, [%rd6];
+    ld.global.u32 %r4, [%rd6];
+    ld.global.u32 %r5, [%rd6];
+    ld.u32 %r6, [%rd9+4];
+    add.u32 %r7, %r2, %r3;
+    add.u32 %r7, %r7, %r4;
+    add.u32 %r7, %r7, %r5;
+    add.u32 %r7, %r7, %r6;
+    st.global.u32 [%rd7], %r7;
+    ret;
+}
+"#;
+
+#[test]
+fn loads_of_unwritten_memory_take_no_decision() {
+    for seed in 0..4 {
+        let input: Vec<u32> = (0..64).map(|i| 3 * i + 1).collect();
+        let (r, out) = launch(
+            SUM,
+            "sum",
+            1,
+            64,
+            &[256, 256],
+            |b| vec![Arg::Ptr(b[0]), Arg::Ptr(b[1])],
+            &[(0, input.clone())],
+            &mut RandomScheduler::new(seed),
+        );
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        for (i, v) in out[1].iter().enumerate() {
+            assert_eq!(*v, 4 * input[i] + i as u32, "out[{i}]");
+        }
+        // Two warps, four loads each of `in` (the first may start a step): at least
+        // three per warp ran without a decision; the local store and load do not widen
+        // the bound, and the store to `out` and the start of each warp are the decisions.
+        assert!(r.stats.unwritten_loads >= 6, "{:?}", r.stats);
+        assert_eq!(r.stats.unwritten_escapes, 0);
+        assert!(r.stats.steps <= 6, "{:?}", r.stats);
+    }
+}
+
+/// Store buffering between thread 0 of CTA 0 and thread 0 of CTA 1, with a load of
+/// `ro[k]` between each thread's store and its load (`k` = the third parameter's word):
+/// `x = flags[0]`, `y = flags[1]`. Thread t stores 1 to its flag, loads `ro[k]`, loads
+/// the other flag into `out[t]`.
+const SB: &str = r#"
+.visible .entry sb(.param .u64 flags, .param .u64 ro, .param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<16>;
+    ld.param.u64 %rd1, [flags];
+    ld.param.u64 %rd2, [ro];
+    ld.param.u64 %rd3, [out];
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    mov.u32 %r2, %ctaid.x;
+    mul.wide.u32 %rd4, %r2, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    xor.b32 %r3, %r2, 1;
+    mul.wide.u32 %rd6, %r3, 4;
+    add.s64 %rd7, %rd1, %rd6;
+    st.volatile.global.u32 [%rd5], 1;
+    ld.volatile.global.u32 %r4, [%rd2];
+    ld.volatile.global.u32 %r5, [%rd7];
+    add.s64 %rd8, %rd3, %rd4;
+    st.global.u32 [%rd8], %r5;
+DONE:
+    ret;
+}
+"#;
+
+/// The outcomes (out[0], out[1]) of `SB` over `seeds` random schedules, and how many
+/// loads ran without a decision in all.
+fn sb_outcomes(ro_in_flags: bool, seeds: u64) -> (BTreeSet<(u32, u32)>, u64) {
+    let mut seen = BTreeSet::new();
+    let mut skipped = 0;
+    for seed in 0..seeds {
+        let (r, out) = launch(
+            SB,
+            "sb",
+            2,
+            32,
+            &[16, 16, 16],
+            // The middle load reads `ro[0]`, or `flags[2]`: a word nobody writes, but in
+            // an allocation that the stores write.
+            |b| {
+                let ro = if ro_in_flags { b[0] + 8 } else { b[1] };
+                vec![Arg::Ptr(b[0]), Arg::Ptr(ro), Arg::Ptr(b[2])]
+            },
+            &[],
+            &mut RandomScheduler::new(seed),
+        );
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        assert_eq!(r.stats.unwritten_escapes, 0);
+        skipped += r.stats.unwritten_loads;
+        seen.insert((out[2][0], out[2][1]));
+    }
+    (seen, skipped)
+}
+
+#[test]
+fn store_buffering_keeps_every_sc_outcome() {
+    // A decision before each store and before each flag load, none before the load of
+    // `ro`: every interleaving of the stores and flag loads is still there, so all three
+    // outcomes SC allows appear (both stores before both loads: (1, 1)); (0, 0) never.
+    let (seen, skipped) = sb_outcomes(false, 300);
+    assert!(skipped > 0, "the load of ro took a decision");
+    let want: BTreeSet<(u32, u32)> = [(0, 1), (1, 0), (1, 1)].into_iter().collect();
+    assert_eq!(seen, want);
+    // The same word of an allocation the launch writes: bounded by allocation, so the
+    // load keeps its decision.
+    let (seen, skipped) = sb_outcomes(true, 300);
+    assert_eq!(skipped, 0);
+    assert_eq!(seen, want);
+}
+
+/// Every thread loads a pointer from `ptrs[0]` and stores through it; then loads `data`.
+const THROUGH: &str = r#"
+.visible .entry through(.param .u64 ptrs, .param .u64 data, .param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [ptrs];
+    ld.param.u64 %rd2, [data];
+    ld.param.u64 %rd3, [out];
+    ld.global.u64 %rd4, [%rd1];
+    mov.u32 %r1, %tid.x;
+    st.global.u32 [%rd4], %r1;
+    ld.global.u32 %r2, [%rd2];
+    ld.global.u32 %r3, [%rd2+4];
+    mul.wide.u32 %rd5, %r1, 4;
+    add.s64 %rd6, %rd3, %rd5;
+    add.u32 %r4, %r2, %r3;
+    st.global.u32 [%rd6], %r4;
+    ret;
+}
+"#;
+
+#[test]
+fn writes_through_loaded_pointers_bound_nothing() {
+    // `ptrs[0]` points at `data[1]`: a store through a pointer from memory could be
+    // anywhere, so no load is reduced (the loads of `data` keep their decisions).
+    let module = fencehound_ptx::parse("through", &format!("{HEADER}{THROUGH}")).unwrap();
+    let mut dev = Device::new();
+    let m = dev.load_module(&module).unwrap();
+    let (p, d, o) = (
+        dev.alloc(8).unwrap(),
+        dev.alloc(8).unwrap(),
+        dev.alloc(128).unwrap(),
+    );
+    dev.copy_to(p, &(d + 4).to_le_bytes()).unwrap();
+    let r = dev
+        .launch_with(
+            m,
+            "through",
+            Dim3::x(1),
+            Dim3::x(32),
+            0,
+            &[Arg::Ptr(p), Arg::Ptr(d), Arg::Ptr(o)],
+            LaunchOptions {
+                reduce_unwritten: true,
+                ..Default::default()
+            },
+            &mut NoHooks,
+            &mut RandomScheduler::new(1),
+        )
+        .unwrap();
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
+    assert_eq!(r.stats.unwritten_escapes, 0);
+}
+
+/// Thread 0 stores 7 at `a + delta` (past `a`'s allocation: into `c` when the host passes
+/// `c - a`); then every thread loads `c[0]` twice into `out[tid]`, `out[32 + tid]`.
+const PAST: &str = r#"
+.visible .entry past(.param .u64 a, .param .u64 delta, .param .u64 c, .param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [delta];
+    ld.param.u64 %rd3, [c];
+    ld.param.u64 %rd4, [out];
+    mov.u32 %r1, %tid.x;
+    ld.global.u32 %r2, [%rd3];
+    setp.ne.u32 %p1, %r1, 0;
+    add.s64 %rd5, %rd1, %rd2;
+    @!%p1 st.global.u32 [%rd5], 7;
+    ld.global.u32 %r3, [%rd3];
+    mul.wide.u32 %rd6, %r1, 4;
+    add.s64 %rd7, %rd4, %rd6;
+    st.global.u32 [%rd7], %r2;
+    st.global.u32 [%rd7+128], %r3;
+    ret;
+}
+"#;
+
+#[test]
+fn a_write_past_its_allocation_widens_the_bound() {
+    for seed in 0..8 {
+        let module = fencehound_ptx::parse("past", &format!("{HEADER}{PAST}")).unwrap();
+        let mut dev = Device::new();
+        let m = dev.load_module(&module).unwrap();
+        let (a, c, o) = (
+            dev.alloc(4).unwrap(),
+            dev.alloc(4).unwrap(),
+            dev.alloc(256).unwrap(),
+        );
+        let r = dev
+            .launch_with(
+                m,
+                "past",
+                Dim3::x(1),
+                Dim3::x(32),
+                0,
+                &[Arg::Ptr(a), Arg::U64(c - a), Arg::Ptr(c), Arg::Ptr(o)],
+                LaunchOptions {
+                    reduce_unwritten: true,
+                    ..Default::default()
+                },
+                &mut NoHooks,
+                &mut RandomScheduler::new(seed),
+            )
+            .unwrap();
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        // The bound was `a` and `out`: the store into `c` is an escape, counted once (the
+        // bound then holds `c`).
+        assert_eq!(r.stats.unwritten_escapes, 1, "{:?}", r.stats);
+        let mut bytes = [0u8; 4];
+        dev.copy_from(c, &mut bytes).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes), 7);
+    }
+}
+
+/// Thread 0 of each CTA stores its CTA number to the module variable `g` (a constant
+/// address); every thread then loads `g` into `out`.
+const GLOBAL_VAR: &str = r#"
+.global .align 4 .u32 g;
+.visible .entry gvar(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @!%p1 st.global.u32 [g], %r2;
+    ld.global.u32 %r3, [g];
+    mov.u64 %rd2, g;
+    ld.global.u32 %r4, [%rd2];
+    mul.wide.u32 %rd3, %r2, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    add.u32 %r5, %r3, %r4;
+    st.global.u32 [%rd4], %r5;
+    ret;
+}
+"#;
+
+#[test]
+fn a_module_variable_written_by_address_keeps_its_loads_decisions() {
+    let (r, _) = launch(
+        GLOBAL_VAR,
+        "gvar",
+        4,
+        32,
+        &[16],
+        |b| vec![Arg::Ptr(b[0])],
+        &[],
+        &mut RandomScheduler::new(3),
+    );
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
+    assert_eq!(r.stats.unwritten_escapes, 0, "{:?}", r.stats);
+}
