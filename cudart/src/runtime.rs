@@ -741,6 +741,8 @@ impl Runtime {
             cuda_error: "cudaSuccess".into(),
             buffered: false,
             lane_instructions: 0,
+            steps: 0,
+            unwritten_loads: 0,
             wall_ms: 0,
             stats: Default::default(),
             store_sites: Vec::new(),
@@ -880,6 +882,8 @@ impl Runtime {
         };
         write_c_stdout(&result.stdout);
         rec.lane_instructions = result.stats.lane_instructions;
+        rec.steps = result.stats.steps;
+        rec.unwritten_loads = result.stats.unwritten_loads;
         rec.stats = wb.stats().clone();
         if self.cfg.trace {
             let trace = wb.take_trace();

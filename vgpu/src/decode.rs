@@ -184,6 +184,7 @@ impl<'a> Decoder<'a> {
                 globals: Vec::new(),
                 polls: Default::default(),
                 writes: Default::default(),
+                shared_quiet: Default::default(),
             },
         }
     }

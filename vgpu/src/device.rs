@@ -66,9 +66,10 @@ pub struct LaunchOptions {
     /// workspace, which `cooperative_groups::this_grid()` finds through `%envreg1`/`2`,
     /// so `grid.sync()` works (every CTA of a vgpu launch is resident at once).
     pub cooperative: bool,
-    /// Loads of memory no thread of the launch writes (and generic accesses to a lane's
-    /// own local memory) run without a scheduling decision (`crate::unwritten`): the
-    /// same outcomes, fewer decisions. Off by default: a seed then names a different
+    /// Loads of memory no thread of the launch writes, loads of shared memory that no
+    /// thread of the CTA can write before its next barrier (under plain memory), and
+    /// generic accesses to a lane's own local memory run without a scheduling decision
+    /// (`crate::unwritten`): the same outcomes, fewer decisions. Off by default: a seed then names a different
     /// interleaving than without it, and seeded campaigns, litmus runs and the device
     /// rewrite's differential tests keep the interleavings their seeds always named.
     /// `fencehound exec` turns it on.

@@ -841,6 +841,8 @@ pub struct Program {
     /// Per function, the bound on a kernel's global writes (`crate::unwritten`), found
     /// on first use.
     pub(crate) writes: std::sync::OnceLock<Vec<crate::unwritten::Writes>>,
+    /// `crate::unwritten::shared_quiet`, found on first use.
+    pub(crate) shared_quiet: std::sync::OnceLock<crate::unwritten::SharedQuiet>,
 }
 
 impl Program {
@@ -878,6 +880,12 @@ impl Program {
                 .collect()
         });
         all.get(func as usize).unwrap_or(&ANYWHERE)
+    }
+
+    /// Where shared writes can still come before a CTA barrier (`crate::unwritten`).
+    pub(crate) fn shared_quiet(&self) -> &crate::unwritten::SharedQuiet {
+        self.shared_quiet
+            .get_or_init(|| crate::unwritten::shared_quiet(self))
     }
 
     /// The memory-ordering description of every instruction, by site.

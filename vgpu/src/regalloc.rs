@@ -332,7 +332,7 @@ fn visit(inst: &mut Inst, f: &mut impl FnMut(&mut Slot, Role)) {
 }
 
 /// Successors of instruction `i` (function-relative) among `n`; `out` is cleared first.
-fn successors(inst: &Inst, i: usize, n: usize, entry: u32, out: &mut Vec<usize>) {
+pub(crate) fn successors(inst: &Inst, i: usize, n: usize, entry: u32, out: &mut Vec<usize>) {
     out.clear();
     let guarded = inst.guard.is_some();
     let rel = |pc: u32| pc.checked_sub(entry).map(|p| p as usize).filter(|&p| p < n);

@@ -38,9 +38,21 @@
 //! that skipped their decision before the escape are still part of a schedule the full
 //! scheduler could produce; only interleavings of that undefined-behaviour write with
 //! them may have been missed.
+//!
+//! # Shared memory between barriers
+//!
+//! A CTA's shared memory is written in nearly every kernel that uses it, so a bound for the
+//! whole launch says nothing there; what a tiled kernel's loads have instead is an
+//! *interval*: stores, `bar.sync 0`, then only loads until the next barrier. Under plain
+//! memory (transparent hooks: `sc`), once no thread of the CTA can write shared memory
+//! before the next barrier releases, a shared load needs no decision either ([`shared_quiet`]
+//! has the argument and the static part: for each instruction, whether a shared write is
+//! reachable from it without passing a barrier). Only kernels whose barriers are all the
+//! whole CTA's take part (no named barriers or counts, no calls), and no model that may
+//! buffer stores does: a store made earlier in the interval could become visible later.
 
 use crate::memory::{window_of, Heap, Window};
-use crate::program::{Addr, AddrBase, Inst, MemSpace, Op, ParamLoc, Program, Src};
+use crate::program::{Addr, AddrBase, BarKind, Inst, MemSpace, Op, ParamLoc, Program, Src};
 
 /// Bits 0..WORDS: kernel-parameter words (bit k: bytes `8k..8k+8` of the parameter buffer).
 const WORDS: u32 = 120;
@@ -325,4 +337,117 @@ pub(crate) fn written_ranges(
         }
     }
     Some(merged)
+}
+
+/// Shared memory between CTA barriers, for loads that need no decision under plain
+/// memory (see [`SharedQuiet`]).
+#[derive(Debug, Clone, Default)]
+pub struct SharedQuiet {
+    /// Per instruction: a write that may reach shared memory can run from here (this
+    /// instruction included) before the thread next waits at a CTA barrier.
+    pub(crate) may_write: Vec<bool>,
+    /// Per function: a kernel whose barriers are all `bar.sync 0` / `bar.red` of the whole
+    /// CTA (no named barriers, thread counts, `bar.arrive`), that calls no function and
+    /// makes no asynchronous copy and no `mbarrier` operation.
+    pub(crate) eligible: Vec<bool>,
+}
+
+/// Whether `op` may write shared memory (any access that may resolve there, and the
+/// asynchronous copies and `mbarrier` objects that live there).
+fn writes_shared(op: &Op) -> bool {
+    match op {
+        Op::St { space, .. }
+        | Op::Atom { space, .. }
+        | Op::AtomVec { space, .. }
+        | Op::WmmaStore { space, .. } => matches!(space, MemSpace::Shared | MemSpace::Generic),
+        Op::CpAsync { .. }
+        | Op::CpAsyncWait { .. }
+        | Op::BulkCopy { .. }
+        | Op::Mbar { .. }
+        | Op::Call { .. }
+        | Op::CallIndirect { .. } => true,
+        _ => false,
+    }
+}
+
+/// A barrier every thread of the CTA waits at (an interval of the CTA ends there).
+fn full_barrier(op: &Op) -> Option<bool> {
+    match op {
+        Op::Bar {
+            kind, id, count, ..
+        } => Some(*kind != BarKind::Arrive && count.is_none() && matches!(id, Src::Imm(0))),
+        _ => None,
+    }
+}
+
+/// [`SharedQuiet`] of every function of `prog`.
+///
+/// # Why a shared load may then skip its decision
+///
+/// Under plain memory (the hooks are transparent: no store is buffered, every write is
+/// visible when it runs) a load of shared memory reads what the CTA's writes so far left
+/// there. If no thread of the CTA can write shared memory again before the CTA's next
+/// barrier completes — every thread that has not exited is waiting at the barrier or at
+/// an instruction from which no shared write is reachable without passing a barrier —
+/// then nothing any warp does until that barrier changes what the load reads (other CTAs
+/// cannot reach this CTA's shared memory), and the argument of the module docs applies.
+/// Within one interval a thread only moves forward through code whose reachable writes
+/// are a subset of what it could reach before, so once the whole CTA is past its writes
+/// it stays so until the barrier releases: the interpreter keeps that per CTA and forgets
+/// it at each release.
+pub(crate) fn shared_quiet(prog: &Program) -> SharedQuiet {
+    let mut may_write = vec![true; prog.insts.len()];
+    let mut eligible = vec![false; prog.funcs.len()];
+    let mut succ = Vec::new();
+    for (f, fu) in prog.funcs.iter().enumerate() {
+        let (entry, end) = (fu.entry as usize, (fu.end as usize).min(prog.insts.len()));
+        let Some(insts) = prog.insts.get(entry..end) else {
+            continue;
+        };
+        let n = insts.len();
+        let mut w: Vec<bool> = insts
+            .iter()
+            .map(|i| writes_shared(&i.op) || (!fu.is_kernel && matches!(i.op, Op::Ret)))
+            .collect();
+        // Backwards to a fixed point: a write reachable without passing a barrier.
+        loop {
+            let mut changed = false;
+            for i in (0..n).rev() {
+                if w[i] || full_barrier(&insts[i].op) == Some(true) {
+                    continue;
+                }
+                crate::regalloc::successors(&insts[i], i, n, fu.entry, &mut succ);
+                if matches!(insts[i].op, Op::Brx { .. })
+                    || succ.iter().any(|&s| w[s])
+                    || (succ.is_empty() && !matches!(insts[i].op, Op::Exit | Op::Ret | Op::Trap))
+                {
+                    w[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        may_write[entry..end].copy_from_slice(&w);
+        // Asynchronous copies may land at a later wait or when the thread exits, and
+        // `mbarrier` phases are not CTA intervals: such kernels do not take part.
+        eligible[f] = fu.is_kernel
+            && insts.iter().all(|i| {
+                full_barrier(&i.op) != Some(false)
+                    && !matches!(
+                        i.op,
+                        Op::Call { .. }
+                            | Op::CallIndirect { .. }
+                            | Op::CpAsync { .. }
+                            | Op::CpAsyncWait { .. }
+                            | Op::BulkCopy { .. }
+                            | Op::Mbar { .. }
+                    )
+            });
+    }
+    SharedQuiet {
+        may_write,
+        eligible,
+    }
 }

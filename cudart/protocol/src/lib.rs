@@ -363,6 +363,12 @@ pub struct LaunchRecord {
     /// Whether this launch buffered stores (the kernel filter may exclude it).
     pub buffered: bool,
     pub lane_instructions: u64,
+    /// Scheduler decisions, and loads that needed none (memory no thread of the launch
+    /// writes, or shared memory settled until the next barrier).
+    #[serde(default)]
+    pub steps: u64,
+    #[serde(default)]
+    pub unwritten_loads: u64,
     pub wall_ms: u64,
     pub stats: BufferStats,
     /// Store sites that buffered (only when tracing).
@@ -567,6 +573,8 @@ mod tests {
             cuda_error: "cudaErrorIllegalAddress".into(),
             buffered: true,
             lane_instructions: 5,
+            steps: 0,
+            unwritten_loads: 0,
             wall_ms: 0,
             stats: BufferStats::default(),
             store_sites: vec![],

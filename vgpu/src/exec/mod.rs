@@ -157,6 +157,9 @@ struct Cta {
     warps: std::ops::Range<u32>,
     live: u32,
     bars: Vec<BarState>,
+    /// No thread of the CTA can write shared memory before its next barrier releases
+    /// (`crate::unwritten::shared_quiet`); known once seen, forgotten at each release.
+    quiet: bool,
 }
 
 /// Everything a launch needs besides the program.
@@ -204,6 +207,9 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     cancel: Option<&'p std::sync::atomic::AtomicBool>,
     /// [`crate::LaunchOptions::reduce_unwritten`].
     reduce_unwritten: bool,
+    /// With `reduce_unwritten`, for a kernel whose barriers are all the whole CTA's:
+    /// where shared writes can still come before a barrier (`crate::unwritten`).
+    shared_quiet: Option<&'p crate::unwritten::SharedQuiet>,
     /// A fault found while completing a collective that another warp's progress
     /// (a lane exiting) unblocked; reported before the next step.
     deferred: Option<LaunchOutcome>,
@@ -371,6 +377,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 warps: start..warps.len() as u32,
                 live: tpb,
                 bars: vec![BarState::default(); 16],
+                quiet: false,
             });
         }
         let runnable = (0..warps.len() as u32).collect();
@@ -406,6 +413,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             step_own: false,
             quiet_pc: spec.quiet_pc,
             reduce_unwritten: spec.reduce_unwritten,
+            shared_quiet: Some(prog.shared_quiet()).filter(|q| {
+                spec.reduce_unwritten && q.eligible.get(spec.func as usize) == Some(&true)
+            }),
             clock_read: std::cell::Cell::new(false),
             step_pc0: 0,
             step_single: false,
@@ -1343,17 +1353,32 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 addr,
                 ..
             } => (MemSpace::Generic, addr, 0, false),
+            Op::Ld {
+                space: MemSpace::Shared,
+                ..
+            } => {
+                let ok = self.shared_settled(w);
+                self.stats.unwritten_loads += ok as u64;
+                return ok;
+            }
             _ => return false,
         };
         if space == MemSpace::Global && !self.mem.guarded() {
             return false;
         }
         let mem = &*self.mem;
-        let clear = |raw: u64| match (space, window_of(raw)) {
+        // Per lane: clear (no decision needed), not clear, or in shared memory (clear when
+        // the CTA's shared memory is settled, asked once after the lanes).
+        let mut in_shared = false;
+        let mut clear = |raw: u64| match (space, window_of(raw)) {
             (_, Some((Window::Local, _))) if space == MemSpace::Generic => true,
             _ if !load => false,
             (MemSpace::Global, _) | (_, Some((Window::Global, _))) => mem.unwritten(raw, len),
             (_, Some((Window::Const, _))) => true,
+            (_, Some((Window::Shared, _))) => {
+                in_shared = true;
+                true
+            }
             _ => false,
         };
         let off = addr.offset as u64;
@@ -1369,8 +1394,37 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             AddrBase::Abs(a) => clear(a.wrapping_add(off)),
             AddrBase::Frame(_) => false,
         };
+        let ok = ok && (!in_shared || self.shared_settled(w));
         self.stats.unwritten_loads += (ok && load) as u64;
         ok
+    }
+
+    /// Whether no thread of warp `w`'s CTA can write shared memory before the CTA's next
+    /// barrier releases, under plain memory (`crate::unwritten::shared_quiet`).
+    fn shared_settled(&mut self, w: u32) -> bool {
+        let Some(q) = self.shared_quiet else {
+            return false;
+        };
+        if !self.hooks.transparent() {
+            return false;
+        }
+        let cta = self.warps[w as usize].cta as usize;
+        if self.ctas[cta].quiet {
+            return true;
+        }
+        for v in self.ctas[cta].warps.clone() {
+            let warp = &self.warps[v as usize];
+            for l in lanes(warp.present & !warp.exited) {
+                if matches!(warp.lanes[l].status, Status::Barrier(_) | Status::Exited) {
+                    continue;
+                }
+                if q.may_write.get(warp.pc[l] as usize) != Some(&false) {
+                    return false;
+                }
+            }
+        }
+        self.ctas[cta].quiet = true;
+        true
     }
 }
 

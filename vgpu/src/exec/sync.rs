@@ -102,6 +102,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let (popc, all, any) = (bs.popc, bs.all, bs.any);
         let range = c.warps.clone();
         self.ctas[cta as usize].bars[bid as usize] = BarState::default();
+        // A new interval: its threads may write shared memory again.
+        self.ctas[cta as usize].quiet = false;
         let mut released = Vec::with_capacity(self.tpb as usize);
         let mut first_site = 0;
         for w in range {

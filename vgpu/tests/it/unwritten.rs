@@ -359,3 +359,160 @@ fn a_module_variable_written_by_address_keeps_its_loads_decisions() {
     assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
     assert_eq!(r.stats.unwritten_escapes, 0, "{:?}", r.stats);
 }
+
+/// Hooks that change nothing but do not say so: the interpreter must treat them as a
+/// model that may buffer stores.
+struct Opaque;
+impl Hooks for Opaque {}
+
+/// A 64-thread CTA: each thread stores `tid` to `s[tid]`, then (`bar.sync 0`) sums `s[0]`
+/// … `s[7]` and `s[63 - tid]`, and stores the sum to `out[tid]`.
+const TILE: &str = r#"
+.visible .entry tile(.param .u64 out)
+{
+    .shared .align 4 .b8 s[256];
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, s;
+    add.u32 %r4, %r3, %r2;
+    st.shared.u32 [%r4], %r1;
+    bar.sync 0;
+    ld.shared.u32 %r5, [s];
+    ld.shared.u32 %r6, [s+4];
+    ld.shared.u32 %r7, [s+8];
+    ld.shared.u32 %r8, [s+12];
+    sub.u32 %r9, 252, %r2;
+    add.u32 %r10, %r3, %r9;
+    ld.shared.u32 %r11, [%r10];
+    add.u32 %r12, %r5, %r6;
+    add.u32 %r12, %r12, %r7;
+    add.u32 %r12, %r12, %r8;
+    add.u32 %r12, %r12, %r11;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r12;
+    ret;
+}
+"#;
+
+fn tile_run<H: Hooks>(src: &str, hooks: &mut H, seed: u64) -> (LaunchResult, Vec<u32>) {
+    let module = fencehound_ptx::parse("k", &format!("{HEADER}{src}")).unwrap();
+    let mut dev = Device::new();
+    let m = dev.load_module(&module).unwrap();
+    let o = dev.alloc(256).unwrap();
+    let r = dev
+        .launch_with(
+            m,
+            "tile",
+            Dim3::x(1),
+            Dim3::x(64),
+            0,
+            &[Arg::Ptr(o)],
+            LaunchOptions {
+                reduce_unwritten: true,
+                ..Default::default()
+            },
+            hooks,
+            &mut RandomScheduler::new(seed),
+        )
+        .unwrap();
+    let mut bytes = vec![0u8; 256];
+    dev.copy_from(o, &mut bytes).unwrap();
+    let out = bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    (r, out)
+}
+
+#[test]
+fn shared_loads_after_the_last_write_of_an_interval_take_no_decision() {
+    for seed in 0..4 {
+        let (r, out) = tile_run(TILE, &mut NoHooks, seed);
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        for (t, v) in out.iter().enumerate() {
+            assert_eq!(*v, 6 + (63 - t as u32), "out[{t}]");
+        }
+        // After the barrier no thread can write `s` again: of the five shared loads of
+        // each of the two warps, those after the first of a step need no decision.
+        assert!(r.stats.unwritten_loads >= 8, "{:?}", r.stats);
+        // A model that may buffer stores keeps every decision (a buffered store can
+        // become visible later in the interval).
+        let (r, out2) = tile_run(TILE, &mut Opaque, seed);
+        assert_eq!(out2, out);
+        assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
+    }
+    // With a named barrier in the kernel, intervals are not the CTA's: no reduction.
+    let named = TILE.replace("bar.sync 0;", "bar.sync 1, 64;");
+    let (r, _) = tile_run(&named, &mut NoHooks, 0);
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
+}
+
+/// Thread 0 of warp 0 stores 1 to `s[0]` after a few instructions; thread 0 of warp 1
+/// loads `s[0]` twice with no barrier between: the loads race with the store.
+const RACE: &str = r#"
+.visible .entry race(.param .u64 out)
+{
+    .shared .align 4 .b8 s[256];
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra WRITER;
+    setp.eq.u32 %p2, %r1, 32;
+    @%p2 bra READER;
+    ret;
+WRITER:
+    mov.u32 %r2, 1;
+    st.shared.u32 [s], %r2;
+    ret;
+READER:
+    ld.shared.u32 %r3, [s+4];
+    ld.shared.u32 %r4, [s];
+    ld.shared.u32 %r5, [s];
+    st.global.u32 [%rd1], %r4;
+    st.global.u32 [%rd1+4], %r5;
+    ret;
+}
+"#;
+
+#[test]
+fn shared_loads_racing_with_a_write_of_their_interval_keep_their_decisions() {
+    let mut seen = BTreeSet::new();
+    for seed in 0..200 {
+        let module = fencehound_ptx::parse("k", &format!("{HEADER}{RACE}")).unwrap();
+        let mut dev = Device::new();
+        let m = dev.load_module(&module).unwrap();
+        let o = dev.alloc(8).unwrap();
+        let r = dev
+            .launch_with(
+                m,
+                "race",
+                Dim3::x(1),
+                Dim3::x(64),
+                0,
+                &[Arg::Ptr(o)],
+                LaunchOptions {
+                    reduce_unwritten: true,
+                    ..Default::default()
+                },
+                &mut NoHooks,
+                &mut RandomScheduler::new(seed),
+            )
+            .unwrap();
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        let mut b = [0u8; 8];
+        dev.copy_from(o, &mut b).unwrap();
+        let v = |i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+        seen.insert((v(0), v(1)));
+    }
+    // Before the store, between the loads, after both.
+    let want: BTreeSet<(u32, u32)> = [(0, 0), (0, 1), (1, 1)].into_iter().collect();
+    assert_eq!(seen, want);
+}
