@@ -7,29 +7,43 @@ use std::collections::BTreeSet;
 
 const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
 
-/// Runs `kernel` of `src` with `grid` CTAs of `block` threads; `args` are built from the
-/// allocations `alloc` returns (their sizes in bytes).
-fn launch(
-    src: &str,
+/// A device with the PTX body `src` loaded.
+fn load(src: &str) -> (Device, ModuleId) {
+    let module = fencehound_ptx::parse("k", &format!("{HEADER}{src}")).expect("parse");
+    let mut dev = Device::new();
+    let m = dev.load_module(&module).expect("load");
+    (dev, m)
+}
+
+/// A zeroed allocation of `n` words, or one holding `vals`.
+fn words_in(dev: &mut Device, n: usize, vals: &[u32]) -> u64 {
+    let p = dev.alloc(4 * n as u64).expect("alloc");
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    dev.copy_to(p, &bytes).expect("copy");
+    p
+}
+
+fn read_words(dev: &Device, p: u64, n: usize) -> Vec<u32> {
+    let mut bytes = vec![0u8; 4 * n];
+    dev.copy_from(p, &mut bytes).expect("copy");
+    bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// Launches `kernel` (one-dimensional) with the reduction on, under a random scheduler.
+#[allow(clippy::too_many_arguments)]
+fn run<H: Hooks>(
+    dev: &mut Device,
+    m: ModuleId,
     kernel: &str,
     grid: u32,
     block: u32,
-    sizes: &[u64],
-    args: impl Fn(&[u64]) -> Vec<Arg>,
-    init: &[(usize, Vec<u32>)],
-    sched: &mut impl Scheduler,
-) -> (LaunchResult, Vec<Vec<u32>>) {
-    let module = fencehound_ptx::parse(kernel, &format!("{HEADER}{src}")).expect("parse");
-    let mut dev = Device::new();
-    let m = dev.load_module(&module).expect("load");
-    let bufs: Vec<u64> = sizes
-        .iter()
-        .map(|s| dev.alloc(*s).expect("alloc"))
-        .collect();
-    for (i, vals) in init {
-        let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
-        dev.copy_to(bufs[*i], &bytes).expect("copy");
-    }
+    args: &[Arg],
+    hooks: &mut H,
+    seed: u64,
+) -> LaunchResult {
     let r = dev
         .launch_with(
             m,
@@ -37,29 +51,18 @@ fn launch(
             Dim3::x(grid),
             Dim3::x(block),
             0,
-            &args(&bufs),
+            args,
             LaunchOptions {
                 fuel: 50_000_000,
                 reduce_unwritten: true,
                 ..Default::default()
             },
-            &mut NoHooks,
-            sched,
+            hooks,
+            &mut RandomScheduler::new(seed),
         )
         .expect("launch");
-    let out = bufs
-        .iter()
-        .zip(sizes)
-        .map(|(b, s)| {
-            let mut bytes = vec![0u8; *s as usize];
-            dev.copy_from(*b, &mut bytes).expect("copy");
-            bytes
-                .chunks(4)
-                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-                .collect()
-        })
-        .collect();
-    (r, out)
+    assert!(r.outcome.is_completed(), "{kernel}: {:?}", r.outcome);
+    r
 }
 
 /// Each thread sums `in[tid]` four times (loads of memory nobody writes), adds a value
@@ -98,24 +101,25 @@ const SUM: &str = r#"
 #[test]
 fn loads_of_unwritten_memory_take_no_decision() {
     for seed in 0..4 {
+        let (mut dev, m) = load(SUM);
         let input: Vec<u32> = (0..64).map(|i| 3 * i + 1).collect();
-        let (r, out) = launch(
-            SUM,
+        let (i, o) = (words_in(&mut dev, 64, &input), words_in(&mut dev, 64, &[]));
+        let r = run(
+            &mut dev,
+            m,
             "sum",
             1,
             64,
-            &[256, 256],
-            |b| vec![Arg::Ptr(b[0]), Arg::Ptr(b[1])],
-            &[(0, input.clone())],
-            &mut RandomScheduler::new(seed),
+            &[Arg::Ptr(i), Arg::Ptr(o)],
+            &mut NoHooks,
+            seed,
         );
-        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
-        for (i, v) in out[1].iter().enumerate() {
-            assert_eq!(*v, 4 * input[i] + i as u32, "out[{i}]");
+        for (t, v) in read_words(&dev, o, 64).iter().enumerate() {
+            assert_eq!(*v, 4 * input[t] + t as u32, "out[{t}]");
         }
         // Two warps, four loads each of `in` (the first may start a step): at least
-        // three per warp ran without a decision; the local store and load do not widen
-        // the bound, and the store to `out` and the start of each warp are the decisions.
+        // three per warp ran without a decision; the local store and load neither widen
+        // the bound nor take a decision: the store to `out` and each warp's start do.
         assert!(r.stats.unwritten_loads >= 6, "{:?}", r.stats);
         assert_eq!(r.stats.unwritten_escapes, 0);
         assert!(r.stats.steps <= 6, "{:?}", r.stats);
@@ -160,25 +164,21 @@ fn sb_outcomes(ro_in_flags: bool, seeds: u64) -> (BTreeSet<(u32, u32)>, u64) {
     let mut seen = BTreeSet::new();
     let mut skipped = 0;
     for seed in 0..seeds {
-        let (r, out) = launch(
-            SB,
-            "sb",
-            2,
-            32,
-            &[16, 16, 16],
-            // The middle load reads `ro[0]`, or `flags[2]`: a word nobody writes, but in
-            // an allocation that the stores write.
-            |b| {
-                let ro = if ro_in_flags { b[0] + 8 } else { b[1] };
-                vec![Arg::Ptr(b[0]), Arg::Ptr(ro), Arg::Ptr(b[2])]
-            },
-            &[],
-            &mut RandomScheduler::new(seed),
+        let (mut dev, m) = load(SB);
+        let (flags, ro, out) = (
+            words_in(&mut dev, 4, &[]),
+            words_in(&mut dev, 4, &[]),
+            words_in(&mut dev, 4, &[]),
         );
-        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        // The middle load reads `ro[0]`, or `flags[2]`: a word nobody writes, but in an
+        // allocation that the stores write.
+        let ro = if ro_in_flags { flags + 8 } else { ro };
+        let args = [Arg::Ptr(flags), Arg::Ptr(ro), Arg::Ptr(out)];
+        let r = run(&mut dev, m, "sb", 2, 32, &args, &mut NoHooks, seed);
         assert_eq!(r.stats.unwritten_escapes, 0);
         skipped += r.stats.unwritten_loads;
-        seen.insert((out[2][0], out[2][1]));
+        let o = read_words(&dev, out, 2);
+        seen.insert((o[0], o[1]));
     }
     (seen, skipped)
 }
@@ -225,32 +225,15 @@ const THROUGH: &str = r#"
 fn writes_through_loaded_pointers_bound_nothing() {
     // `ptrs[0]` points at `data[1]`: a store through a pointer from memory could be
     // anywhere, so no load is reduced (the loads of `data` keep their decisions).
-    let module = fencehound_ptx::parse("through", &format!("{HEADER}{THROUGH}")).unwrap();
-    let mut dev = Device::new();
-    let m = dev.load_module(&module).unwrap();
+    let (mut dev, m) = load(THROUGH);
     let (p, d, o) = (
-        dev.alloc(8).unwrap(),
-        dev.alloc(8).unwrap(),
-        dev.alloc(128).unwrap(),
+        words_in(&mut dev, 2, &[]),
+        words_in(&mut dev, 2, &[]),
+        words_in(&mut dev, 32, &[]),
     );
     dev.copy_to(p, &(d + 4).to_le_bytes()).unwrap();
-    let r = dev
-        .launch_with(
-            m,
-            "through",
-            Dim3::x(1),
-            Dim3::x(32),
-            0,
-            &[Arg::Ptr(p), Arg::Ptr(d), Arg::Ptr(o)],
-            LaunchOptions {
-                reduce_unwritten: true,
-                ..Default::default()
-            },
-            &mut NoHooks,
-            &mut RandomScheduler::new(1),
-        )
-        .unwrap();
-    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    let args = [Arg::Ptr(p), Arg::Ptr(d), Arg::Ptr(o)];
+    let r = run(&mut dev, m, "through", 1, 32, &args, &mut NoHooks, 1);
     assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
     assert_eq!(r.stats.unwritten_escapes, 0);
 }
@@ -284,37 +267,18 @@ const PAST: &str = r#"
 #[test]
 fn a_write_past_its_allocation_widens_the_bound() {
     for seed in 0..8 {
-        let module = fencehound_ptx::parse("past", &format!("{HEADER}{PAST}")).unwrap();
-        let mut dev = Device::new();
-        let m = dev.load_module(&module).unwrap();
+        let (mut dev, m) = load(PAST);
         let (a, c, o) = (
-            dev.alloc(4).unwrap(),
-            dev.alloc(4).unwrap(),
-            dev.alloc(256).unwrap(),
+            words_in(&mut dev, 1, &[]),
+            words_in(&mut dev, 1, &[]),
+            words_in(&mut dev, 64, &[]),
         );
-        let r = dev
-            .launch_with(
-                m,
-                "past",
-                Dim3::x(1),
-                Dim3::x(32),
-                0,
-                &[Arg::Ptr(a), Arg::U64(c - a), Arg::Ptr(c), Arg::Ptr(o)],
-                LaunchOptions {
-                    reduce_unwritten: true,
-                    ..Default::default()
-                },
-                &mut NoHooks,
-                &mut RandomScheduler::new(seed),
-            )
-            .unwrap();
-        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        let args = [Arg::Ptr(a), Arg::U64(c - a), Arg::Ptr(c), Arg::Ptr(o)];
+        let r = run(&mut dev, m, "past", 1, 32, &args, &mut NoHooks, seed);
         // The bound was `a` and `out`: the store into `c` is an escape, counted once (the
         // bound then holds `c`).
         assert_eq!(r.stats.unwritten_escapes, 1, "{:?}", r.stats);
-        let mut bytes = [0u8; 4];
-        dev.copy_from(c, &mut bytes).unwrap();
-        assert_eq!(u32::from_le_bytes(bytes), 7);
+        assert_eq!(read_words(&dev, c, 1), [7]);
     }
 }
 
@@ -345,17 +309,9 @@ const GLOBAL_VAR: &str = r#"
 
 #[test]
 fn a_module_variable_written_by_address_keeps_its_loads_decisions() {
-    let (r, _) = launch(
-        GLOBAL_VAR,
-        "gvar",
-        4,
-        32,
-        &[16],
-        |b| vec![Arg::Ptr(b[0])],
-        &[],
-        &mut RandomScheduler::new(3),
-    );
-    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    let (mut dev, m) = load(GLOBAL_VAR);
+    let o = words_in(&mut dev, 4, &[]);
+    let r = run(&mut dev, m, "gvar", 4, 32, &[Arg::Ptr(o)], &mut NoHooks, 3);
     assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
     assert_eq!(r.stats.unwritten_escapes, 0, "{:?}", r.stats);
 }
@@ -399,40 +355,16 @@ const TILE: &str = r#"
 "#;
 
 fn tile_run<H: Hooks>(src: &str, hooks: &mut H, seed: u64) -> (LaunchResult, Vec<u32>) {
-    let module = fencehound_ptx::parse("k", &format!("{HEADER}{src}")).unwrap();
-    let mut dev = Device::new();
-    let m = dev.load_module(&module).unwrap();
-    let o = dev.alloc(256).unwrap();
-    let r = dev
-        .launch_with(
-            m,
-            "tile",
-            Dim3::x(1),
-            Dim3::x(64),
-            0,
-            &[Arg::Ptr(o)],
-            LaunchOptions {
-                reduce_unwritten: true,
-                ..Default::default()
-            },
-            hooks,
-            &mut RandomScheduler::new(seed),
-        )
-        .unwrap();
-    let mut bytes = vec![0u8; 256];
-    dev.copy_from(o, &mut bytes).unwrap();
-    let out = bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    (r, out)
+    let (mut dev, m) = load(src);
+    let o = words_in(&mut dev, 64, &[]);
+    let r = run(&mut dev, m, "tile", 1, 64, &[Arg::Ptr(o)], hooks, seed);
+    (r, read_words(&dev, o, 64))
 }
 
 #[test]
 fn shared_loads_after_the_last_write_of_an_interval_take_no_decision() {
     for seed in 0..4 {
         let (r, out) = tile_run(TILE, &mut NoHooks, seed);
-        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
         for (t, v) in out.iter().enumerate() {
             assert_eq!(*v, 6 + (63 - t as u32), "out[{t}]");
         }
@@ -448,7 +380,6 @@ fn shared_loads_after_the_last_write_of_an_interval_take_no_decision() {
     // With a named barrier in the kernel, intervals are not the CTA's: no reduction.
     let named = TILE.replace("bar.sync 0;", "bar.sync 1, 64;");
     let (r, _) = tile_run(&named, &mut NoHooks, 0);
-    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
     assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
 }
 
@@ -486,31 +417,20 @@ READER:
 fn shared_loads_racing_with_a_write_of_their_interval_keep_their_decisions() {
     let mut seen = BTreeSet::new();
     for seed in 0..200 {
-        let module = fencehound_ptx::parse("k", &format!("{HEADER}{RACE}")).unwrap();
-        let mut dev = Device::new();
-        let m = dev.load_module(&module).unwrap();
-        let o = dev.alloc(8).unwrap();
-        let r = dev
-            .launch_with(
-                m,
-                "race",
-                Dim3::x(1),
-                Dim3::x(64),
-                0,
-                &[Arg::Ptr(o)],
-                LaunchOptions {
-                    reduce_unwritten: true,
-                    ..Default::default()
-                },
-                &mut NoHooks,
-                &mut RandomScheduler::new(seed),
-            )
-            .unwrap();
-        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
-        let mut b = [0u8; 8];
-        dev.copy_from(o, &mut b).unwrap();
-        let v = |i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
-        seen.insert((v(0), v(1)));
+        let (mut dev, m) = load(RACE);
+        let o = words_in(&mut dev, 2, &[]);
+        run(
+            &mut dev,
+            m,
+            "race",
+            1,
+            64,
+            &[Arg::Ptr(o)],
+            &mut NoHooks,
+            seed,
+        );
+        let v = read_words(&dev, o, 2);
+        seen.insert((v[0], v[1]));
     }
     // Before the store, between the loads, after both.
     let want: BTreeSet<(u32, u32)> = [(0, 0), (0, 1), (1, 1)].into_iter().collect();
