@@ -1963,6 +1963,14 @@ impl Hooks for StoreBuffers {
         true
     }
 
+    fn settled(&self, cta: u32, first: u32, lanes: u32) -> bool {
+        // `plain_loads` holds exactly when these threads' queues are empty and their
+        // CTA's overlay is (`scoped`), under the native policy: nothing of theirs is
+        // buffered, so no drain — a fence, a barrier, a liveness drain — can make a store
+        // of theirs visible later. (Not buffering: transparent.)
+        self.plain_loads(cta, first, lanes)
+    }
+
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         if !self.buffering() {
             return false;

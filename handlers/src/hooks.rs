@@ -316,4 +316,12 @@ impl Hooks for ModelHooks {
             ModelHooks::Weak(h) => h.plain_loads(cta, first, lanes),
         }
     }
+    #[inline]
+    fn settled(&self, cta: u32, first: u32, lanes: u32) -> bool {
+        match self {
+            ModelHooks::Sc(h) => h.settled(cta, first, lanes),
+            ModelHooks::Buffers(h) => h.settled(cta, first, lanes),
+            ModelHooks::Weak(h) => h.settled(cta, first, lanes),
+        }
+    }
 }

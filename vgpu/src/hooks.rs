@@ -418,6 +418,18 @@ pub trait Hooks {
     fn plain_loads(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
         false
     }
+
+    /// True when, right now, nothing the threads named as in [`Hooks::plain_loads`] stored
+    /// can still become visible to other threads later (no store of theirs is buffered or
+    /// pending anywhere) and their loads are plain memory. The interpreter then lets the
+    /// shared loads of a CTA all of whose threads are settled run without a scheduling
+    /// decision once none of them can write shared memory before the CTA's next barrier
+    /// (`crate::unwritten`). Asked once per warp of the CTA until the answer holds, then
+    /// not again until the barrier. Default: [`Hooks::transparent`].
+    #[inline]
+    fn settled(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
+        self.transparent()
+    }
 }
 
 /// Plain memory: the `sc` model.

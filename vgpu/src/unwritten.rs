@@ -43,13 +43,14 @@
 //!
 //! A CTA's shared memory is written in nearly every kernel that uses it, so a bound for the
 //! whole launch says nothing there; what a tiled kernel's loads have instead is an
-//! *interval*: stores, `bar.sync 0`, then only loads until the next barrier. Under plain
-//! memory (transparent hooks: `sc`), once no thread of the CTA can write shared memory
-//! before the next barrier releases, a shared load needs no decision either ([`shared_quiet`]
-//! has the argument and the static part: for each instruction, whether a shared write is
-//! reachable from it without passing a barrier). Only kernels whose barriers are all the
-//! whole CTA's take part (no named barriers or counts, no calls), and no model that may
-//! buffer stores does: a store made earlier in the interval could become visible later.
+//! *interval*: stores, `bar.sync 0`, then only loads until the next barrier. Once no
+//! thread of the CTA can write shared memory before the next barrier releases, and none
+//! has a store that could still become visible later (`Hooks::settled`: always under
+//! `sc`; under the write-buffer models once the CTA's buffers are empty, as after a
+//! barrier), a shared load needs no decision either ([`shared_quiet`] has the argument and
+//! the static part: for each instruction, whether a shared write is reachable from it
+//! without passing a barrier). Only kernels whose barriers are all the whole CTA's take
+//! part (no named barriers or counts, no calls).
 
 use crate::memory::{window_of, Heap, Window};
 use crate::program::{Addr, AddrBase, BarKind, Inst, MemSpace, Op, ParamLoc, Program, Src};
@@ -384,9 +385,9 @@ fn full_barrier(op: &Op) -> Option<bool> {
 ///
 /// # Why a shared load may then skip its decision
 ///
-/// Under plain memory (the hooks are transparent: no store is buffered, every write is
-/// visible when it runs) a load of shared memory reads what the CTA's writes so far left
-/// there. If no thread of the CTA can write shared memory again before the CTA's next
+/// While the CTA's threads are settled (`Hooks::settled`: nothing they stored is
+/// buffered, every write of theirs is visible already, their loads read memory) a load of
+/// shared memory reads what the CTA's writes so far left there. If no thread of the CTA can write shared memory again before the CTA's next
 /// barrier completes — every thread that has not exited is waiting at the barrier or at
 /// an instruction from which no shared write is reachable without passing a barrier —
 /// then nothing any warp does until that barrier changes what the load reads (other CTAs

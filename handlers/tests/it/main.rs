@@ -9,5 +9,6 @@ mod programs;
 mod rewrite_forms;
 mod rewrite_kernels;
 mod rewrite_ptxas;
+mod settled;
 mod shapes;
 mod vectors;

@@ -1400,21 +1400,26 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     }
 
     /// Whether no thread of warp `w`'s CTA can write shared memory before the CTA's next
-    /// barrier releases, under plain memory (`crate::unwritten::shared_quiet`).
+    /// barrier releases, nor has a store that could still become visible (the hooks say
+    /// its threads are settled): `crate::unwritten::shared_quiet`.
     fn shared_settled(&mut self, w: u32) -> bool {
         let Some(q) = self.shared_quiet else {
             return false;
         };
-        if !self.hooks.transparent() {
-            return false;
-        }
         let cta = self.warps[w as usize].cta as usize;
         if self.ctas[cta].quiet {
             return true;
         }
         for v in self.ctas[cta].warps.clone() {
             let warp = &self.warps[v as usize];
-            for l in lanes(warp.present & !warp.exited) {
+            let live = warp.present & !warp.exited;
+            if !self
+                .hooks
+                .settled(warp.cta, warp.cta * self.tpb + warp.first_tid, live)
+            {
+                return false;
+            }
+            for l in lanes(live) {
                 if matches!(warp.lanes[l].status, Status::Barrier(_) | Status::Exited) {
                     continue;
                 }
