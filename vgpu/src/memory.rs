@@ -52,6 +52,13 @@ pub struct Allocation {
     pub name: String,
 }
 
+impl Allocation {
+    /// `[base, end)`.
+    pub fn range(&self) -> (u64, u64) {
+        (self.base, self.base + self.data.len() as u64)
+    }
+}
+
 /// A set of non-overlapping allocations sorted by base address.
 #[derive(Debug, Clone, Default)]
 pub struct Heap {
@@ -112,6 +119,11 @@ impl Heap {
             name,
         });
         Some(base)
+    }
+
+    /// The allocation that holds byte `addr`, if any.
+    pub fn holding(&self, addr: u64) -> Option<&Allocation> {
+        self.index_hinted(addr, 1, &mut 0).map(|i| &self.allocs[i])
     }
 
     /// The allocation containing `[addr, addr+len)`, or the error naming the nearest one.
@@ -224,7 +236,7 @@ pub struct Memory {
     /// while the interpreter's spin parking asks for them ([`Memory::log_writes`]): a
     /// parked warp wakes when a block it reads is written, not at every write.
     written: Option<Vec<u64>>,
-    /// The global byte ranges the running launch may write, sorted and disjoint, while
+    /// The global byte ranges the running launch may write, sorted, while
     /// loads of other memory skip their scheduling decision (`crate::unwritten`); a write
     /// outside them widens them and counts an escape.
     guard: Option<WriteGuard>,
@@ -358,12 +370,8 @@ impl Memory {
     fn escape(g: &mut WriteGuard, heap: &Heap, a: u64, len: u64) {
         g.escapes += 1;
         let r = heap
-            .allocations()
-            .iter()
-            .find(|x| a >= x.base && a - x.base < x.data.len() as u64)
-            .map_or((a, a.saturating_add(len)), |x| {
-                (x.base, x.base + x.data.len() as u64)
-            });
+            .holding(a)
+            .map_or((a, a.saturating_add(len)), |x| x.range());
         g.ranges.push(r);
         g.ranges.sort_unstable();
     }

@@ -75,10 +75,19 @@ pub enum Writes {
     From(Vec<Target>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Target {
     Words(u128),
     Abs(u64),
+}
+
+impl Writes {
+    /// `From` the distinct targets.
+    fn from(mut targets: Vec<Target>) -> Writes {
+        targets.sort_unstable();
+        targets.dedup();
+        Writes::From(targets)
+    }
 }
 
 /// The parameter words of `len` bytes at kernel-parameter offset `off`.
@@ -129,12 +138,19 @@ pub(crate) fn function_writes(
             }
         }
     }
-    let (mut uses, mut defs) = (Vec::new(), Vec::new());
+    // Each instruction's slots, found once (`uses_defs` copies the instruction).
+    let slots: Vec<(Vec<u32>, Vec<u32>)> = insts
+        .iter()
+        .map(|inst| {
+            let (mut uses, mut defs) = (Vec::new(), Vec::new());
+            crate::regalloc::uses_defs(inst, &mut uses, &mut defs);
+            (uses, defs)
+        })
+        .collect();
     // Roots only grow: iterate to a fixed point.
     loop {
         let mut changed = false;
-        for inst in insts {
-            crate::regalloc::uses_defs(inst, &mut uses, &mut defs);
+        for (inst, (uses, defs)) in insts.iter().zip(&slots) {
             let of = |u: &u32| roots.get(*u as usize).copied().unwrap_or(ANY);
             let from: u128 = match &inst.op {
                 Op::Ld {
@@ -190,7 +206,7 @@ pub(crate) fn function_writes(
                     r
                 }
             };
-            for d in &defs {
+            for d in defs {
                 if let Some(x) = roots.get_mut(*d as usize) {
                     if *x | from != *x {
                         *x |= from;
@@ -236,12 +252,7 @@ pub(crate) fn function_writes(
             }
         }
     }
-    targets.sort_unstable_by_key(|t| match t {
-        Target::Words(m) => (0, *m),
-        Target::Abs(a) => (1, *a as u128),
-    });
-    targets.dedup();
-    Writes::From(targets)
+    Writes::from(targets)
 }
 
 /// The bound on kernel `func`'s global writes: its own and those of every function it
@@ -273,12 +284,7 @@ pub(crate) fn kernel_writes(prog: &Program, func: u32) -> Writes {
             }
         }
     }
-    targets.sort_unstable_by_key(|t| match t {
-        Target::Words(m) => (0, *m),
-        Target::Abs(a) => (1, *a as u128),
-    });
-    targets.dedup();
-    Writes::From(targets)
+    Writes::from(targets)
 }
 
 /// The global byte ranges `[start, end)` a launch with parameter buffer `params` may
@@ -293,12 +299,7 @@ pub(crate) fn written_ranges(
         return None;
     };
     let mut out: Vec<(u64, u64)> = Vec::new();
-    let holder = |a: u64| {
-        heap.allocations()
-            .iter()
-            .find(|x| a >= x.base && a - x.base < x.data.len() as u64)
-            .map(|x| (x.base, x.base + x.data.len() as u64))
-    };
+    let holder = |a: u64| heap.holding(a).map(|x| x.range());
     for t in targets {
         let before = out.len();
         match *t {
