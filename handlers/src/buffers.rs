@@ -1971,6 +1971,13 @@ impl Hooks for StoreBuffers {
         self.plain_loads(cta, first, lanes)
     }
 
+    fn unwritten_loads(&mut self, _first: u32, _lanes: u32) -> bool {
+        // Bytes no thread writes have no entry in any queue or overlay (an entry is a
+        // store to them), so `load` finds nothing to forward or drain and reads memory;
+        // the device policy's liveness tick counts every load, so it is asked.
+        !self.buffering() || self.cfg.policy == DrainPolicy::Native
+    }
+
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         if !self.buffering() {
             return false;

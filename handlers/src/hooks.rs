@@ -324,4 +324,12 @@ impl Hooks for ModelHooks {
             ModelHooks::Weak(h) => h.settled(cta, first, lanes),
         }
     }
+    #[inline]
+    fn unwritten_loads(&mut self, first: u32, lanes: u32) -> bool {
+        match self {
+            ModelHooks::Sc(h) => h.unwritten_loads(first, lanes),
+            ModelHooks::Buffers(h) => h.unwritten_loads(first, lanes),
+            ModelHooks::Weak(h) => h.unwritten_loads(first, lanes),
+        }
+    }
 }

@@ -943,6 +943,12 @@ impl WeakMemory {
         self.stats.histories_peak = self.stats.histories_peak.max(self.lists.len() as u64 - 1);
     }
 
+    /// Counts `n` loads that read memory without [`WeakMemory::load`] (see
+    /// `Hooks::unwritten_loads`).
+    pub fn count_loads(&mut self, n: u64) {
+        self.stats.loads += n;
+    }
+
     pub fn load(
         &mut self,
         mem: &mut Memory,
@@ -1319,6 +1325,14 @@ impl Hooks for WeakHooks {
             self.warmed += a.len() as u64;
         }
         hooks::load_each(self, mem, a, out)
+    }
+
+    /// A weak load of bytes no thread writes has no history to choose from (a block's
+    /// list holds its stores) and synchronizes with nothing: `WeakMemory::load` would
+    /// only read memory and count the load, which this does.
+    fn unwritten_loads(&mut self, _first: u32, lanes: u32) -> bool {
+        self.weak.count_loads(lanes.count_ones() as u64);
+        true
     }
 
     fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {

@@ -72,7 +72,8 @@ pub struct LaunchOptions {
     /// (`crate::unwritten`): the same outcomes, fewer decisions. Off by default: a seed then names a different
     /// interleaving than without it, and seeded campaigns, litmus runs and the device
     /// rewrite's differential tests keep the interleavings their seeds always named.
-    /// `fencehound exec` turns it on.
+    /// `fencehound exec` turns it on. (Hooks that agree skip such loads in every launch
+    /// whose hooks are not transparent, with or without this: that changes no decision.)
     pub reduce_unwritten: bool,
 }
 

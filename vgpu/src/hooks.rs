@@ -430,6 +430,20 @@ pub trait Hooks {
     fn settled(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
         self.transparent()
     }
+
+    /// Asked, in a launch that bounds its writes ([`crate::LaunchOptions::reduce_unwritten`]),
+    /// before a weak (`ld`, `ld.weak`, `ld.global.nc`) global load of one warp whose
+    /// every lane (`lanes`, of the warp of global thread ids `first ..`) reads bytes that
+    /// no thread of the launch writes (`crate::unwritten`). True: the interpreter reads
+    /// memory directly for those lanes and does not call `load`. Say true only when
+    /// `load` of such bytes would give memory's value and change nothing a later answer
+    /// of these hooks depends on — with no write to the bytes there is no buffered store
+    /// to forward, no older value to read, no message to receive and no race to find;
+    /// hooks that count loads count `lanes` here. Default: [`Hooks::transparent`].
+    #[inline]
+    fn unwritten_loads(&mut self, _first: u32, _lanes: u32) -> bool {
+        self.transparent()
+    }
 }
 
 /// Plain memory: the `sc` model.

@@ -354,6 +354,16 @@ impl Memory {
         if let Some(w) = &mut self.written {
             w.extend(blocks_of(loc, len));
         }
+        self.guard_write(loc, len);
+    }
+
+    /// Holds a write of `len` bytes at `loc` to the write guard, if one is set: the
+    /// interpreter calls it before handing a store or atomic to hooks that are not
+    /// transparent, which may keep the store in a buffer and write memory only later,
+    /// while a load that reads memory directly (`Hooks::unwritten_loads`) must already
+    /// count the bytes as written.
+    #[inline(always)]
+    pub(crate) fn guard_write(&mut self, loc: Location, len: u32) {
         if let (Some(g), Location::Global(a)) = (&mut self.guard, loc) {
             if !g
                 .ranges

@@ -39,6 +39,18 @@
 //! scheduler could produce; only interleavings of that undefined-behaviour write with
 //! them may have been missed.
 //!
+//! # The models skip such loads too
+//!
+//! The same bound lets a weak load skip the hooks ([`crate::Hooks::unwritten_loads`]):
+//! with no write to its bytes in the launch, a write-buffer model has no entry to forward
+//! or drain, the `weak` model no older value to offer and no message to deliver, and the
+//! race check no write for the read to race with — `load` would only read memory. This
+//! changes no decision and no value (the interpreter reads what `load` would have), so it
+//! holds in every launch whose hooks agree, not only where decisions are reduced. A model
+//! that keeps a store in a buffer would make an escaping write known only when it drains,
+//! while its own thread may already load the bytes: so the interpreter holds every store
+//! and atomic to the guard *before* handing it to hooks that are not transparent.
+//!
 //! # Shared memory between barriers
 //!
 //! A CTA's shared memory is written in nearly every kernel that uses it, so a bound for the

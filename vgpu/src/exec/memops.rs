@@ -401,6 +401,43 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.hooks.plain_loads(t.cta, t.global, active)
     }
 
+    /// Whether the load `[ar + offset]` of `size` bytes by the lanes of `active` reads, in
+    /// every lane, global bytes that no thread of this launch writes
+    /// (`crate::unwritten`; every launch with hooks that are not transparent bounds its
+    /// writes), and the hooks agree to
+    /// let it read memory directly ([`Hooks::unwritten_loads`]).
+    fn unwritten_load(
+        &mut self,
+        w: u32,
+        active: u32,
+        space: MemSpace,
+        ar: Slot,
+        offset: i64,
+        size: u32,
+    ) -> bool {
+        if !self.mem.guarded() || space == MemSpace::Shared {
+            return false;
+        }
+        let warp = &self.warps[w as usize];
+        let at = row(warp.reg_base[active.trailing_zeros() as usize], ar);
+        let Some(regs) = warp.regs.get(at..at + WARP) else {
+            return false;
+        };
+        let mem = &*self.mem;
+        let clear = lanes(active).all(|l| {
+            let raw = regs[l].wrapping_add(offset as u64);
+            match space {
+                MemSpace::Global => mem.unwritten(raw, size as u64),
+                _ => {
+                    matches!(window_of(raw), Some((Window::Global, _)))
+                        && mem.unwritten(raw, size as u64)
+                }
+            }
+        });
+        let first = warp.cta * self.tpb + warp.first_tid;
+        clear && self.hooks.unwritten_loads(first, active)
+    }
+
     /// `inst` is an `Op::Ld`.
     ///
     /// The common case, a scalar load from global, shared or generic memory through a
@@ -425,10 +462,16 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 },
             size,
             signed,
+            sem,
             ..
         } = inst.op
         {
-            if ds.len() == 1 && (self.hooks.transparent() || self.plain_loads(w, active)) {
+            if ds.len() == 1
+                && (self.hooks.transparent()
+                    || self.plain_loads(w, active)
+                    || (sem == Sem::Weak
+                        && self.unwritten_load(w, active, space, ar, offset, size)))
+            {
                 let (fa, base) = FastAddr::new(
                     &self.warps[w as usize],
                     active,
@@ -683,6 +726,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 let a = self.access(w, l, loc, total, AccessKind::Store, sem, scope, site);
                 let bytes = whole.to_le_bytes();
+                self.mem.guard_write(a.loc, a.size);
                 if let Err(e) = self.hooks.store(self.mem, &a, &bytes[..total as usize]) {
                     return Err(self.mem_fault(w, l, pc, e));
                 }
@@ -708,6 +752,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             site,
                         );
                         a.indivisible = total == 16 && sem != Sem::Weak;
+                        self.mem.guard_write(a.loc, a.size);
                         if let Err(e) = self.hooks.store(self.mem, &a, data) {
                             return Err(self.mem_fault(w, l, pc, e));
                         }
@@ -897,6 +942,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             changed |= new.is_some_and(|n| n != old);
             new
         };
+        self.mem.guard_write(a.loc, a.size);
         let old = match self.hooks.atomic(self.mem, &a, &mut g) {
             Ok(v) => v,
             Err(e) => return Err(self.mem_fault(w, l, pc, e)),
@@ -1129,6 +1175,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 for k in 0..n {
                     data[k] = self.src(w, idx[k] as usize, val);
                 }
+                for a in &acc[..n] {
+                    self.mem.guard_write(a.loc, a.size);
+                }
                 let r = self.hooks.store_warp(self.mem, &acc[..n], &data[..n]);
                 let done = r.as_ref().map_or_else(|e| e.0, |_| n);
                 if done > 0 {
@@ -1206,6 +1255,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     changed |= new.is_some_and(|x| x != o);
                     new
                 };
+                for a in &acc[..n] {
+                    self.mem.guard_write(a.loc, a.size);
+                }
                 let r = self
                     .hooks
                     .atomic_warp(self.mem, &acc[..n], &mut f, &mut old[..n]);

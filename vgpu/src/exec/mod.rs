@@ -468,9 +468,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.park = livelock::Parking::new(self.warps.len(), self.hooks.load_effects(), shared);
         // Changes by address (see `livelock::Parking::addressed`): memory writes are
         // logged; the first answer of `changed_blocks` only empties the hooks' log.
-        // Loads of memory no thread writes skip their scheduling decision
-        // (`crate::unwritten`): the bound on what this launch writes.
-        if self.reduce_unwritten {
+        // Loads of memory no thread writes skip their scheduling decision, and the hooks
+        // when they agree (`crate::unwritten`): the bound on what this launch writes.
+        // (Plain memory without the reduction has no use for it.)
+        if self.reduce_unwritten || !self.hooks.transparent() {
             let bound = crate::unwritten::written_ranges(
                 self.prog.kernel_writes(self.func),
                 &self.params,

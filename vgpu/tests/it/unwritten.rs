@@ -44,6 +44,21 @@ fn run<H: Hooks>(
     hooks: &mut H,
     seed: u64,
 ) -> LaunchResult {
+    run_reducing(dev, m, kernel, (grid, block), args, hooks, seed, true)
+}
+
+/// [`run`], with the reduction of decisions on or off.
+#[allow(clippy::too_many_arguments)]
+fn run_reducing<H: Hooks>(
+    dev: &mut Device,
+    m: ModuleId,
+    kernel: &str,
+    (grid, block): (u32, u32),
+    args: &[Arg],
+    hooks: &mut H,
+    seed: u64,
+    reduce_unwritten: bool,
+) -> LaunchResult {
     let r = dev
         .launch_with(
             m,
@@ -54,7 +69,7 @@ fn run<H: Hooks>(
             args,
             LaunchOptions {
                 fuel: 50_000_000,
-                reduce_unwritten: true,
+                reduce_unwritten,
                 ..Default::default()
             },
             hooks,
@@ -435,4 +450,113 @@ fn shared_loads_racing_with_a_write_of_their_interval_keep_their_decisions() {
     // Before the store, between the loads, after both.
     let want: BTreeSet<(u32, u32)> = [(0, 0), (0, 1), (1, 1)].into_iter().collect();
     assert_eq!(seen, want);
+}
+
+/// Counts the loads that reach it; lets unwritten loads read memory directly when `agree`.
+#[derive(Default)]
+struct CountLoads {
+    agree: bool,
+    loads: u64,
+    asked: u64,
+}
+impl Hooks for CountLoads {
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        self.loads += 1;
+        mem.read(a.loc, buf)
+    }
+    fn unwritten_loads(&mut self, _first: u32, lanes: u32) -> bool {
+        self.asked += lanes.count_ones() as u64;
+        self.agree
+    }
+}
+
+/// With or without the reduction of decisions (the bypass changes no decision, so every
+/// launch with such hooks takes it).
+#[test]
+fn unwritten_loads_bypass_only_hooks_that_agree() {
+    for (agree, reduce) in [(false, true), (true, true), (false, false), (true, false)] {
+        let (mut dev, m) = load(SUM);
+        let input: Vec<u32> = (0..64).map(|i| 5 * i + 2).collect();
+        let (i, o) = (words_in(&mut dev, 64, &input), words_in(&mut dev, 64, &[]));
+        let mut h = CountLoads {
+            agree,
+            ..Default::default()
+        };
+        let args = [Arg::Ptr(i), Arg::Ptr(o)];
+        let r = run_reducing(&mut dev, m, "sum", (1, 64), &args, &mut h, 1, reduce);
+        for (t, v) in read_words(&dev, o, 64).iter().enumerate() {
+            assert_eq!(*v, 4 * input[t] + t as u32, "out[{t}]");
+        }
+        if !reduce {
+            assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
+        }
+        // Four loads of `in` per thread are asked about; they reach `load` only when the
+        // hooks do not agree. (The local load never reaches the hooks.)
+        assert_eq!(h.asked, 4 * 64, "agree {agree}");
+        assert_eq!(h.loads, if agree { 0 } else { 4 * 64 }, "agree {agree}");
+    }
+}
+
+/// Buffers every store until the launch ends, forwarding a thread's own stores to its
+/// loads; agrees to unwritten loads (the write-buffer models' shape).
+#[derive(Default)]
+struct HoldStores {
+    held: Vec<(u32, Location, Vec<u8>)>,
+}
+impl Hooks for HoldStores {
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        mem.read(a.loc, buf)?;
+        if let Some(h) = self
+            .held
+            .iter()
+            .rev()
+            .find(|h| h.0 == a.thread.global && h.1 == a.loc && h.2.len() == buf.len())
+        {
+            buf.copy_from_slice(&h.2);
+        }
+        Ok(())
+    }
+    fn store(&mut self, _mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        self.held.push((a.thread.global, a.loc, data.to_vec()));
+        Ok(())
+    }
+    fn launch_end(&mut self, mem: &mut Memory) {
+        for (_, loc, data) in std::mem::take(&mut self.held) {
+            mem.write(loc, &data).expect("write");
+        }
+    }
+    fn unwritten_loads(&mut self, _first: u32, _lanes: u32) -> bool {
+        true
+    }
+}
+
+/// A store past its allocation that the hooks keep in a buffer widens the bound when it
+/// is made, not when it reaches memory: the thread's next load of those bytes still goes
+/// to the hooks and sees its own store.
+#[test]
+fn a_buffered_write_past_its_allocation_is_seen_by_its_own_next_load() {
+    for seed in 0..8 {
+        let (mut dev, m) = load(PAST);
+        let (a, c, o) = (
+            words_in(&mut dev, 1, &[]),
+            words_in(&mut dev, 1, &[]),
+            words_in(&mut dev, 64, &[]),
+        );
+        let args = [Arg::Ptr(a), Arg::U64(c - a), Arg::Ptr(c), Arg::Ptr(o)];
+        let r = run(
+            &mut dev,
+            m,
+            "past",
+            1,
+            32,
+            &args,
+            &mut HoldStores::default(),
+            seed,
+        );
+        assert_eq!(r.stats.unwritten_escapes, 1, "{:?}", r.stats);
+        let out = read_words(&dev, o, 64);
+        assert_eq!(out[0], 0, "thread 0's load before its store");
+        assert_eq!(out[32], 7, "thread 0's load after its store");
+        assert_eq!(read_words(&dev, c, 1), [7]);
+    }
 }
