@@ -743,6 +743,7 @@ impl Runtime {
             lane_instructions: 0,
             steps: 0,
             unwritten_loads: 0,
+            unwritten_escapes: 0,
             wall_ms: 0,
             stats: Default::default(),
             store_sites: Vec::new(),
@@ -884,6 +885,7 @@ impl Runtime {
         rec.lane_instructions = result.stats.lane_instructions;
         rec.steps = result.stats.steps;
         rec.unwritten_loads = result.stats.unwritten_loads;
+        rec.unwritten_escapes = result.stats.unwritten_escapes;
         rec.stats = wb.stats().clone();
         if self.cfg.trace {
             let trace = wb.take_trace();

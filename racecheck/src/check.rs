@@ -2389,13 +2389,25 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
         Ok(old)
     }
 
-    /// A weak load of bytes that no thread of the launch writes is in no race: a race
-    /// needs a write to the bytes, and the launch has none (the vgpu's bound). Nor does a
-    /// weak read receive a message. So it is not recorded, when the model agrees to skip
-    /// it too.
+    /// A weak load of bytes that no write of the launch reaches unordered is in no race:
+    /// global bytes no thread writes (the vgpu's bound), or shared bytes in an interval of
+    /// the CTA in which none of its threads has written shared memory since the barrier
+    /// that began it and none can before the barrier that ends it (every write is ordered
+    /// before or after the load by `bar.sync`). Nor does a weak read receive a message.
+    /// So it is not recorded, when the model agrees to skip it too.
     #[inline]
     fn unwritten_loads(&mut self, first: u32, lanes: u32) -> bool {
         self.inner.unwritten_loads(first, lanes)
+    }
+
+    /// The model's answer: what the race check records of a load does not depend on where
+    /// the load falls among other threads' loads, and in an interval in which no thread
+    /// of the CTA can write shared memory before the next barrier, a shared load races
+    /// only with writes made before it in the interval — found when it runs, whatever
+    /// runs around it — and not with the writes after the barrier, which it orders.
+    #[inline]
+    fn settled(&self, cta: u32, first: u32, lanes: u32) -> bool {
+        self.inner.settled(cta, first, lanes)
     }
 
     fn fence(&mut self, mem: &mut Memory, f: &Fence) {

@@ -145,6 +145,16 @@ fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
             s.shared.stores_buffered,
             s.shared.stores_seen,
         );
+        if l.unwritten_escapes > 0 {
+            eprintln!(
+                "        note: {} write(s) landed outside every allocation the kernel's pointer \
+                 parameters point into (pointer arithmetic across allocations, undefined in \
+                 CUDA C++); loads of those bytes before such a write were not seen by the \
+                 model{}",
+                l.unwritten_escapes,
+                if a.race { " or the race check" } else { "" }
+            );
+        }
         if a.trace {
             for site in &l.store_sites {
                 eprintln!(

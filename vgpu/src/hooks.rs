@@ -431,15 +431,18 @@ pub trait Hooks {
         self.transparent()
     }
 
-    /// Asked, in a launch that bounds its writes ([`crate::LaunchOptions::reduce_unwritten`]),
-    /// before a weak (`ld`, `ld.weak`, `ld.global.nc`) global load of one warp whose
-    /// every lane (`lanes`, of the warp of global thread ids `first ..`) reads bytes that
-    /// no thread of the launch writes (`crate::unwritten`). True: the interpreter reads
-    /// memory directly for those lanes and does not call `load`. Say true only when
-    /// `load` of such bytes would give memory's value and change nothing a later answer
-    /// of these hooks depends on — with no write to the bytes there is no buffered store
-    /// to forward, no older value to read, no message to receive and no race to find;
-    /// hooks that count loads count `lanes` here. Default: [`Hooks::transparent`].
+    /// Asked before a weak (`ld`, `ld.weak`, `ld.global.nc`) load of one warp whose every
+    /// lane (`lanes`, of the warp of global thread ids `first ..`) reads bytes that no
+    /// write of the launch reaches unordered with the load (`crate::unwritten`): global
+    /// bytes no thread of the launch writes, or shared bytes of a CTA whose threads are
+    /// all [`Hooks::settled`], none of which has written shared memory since the barrier
+    /// that began the interval nor can before the barrier that ends it. True: the
+    /// interpreter reads memory directly for those lanes and does not call `load`. Say
+    /// true only when `load` of such bytes would give memory's value and change nothing a
+    /// later answer of these hooks depends on — there is no buffered store to forward, no
+    /// older value to read, no message to receive and no race to find; hooks that count
+    /// loads count `lanes` here. Asked in every launch with hooks that are not
+    /// transparent. Default: [`Hooks::transparent`].
     #[inline]
     fn unwritten_loads(&mut self, _first: u32, _lanes: u32) -> bool {
         self.transparent()

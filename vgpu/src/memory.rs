@@ -246,6 +246,9 @@ pub struct Memory {
 struct WriteGuard {
     ranges: Vec<(u64, u64)>,
     escapes: u64,
+    /// Per CTA: whether its shared memory was written since the interpreter last said
+    /// its interval began ([`Memory::shared_interval_begins`]).
+    shared_written: Vec<bool>,
 }
 
 impl WriteGuard {
@@ -364,6 +367,11 @@ impl Memory {
     /// count the bytes as written.
     #[inline(always)]
     pub(crate) fn guard_write(&mut self, loc: Location, len: u32) {
+        if let (Some(g), Location::Shared { cta, .. }) = (&mut self.guard, loc) {
+            if let Some(w) = g.shared_written.get_mut(cta as usize) {
+                *w = true;
+            }
+        }
         if let (Some(g), Location::Global(a)) = (&mut self.guard, loc) {
             if !g
                 .ranges
@@ -375,13 +383,18 @@ impl Memory {
         }
     }
 
-    /// A write outside the launch's bound: the bound takes the allocation it landed in.
+    /// A write outside the launch's bound: the bound takes the allocation it lands in.
+    /// A write that no allocation holds whole faults instead of landing (it is held to
+    /// the guard before the bounds check): no escape.
     #[cold]
     fn escape(g: &mut WriteGuard, heap: &Heap, a: u64, len: u64) {
+        let Some(r) = heap.holding(a).map(|x| x.range()) else {
+            return;
+        };
+        if a.saturating_add(len) > r.1 {
+            return;
+        }
         g.escapes += 1;
-        let r = heap
-            .holding(a)
-            .map_or((a, a.saturating_add(len)), |x| x.range());
         g.ranges.push(r);
         g.ranges.sort_unstable();
     }
@@ -389,11 +402,40 @@ impl Memory {
     /// Starts holding global writes to `ranges` (see [`Memory::unwritten`]), or stops
     /// (`None`); returns the escapes counted since the guard was set.
     pub(crate) fn set_write_guard(&mut self, ranges: Option<Vec<(u64, u64)>>) -> u64 {
+        let ctas = self.shared.len();
         let old = std::mem::replace(
             &mut self.guard,
-            ranges.map(|ranges| WriteGuard { ranges, escapes: 0 }),
+            ranges.map(|ranges| WriteGuard {
+                ranges,
+                escapes: 0,
+                shared_written: vec![true; ctas],
+            }),
         );
         old.map_or(0, |g| g.escapes)
+    }
+
+    /// A barrier of every thread of CTA `cta` released: what its threads wrote to shared
+    /// memory before it is ordered before what they do after it.
+    #[inline]
+    pub(crate) fn shared_interval_begins(&mut self, cta: u32) {
+        if let Some(w) = self
+            .guard
+            .as_mut()
+            .and_then(|g| g.shared_written.get_mut(cta as usize))
+        {
+            *w = false;
+        }
+    }
+
+    /// Whether CTA `cta`'s shared memory may have been written since its current interval
+    /// began (always, without a guard, and before the CTA's first barrier: the launch's
+    /// first interval has no barrier before it to order a write).
+    #[inline]
+    pub(crate) fn shared_written(&self, cta: u32) -> bool {
+        self.guard
+            .as_ref()
+            .and_then(|g| g.shared_written.get(cta as usize))
+            .is_none_or(|&w| w)
     }
 
     /// Whether a guard is set and the `len` global bytes at `a` are outside what the

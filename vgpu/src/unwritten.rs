@@ -51,6 +51,15 @@
 //! while its own thread may already load the bytes: so the interpreter holds every store
 //! and atomic to the guard *before* handing it to hooks that are not transparent.
 //!
+//! Shared memory has its own form of "no write reaches the load unordered": a CTA
+//! interval (see below) in which no thread of the CTA has written shared memory since the
+//! barrier that began it, and none can before the barrier that ends it, with every thread
+//! settled. Every write to the CTA's shared memory is then ordered before the load or after
+//! it by `bar.sync`: the load reads the newest value and races with nothing. The guard
+//! keeps a flag per CTA, set by every shared write (at the store, before a model's buffer)
+//! and cleared when a barrier of the whole CTA releases. (Tiled kernels: matmul's inner
+//! product reads only tiles written before the barrier.)
+//!
 //! # Shared memory between barriers
 //!
 //! A CTA's shared memory is written in nearly every kernel that uses it, so a bound for the

@@ -369,6 +369,12 @@ pub struct LaunchRecord {
     pub steps: u64,
     #[serde(default)]
     pub unwritten_loads: u64,
+    /// Writes that landed outside the allocations the launch's bound held (pointer
+    /// arithmetic from one allocation into another: undefined behaviour in CUDA C++);
+    /// loads of those bytes made before the write read memory without the model or the
+    /// race check (`fencehound_vgpu::ExecStats::unwritten_escapes`).
+    #[serde(default)]
+    pub unwritten_escapes: u64,
     pub wall_ms: u64,
     pub stats: BufferStats,
     /// Store sites that buffered (only when tracing).
@@ -575,6 +581,7 @@ mod tests {
             lane_instructions: 5,
             steps: 0,
             unwritten_loads: 0,
+            unwritten_escapes: 0,
             wall_ms: 0,
             stats: BufferStats::default(),
             store_sites: vec![],

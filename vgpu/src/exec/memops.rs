@@ -411,31 +411,44 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         w: u32,
         active: u32,
         space: MemSpace,
-        ar: Slot,
-        offset: i64,
+        addr: Addr,
         size: u32,
     ) -> bool {
-        if !self.mem.guarded() || space == MemSpace::Shared {
+        if !self.mem.guarded() {
             return false;
         }
         let warp = &self.warps[w as usize];
-        let at = row(warp.reg_base[active.trailing_zeros() as usize], ar);
-        let Some(regs) = warp.regs.get(at..at + WARP) else {
-            return false;
-        };
-        let mem = &*self.mem;
-        let clear = lanes(active).all(|l| {
-            let raw = regs[l].wrapping_add(offset as u64);
-            match space {
-                MemSpace::Global => mem.unwritten(raw, size as u64),
-                _ => {
-                    matches!(window_of(raw), Some((Window::Global, _)))
-                        && mem.unwritten(raw, size as u64)
+        let (base, off) = match addr.base {
+            AddrBase::Reg(ar) => {
+                let at = row(warp.reg_base[active.trailing_zeros() as usize], ar);
+                match warp.regs.get(at..at + WARP) {
+                    Some(regs) => (Some(regs), addr.offset as u64),
+                    None => return false,
                 }
             }
+            AddrBase::Abs(a) => (None, a.wrapping_add(addr.offset as u64)),
+            AddrBase::Frame(_) => return false,
+        };
+        let mem = &*self.mem;
+        // Per lane: global bytes outside the bound, or shared bytes (then the CTA's
+        // interval must be clean, asked once after the lanes).
+        let mut in_shared = false;
+        let clear = lanes(active).all(|l| {
+            let raw = base.map_or(off, |r| r[l].wrapping_add(off));
+            match (space, window_of(raw)) {
+                (MemSpace::Global, _) => mem.unwritten(raw, size as u64),
+                (MemSpace::Shared, _) | (_, Some((Window::Shared, _))) => {
+                    in_shared = true;
+                    true
+                }
+                (_, Some((Window::Global, _))) => mem.unwritten(raw, size as u64),
+                _ => false,
+            }
         });
-        let first = warp.cta * self.tpb + warp.first_tid;
-        clear && self.hooks.unwritten_loads(first, active)
+        let (cta, first) = (warp.cta, warp.cta * self.tpb + warp.first_tid);
+        clear
+            && (!in_shared || (!self.mem.shared_written(cta) && self.shared_settled(w)))
+            && self.hooks.unwritten_loads(first, active)
     }
 
     /// `inst` is an `Op::Ld`.
@@ -470,7 +483,16 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 && (self.hooks.transparent()
                     || self.plain_loads(w, active)
                     || (sem == Sem::Weak
-                        && self.unwritten_load(w, active, space, ar, offset, size)))
+                        && self.unwritten_load(
+                            w,
+                            active,
+                            space,
+                            Addr {
+                                base: AddrBase::Reg(ar),
+                                offset,
+                            },
+                            size,
+                        )))
             {
                 let (fa, base) = FastAddr::new(
                     &self.warps[w as usize],
@@ -560,8 +582,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             return Ok(());
         };
         let total = size * ds.len() as u32;
-        // Plain memory (transparent hooks) and a scalar load: read it directly.
-        let direct = ds.len() == 1 && self.hooks.transparent();
+        // Plain memory (transparent hooks) and a scalar load: read it directly. So too a
+        // weak scalar load of a fixed address no write reaches unordered (`exec_ld` asks
+        // that of addresses in registers before it comes here).
+        let direct = ds.len() == 1
+            && (self.hooks.transparent()
+                || (sem == Sem::Weak
+                    && matches!(addr.base, AddrBase::Abs(_))
+                    && matches!(
+                        space,
+                        MemSpace::Global | MemSpace::Shared | MemSpace::Generic
+                    )
+                    && self.unwritten_load(w, active, space, addr, size)));
         let mut hint = 0;
         for l in lanes(active) {
             let p = self.place(w, l, space, addr);

@@ -207,8 +207,9 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     cancel: Option<&'p std::sync::atomic::AtomicBool>,
     /// [`crate::LaunchOptions::reduce_unwritten`].
     reduce_unwritten: bool,
-    /// With `reduce_unwritten`, for a kernel whose barriers are all the whole CTA's:
-    /// where shared writes can still come before a barrier (`crate::unwritten`).
+    /// For a kernel whose barriers are all the whole CTA's, in a launch that keeps the
+    /// write bound (`reduce_unwritten`, or hooks that are not transparent): where shared
+    /// writes can still come before a barrier (`crate::unwritten`).
     shared_quiet: Option<&'p crate::unwritten::SharedQuiet>,
     /// A fault found while completing a collective that another warp's progress
     /// (a lane exiting) unblocked; reported before the next step.
@@ -413,9 +414,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             step_own: false,
             quiet_pc: spec.quiet_pc,
             reduce_unwritten: spec.reduce_unwritten,
-            shared_quiet: Some(prog.shared_quiet()).filter(|q| {
-                spec.reduce_unwritten && q.eligible.get(spec.func as usize) == Some(&true)
-            }),
+            shared_quiet: Some(prog.shared_quiet())
+                .filter(|q| q.eligible.get(spec.func as usize) == Some(&true)),
             clock_read: std::cell::Cell::new(false),
             step_pc0: 0,
             step_single: false,
@@ -471,14 +471,27 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         // Loads of memory no thread writes skip their scheduling decision, and the hooks
         // when they agree (`crate::unwritten`): the bound on what this launch writes.
         // (Plain memory without the reduction has no use for it.)
-        if self.reduce_unwritten || !self.hooks.transparent() {
-            let bound = crate::unwritten::written_ranges(
+        let bounded = self.reduce_unwritten || !self.hooks.transparent();
+        if !bounded {
+            self.shared_quiet = None;
+        }
+        if bounded {
+            // A kernel that may write anywhere still gets a guard (bounding nothing): its
+            // CTAs' shared intervals are tracked through it.
+            let mut bound = crate::unwritten::written_ranges(
                 self.prog.kernel_writes(self.func),
                 &self.params,
                 &self.mem.global,
                 &self.prog.globals,
-            );
-            self.mem.set_write_guard(bound);
+            )
+            .unwrap_or_else(|| vec![(0, u64::MAX)]);
+            // A cooperative launch's grid workspace, found through `%envreg1`/`2` (which
+            // the analysis takes for constants): `grid.sync()` writes it.
+            if let Some(a) = self.mem.global.holding(self.grid_workspace) {
+                bound.push(a.range());
+                bound.sort_unstable();
+            }
+            self.mem.set_write_guard(Some(bound));
         }
         self.mem.log_writes(self.park.fine);
         if self.park.fine {

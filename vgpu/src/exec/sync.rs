@@ -102,8 +102,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let (popc, all, any) = (bs.popc, bs.all, bs.any);
         let range = c.warps.clone();
         self.ctas[cta as usize].bars[bid as usize] = BarState::default();
-        // A new interval: its threads may write shared memory again.
+        // A new interval: its threads may write shared memory again, and have not yet.
         self.ctas[cta as usize].quiet = false;
+        if self.shared_quiet.is_some() {
+            self.mem.shared_interval_begins(cta);
+        }
         let mut released = Vec::with_capacity(self.tpb as usize);
         let mut first_site = 0;
         for w in range {

@@ -560,3 +560,67 @@ fn a_buffered_write_past_its_allocation_is_seen_by_its_own_next_load() {
         assert_eq!(read_words(&dev, c, 1), [7]);
     }
 }
+
+/// Hooks that buffer nothing (every thread always settled) but see each load that reaches
+/// them: the race check's shape over plain memory.
+#[derive(Default)]
+struct SettledCount {
+    loads: u64,
+    settled: bool,
+}
+impl Hooks for SettledCount {
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        self.loads += 1;
+        mem.read(a.loc, buf)
+    }
+    fn settled(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
+        self.settled
+    }
+    fn unwritten_loads(&mut self, _first: u32, _lanes: u32) -> bool {
+        true
+    }
+}
+
+/// Shared loads skip the hooks in an interval no thread of the CTA has written shared
+/// memory in since its barrier and none can before the next — with or without the
+/// reduction of decisions; not when a thread wrote in the interval (even the value that
+/// was there), nor when the hooks do not say the CTA's threads are settled.
+#[test]
+fn shared_loads_of_a_clean_interval_skip_the_hooks() {
+    let dirty = TILE
+        .replace(
+            ".reg .b64 %rd<8>;",
+            ".reg .b64 %rd<8>;\n    .reg .pred %p<2>;",
+        )
+        .replace(
+            "    bar.sync 0;\n",
+            "    bar.sync 0;\n    setp.eq.u32 %p1, %r1, 0;\n    @%p1 st.shared.u32 [s+252], 63;\n",
+        );
+    for reduce in [true, false] {
+        for seed in 0..4 {
+            for (src, settled, want) in [
+                (TILE, true, 0),
+                (TILE, false, 5 * 64),
+                (dirty.as_str(), true, 5 * 64),
+            ] {
+                let (mut dev, m) = load(src);
+                let o = words_in(&mut dev, 64, &[]);
+                let mut h = SettledCount {
+                    settled,
+                    ..Default::default()
+                };
+                let args = [Arg::Ptr(o)];
+                run_reducing(&mut dev, m, "tile", (1, 64), &args, &mut h, seed, reduce);
+                for (t, v) in read_words(&dev, o, 64).iter().enumerate() {
+                    assert_eq!(*v, 6 + (63 - t as u32), "out[{t}]");
+                }
+                assert_eq!(
+                    h.loads,
+                    want,
+                    "settled {settled}, reduce {reduce}, seed {seed}, dirty {}",
+                    src != TILE
+                );
+            }
+        }
+    }
+}
