@@ -1327,9 +1327,24 @@ impl Hooks for WeakHooks {
         hooks::load_each(self, mem, a, out)
     }
 
+    /// What a load of a CTA's shared memory can read, once no thread of the CTA can write
+    /// shared memory before its next barrier, no longer depends on the schedule: the
+    /// stores it can read are all made, and which of them it may read depends on its own
+    /// thread's knowledge (changed only by that thread's operations) and on its choice,
+    /// drawn from the thread's own counter. And with no shared write since the barrier
+    /// that began the interval, every store is ordered before the load by `bar.sync`: the
+    /// load may read only the newest, which is memory's value. (This says nothing about
+    /// global memory, which the interpreter does not ask about.)
+    fn settled(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
+        true
+    }
+
     /// A weak load of bytes no thread writes has no history to choose from (a block's
-    /// list holds its stores) and synchronizes with nothing: `WeakMemory::load` would
-    /// only read memory and count the load, which this does.
+    /// list holds its stores) and synchronizes with nothing; one of shared bytes in a clean
+    /// interval (`settled` above) may read only the newest store, memory's value, which its
+    /// thread already knows through the barrier, and as a weak read it receives no
+    /// message. `WeakMemory::load` would only read memory and count the load, which this
+    /// does.
     fn unwritten_loads(&mut self, _first: u32, lanes: u32) -> bool {
         self.weak.count_loads(lanes.count_ones() as u64);
         true

@@ -1,7 +1,9 @@
 //! `Hooks::settled` of the write buffers: once a barrier has drained a CTA's buffers and
 //! no thread of it can write shared memory before its next barrier, its shared loads run
 //! without a scheduling decision (`fencehound_vgpu`'s `unwritten` module) — and not while
-//! a store of the CTA still waits in a buffer.
+//! a store of the CTA still waits in a buffer. `weak` takes part too: a shared load's
+//! possible values stop depending on the schedule once the CTA can no longer write
+//! shared memory before its barrier.
 
 use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
 use fencehound_vgpu::*;
@@ -42,6 +44,15 @@ const TILE: &str = r#"
 "#;
 
 fn run(global_store: bool, model: Model, seed: u64) -> (LaunchResult, Vec<u32>) {
+    let (r, out, _) = run_hooks(global_store, model, seed);
+    (r, out)
+}
+
+fn run_hooks(
+    global_store: bool,
+    model: Model,
+    seed: u64,
+) -> (LaunchResult, Vec<u32>, WriteBuffers) {
     let src = TILE.replace(
         "GLOBAL",
         if global_store {
@@ -54,6 +65,7 @@ fn run(global_store: bool, model: Model, seed: u64) -> (LaunchResult, Vec<u32>) 
     let mut dev = Device::new();
     let m = dev.load_module(&module).unwrap();
     let o = dev.alloc(512).unwrap();
+    let mut hooks = WriteBuffers::new(BufferConfig::new(model, 1.0, seed));
     let r = dev
         .launch_with(
             m,
@@ -66,7 +78,7 @@ fn run(global_store: bool, model: Model, seed: u64) -> (LaunchResult, Vec<u32>) 
                 reduce_unwritten: true,
                 ..Default::default()
             },
-            &mut WriteBuffers::new(BufferConfig::new(model, 1.0, seed)),
+            &mut hooks,
             &mut RandomScheduler::new(seed),
         )
         .unwrap();
@@ -77,7 +89,7 @@ fn run(global_store: bool, model: Model, seed: u64) -> (LaunchResult, Vec<u32>) 
         .chunks(4)
         .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
         .collect();
-    (r, out)
+    (r, out, hooks)
 }
 
 #[test]
@@ -105,5 +117,26 @@ fn shared_loads_after_a_draining_barrier_take_no_decision() {
         assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
         let (r, _) = run(true, Model::Bugaroo, seed);
         assert!(r.stats.unwritten_loads >= 4, "{:?}", r.stats);
+    }
+}
+
+/// `weak`: once no thread of the CTA can write shared memory before its next barrier, the
+/// values a shared load may read are fixed (its choice depends on its own thread only), so
+/// the loads skip their decisions; in this kernel's interval, with no shared write since
+/// the barrier, they also skip the model (only the newest value is allowed) — and are
+/// still counted as loads.
+#[test]
+fn weak_shared_loads_after_the_last_write_take_no_decision() {
+    for global_store in [false, true] {
+        for seed in 0..4 {
+            let (r, out, hooks) = run_hooks(global_store, Model::Weak, seed);
+            for (t, v) in out.iter().enumerate().take(64) {
+                assert_eq!(*v, 3 + (63 - t as u32), "out[{t}]");
+            }
+            assert!(r.stats.unwritten_loads >= 4, "{:?}", r.stats);
+            let weak = hooks.stats().weak.clone().expect("weak statistics");
+            assert_eq!(weak.loads, 4 * 64, "{weak:?}");
+            assert_eq!(weak.stale_reads, 0, "{weak:?}");
+        }
     }
 }
