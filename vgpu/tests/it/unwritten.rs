@@ -279,16 +279,23 @@ const PAST: &str = r#"
 }
 "#;
 
+/// [`PAST`] loaded, with `a`, `c` and `out` allocated: the device, module, `c`, `out` and
+/// the arguments (`delta` = `c - a`).
+fn past() -> (Device, ModuleId, u64, u64, [Arg; 4]) {
+    let (mut dev, m) = load(PAST);
+    let (a, c, o) = (
+        words_in(&mut dev, 1, &[]),
+        words_in(&mut dev, 1, &[]),
+        words_in(&mut dev, 64, &[]),
+    );
+    let args = [Arg::Ptr(a), Arg::U64(c - a), Arg::Ptr(c), Arg::Ptr(o)];
+    (dev, m, c, o, args)
+}
+
 #[test]
 fn a_write_past_its_allocation_widens_the_bound() {
     for seed in 0..8 {
-        let (mut dev, m) = load(PAST);
-        let (a, c, o) = (
-            words_in(&mut dev, 1, &[]),
-            words_in(&mut dev, 1, &[]),
-            words_in(&mut dev, 64, &[]),
-        );
-        let args = [Arg::Ptr(a), Arg::U64(c - a), Arg::Ptr(c), Arg::Ptr(o)];
+        let (mut dev, m, c, _, args) = past();
         let r = run(&mut dev, m, "past", 1, 32, &args, &mut NoHooks, seed);
         // The bound was `a` and `out`: the store into `c` is an escape, counted once (the
         // bound then holds `c`).
@@ -536,13 +543,7 @@ impl Hooks for HoldStores {
 #[test]
 fn a_buffered_write_past_its_allocation_is_seen_by_its_own_next_load() {
     for seed in 0..8 {
-        let (mut dev, m) = load(PAST);
-        let (a, c, o) = (
-            words_in(&mut dev, 1, &[]),
-            words_in(&mut dev, 1, &[]),
-            words_in(&mut dev, 64, &[]),
-        );
-        let args = [Arg::Ptr(a), Arg::U64(c - a), Arg::Ptr(c), Arg::Ptr(o)];
+        let (mut dev, m, c, o, args) = past();
         let r = run(
             &mut dev,
             m,
