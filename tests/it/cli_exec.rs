@@ -115,6 +115,44 @@ fn an_out_of_bounds_write_is_reported_with_its_line_and_the_program_sees_the_err
         "the fault names the CUDA line: {err}"
     );
     assert!(err.contains("FAULT in `init`"), "{err}");
+    // The write that faults never lands: it is no escape from the write bound.
+    let o = exec(&["--model", "sc", "--race"], &build("oob", &[]));
+    assert!(
+        !text(&o.stderr).contains("landed outside"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// A write from one allocation into another is undefined in CUDA C++ but lands on the
+/// vgpu: the launch line notes that loads before it were not seen by the model or the
+/// race check (they read memory directly as loads of bytes the kernel does not write).
+#[test]
+fn a_write_across_allocations_is_noted() {
+    for model in ["sc", "bugaroo", "weak"] {
+        let o = exec(&["--model", model, "--race"], &build("escape", &[]));
+        assert_exit(&o, 0);
+        assert!(
+            text(&o.stdout).contains("out[0]=7 out[1]=0"),
+            "{}",
+            text(&o.stdout)
+        );
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("1 write(s) landed outside every allocation")
+                && err.contains("or the race check"),
+            "{model}: {err}"
+        );
+    }
+    // `grid.sync()` writes the grid workspace, which the kernel finds through `%envreg`
+    // registers, not a parameter: part of the bound, no escape.
+    let o = exec(&["--model", "sc", "--race"], &build("grid_sync", &[]));
+    assert_exit(&o, 0);
+    assert!(
+        !text(&o.stderr).contains("landed outside"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
