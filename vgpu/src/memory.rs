@@ -367,18 +367,23 @@ impl Memory {
     /// count the bytes as written.
     #[inline(always)]
     pub(crate) fn guard_write(&mut self, loc: Location, len: u32) {
-        if let (Some(g), Location::Shared { cta, .. }) = (&mut self.guard, loc) {
-            if let Some(w) = g.shared_written.get_mut(cta as usize) {
-                *w = true;
+        let Some(g) = &mut self.guard else {
+            return;
+        };
+        match loc {
+            Location::Shared { cta, .. } => {
+                if let Some(w) = g.shared_written.get_mut(cta as usize) {
+                    *w = true;
+                }
             }
-        }
-        if let (Some(g), Location::Global(a)) = (&mut self.guard, loc) {
-            if !g
-                .ranges
-                .iter()
-                .any(|&(s, e)| a >= s && a.saturating_add(len as u64) <= e)
-            {
-                Self::escape(g, &self.global, a, len as u64);
+            Location::Global(a) => {
+                if !g
+                    .ranges
+                    .iter()
+                    .any(|&(s, e)| a >= s && a.saturating_add(len as u64) <= e)
+                {
+                    Self::escape(g, &self.global, a, len as u64);
+                }
             }
         }
     }

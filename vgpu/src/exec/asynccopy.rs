@@ -149,8 +149,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     c.site,
                 );
                 let buf = &data[off as usize..off as usize + 4];
-                self.mem.guard_write(a.loc, a.size);
-                if let Err(e) = self.hooks.store(self.mem, &a, buf) {
+                if let Err(e) = self.hooked_store(&a, buf) {
                     return Err(self.mem_fault(w, l, c.pc, e));
                 }
                 off += 4;

@@ -244,8 +244,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     let v = init_value(bv);
                     let a =
                         self.access(w, l, loc, 8, AccessKind::Store, Sem::Weak, Scope::Sys, site);
-                    self.mem.guard_write(a.loc, a.size);
-                    if let Err(e) = self.hooks.store(self.mem, &a, &v.to_le_bytes()) {
+                    if let Err(e) = self.hooked_store(&a, &v.to_le_bytes()) {
                         return Err(self.mem_fault(w, l, pc, e));
                     }
                     self.since_progress = 0;
@@ -326,8 +325,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 None
             }
         };
-        self.mem.guard_write(a.loc, a.size);
-        if let Err(e) = self.hooks.atomic(self.mem, &a, &mut g) {
+        if let Err(e) = self.hooked_atomic(&a, &mut g) {
             return Err(self.mem_fault(w, l, pc, e));
         }
         self.since_progress = 0;

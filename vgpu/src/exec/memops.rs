@@ -401,11 +401,35 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.hooks.plain_loads(t.cta, t.global, active)
     }
 
-    /// Whether the load `[ar + offset]` of `size` bytes by the lanes of `active` reads, in
-    /// every lane, global bytes that no thread of this launch writes
-    /// (`crate::unwritten`; every launch with hooks that are not transparent bounds its
-    /// writes), and the hooks agree to
-    /// let it read memory directly ([`Hooks::unwritten_loads`]).
+    /// A store through the hooks, held first to the launch's write bound
+    /// ([`Memory::guard_write`]: a model may keep it in a buffer, while loads that read
+    /// memory directly must already count its bytes as written).
+    pub(super) fn hooked_store(&mut self, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        self.mem.guard_write(a.loc, a.size);
+        self.hooks.store(self.mem, a, data)
+    }
+
+    /// An atomic through the hooks, held first to the write bound as
+    /// [`Self::hooked_store`].
+    pub(super) fn hooked_atomic(&mut self, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
+        self.mem.guard_write(a.loc, a.size);
+        self.hooks.atomic(self.mem, a, rmw)
+    }
+
+    /// The writes of a warp's accesses, held to the write bound before the hooks'
+    /// `store_warp`/`atomic_warp` see them (as [`Self::hooked_store`]).
+    fn guard_writes(&mut self, acc: &[Access]) {
+        for a in acc {
+            self.mem.guard_write(a.loc, a.size);
+        }
+    }
+
+    /// Whether the global, shared or generic load at `addr` of `size` bytes by the lanes
+    /// of `active` reads, in every lane, bytes that no write of this launch reaches
+    /// unordered with it — global bytes outside the launch's write bound, or shared
+    /// bytes of a clean interval of the CTA (`crate::unwritten`; every launch with hooks
+    /// that are not transparent keeps the bound) — and the hooks agree to let it read
+    /// memory directly ([`Hooks::unwritten_loads`]).
     fn unwritten_load(
         &mut self,
         w: u32,
@@ -414,7 +438,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         addr: Addr,
         size: u32,
     ) -> bool {
-        if !self.mem.guarded() {
+        if !self.mem.guarded()
+            || !matches!(
+                space,
+                MemSpace::Global | MemSpace::Shared | MemSpace::Generic
+            )
+        {
             return false;
         }
         let warp = &self.warps[w as usize];
@@ -469,7 +498,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             space: space @ (MemSpace::Global | MemSpace::Shared | MemSpace::Generic),
             ref ds,
             addr:
-                Addr {
+                addr @ Addr {
                     base: AddrBase::Reg(ar),
                     offset,
                 },
@@ -482,17 +511,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             if ds.len() == 1
                 && (self.hooks.transparent()
                     || self.plain_loads(w, active)
-                    || (sem == Sem::Weak
-                        && self.unwritten_load(
-                            w,
-                            active,
-                            space,
-                            Addr {
-                                base: AddrBase::Reg(ar),
-                                offset,
-                            },
-                            size,
-                        )))
+                    || (sem == Sem::Weak && self.unwritten_load(w, active, space, addr, size)))
             {
                 let (fa, base) = FastAddr::new(
                     &self.warps[w as usize],
@@ -589,10 +608,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             && (self.hooks.transparent()
                 || (sem == Sem::Weak
                     && matches!(addr.base, AddrBase::Abs(_))
-                    && matches!(
-                        space,
-                        MemSpace::Global | MemSpace::Shared | MemSpace::Generic
-                    )
                     && self.unwritten_load(w, active, space, addr, size)));
         let mut hint = 0;
         for l in lanes(active) {
@@ -758,8 +773,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 let a = self.access(w, l, loc, total, AccessKind::Store, sem, scope, site);
                 let bytes = whole.to_le_bytes();
-                self.mem.guard_write(a.loc, a.size);
-                if let Err(e) = self.hooks.store(self.mem, &a, &bytes[..total as usize]) {
+                if let Err(e) = self.hooked_store(&a, &bytes[..total as usize]) {
                     return Err(self.mem_fault(w, l, pc, e));
                 }
                 self.since_progress = 0;
@@ -784,8 +798,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                             site,
                         );
                         a.indivisible = total == 16 && sem != Sem::Weak;
-                        self.mem.guard_write(a.loc, a.size);
-                        if let Err(e) = self.hooks.store(self.mem, &a, data) {
+                        if let Err(e) = self.hooked_store(&a, data) {
                             return Err(self.mem_fault(w, l, pc, e));
                         }
                         self.since_progress = 0;
@@ -974,8 +987,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             changed |= new.is_some_and(|n| n != old);
             new
         };
-        self.mem.guard_write(a.loc, a.size);
-        let old = match self.hooks.atomic(self.mem, &a, &mut g) {
+        let old = match self.hooked_atomic(&a, &mut g) {
             Ok(v) => v,
             Err(e) => return Err(self.mem_fault(w, l, pc, e)),
         };
@@ -1207,9 +1219,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 for k in 0..n {
                     data[k] = self.src(w, idx[k] as usize, val);
                 }
-                for a in &acc[..n] {
-                    self.mem.guard_write(a.loc, a.size);
-                }
+                self.guard_writes(&acc[..n]);
                 let r = self.hooks.store_warp(self.mem, &acc[..n], &data[..n]);
                 let done = r.as_ref().map_or_else(|e| e.0, |_| n);
                 if done > 0 {
@@ -1287,9 +1297,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     changed |= new.is_some_and(|x| x != o);
                     new
                 };
-                for a in &acc[..n] {
-                    self.mem.guard_write(a.loc, a.size);
-                }
+                self.guard_writes(&acc[..n]);
                 let r = self
                     .hooks
                     .atomic_warp(self.mem, &acc[..n], &mut f, &mut old[..n]);

@@ -471,11 +471,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         // Loads of memory no thread writes skip their scheduling decision, and the hooks
         // when they agree (`crate::unwritten`): the bound on what this launch writes.
         // (Plain memory without the reduction has no use for it.)
-        let bounded = self.reduce_unwritten || !self.hooks.transparent();
-        if !bounded {
+        if !self.reduce_unwritten && self.hooks.transparent() {
             self.shared_quiet = None;
-        }
-        if bounded {
+        } else {
             // A kernel that may write anywhere still gets a guard (bounding nothing): its
             // CTAs' shared intervals are tracked through it.
             let mut bound = crate::unwritten::written_ranges(

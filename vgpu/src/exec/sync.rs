@@ -104,6 +104,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.ctas[cta as usize].bars[bid as usize] = BarState::default();
         // A new interval: its threads may write shared memory again, and have not yet.
         self.ctas[cta as usize].quiet = false;
+        // (Only where every barrier is the whole CTA's: a named barrier's release orders
+        // only its own threads' writes.)
         if self.shared_quiet.is_some() {
             self.mem.shared_interval_begins(cta);
         }

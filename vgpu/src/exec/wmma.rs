@@ -273,11 +273,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     Scope::Sys,
                     site,
                 );
-                self.mem.guard_write(a.loc, a.size);
-                if let Err(e) = self
-                    .hooks
-                    .store(self.mem, &a, &v.to_le_bytes()[..size as usize])
-                {
+                if let Err(e) = self.hooked_store(&a, &v.to_le_bytes()[..size as usize]) {
                     return Err(self.mem_fault(w, l, pc, e));
                 }
             }

@@ -460,9 +460,11 @@ fn shared_loads_racing_with_a_write_of_their_interval_keep_their_decisions() {
 }
 
 /// Counts the loads that reach it; lets unwritten loads read memory directly when `agree`.
+/// Says its threads are settled when `settled` (the race check's shape over plain memory).
 #[derive(Default)]
 struct CountLoads {
     agree: bool,
+    settled: bool,
     loads: u64,
     asked: u64,
 }
@@ -470,6 +472,9 @@ impl Hooks for CountLoads {
     fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
         self.loads += 1;
         mem.read(a.loc, buf)
+    }
+    fn settled(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
+        self.settled
     }
     fn unwritten_loads(&mut self, _first: u32, lanes: u32) -> bool {
         self.asked += lanes.count_ones() as u64;
@@ -562,26 +567,6 @@ fn a_buffered_write_past_its_allocation_is_seen_by_its_own_next_load() {
     }
 }
 
-/// Hooks that buffer nothing (every thread always settled) but see each load that reaches
-/// them: the race check's shape over plain memory.
-#[derive(Default)]
-struct SettledCount {
-    loads: u64,
-    settled: bool,
-}
-impl Hooks for SettledCount {
-    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
-        self.loads += 1;
-        mem.read(a.loc, buf)
-    }
-    fn settled(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
-        self.settled
-    }
-    fn unwritten_loads(&mut self, _first: u32, _lanes: u32) -> bool {
-        true
-    }
-}
-
 /// Shared loads skip the hooks in an interval no thread of the CTA has written shared
 /// memory in since its barrier and none can before the next — with or without the
 /// reduction of decisions; not when a thread wrote in the interval (even the value that
@@ -606,7 +591,8 @@ fn shared_loads_of_a_clean_interval_skip_the_hooks() {
             ] {
                 let (mut dev, m) = load(src);
                 let o = words_in(&mut dev, 64, &[]);
-                let mut h = SettledCount {
+                let mut h = CountLoads {
+                    agree: true,
                     settled,
                     ..Default::default()
                 };
