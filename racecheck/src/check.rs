@@ -236,6 +236,85 @@ impl SyncQueue {
     }
 }
 
+/// Per location key: its remembered writes ([`RaceCheck::locs`]'s `sync` side) and, for
+/// a word's key, its hidden writes. One table, not two: an RMW on a counter looks up
+/// both, and on a shared histogram under `exec --race` (256 CTAs × 64 bins) each was a
+/// cache miss of its own.
+#[derive(Debug, Default)]
+struct LocEntry {
+    /// Empty = no write remembered (as absent from the table).
+    q: SyncQueue,
+    /// Empty = no hidden write.
+    hidden: HiddenList,
+}
+
+/// The location table: [`SyncQueue`]s and [`HiddenList`]s by location key, each side
+/// behaving as a map of its own (an entry whose side is empty is that side's absent key).
+/// Hashed with `fencehound_hb`'s folded multiply: the multiplicative hash before it kept
+/// a key's low bits a function of its low bits only, so the keys of one shared offset in
+/// every CTA (`cta << 32 | offset`) started their probes at one bucket.
+#[derive(Debug, Default)]
+struct Locs(fencehound_hb::fasthash::FastMap<u64, LocEntry>);
+
+impl Locs {
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    fn sync_len(&self) -> usize {
+        self.0.values().filter(|e| !e.q.buf.is_empty()).count()
+    }
+
+    #[inline]
+    fn sync(&self, k: u64) -> Option<&SyncQueue> {
+        self.0.get(&k).map(|e| &e.q).filter(|q| !q.buf.is_empty())
+    }
+
+    #[inline]
+    fn sync_mut(&mut self, k: u64) -> Option<&mut SyncQueue> {
+        self.0
+            .get_mut(&k)
+            .map(|e| &mut e.q)
+            .filter(|q| !q.buf.is_empty())
+    }
+
+    /// The window of `k`, created empty if absent (the caller pushes to it).
+    #[inline]
+    fn sync_entry(&mut self, k: u64) -> &mut SyncQueue {
+        &mut self.0.entry(k).or_default().q
+    }
+
+    #[inline]
+    fn hidden(&self, k: u64) -> Option<&HiddenList> {
+        self.0.get(&k).map(|e| &e.hidden).filter(|h| !h.is_empty())
+    }
+
+    #[inline]
+    fn hidden_mut(&mut self, k: u64) -> Option<&mut HiddenList> {
+        self.0
+            .get_mut(&k)
+            .map(|e| &mut e.hidden)
+            .filter(|h| !h.is_empty())
+    }
+
+    #[inline]
+    fn hidden_entry(&mut self, k: u64) -> &mut HiddenList {
+        &mut self.0.entry(k).or_default().hidden
+    }
+
+    /// Drops `k`'s hidden writes (and the entry, when no write is remembered either).
+    #[inline]
+    fn hidden_remove(&mut self, k: u64) {
+        if let Some(e) = self.0.get_mut(&k) {
+            if e.q.buf.is_empty() {
+                self.0.remove(&k);
+            } else {
+                e.hidden = HiddenList::default();
+            }
+        }
+    }
+}
+
 /// A strong (or, to break value matches, weak) write a later read may observe.
 #[derive(Debug, Clone)]
 struct SyncWrite {
@@ -836,8 +915,8 @@ pub struct RaceCheck<H> {
     /// overwrite that is neither hid the earlier write from later reads, so a read that
     /// races with both was reported against the second only (issue 23: the misses of
     /// `litmus --generate --race`).
-    hidden: FastMap<u64, HiddenList>,
-    sync: FastMap<u64, SyncQueue>,
+    /// (A word's hidden writes are in [`Locs`], beside its remembered writes.)
+    locs: Locs,
     /// Per site: [`SITE_CAS`] / [`SITE_EXCH`] (known with [`RaceCheck::for_module`]).
     site_flags: Vec<u8>,
     /// Races between a weak load and an atomic, held back until we know whether the
@@ -877,8 +956,7 @@ impl<H: Hooks> RaceCheck<H> {
             ops: Vec::new(),
             shadow: Shadow::default(),
             read_sets: ReadSets::default(),
-            hidden: FastMap::default(),
-            sync: FastMap::default(),
+            locs: Locs::default(),
             site_flags: Vec::new(),
             deferred: FastMap::default(),
             lock_pending: Vec::new(),
@@ -955,7 +1033,7 @@ impl<H: Hooks> RaceCheck<H> {
         s.tracked_bytes = (pages * PAGE) as u64;
         s.shadow_bytes = self.shadow.regions().map(|r| r.shadow_bytes() as u64).sum();
         s.read_set_entries = self.read_sets.entries() as u64;
-        s.sync_locations = self.sync.len() as u64;
+        s.sync_locations = self.locs.sync_len() as u64;
         s
     }
 
@@ -974,8 +1052,7 @@ impl<H: Hooks> RaceCheck<H> {
         self.ops.resize(info.threads as usize, 0);
         self.shadow.clear();
         self.read_sets.clear();
-        self.hidden.clear();
-        self.sync.clear();
+        self.locs.clear();
         self.deferred.clear();
         self.lock_pending.clear();
         self.strong_pending.clear();
@@ -1162,7 +1239,7 @@ impl<H: Hooks> RaceCheck<H> {
         let Some((cells, false)) = region.cells(addr, a.size as usize, &mut self.read_sets) else {
             return false;
         };
-        let hidden = &mut self.hidden;
+        let hidden = &mut self.locs;
         let cell = cells[0];
         if !cell.r.is_empty()
             || (!cell.w.is_empty() && !rmw_ms(&cell.w))
@@ -1178,7 +1255,7 @@ impl<H: Hooks> RaceCheck<H> {
             // One word (a counter): its list looked up once, checked, then updated as
             // below.
             if cell.w.flags & flags::HIDES != 0 || hide_old {
-                match hidden.get_mut(&key) {
+                match hidden.hidden_mut(key) {
                     Some(list) => {
                         if cell.w.flags & flags::HIDES != 0
                             && !(my_wide && list.wide_rmws)
@@ -1195,7 +1272,7 @@ impl<H: Hooks> RaceCheck<H> {
                     None if hide_old => {
                         let mut list = HiddenList::default();
                         list.hide(cell.w, 0b1111);
-                        hidden.insert(key, list);
+                        *hidden.hidden_entry(key) = list;
                         hides = true;
                     }
                     None => {}
@@ -1203,7 +1280,7 @@ impl<H: Hooks> RaceCheck<H> {
             }
         } else if cell.w.flags & flags::HIDES != 0 {
             for (wk, mask) in words(key, run_len) {
-                if let Some(list) = hidden.get(&wk) {
+                if let Some(list) = hidden.hidden(wk) {
                     if list.iter().any(|(h, m)| m & mask != 0 && !rmw_ms(h)) {
                         return false;
                     }
@@ -1213,12 +1290,12 @@ impl<H: Hooks> RaceCheck<H> {
         // The update, as `check_general` makes it.
         if cells.len() > 1 && (cell.w.flags & flags::HIDES != 0 || hide_old) {
             for (wk, mask) in words(key, run_len) {
-                let list = hidden.entry(wk).or_default();
+                let list = hidden.hidden_entry(wk);
                 if hide_old {
                     list.hide(cell.w, mask);
                 }
                 if list.is_empty() {
-                    hidden.remove(&wk);
+                    hidden.hidden_remove(wk);
                 } else {
                     hides = true;
                 }
@@ -1259,7 +1336,7 @@ impl<H: Hooks> RaceCheck<H> {
         let Some((cells, bytewise)) = region.cells(addr, size, read_sets) else {
             return;
         };
-        let hidden = &mut self.hidden;
+        let hidden = &mut self.locs;
         // The location key of the access's first byte, and the bytes per cell.
         let key = loc_key(a.loc);
         let unit: u64 = if bytewise { 1 } else { 4 };
@@ -1388,9 +1465,9 @@ impl<H: Hooks> RaceCheck<H> {
                 let dropping = writes && !cur_atomic;
                 for (wk, mask) in words(run_addr, run_len) {
                     let list = if writes {
-                        hidden.entry(wk).or_default()
+                        hidden.hidden_entry(wk)
                     } else {
-                        match hidden.get_mut(&wk) {
+                        match hidden.hidden_mut(wk) {
                             Some(l) => l,
                             None => continue,
                         }
@@ -1429,7 +1506,7 @@ impl<H: Hooks> RaceCheck<H> {
                         list.hide(cell.w, mask);
                     }
                     if list.is_empty() {
-                        hidden.remove(&wk);
+                        hidden.hidden_remove(wk);
                     } else {
                         hides = true;
                     }
@@ -1651,7 +1728,7 @@ impl<H: Hooks> RaceCheck<H> {
             return;
         }
         let (g, site, epoch) = (p.g, p.site, p.epoch);
-        let Some(before) = self.sync.get(&loc_key(a.loc)).and_then(|q| {
+        let Some(before) = self.locs.sync(loc_key(a.loc)).and_then(|q| {
             q.newest_first()
                 .find(|w| w.writer == g && w.site == site && w.epoch == epoch && w.strong)
         }) else {
@@ -1908,7 +1985,7 @@ impl<H: Hooks> RaceCheck<H> {
     /// The newest remembered write of `value` (with `a`'s size) to `a`'s location: the
     /// write a read of that value is taken to have read.
     fn written(&self, a: &Access, value: u64) -> Option<SyncWrite> {
-        self.sync.get(&loc_key(a.loc)).and_then(|q| {
+        self.locs.sync(loc_key(a.loc)).and_then(|q| {
             q.newest_first()
                 .find(|w| w.value == value && w.size == a.size)
                 .cloned()
@@ -2066,7 +2143,7 @@ impl<H: Hooks> RaceCheck<H> {
             // read that finds nothing — and later strong writes come after it in the
             // window anyway. (Most data locations never see a strong access, and their
             // windows were a tenth of a copy kernel's time.)
-            if let Some(q) = self.sync.get_mut(&loc_key(a.loc)) {
+            if let Some(q) = self.locs.sync_mut(loc_key(a.loc)) {
                 remember_in(
                     q,
                     a,
@@ -2090,7 +2167,7 @@ impl<H: Hooks> RaceCheck<H> {
         let (number, signal) =
             self.note_strong_write(g, loc_key(a.loc), a.site, epoch, true, same_op);
         let w = sync_write(a, value, true, msg, bmsg, number, epoch, signal);
-        remember_in(self.sync.entry(loc_key(a.loc)).or_default(), a, w);
+        remember_in(self.locs.sync_entry(loc_key(a.loc)), a, w);
         if value == 0 {
             self.unlock(a);
         }
@@ -2160,7 +2237,7 @@ impl<H: Hooks> RaceCheck<H> {
             }
         };
         let src = if stored {
-            let q = self.sync.entry(loc_key(a.loc)).or_default();
+            let q = self.locs.sync_entry(loc_key(a.loc));
             let src = q
                 .newest_first()
                 .find(|w| w.value == old && w.size == a.size)
@@ -2446,6 +2523,74 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each side of the location table behaves as a map of its own: an entry made for
+    /// hidden writes is no window (a plain store to it is not remembered, `on_store`),
+    /// dropping a word's hidden writes keeps its window, and the statistics count windows.
+    #[test]
+    fn location_table_sides_are_separate_maps() {
+        let mut locs = Locs::default();
+        let w = Rec {
+            g: 3,
+            epoch: Epoch::FIRST,
+            ..Rec::default()
+        };
+        locs.hidden_entry(8).hide(w, 0b1111);
+        assert!(locs.sync(8).is_none() && locs.sync_mut(8).is_none());
+        assert_eq!(locs.hidden(8).map(|h| h.len()), Some(1));
+        assert_eq!(locs.sync_len(), 0);
+        let a = Access {
+            thread: ThreadRef {
+                cta: 0,
+                tid: 3,
+                global: 3,
+                lane: 3,
+                warp: 0,
+            },
+            loc: Location::Global(8),
+            size: 4,
+            kind: AccessKind::Atomic,
+            sem: Sem::Relaxed,
+            scope: Scope::Gpu,
+            site: 0,
+            launch: 0,
+            indivisible: false,
+        };
+        remember_in(
+            locs.sync_entry(8),
+            &a,
+            sync_write(&a, 5, true, None, None, 1, Epoch::FIRST, false),
+        );
+        assert_eq!(locs.sync_len(), 1);
+        locs.hidden_remove(8);
+        assert!(locs.hidden(8).is_none() && locs.hidden_mut(8).is_none());
+        assert_eq!(locs.sync(8).map(|q| q.newest_first().count()), Some(1));
+        // A hidden-only entry leaves the table when its list goes.
+        locs.hidden_entry(12).hide(w, 0b0011);
+        locs.hidden_remove(12);
+        assert!(!locs.0.contains_key(&12));
+    }
+
+    /// Location keys that differ only above bit 32 (one shared offset in every CTA) must
+    /// not share their hash's low bits (the bucket a probe starts at): with the
+    /// multiplicative hash the table used before, all 256 of these started at one bucket.
+    #[test]
+    fn shared_keys_of_many_ctas_spread_over_buckets() {
+        use std::hash::BuildHasher;
+        let h = fencehound_hb::fasthash::FastMap::<u64, ()>::default();
+        let buckets: std::collections::HashSet<u64> = (0..256u32)
+            .map(|cta| {
+                h.hasher()
+                    .hash_one(loc_key(Location::Shared { cta, offset: 64 }))
+                    & 1023
+            })
+            .collect();
+        assert!(
+            buckets.len() > 200,
+            "{} distinct buckets of 1024",
+            buckets.len()
+        );
+    }
 
     /// The first read set of a launch (index 0) stays a read set when a further read
     /// meets it: its reference once read as "no read", and the read replaced the set.
