@@ -1595,9 +1595,16 @@ impl<H: Hooks> RaceCheck<H> {
         if r.flags & flags::ACQUIRE != 0 && !locked {
             return;
         }
-        let (mut key, mut raw) = self.race(mem, a, p, cur, c);
-        key.class = RaceClass::Unordered;
-        raw.class = RaceClass::Unordered;
+        // The report is built (`race`, which changes nothing) only once the pair is kept:
+        // a poll repeats this pair at every turn of its loop — under `scoped`, where the
+        // store it waits for sits in an overlay, thousands of turns per look-back in
+        // CUB's device scan and radix sort — and is dropped below.
+        let unordered = |this: &Self| {
+            let (mut key, mut raw) = this.race(mem, a, p, cur, c);
+            key.class = RaceClass::Unordered;
+            raw.class = RaceClass::Unordered;
+            (key, raw)
+        };
         // Message passing that failed: before this read, its thread read a later strong
         // write of the writer (the signal), yet this read is not ordered after the write.
         // (Plain accesses only: a control word changed by RMWs is not data handed over.)
@@ -1622,6 +1629,7 @@ impl<H: Hooks> RaceCheck<H> {
                     .copied()
             });
             if let Some((_, _, site, _)) = signal {
+                let (key, mut raw) = unordered(self);
                 raw.signal = Some((site, false));
                 self.commit(key, raw);
                 return;
@@ -1644,6 +1652,7 @@ impl<H: Hooks> RaceCheck<H> {
         if write_release && !locked {
             return;
         }
+        let (key, raw) = unordered(self);
         let write = (w.g, w.site, w.epoch);
         let loc = loc_key(a.loc);
         let read = (r.g, self.read_number(r, c, loc), loc);
