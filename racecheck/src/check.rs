@@ -124,7 +124,7 @@
 //! * The lock heuristic knows locks only by their CAS/exchange and 0/non-0 values.
 //! * An access is checked against the last write of its location and the reads since
 //!   (FastTrack), and against the writes that an unordered overwrite hid (two RMWs, a
-//!   same-value strong store, a reported race: [`RaceCheck::hidden`], at most
+//!   same-value strong store, a reported race: [`RaceCheck::locs`], at most
 //!   [`HIDDEN_WRITES`] per word) unless it is ordered after them in causality order —
 //!   happens-before, or an RMW chain that read the hidden write and is ordered before
 //!   the access. A hidden write ordered before a later write drops out, as in FastTrack,
@@ -155,7 +155,12 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
-/// Multiplicative hashing for u64 keys (addresses); std's SipHash is needlessly slow here.
+/// Multiplicative hashing for u64 keys; std's SipHash is needlessly slow here. Only
+/// [`RaceCheck::deferred`] still uses it: its drain order at the end of a launch is the
+/// order its races are committed in, so changing the hash would change which access of
+/// a pair a report shows. (Its low bits depend only on the key's low bits, which made
+/// the location table probe one bucket for one shared offset in every CTA; that table
+/// uses `fencehound_hb`'s hasher, [`Locs`].)
 #[derive(Default)]
 pub(crate) struct AddrHasher(u64);
 
@@ -720,7 +725,7 @@ fn record_read(
     }
 }
 
-/// Hidden writes kept per word ([`RaceCheck::hidden`]), oldest dropped first.
+/// Hidden writes kept per word ([`RaceCheck::locs`]), oldest dropped first.
 const HIDDEN_WRITES: usize = 4;
 // The update marks dropped entries in a `u8`.
 const _: () = assert!(HIDDEN_WRITES <= 8);
@@ -907,15 +912,16 @@ pub struct RaceCheck<H> {
     ops: Vec<u32>,
     shadow: Shadow,
     read_sets: ReadSets,
-    /// Writes that a later write to the same bytes overwrote without happens-before
-    /// ordering them (two RMWs, a same-value strong store, a reported race), per 4-byte
-    /// word: (the write, the bytes of the word it is still the hidden write of). A cell
-    /// whose last write carries [`flags::HIDES`] has some. FastTrack keeps one write per
-    /// byte, which is enough while successive writes are ordered or reported; an
-    /// overwrite that is neither hid the earlier write from later reads, so a read that
-    /// races with both was reported against the second only (issue 23: the misses of
-    /// `litmus --generate --race`).
-    /// (A word's hidden writes are in [`Locs`], beside its remembered writes.)
+    /// Per location key, in one table ([`Locs`]):
+    /// - the strong writes a read is matched against by value ([`SyncQueue`]);
+    /// - for a 4-byte word's key, its *hidden writes*: writes that a later write to the
+    ///   same bytes overwrote without happens-before ordering them (two RMWs, a
+    ///   same-value strong store, a reported race), each with the bytes of the word it is
+    ///   still the hidden write of. A cell whose last write carries [`flags::HIDES`] has
+    ///   some. FastTrack keeps one write per byte, which is enough while successive
+    ///   writes are ordered or reported; an overwrite that is neither hid the earlier
+    ///   write from later reads, so a read that races with both was reported against the
+    ///   second only (issue 23: the misses of `litmus --generate --race`).
     locs: Locs,
     /// Per site: [`SITE_CAS`] / [`SITE_EXCH`] (known with [`RaceCheck::for_module`]).
     site_flags: Vec<u8>,
@@ -1207,7 +1213,7 @@ impl<H: Hooks> RaceCheck<H> {
 
     /// [`Self::check`] for an RMW on a counter: an RMW that writes whole unsplit words
     /// whose cells agree, with no read since the last write, where the last write and
-    /// every hidden write of the words ([`RaceCheck::hidden`]) is an RMW morally strong
+    /// every hidden write of the words ([`RaceCheck::locs`]) is an RMW morally strong
     /// with this one. `check_general` then relates each of them as `Ordered` (same
     /// thread) or `Atomic` — never a race, so it reports nothing and drops no hidden
     /// write — and its update is this one's: the overwritten RMW joins the hidden list
@@ -1239,7 +1245,7 @@ impl<H: Hooks> RaceCheck<H> {
         let Some((cells, false)) = region.cells(addr, a.size as usize, &mut self.read_sets) else {
             return false;
         };
-        let hidden = &mut self.locs;
+        let locs = &mut self.locs;
         let cell = cells[0];
         if !cell.r.is_empty()
             || (!cell.w.is_empty() && !rmw_ms(&cell.w))
@@ -1255,7 +1261,7 @@ impl<H: Hooks> RaceCheck<H> {
             // One word (a counter): its list looked up once, checked, then updated as
             // below.
             if cell.w.flags & flags::HIDES != 0 || hide_old {
-                match hidden.hidden_mut(key) {
+                match locs.hidden_mut(key) {
                     Some(list) => {
                         if cell.w.flags & flags::HIDES != 0
                             && !(my_wide && list.wide_rmws)
@@ -1272,7 +1278,7 @@ impl<H: Hooks> RaceCheck<H> {
                     None if hide_old => {
                         let mut list = HiddenList::default();
                         list.hide(cell.w, 0b1111);
-                        *hidden.hidden_entry(key) = list;
+                        *locs.hidden_entry(key) = list;
                         hides = true;
                     }
                     None => {}
@@ -1280,7 +1286,7 @@ impl<H: Hooks> RaceCheck<H> {
             }
         } else if cell.w.flags & flags::HIDES != 0 {
             for (wk, mask) in words(key, run_len) {
-                if let Some(list) = hidden.hidden(wk) {
+                if let Some(list) = locs.hidden(wk) {
                     if list.iter().any(|(h, m)| m & mask != 0 && !rmw_ms(h)) {
                         return false;
                     }
@@ -1290,12 +1296,12 @@ impl<H: Hooks> RaceCheck<H> {
         // The update, as `check_general` makes it.
         if cells.len() > 1 && (cell.w.flags & flags::HIDES != 0 || hide_old) {
             for (wk, mask) in words(key, run_len) {
-                let list = hidden.hidden_entry(wk);
+                let list = locs.hidden_entry(wk);
                 if hide_old {
                     list.hide(cell.w, mask);
                 }
                 if list.is_empty() {
-                    hidden.hidden_remove(wk);
+                    locs.hidden_remove(wk);
                 } else {
                     hides = true;
                 }
@@ -1336,7 +1342,7 @@ impl<H: Hooks> RaceCheck<H> {
         let Some((cells, bytewise)) = region.cells(addr, size, read_sets) else {
             return;
         };
-        let hidden = &mut self.locs;
+        let locs = &mut self.locs;
         // The location key of the access's first byte, and the bytes per cell.
         let key = loc_key(a.loc);
         let unit: u64 = if bytewise { 1 } else { 4 };
@@ -1443,7 +1449,7 @@ impl<H: Hooks> RaceCheck<H> {
                     seen(&cell.w, c, r, &mut races);
                 }
             }
-            // Against the writes the last one hid (see `RaceCheck::hidden`): a data race
+            // Against the writes the last one hid (see `RaceCheck::locs`): a data race
             // with any of them, or a read–write pair for the `unordered` rules (write–write
             // pairs of that class concern the overwritten write only) — unless this
             // access is ordered after the hidden write in PTX causality order, which also
@@ -1465,9 +1471,9 @@ impl<H: Hooks> RaceCheck<H> {
                 let dropping = writes && !cur_atomic;
                 for (wk, mask) in words(run_addr, run_len) {
                     let list = if writes {
-                        hidden.hidden_entry(wk)
+                        locs.hidden_entry(wk)
                     } else {
-                        match hidden.hidden_mut(wk) {
+                        match locs.hidden_mut(wk) {
                             Some(l) => l,
                             None => continue,
                         }
@@ -1506,7 +1512,7 @@ impl<H: Hooks> RaceCheck<H> {
                         list.hide(cell.w, mask);
                     }
                     if list.is_empty() {
-                        hidden.hidden_remove(wk);
+                        locs.hidden_remove(wk);
                     } else {
                         hides = true;
                     }

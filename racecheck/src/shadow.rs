@@ -69,7 +69,7 @@ pub mod flags {
     /// read for every class — PTX gives it no write to conflict with.
     pub const FAILED: u8 = 8;
     /// A write that overwrote earlier writes it is not ordered after: they are in the
-    /// race check's hidden-write table (`RaceCheck::hidden`), and accesses to the byte
+    /// race check's hidden-write table (`RaceCheck::locs`), and accesses to the byte
     /// are checked against them too.
     pub const HIDES: u8 = 16;
 }
