@@ -243,7 +243,19 @@ impl VClock {
 
     /// `self := self ⊔ other`. Keeps `self` when it already dominates, adopts `other`
     /// when that dominates, and otherwise merges chunk by chunk (sharing unchanged chunks).
+    /// Inline when there is nothing to do (`other` empty, or the very list `self` holds:
+    /// every arrival at a barrier after the first, every thread of a CTA between two
+    /// barriers), out of line otherwise.
+    #[inline]
     pub fn join(&mut self, other: &VClock) {
+        if other.chunks.is_none() || self.same(other) {
+            return;
+        }
+        self.join_slow(other);
+    }
+
+    #[inline(never)]
+    fn join_slow(&mut self, other: &VClock) {
         #[cfg(debug_assertions)]
         let before = self.clone();
         self.join_inner(other);

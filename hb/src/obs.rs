@@ -156,7 +156,20 @@ impl Obs {
     }
 
     /// `self := self ⊔ other`.
+    ///
+    /// The common cases inline (nothing to join, or the very same set: a barrier's
+    /// arrivals all share the set the last barrier handed out), the merge out of line.
+    #[inline]
     pub fn join(&mut self, other: &Obs) {
+        let Some(o) = &other.0 else { return };
+        match &self.0 {
+            Some(s) if Rc::ptr_eq(s, o) => {}
+            _ => self.join_slow(other),
+        }
+    }
+
+    #[inline(never)]
+    fn join_slow(&mut self, other: &Obs) {
         let Some(o) = &other.0 else { return };
         match &mut self.0 {
             None => self.0 = Some(o.clone()),
