@@ -1082,6 +1082,50 @@ impl Hb {
         Some(Rc::new(ts.know.clone()))
     }
 
+    /// [`Hb::snapshot`] for a release fence of scope `wide` or not: written into the
+    /// allocation of the snapshot it replaces (the thread's latest release-fence snapshot,
+    /// which this fence supersedes) when nothing else holds that one — no strong write of
+    /// the thread since carries it. A thread that spins with a fence in its loop (CUB's
+    /// look-back) fenced with an allocation and a free per turn, in the race check's
+    /// happens-before and in its scope-blind twin. The same knowledge either way.
+    fn fence_snapshot(&mut self, t: ThreadRef, wide: bool) -> Option<Rc<Knowledge>> {
+        let g = t.global as usize;
+        let old = self.threads.existing_mut(g).and_then(|ts| {
+            let r = ts.rare.as_deref_mut()?;
+            // A wide fence replaces the wide snapshot too; a narrow one keeps it.
+            if wide
+                && r.rel_wide
+                    .as_ref()
+                    .zip(r.rel_any.as_ref())
+                    .is_some_and(|(a, b)| Rc::ptr_eq(a, b))
+            {
+                r.rel_wide = None;
+            }
+            let mut old = r.rel_any.take()?;
+            if Rc::get_mut(&mut old).is_some() {
+                Some(old)
+            } else {
+                r.rel_any = Some(old);
+                None
+            }
+        });
+        let tpc = self.tpc;
+        let ts = self.threads.get_mut(g)?;
+        let ep = self.epochs.get_mut(g)?;
+        ts.know.raise(CtaId::of(t), Tid::of(t), tpc, *ep);
+        ep.advance();
+        Some(match old {
+            Some(mut rc) => match Rc::get_mut(&mut rc) {
+                Some(k) => {
+                    k.clone_from(&ts.know);
+                    rc
+                }
+                None => Rc::new(ts.know.clone()),
+            },
+            None => Rc::new(ts.know.clone()),
+        })
+    }
+
     #[inline]
     fn acquire_pending(&mut self, g: usize, wide_scope: bool) {
         let tpc = self.tpc;
@@ -1139,7 +1183,7 @@ impl Hb {
             }
             return;
         }
-        let Some(mut snap) = self.snapshot(t) else {
+        let Some(mut snap) = self.fence_snapshot(t, w) else {
             return;
         };
         if kind == FenceKind::Sc {
