@@ -801,7 +801,16 @@ impl Pending {
     }
 
     /// Joins everything pending into `know`, leaving nothing pending.
+    #[inline]
     fn take_into(&mut self, know: &mut Knowledge, wide: bool, cta: CtaId, tpb: Tpb) {
+        if self.msgs.is_empty() && self.joined.is_none() {
+            return;
+        }
+        self.take_into_slow(know, wide, cta, tpb);
+    }
+
+    #[inline(never)]
+    fn take_into_slow(&mut self, know: &mut Knowledge, wide: bool, cta: CtaId, tpb: Tpb) {
         for x in self.msgs.drain(..) {
             let known = self.done.as_deref().map(|d| d as *const Message);
             for n in x.nodes() {
