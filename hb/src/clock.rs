@@ -278,9 +278,7 @@ impl VClock {
             self.chunks = other.chunks.clone();
             return;
         }
-        if self.same(other) {
-            return;
-        }
+        // (Identical lists were taken by `join`.)
         if other.list().len() * 8 <= self.list().len() {
             // A small clock into a large one (one thread's release into a clock that
             // spans the grid): chunk by chunk, without walking or rebuilding the list.

@@ -173,7 +173,6 @@ impl Obs {
         let Some(o) = &other.0 else { return };
         match &mut self.0 {
             None => self.0 = Some(o.clone()),
-            Some(s) if Rc::ptr_eq(s, o) => {}
             Some(s) => {
                 if o.watermark <= s.watermark && s.covers_keys(o) {
                     return;

@@ -1083,56 +1083,33 @@ impl Hb {
     /// Publishes `t`'s knowledge: its own entry is raised to the current epoch, and later
     /// accesses get the next one.
     fn snapshot(&mut self, t: ThreadRef) -> Option<Rc<Knowledge>> {
+        self.snapshot_into(t, None)
+    }
+
+    /// [`Hb::snapshot`], written into `reuse`'s allocation when nothing else holds that
+    /// one. A release fence passes the snapshot it supersedes: a thread that spins with a
+    /// fence in its loop (CUB's look-back) otherwise paid an allocation and a free per
+    /// turn, in the race check's happens-before and again in its scope-blind twin. The
+    /// same knowledge either way.
+    fn snapshot_into(
+        &mut self,
+        t: ThreadRef,
+        reuse: Option<Rc<Knowledge>>,
+    ) -> Option<Rc<Knowledge>> {
         let tpc = self.tpc;
         let ts = self.threads.get_mut(t.global as usize)?;
         let ep = self.epochs.get_mut(t.global as usize)?;
         ts.know.raise(CtaId::of(t), Tid::of(t), tpc, *ep);
         ep.advance();
-        Some(Rc::new(ts.know.clone()))
-    }
-
-    /// [`Hb::snapshot`] for a release fence of scope `wide` or not: written into the
-    /// allocation of the snapshot it replaces (the thread's latest release-fence snapshot,
-    /// which this fence supersedes) when nothing else holds that one — no strong write of
-    /// the thread since carries it. A thread that spins with a fence in its loop (CUB's
-    /// look-back) fenced with an allocation and a free per turn, in the race check's
-    /// happens-before and in its scope-blind twin. The same knowledge either way.
-    fn fence_snapshot(&mut self, t: ThreadRef, wide: bool) -> Option<Rc<Knowledge>> {
-        let g = t.global as usize;
-        let old = self.threads.existing_mut(g).and_then(|ts| {
-            let r = ts.rare.as_deref_mut()?;
-            // A wide fence replaces the wide snapshot too; a narrow one keeps it.
-            if wide
-                && r.rel_wide
-                    .as_ref()
-                    .zip(r.rel_any.as_ref())
-                    .is_some_and(|(a, b)| Rc::ptr_eq(a, b))
-            {
-                r.rel_wide = None;
-            }
-            let mut old = r.rel_any.take()?;
-            if Rc::get_mut(&mut old).is_some() {
-                Some(old)
-            } else {
-                r.rel_any = Some(old);
-                None
-            }
-        });
-        let tpc = self.tpc;
-        let ts = self.threads.get_mut(g)?;
-        let ep = self.epochs.get_mut(g)?;
-        ts.know.raise(CtaId::of(t), Tid::of(t), tpc, *ep);
-        ep.advance();
-        Some(match old {
-            Some(mut rc) => match Rc::get_mut(&mut rc) {
-                Some(k) => {
-                    k.clone_from(&ts.know);
+        Some(
+            match reuse.filter(|r| Rc::strong_count(r) == 1 && Rc::weak_count(r) == 0) {
+                Some(mut rc) => {
+                    Rc::make_mut(&mut rc).clone_from(&ts.know);
                     rc
                 }
                 None => Rc::new(ts.know.clone()),
             },
-            None => Rc::new(ts.know.clone()),
-        })
+        )
     }
 
     #[inline]
@@ -1192,7 +1169,21 @@ impl Hb {
             }
             return;
         }
-        let Some(mut snap) = self.fence_snapshot(t, w) else {
+        // The snapshot this fence supersedes (a wide one replaces the wide snapshot too),
+        // whose allocation the new one reuses when no write's message holds it.
+        let superseded = self.threads.existing_mut(g).and_then(|ts| {
+            let r = ts.rare.as_deref_mut()?;
+            if w && r
+                .rel_wide
+                .as_ref()
+                .zip(r.rel_any.as_ref())
+                .is_some_and(|(a, b)| Rc::ptr_eq(a, b))
+            {
+                r.rel_wide = None;
+            }
+            r.rel_any.take()
+        });
+        let Some(mut snap) = self.snapshot_into(t, superseded) else {
             return;
         };
         if kind == FenceKind::Sc {

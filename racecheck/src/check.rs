@@ -216,6 +216,11 @@ struct SyncQueue {
 }
 
 impl SyncQueue {
+    /// No write remembered (the location table's "absent").
+    fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
     /// Newest first.
     fn newest_first(&self) -> impl Iterator<Item = &SyncWrite> {
         let (newer, older) = self.buf.split_at(self.head as usize);
@@ -267,12 +272,12 @@ impl Locs {
     }
 
     fn sync_len(&self) -> usize {
-        self.0.values().filter(|e| !e.q.buf.is_empty()).count()
+        self.0.values().filter(|e| !e.q.is_empty()).count()
     }
 
     #[inline]
     fn sync(&self, k: u64) -> Option<&SyncQueue> {
-        self.0.get(&k).map(|e| &e.q).filter(|q| !q.buf.is_empty())
+        self.0.get(&k).map(|e| &e.q).filter(|q| !q.is_empty())
     }
 
     #[inline]
@@ -280,7 +285,7 @@ impl Locs {
         self.0
             .get_mut(&k)
             .map(|e| &mut e.q)
-            .filter(|q| !q.buf.is_empty())
+            .filter(|q| !q.is_empty())
     }
 
     /// The window of `k`, created empty if absent (the caller pushes to it).
@@ -311,7 +316,7 @@ impl Locs {
     #[inline]
     fn hidden_remove(&mut self, k: u64) {
         if let Some(e) = self.0.get_mut(&k) {
-            if e.q.buf.is_empty() {
+            if e.q.is_empty() {
                 self.0.remove(&k);
             } else {
                 e.hidden = HiddenList::default();
