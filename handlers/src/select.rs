@@ -29,11 +29,18 @@ pub fn threshold(p: f64) -> u64 {
     (p * (1u64 << 53) as f64).round() as u64
 }
 
+/// `mix(mix(seed) ^ launch)`: the part of the hash fixed for a launch (the host writes it
+/// into the device runtime's control block, so a thread's header costs one `mix`).
+#[inline]
+pub fn launch_key(seed: u64, launch: u32) -> u64 {
+    mix(mix(seed) ^ launch as u64)
+}
+
 /// `mix(mix(mix(seed) ^ launch) ^ thread)`: the part of the hash fixed for a thread in a
 /// launch (the device runtime keeps it in the thread's header as `prefix`).
 #[inline]
 pub fn thread_prefix(seed: u64, launch: u32, thread: u32) -> u64 {
-    mix(mix(mix(seed) ^ launch as u64) ^ thread as u64)
+    mix(launch_key(seed, launch) ^ thread as u64)
 }
 
 /// Whether store number `n` of `thread` in `launch` is buffered.

@@ -482,7 +482,19 @@ fn prologue(cx: &mut Ctx<'_>) -> String {
 
 // Offsets in runtime.cu's FhThread.
 const T_LEN: u32 = 4;
+const T_LEN_S: u32 = 8;
+const T_STORES: u32 = 16;
+const T_PREFIX: u32 = 24;
 const T_TICKS: u32 = 32;
+const T_SEEN: u32 = 64;
+const T_BUFFERED: u32 = 80;
+const T_PEAK: u32 = 112;
+const T_BLOCKS: u32 = 120;
+const T_THR: u32 = 144;
+const T_CAPACITY: u32 = 160;
+const T_ENTRIES: u32 = 176;
+// Offset of the live-holder count in FhCtl.
+const CTL_HOLDERS: u32 = 72;
 const T_CTA: u32 = 128;
 const T_LIVE1: u32 = 136;
 const T_SCOPED: u32 = 140;
@@ -542,6 +554,129 @@ fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(Strin
         original(i)
     );
     Some((t, format!("{slow}:\n")))
+}
+
+/// In a full launch, `__fencehound_store`'s fast paths inlined at a scalar, non-release
+/// store to `.global` or `.shared` memory of space `s` (0 global, 1 shared), `size` bytes,
+/// whose generic address is in `%fhd0` and value bits in `%fhd1`: when the store
+/// overlaps none of the thread's own entries of its space (no write-after-write drain),
+/// the selection function decides (SplitMix64 of the header's `prefix` ^ the store count,
+/// against the header's per-space threshold, 0 for a space not buffered): selected with
+/// room in the space, the entry is pushed here (the address checked by a load first, as
+/// the runtime's `fh_read` does, and the statistics the runtime keeps: `stores`, `seen`,
+/// `buffered`, `peak`, `blocks`, the live-holder count); not selected and no CTA overlay to
+/// consult (`scoped`, global), the store is counted and performed (`{DONE}` is the end of
+/// the lane's code). Anything else — a full space, an overlapping entry, a nonempty
+/// overlay — falls through to `slow`, the call, which starts over from the header: this
+/// code writes nothing before it has decided. The same effects, in the same header
+/// words, as the runtime's path (runtime.cu, `__fencehound_store`), without the call. The
+/// lockstep flavour runs it too (after looking the header up), so the differential test
+/// checks it write for write against the native handlers.
+fn inline_store(
+    cx: &mut Ctx<'_>,
+    s: u32,
+    size: u32,
+    key_bits: u64,
+    orig: &str,
+) -> (String, String) {
+    let slow = cx.label();
+    let nowaw = cx.label();
+    let unsel = cx.label();
+    let mut t = String::new();
+    if cx.opts.flavor == Flavor::Lockstep {
+        t.push_str(&call(
+            &format!("{PREFIX}begin"),
+            Some(("b64", "%fhd14")),
+            &[],
+        ));
+    }
+    // The filter bits of the 8-byte blocks the store touches (runtime.cu, fh_blocks).
+    let _ = write!(
+        t,
+        "setp.eq.u64 %fhp2, %fhd14, 0;\n@%fhp2 bra {slow};\n\
+         shr.u64 %fhd9, %fhd0, 3;\ncvt.u32.u64 %fhr7, %fhd9;\nand.b32 %fhr7, %fhr7, 63;\n\
+         mov.u64 %fhd10, 1;\nshl.b64 %fhd10, %fhd10, %fhr7;\n"
+    );
+    if size > 1 {
+        let _ = write!(
+            t,
+            "add.u64 %fhd9, %fhd0, {};\nshr.u64 %fhd9, %fhd9, 3;\ncvt.u32.u64 %fhr7, %fhd9;\n\
+             and.b32 %fhr7, %fhr7, 63;\nmov.u64 %fhd9, 1;\nshl.b64 %fhd9, %fhd9, %fhr7;\n\
+             or.b64 %fhd10, %fhd10, %fhd9;\n",
+            size - 1
+        );
+    }
+    // No own entry of the space may overlap; then the selection (select::selected).
+    let len_s = T_LEN_S + 4 * s;
+    let thr = T_THR + 8 * s;
+    let _ = write!(
+        t,
+        "ld.u32 %fhr7, [%fhd14+{len_s}];\nsetp.eq.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {nowaw};\n\
+         ld.u64 %fhd11, [%fhd14+{T_BLOCKS}];\nand.b64 %fhd11, %fhd11, %fhd10;\n\
+         setp.ne.u64 %fhp2, %fhd11, 0;\n@%fhp2 bra {slow};\n\
+         {nowaw}:\n\
+         ld.u64 %fhd11, [%fhd14+{T_STORES}];\nld.u64 %fhd12, [%fhd14+{T_PREFIX}];\n\
+         xor.b64 %fhd12, %fhd12, %fhd11;\nadd.u64 %fhd12, %fhd12, 0x9E3779B97F4A7C15;\n\
+         shr.u64 %fhd13, %fhd12, 30;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
+         mul.lo.u64 %fhd12, %fhd12, 0xBF58476D1CE4E5B9;\n\
+         shr.u64 %fhd13, %fhd12, 27;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
+         mul.lo.u64 %fhd12, %fhd12, 0x94D049BB133111EB;\n\
+         shr.u64 %fhd13, %fhd12, 31;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
+         shr.u64 %fhd12, %fhd12, 11;\nld.u64 %fhd13, [%fhd14+{thr}];\n\
+         setp.ge.u64 %fhp2, %fhd12, %fhd13;\n@%fhp2 bra {unsel};\n\
+         ld.u32 %fhr8, [%fhd14+{T_CAPACITY}];\nsetp.ge.u32 %fhp2, %fhr7, %fhr8;\n@%fhp2 bra {slow};\n"
+    );
+    // Selected, with room: the address check (the runtime's fh_read, a plain load of the
+    // store's size), then the push and the statistics.
+    let check = match size {
+        1 => "ld.u8 %fhh2, [%fhd0];",
+        2 => "ld.u16 %fhh2, [%fhd0];",
+        4 => "ld.u32 %fhr9, [%fhd0];",
+        _ => "ld.u64 %fhd12, [%fhd0];",
+    };
+    let _ = writeln!(t, "{check}");
+    if size < 8 {
+        let _ = writeln!(t, "and.b64 %fhd1, %fhd1, {};", u64::MAX >> (64 - 8 * size));
+    }
+    let seen = T_SEEN + 8 * s;
+    let buffered = T_BUFFERED + 8 * s;
+    let value = T_ENTRIES + 8;
+    let _ = write!(
+        t,
+        "ld.u32 %fhr8, [%fhd14+{T_LEN}];\nmul.wide.u32 %fhd13, %fhr8, 16;\n\
+         add.u64 %fhd13, %fhd13, %fhd14;\n\
+         and.b64 %fhd12, %fhd0, 0x00ffffffffffffff;\nor.b64 %fhd12, %fhd12, {key_bits};\n\
+         st.u64 [%fhd13+{T_ENTRIES}], %fhd12;\nst.u64 [%fhd13+{value}], %fhd1;\n\
+         add.u64 %fhd11, %fhd11, 1;\nst.u64 [%fhd14+{T_STORES}], %fhd11;\n\
+         ld.u64 %fhd12, [%fhd14+{seen}];\nadd.u64 %fhd12, %fhd12, 1;\n\
+         st.u64 [%fhd14+{seen}], %fhd12;\n\
+         add.u32 %fhr9, %fhr8, 1;\nst.u32 [%fhd14+{T_LEN}], %fhr9;\n\
+         ld.u64 %fhd12, [%fhd14+{T_BLOCKS}];\nor.b64 %fhd12, %fhd12, %fhd10;\n\
+         st.u64 [%fhd14+{T_BLOCKS}], %fhd12;\n\
+         add.u32 %fhr7, %fhr7, 1;\nst.u32 [%fhd14+{len_s}], %fhr7;\n\
+         ld.u32 %fhr7, [%fhd14+{T_PEAK}];\nmax.u32 %fhr7, %fhr7, %fhr9;\n\
+         st.u32 [%fhd14+{T_PEAK}], %fhr7;\n\
+         ld.u64 %fhd12, [%fhd14+{buffered}];\nadd.u64 %fhd12, %fhd12, 1;\n\
+         st.u64 [%fhd14+{buffered}], %fhd12;\n\
+         setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {{DONE}};\n\
+         ld.global.u64 %fhd12, [{PREFIX}ctl];\nred.add.u32 [%fhd12+{CTL_HOLDERS}], 1;\n\
+         bra.uni {{DONE}};\n\
+         {unsel}:\n"
+    );
+    // Not selected: counted and performed, unless a CTA overlay may hold the address.
+    if s == 0 {
+        let ok = cx.label();
+        t.push_str(&overlay_test(&ok, &slow));
+        let _ = writeln!(t, "{ok}:");
+    }
+    let _ = write!(
+        t,
+        "add.u64 %fhd11, %fhd11, 1;\nst.u64 [%fhd14+{T_STORES}], %fhd11;\n\
+         ld.u64 %fhd12, [%fhd14+{seen}];\nadd.u64 %fhd12, %fhd12, 1;\n\
+         st.u64 [%fhd14+{seen}], %fhd12;\n\
+         {orig}bra.uni {{DONE}};\n"
+    );
+    (t, format!("{slow}:\n"))
 }
 
 fn parse_statements(text: &str) -> Result<Vec<Statement>, RewriteError> {
@@ -1190,6 +1325,21 @@ fn store_block(
         let extra = k as i64 * size as i64;
         code.push_str(&generic_addr(cx, i, sp, addr, extra, "%fhd0")?);
         code.push_str(&value_bits(cx, i, v)?);
+        let space = match sp {
+            MemSpace::Global => Some(0u32),
+            MemSpace::Shared => Some(1),
+            _ => None,
+        };
+        if let (Some(s), true, false, 1) = (space, cx.fast, release, vals.len()) {
+            // runtime.cu's entry key: size - 1, space, semantics, scope above the address.
+            let key_bits = (u64::from(size - 1) << 56)
+                | (u64::from(s) << 59)
+                | (u64::from(sem) << 60)
+                | (u64::from(scope) << 62);
+            let (inline, slow) = inline_store(cx, s, size, key_bits, &original(i));
+            code.push_str(&inline);
+            code.push_str(&slow);
+        }
         code.push_str(&rt_call(
             cx,
             &format!("{PREFIX}store"),

@@ -13,7 +13,7 @@ use crate::stats::{BufferStats, DrainReason};
 /// Bytes of the control block (`FhCtl`).
 pub const CTL_BYTES: u64 = 80;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
-pub const THREAD_HEADER: u64 = 144;
+pub const THREAD_HEADER: u64 = 176;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
 pub const ENTRY_BYTES: u64 = 16;
 /// Bytes of a CTA header (`FhCta`: lock, overlay length, orphan length).
@@ -213,7 +213,9 @@ pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool)
         flags |= FLAG_SCOPED;
     }
     let mut b = Vec::with_capacity(CTL_BYTES as usize);
-    b.extend_from_slice(&cfg.seed.to_le_bytes());
+    // The selection hash's launch part (the runtime's `key`), not the seed: a thread's
+    // header then costs one `mix` instead of three.
+    b.extend_from_slice(&crate::select::launch_key(cfg.seed, launch).to_le_bytes());
     b.extend_from_slice(&crate::select::threshold(cfg.p_w).to_le_bytes());
     b.extend_from_slice(&launch.to_le_bytes());
     b.extend_from_slice(&flags.to_le_bytes());
@@ -377,9 +379,9 @@ mod tests {
 
     #[test]
     fn memory_per_65536_threads_at_capacity_256() {
-        // 144-byte header + 2 × 256 × 16-byte entries per thread.
-        assert_eq!(thread_bytes(256), 8336);
-        assert_eq!(65_536 * thread_bytes(256), 546_308_096);
+        // 176-byte header + 2 × 256 × 16-byte entries per thread.
+        assert_eq!(thread_bytes(256), 8368);
+        assert_eq!(65_536 * thread_bytes(256), 548_405_248);
     }
 
     #[test]

@@ -36,7 +36,13 @@
 //! a pointer to the CTA's area),
 //! it adds the liveness tick to the header and runs the original instruction, which is
 //! what the call would have done (`__fencehound_load` then returns the address itself);
-//! otherwise it makes the call. A fence or barrier likewise runs `__fencehound_drain`'s
+//! otherwise it makes the call. A scalar, non-release store to a `.global` or `.shared`
+//! address runs `__fencehound_store`'s fast paths inline (`emit::inline_store`): when it
+//! overlaps none of the thread's entries of its space, the selection function (the
+//! header's `prefix` and per-space threshold) decides; a selected store with room is
+//! pushed to the thread's buffer there, an unselected one with no CTA overlay to consult
+//! is counted and performed; anything else makes the call. The lockstep flavour runs the
+//! same code, so the differential test checks it. A fence or barrier likewise runs `__fencehound_drain`'s
 //! test inline: a thread that holds no entry (and, for a drain to memory under `scoped`,
 //! whose CTA overlay is empty) skips the call. Every call passes that header as its first argument `t`,
 //! so the runtime does not look it up again (`fh_self`: about 25 lane instructions per

@@ -60,7 +60,7 @@ typedef unsigned short u16;
 #define K_SCOPE(k) ((u32)(((k) >> 62) & 3u))
 
 struct FhCtl {
-    u64 seed;
+    u64 key;  // mix(mix(seed) ^ launch): select::launch_key, written by the host per launch
     u64 threshold;
     u32 launch;
     u32 flags;
@@ -82,7 +82,7 @@ struct FhEntry {
     u64 value;
 };
 
-// 144 bytes; the entries follow.
+// 176 bytes; the entries follow.
 struct FhThread {
     u32 tag;  // launch + 1 once initialised for that launch
     u32 len;  // entries, both spaces
@@ -110,6 +110,12 @@ struct FhThread {
     u64 cta;
     u32 live1;
     u32 scoped;
+    // Also set with the header, for the rewrite's inlined store: per space the selection
+    // threshold when the space is buffered, else 0 (so `hash >> 11 < thr[s]` is the whole
+    // decision), and the capacity.
+    u64 thr[2];
+    u32 capacity;
+    u32 pad[3];
 };
 
 // 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
@@ -126,7 +132,7 @@ __device__ u64 __fencehound_ctl;
 __device__ u32 __fencehound_mark[4];
 }
 
-#define HEADER 144u
+#define HEADER 176u
 
 static __device__ __forceinline__ u64 fh_mix(u64 x) {
     u64 z = x + 0x9E3779B97F4A7C15ull;
@@ -176,10 +182,13 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->lives = 0;
         t->atom_pending = 0;
         t->blocks = 0;
-        t->prefix = fh_mix(fh_mix(fh_mix(c->seed) ^ (u64)c->launch) ^ (u64)g);
+        t->prefix = fh_mix(c->key ^ (u64)g);
         t->cta = (u64)fh_cta_area(c, cta);
         t->live1 = c->liveness - 1u;
         t->scoped = c->flags & FH_SCOPED;
+        t->thr[0] = (c->flags & FH_GLOBAL) ? c->threshold : 0ull;
+        t->thr[1] = (c->flags & FH_SHARED) ? c->threshold : 0ull;
+        t->capacity = c->capacity;
     }
     return t;
 }
@@ -356,10 +365,33 @@ static __device__ __noinline__ void fh_write_entry(u64 key, u64 v) {
     }
 }
 
+// fh_write_entry with the weak case (every plain store's) inline.
+static __device__ __forceinline__ void fh_write_fast(u64 key, u64 v) {
+    if (K_SEM(key) == 0) {
+        u64 a = K_ADDR(key);
+        u32 size = K_SIZE(key);
+        FH_ST("", a, v, size);
+    } else {
+        fh_write_entry(key, v);
+    }
+}
+
 // Flush-length histograms have one bin per length up to the longest possible flush: a
 // thread's space (capacity) or a CTA's orphan queue (ov_capacity).
 static __device__ __forceinline__ u32 fh_bins(const FhCtl *c) {
     return (c->capacity > c->ov_capacity ? c->capacity : c->ov_capacity) + 1;
+}
+
+static __device__ __forceinline__ void fh_record_c(const FhCtl *c, u32 n0, u32 n1, u32 reason) {
+    u64 *k = (u64 *)c->counters;
+    if (n0) {
+        atomicAdd(&k[16 + n0], 1ull);
+        atomicAdd(&k[reason], (u64)n0);
+    }
+    if (n1) {
+        atomicAdd(&k[16 + fh_bins(c) + n1], 1ull);
+        atomicAdd(&k[reason], (u64)n1);
+    }
 }
 
 static __device__ __noinline__ void fh_record(Fh &f, u32 n0, u32 n1, u32 reason) {
@@ -874,12 +906,59 @@ extern "C" __device__ __noinline__ void __fencehound_exit(u64 th) {
 }
 
 // A fence or barrier: everything of the thread drains to the level the scope requires
-// (WriteBuffers::drain_thread).
-static __device__ __noinline__ void fh_drain_slow(const FhCtl *c, FhThread *t, u32 meta) {
-    Fh f;
-    fh_begin_from(f, c, t);
-    fh_drain_thread(f, M_SCOPE(meta), M_REASON(meta));
-    fh_end(f);
+// (WriteBuffers::drain_thread, as fh_drain_thread does it, with its per-entry calls unrolled: each entry goes
+// where fh_place sends it). Under `scoped` a drain to memory first empties the own CTA's
+// overlay (under its lock, held to the end), so committing an entry finds no overlay entry
+// to publish first; a CTA-scope drain commits shared entries (no overlay entry is shared)
+// and pushes global ones to the overlay.
+static __device__ __forceinline__ void fh_drain_fast(const FhCtl *c, FhThread *t, u32 meta) {
+    bool scoped = (c->flags & FH_SCOPED) != 0;
+    bool to_cta = scoped && M_SCOPE(meta) == SCOPE_CTA;
+    FhCta *o = (FhCta *)t->cta;
+    // The lock guards the overlay only: a CTA-scope drain of shared entries alone (a
+    // barrier after shared stores, the common case) commits them without it.
+    bool lock = scoped && (!to_cta || t->len_s[0] != 0);
+    if (lock) {
+        fh_cta_lock(o);
+        if (!to_cta) {
+            FhEntry *e = (FhEntry *)((char *)o + 16);
+            u32 m = o->ov_len;
+            for (u32 i = 0; i < m; i++) fh_write_fast(e[i].key, e[i].value);
+            o->ov_len = 0;
+        }
+    }
+    u32 n = t->len;
+    if (n != 0) {
+        u32 c0 = t->len_s[0], c1 = t->len_s[1];
+        const FhEntry *q = (const FhEntry *)((char *)t + HEADER);
+        if (to_cta) {
+            FhEntry *ov = (FhEntry *)((char *)o + 16);
+            for (u32 i = 0; i < n; i++) {
+                FhEntry e = q[i];
+                if (K_SPACE(e.key) == 0) {
+                    // fh_overlay_push.
+                    if (o->ov_len >= c->ov_capacity) {
+                        u32 m = o->ov_len;
+                        for (u32 k = 0; k < m; k++) fh_write_fast(ov[k].key, ov[k].value);
+                        o->ov_len = 0;
+                    }
+                    ov[o->ov_len] = e;
+                    o->ov_len += 1;
+                } else {
+                    fh_write_fast(e.key, e.value);
+                }
+            }
+        } else {
+            for (u32 i = 0; i < n; i++) fh_write_fast(q[i].key, q[i].value);
+        }
+        t->len = 0;
+        atomicAdd((u32 *)&c->holders, (u32)-1);
+        t->blocks = 0;
+        t->len_s[0] = 0;
+        t->len_s[1] = 0;
+        fh_record_c(c, c0, c1, M_REASON(meta));
+    }
+    if (lock) fh_cta_unlock(o);
 }
 
 // The thread's header (initialised for this launch), or 0 when the launch does not
@@ -910,6 +989,26 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 th, u64 g, u64 val
             t->stores = n + 1;
             t->seen[s] += 1;
             return 0;
+        }
+        if (selected && t->len_s[s] < c->capacity) {
+            // fh_store_slow's path for a selected store when nothing drains first (not a
+            // release, no own entry it overlaps, room in its space): the same effects,
+            // without the slow path's state in local memory.
+            u32 size = M_SIZE(meta);
+            (void)fh_read(g, size);
+            u32 len = t->len;
+            FhEntry *q = (FhEntry *)((char *)t + HEADER);
+            q[len].key = fh_key(g, size, s, M_SEM(meta), M_SCOPE(meta));
+            q[len].value = value & fh_mask(size);
+            t->stores = n + 1;
+            t->seen[s] += 1;
+            t->len = len + 1;
+            if (len == 0) atomicAdd((u32 *)&c->holders, 1u);
+            t->blocks |= fh_blocks(g, size);
+            t->len_s[s] += 1;
+            if (len + 1 > t->peak) t->peak = len + 1;
+            t->buffered[s] += 1;
+            return 1;
         }
         known = selected;
     }
@@ -957,5 +1056,5 @@ extern "C" __device__ __noinline__ void __fencehound_drain(u64 th, u32 meta) {
     bool overlay = (c->flags & FH_SCOPED) && M_SCOPE(meta) != SCOPE_CTA &&
                    *(volatile u32 *)&((FhCta *)t->cta)->ov_len != 0;
     if (t->len == 0 && !overlay) return;
-    fh_drain_slow(c, t, meta);
+    fh_drain_fast(c, t, meta);
 }
