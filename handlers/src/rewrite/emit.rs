@@ -493,7 +493,9 @@ const T_BLOCKS: u32 = 120;
 const T_THR: u32 = 144;
 const T_CAPACITY: u32 = 160;
 const T_ENTRIES: u32 = 176;
-// Offset of the live-holder count in FhCtl.
+// Offsets in FhCtl: the capacities, the live-holder count.
+const CTL_CAPACITY: u32 = 24;
+const CTL_OV_CAPACITY: u32 = 32;
 const CTL_HOLDERS: u32 = 72;
 const T_CTA: u32 = 128;
 const T_LIVE1: u32 = 136;
@@ -677,6 +679,92 @@ fn inline_store(
          {orig}bra.uni {{DONE}};\n"
     );
     (t, format!("{slow}:\n"))
+}
+
+/// In a full launch, `__fencehound_drain` inlined at a fence or barrier for a thread that
+/// holds entries (`%fhr7`: its `len`, not 0), when the CTA overlay has no part in it (not
+/// `scoped`; else see below: otherwise `slow`, the call, which takes the lock): every entry to
+/// memory, oldest first — a plain store of its size written here, any other through
+/// `__fencehound_write_entry` (the runtime's `fh_write_entry`) — then what the runtime's
+/// drain does after its loop: the buffer empty, the live-holder count down by one, the
+/// flush recorded per space (its length's histogram bin and the reason's count).
+fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
+    let top = cx.label();
+    let next = cx.label();
+    let (w1, w2, w4, strong) = (cx.label(), cx.label(), cx.label(), cx.label());
+    let write_entry = self::call(
+        &format!("{PREFIX}write_entry"),
+        None,
+        &[("b64", "%fhd10"), ("b64", "%fhd11")],
+    );
+    let reason = 8 * ((meta >> 8) & 15);
+    let mut t = String::new();
+    // Under `scoped` only when the CTA overlay has no part in the drain: a CTA-scope
+    // drain of shared entries alone (the runtime commits those without its lock too), or
+    // a drain to memory while the overlay is empty (read as `fh_fast_overlay` reads it).
+    let go = cx.label();
+    let _ = write!(
+        t,
+        "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];\nsetp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {go};\n"
+    );
+    if meta & m_scope(3) == 0 {
+        let _ = write!(
+            t,
+            "ld.u32 %fhr8, [%fhd14+{T_LEN_S}];\nsetp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
+        );
+    } else {
+        let _ = write!(
+            t,
+            "ld.u64 %fhd13, [%fhd14+{T_CTA}];\nld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];\n\
+             setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
+        );
+    }
+    let _ = write!(
+        t,
+        "{go}:\n\
+         mov.u32 %fhr9, 0;\nadd.u64 %fhd9, %fhd14, {T_ENTRIES};\n\
+         {top}:\n\
+         ld.u64 %fhd10, [%fhd9];\nld.u64 %fhd11, [%fhd9+8];\n\
+         shr.u64 %fhd12, %fhd10, 60;\nand.b64 %fhd12, %fhd12, 3;\n\
+         setp.ne.u64 %fhp2, %fhd12, 0;\n@%fhp2 bra {strong};\n\
+         and.b64 %fhd12, %fhd10, 0x00ffffffffffffff;\n\
+         shr.u64 %fhd13, %fhd10, 56;\ncvt.u32.u64 %fhr8, %fhd13;\nand.b32 %fhr8, %fhr8, 7;\n\
+         setp.eq.u32 %fhp2, %fhr8, 3;\n@%fhp2 bra {w4};\n\
+         setp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {w1};\n\
+         setp.eq.u32 %fhp2, %fhr8, 1;\n@%fhp2 bra {w2};\n\
+         st.u64 [%fhd12], %fhd11;\nbra.uni {next};\n\
+         {w4}:\ncvt.u32.u64 %fhr8, %fhd11;\nst.u32 [%fhd12], %fhr8;\nbra.uni {next};\n\
+         {w2}:\ncvt.u16.u64 %fhh2, %fhd11;\nst.u16 [%fhd12], %fhh2;\nbra.uni {next};\n\
+         {w1}:\ncvt.u16.u64 %fhh2, %fhd11;\nst.u8 [%fhd12], %fhh2;\nbra.uni {next};\n\
+         {strong}:\n{write_entry}\
+         {next}:\n\
+         add.u32 %fhr9, %fhr9, 1;\nadd.u64 %fhd9, %fhd9, 16;\n\
+         setp.lt.u32 %fhp2, %fhr9, %fhr7;\n@%fhp2 bra {top};\n"
+    );
+    // After the loop (runtime.cu, fh_drain_fast): the counts per space, the buffer empty.
+    let (rec1, done) = (cx.label(), cx.label());
+    let _ = write!(
+        t,
+        "ld.u32 %fhr7, [%fhd14+{T_LEN_S}];\nld.u32 %fhr8, [%fhd14+{}];\n\
+         mov.u32 %fhr9, 0;\nmov.u64 %fhd9, 0;\nst.u32 [%fhd14+{T_LEN}], %fhr9;\n\
+         ld.global.u64 %fhd12, [{PREFIX}ctl];\nred.add.u32 [%fhd12+{CTL_HOLDERS}], -1;\n\
+         st.u64 [%fhd14+{T_BLOCKS}], %fhd9;\nst.u32 [%fhd14+{T_LEN_S}], %fhr9;\n\
+         st.u32 [%fhd14+{}], %fhr9;\n\
+         ld.u64 %fhd13, [%fhd12+{CTL_COUNTERS}];\n\
+         setp.eq.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {rec1};\n\
+         mul.wide.u32 %fhd9, %fhr7, 8;\nadd.u64 %fhd9, %fhd9, %fhd13;\n\
+         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhr7;\nred.add.u64 [%fhd13+{reason}], %fhd9;\n\
+         {rec1}:\n\
+         setp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {done};\n\
+         ld.u32 %fhr7, [%fhd12+{CTL_CAPACITY}];\nld.u32 %fhr9, [%fhd12+{CTL_OV_CAPACITY}];\n\
+         max.u32 %fhr7, %fhr7, %fhr9;\nadd.u32 %fhr7, %fhr7, 1;\nadd.u32 %fhr7, %fhr7, %fhr8;\n\
+         mul.wide.u32 %fhd9, %fhr7, 8;\nadd.u64 %fhd9, %fhd9, %fhd13;\n\
+         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhr8;\nred.add.u64 [%fhd13+{reason}], %fhd9;\n\
+         {done}:\nbra.uni {{DONE}};\n",
+        T_LEN_S + 4,
+        T_LEN_S + 4,
+    );
+    t
 }
 
 fn parse_statements(text: &str) -> Result<Vec<Statement>, RewriteError> {
@@ -1448,17 +1536,31 @@ fn drain_block(
     // A fast kernel of the device flavour runs the call's fast path inline: a thread that
     // holds no entry has nothing to drain, unless (`scoped`, a drain to memory) its CTA's
     // overlay holds some — `__fencehound_drain`'s own test, read as it reads it.
-    let code = if cx.has_header() {
+    let code = if cx.fast {
         let slow = cx.label();
-        let mut t = format!(
+        let mut t = String::new();
+        if cx.opts.flavor == Flavor::Lockstep {
+            t.push_str(&self::call(
+                &format!("{PREFIX}begin"),
+                Some(("b64", "%fhd14")),
+                &[],
+            ));
+        }
+        let own = cx.label();
+        let _ = write!(
+            t,
             "setp.eq.u64 %fhp2, %fhd14, 0;\n@%fhp2 bra {{DONE}};\n\
-             ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n"
+             ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {own};\n"
         );
         // A drain to a scope wider than the CTA (scope field not 0) publishes the overlay.
         if meta & m_scope(3) != 0 {
             t.push_str(&overlay_test("{DONE}", &slow));
         }
-        let _ = write!(t, "bra.uni {{DONE}};\n{slow}:\n{call}");
+        let _ = write!(
+            t,
+            "bra.uni {{DONE}};\n{own}:\n{}{slow}:\n{call}",
+            inline_drain(cx, meta, &slow)
+        );
         t
     } else {
         call

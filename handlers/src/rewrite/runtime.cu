@@ -961,6 +961,12 @@ static __device__ __forceinline__ void fh_drain_fast(const FhCtl *c, FhThread *t
     if (lock) fh_cta_unlock(o);
 }
 
+// One entry to memory with its store's strength: what the rewrite's inlined drain calls
+// for an entry that is not a plain (weak) store.
+extern "C" __device__ __noinline__ void __fencehound_write_entry(u64 key, u64 v) {
+    fh_write_entry(key, v);
+}
+
 // The thread's header (initialised for this launch), or 0 when the launch does not
 // buffer: what a kernel keeps in a register for the rewrite's inlined load check (which
 // reads `len` and `ticks` from it and `liveness`, `flags` from the control block).
