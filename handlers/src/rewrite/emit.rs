@@ -628,13 +628,15 @@ fn inline_store(
          setp.ge.u64 %fhp2, %fhd12, %fhd13;\n@%fhp2 bra {unsel};\n\
          ld.u32 %fhr8, [%fhd14+{T_CAPACITY}];\nsetp.ge.u32 %fhp2, %fhr7, %fhr8;\n@%fhp2 bra {slow};\n"
     );
-    // Selected, with room: the address check (the runtime's fh_read, a plain load of the
-    // store's size), then the push and the statistics.
+    // Selected, with room: the address check (the runtime's fh_read, a load of the
+    // store's size: `.volatile`, as the runtime's is an `asm volatile`, so that ptxas
+    // keeps it although nothing reads its value — a bad address faults at its store, not
+    // at the drain), then the push and the statistics.
     let check = match size {
-        1 => "ld.u8 %fhh2, [%fhd0];",
-        2 => "ld.u16 %fhh2, [%fhd0];",
-        4 => "ld.u32 %fhr9, [%fhd0];",
-        _ => "ld.u64 %fhd12, [%fhd0];",
+        1 => "ld.volatile.u8 %fhh2, [%fhd0];",
+        2 => "ld.volatile.u16 %fhh2, [%fhd0];",
+        4 => "ld.volatile.u32 %fhr9, [%fhd0];",
+        _ => "ld.volatile.u64 %fhd12, [%fhd0];",
     };
     let _ = writeln!(t, "{check}");
     if size < 8 {
