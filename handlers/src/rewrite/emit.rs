@@ -460,8 +460,10 @@ fn count_store(
 
 /// A fast kernel's entry: the store counters (global, shared) start at 0; the device
 /// flavour decides the launch's mode once here, and in a full launch finds the thread's
-/// header (`%fhd14`, for the inlined load check; 0 when the launch does not buffer; not
-/// set, and never read, in other launches). The
+/// header (`%fhd14`, for the inlined paths; not set, and never read, in other launches).
+/// A full launch's header is never 0: the host marks a launch full only when it buffers
+/// (`layout`'s `launch_mode`), and then `__fencehound_begin` returns the header or traps,
+/// so the inlined paths do not test it. The
 /// lockstep flavour does both in each block, where its loads are not preemption points of
 /// their own.
 fn prologue(cx: &mut Ctx<'_>) -> String {
@@ -539,8 +541,7 @@ fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(Strin
     }
     let _ = write!(
         t,
-        "setp.eq.u64 %fhp2, %fhd14, 0;\n@%fhp2 bra {slow};\n\
-         ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
+        "ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
          ld.u32 %fhr8, [%fhd14+{T_LIVE1}];\n\
          ld.u32 %fhr9, [%fhd14+{T_TICKS}];\nadd.u32 %fhr9, %fhr9, 1;\n\
          setp.lt.u32 %fhp2, %fhr8, %fhr9;\n@%fhp2 bra {slow};\n"
@@ -595,8 +596,7 @@ fn inline_store(
     // The filter bits of the 8-byte blocks the store touches (runtime.cu, fh_blocks).
     let _ = write!(
         t,
-        "setp.eq.u64 %fhp2, %fhd14, 0;\n@%fhp2 bra {slow};\n\
-         shr.u64 %fhd9, %fhd0, 3;\ncvt.u32.u64 %fhr7, %fhd9;\nand.b32 %fhr7, %fhr7, 63;\n\
+        "shr.u64 %fhd9, %fhd0, 3;\ncvt.u32.u64 %fhr7, %fhd9;\nand.b32 %fhr7, %fhr7, 63;\n\
          mov.u64 %fhd10, 1;\nshl.b64 %fhd10, %fhd10, %fhr7;\n"
     );
     if size > 1 {
@@ -1551,8 +1551,7 @@ fn drain_block(
         let own = cx.label();
         let _ = write!(
             t,
-            "setp.eq.u64 %fhp2, %fhd14, 0;\n@%fhp2 bra {{DONE}};\n\
-             ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {own};\n"
+            "ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {own};\n"
         );
         // A drain to a scope wider than the CTA (scope field not 0) publishes the overlay.
         if meta & m_scope(3) != 0 {
