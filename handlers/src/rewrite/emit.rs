@@ -494,10 +494,12 @@ const T_PEAK: u32 = 112;
 const T_BLOCKS: u32 = 120;
 const T_THR: u32 = 144;
 const T_CAPACITY: u32 = 160;
+const T_TOTAL: u32 = 164;
 const T_ENTRIES: u32 = 176;
 // Offsets in FhCtl: the capacities, the live-holder count.
 const CTL_CAPACITY: u32 = 24;
 const CTL_OV_CAPACITY: u32 = 32;
+const CTL_EXITED: u32 = 64;
 const CTL_HOLDERS: u32 = 72;
 const T_CTA: u32 = 128;
 const T_LIVE1: u32 = 136;
@@ -1511,7 +1513,30 @@ fn atom_block(
 
 /// Thread exit: the thread's entries become its CTA's orphans (see the runtime).
 fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, RewriteError> {
-    let code = rt_call(cx, &format!("{PREFIX}exit"), None, &[]);
+    let mut code = String::new();
+    // In a full launch a thread that holds no entry only counts itself out
+    // (`__fencehound_exit` does nothing else for it); the launch's last one drains the CTA
+    // queues (`__fencehound_last`). A thread holding entries makes the call.
+    if cx.fast {
+        if cx.opts.flavor == Flavor::Lockstep {
+            code.push_str(&call(
+                &format!("{PREFIX}begin"),
+                Some(("b64", "%fhd14")),
+                &[],
+            ));
+        }
+        let slow = cx.label();
+        let last = rt_call(cx, &format!("{PREFIX}last"), None, &[]);
+        let _ = write!(
+            code,
+            "ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
+             ld.u32 %fhr8, [%fhd14+{T_TOTAL}];\nld.global.u64 %fhd12, [{PREFIX}ctl];\n\
+             atom.add.u32 %fhr9, [%fhd12+{CTL_EXITED}], 1;\nadd.u32 %fhr9, %fhr9, 1;\n\
+             setp.ne.u32 %fhp2, %fhr9, %fhr8;\n@%fhp2 bra {{DONE}};\n\
+             {last}bra.uni {{DONE}};\n{slow}:\n"
+        );
+    }
+    code.push_str(&rt_call(cx, &format!("{PREFIX}exit"), None, &[]));
     // A quiet launch: the store counters join the runtime's (nothing is buffered).
     let fast = format!(
         "{}@!%fhq1 bra {{DONE}};\nld.global.u64 %fhd15, [{PREFIX}ctl];\n\

@@ -115,7 +115,8 @@ struct FhThread {
     // decision), and the capacity.
     u64 thr[2];
     u32 capacity;
-    u32 pad[3];
+    u32 total;  // threads of the launch (for the rewrite's inlined exit)
+    u32 pad[2];
 };
 
 // 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
@@ -189,6 +190,7 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->thr[0] = (c->flags & FH_GLOBAL) ? c->threshold : 0ull;
         t->thr[1] = (c->flags & FH_SHARED) ? c->threshold : 0ull;
         t->capacity = c->capacity;
+        t->total = gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
     }
     return t;
 }
@@ -897,12 +899,20 @@ extern "C" __device__ __noinline__ void __fencehound_exit(u64 th) {
         f.o->orph_thr += 1;
         fh_cta_unlock(f.o);
     }
-    u32 total = gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
     u32 before = atomicAdd((u32 *)&f.c->exited, 1u);
-    if (before + 1 == total) {
+    if (before + 1 == t->total) {
         __threadfence();
         fh_drain_ctas(f, R_KERNEL_EXIT);
     }
+}
+
+// The launch's last thread to exit, when it held no entry (the rewrite's inlined exit
+// counted it): every CTA's overlay and orphans to memory, as __fencehound_exit does.
+extern "C" __device__ __noinline__ void __fencehound_last(u64 th) {
+    Fh f;
+    if (!fh_begin(f, th)) return;
+    __threadfence();
+    fh_drain_ctas(f, R_KERNEL_EXIT);
 }
 
 // A fence or barrier: everything of the thread drains to the level the scope requires
