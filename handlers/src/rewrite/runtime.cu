@@ -173,8 +173,14 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
     if (g >= c->nthreads) __trap();
     u64 stride = HEADER + 2ull * c->capacity * sizeof(FhEntry);
     FhThread *t = (FhThread *)(c->threads + (u64)g * stride);
-    if (t->tag != c->launch + 1) {
-        t->tag = c->launch + 1;
+    u32 tag = c->launch + 1;
+    if (t->tag != tag) {
+        // The control block's words read once, before the header's stores (which the
+        // compiler must otherwise assume may alias them and reload each).
+        u32 flags = c->flags, liveness = c->liveness, capacity = c->capacity;
+        u64 key = c->key, threshold = c->threshold;
+        u64 area = (u64)fh_cta_area(c, cta);
+        t->tag = tag;
         t->len = 0;
         t->len_s[0] = 0;
         t->len_s[1] = 0;
@@ -183,14 +189,14 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->lives = 0;
         t->atom_pending = 0;
         t->blocks = 0;
-        t->prefix = fh_mix(c->key ^ (u64)g);
-        t->cta = (u64)fh_cta_area(c, cta);
-        t->live1 = c->liveness - 1u;
-        t->scoped = c->flags & FH_SCOPED;
-        t->thr[0] = (c->flags & FH_GLOBAL) ? c->threshold : 0ull;
-        t->thr[1] = (c->flags & FH_SHARED) ? c->threshold : 0ull;
-        t->capacity = c->capacity;
-        t->total = gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+        t->prefix = fh_mix(key ^ (u64)g);
+        t->cta = area;
+        t->live1 = liveness - 1u;
+        t->scoped = flags & FH_SCOPED;
+        t->thr[0] = (flags & FH_GLOBAL) ? threshold : 0ull;
+        t->thr[1] = (flags & FH_SHARED) ? threshold : 0ull;
+        t->capacity = capacity;
+        t->total = gridDim.x * gridDim.y * gridDim.z * tpc;
     }
     return t;
 }
