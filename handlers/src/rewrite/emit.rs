@@ -502,7 +502,7 @@ const CTL_OV_CAPACITY: u32 = 32;
 const CTL_EXITED: u32 = 64;
 const CTL_HOLDERS: u32 = 72;
 const T_CTA: u32 = 128;
-const T_LIVE1: u32 = 136;
+// `live1` (the liveness period - 1) is the word after `ticks`: the load check reads both.
 const T_SCOPED: u32 = 140;
 // Offset of the overlay length in FhCta.
 const CTA_OV_LEN: u32 = 4;
@@ -544,8 +544,7 @@ fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(Strin
     let _ = write!(
         t,
         "ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
-         ld.u32 %fhr8, [%fhd14+{T_LIVE1}];\n\
-         ld.u32 %fhr9, [%fhd14+{T_TICKS}];\nadd.u32 %fhr9, %fhr9, 1;\n\
+         ld.v2.u32 {{%fhr9, %fhr8}}, [%fhd14+{T_TICKS}];\nadd.u32 %fhr9, %fhr9, 1;\n\
          setp.lt.u32 %fhp2, %fhr8, %fhr9;\n@%fhp2 bra {slow};\n"
     );
     if sp == MemSpace::Global {

@@ -90,7 +90,10 @@ struct FhThread {
     u64 stores;  // stores this launch (the selection counter n)
     u64 prefix;  // mix(mix(mix(seed) ^ launch) ^ thread)
     u32 ticks;   // loads and atomics since the last liveness drain
-    u32 atom_pending;
+    // Set with the header: the control block's liveness - 1 (u32 wrap: 0 becomes
+    // 0xffffffff), next to `ticks` so that the rewrite's inlined load check reads both in
+    // one access.
+    u32 live1;
     u64 scratch;  // forwarded load values; .cta atomics on the overlay
     u64 visible;
     u64 atom_key;
@@ -105,10 +108,9 @@ struct FhThread {
     // empty: a superset, so a clear bit means no entry overlaps (see fh_blocks).
     u64 blocks;
     // Set with the header: the own CTA's FhCta (the slow paths' and the fast paths' CTA, whose
-    // ov_len the rewrite's inlined load check reads), and the control block's liveness - 1
-    // (u32 wrap: 0 becomes 0xffffffff) and scoped flag for that check.
+    // ov_len the rewrite's inlined load check reads), and the scoped flag for that check.
     u64 cta;
-    u32 live1;
+    u32 atom_pending;
     u32 scoped;
     // Also set with the header, for the rewrite's inlined store: per space the selection
     // threshold when the space is buffered, else 0 (so `hash >> 11 < thr[s]` is the whole
