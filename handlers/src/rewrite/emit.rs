@@ -518,6 +518,15 @@ fn overlay_test(empty: &str, slow: &str) -> String {
     )
 }
 
+/// The lockstep flavour looks the thread's header up in each block that inlines a runtime
+/// path (into `%fhd14`, where the device flavour keeps it from the kernel's entry).
+fn lockstep_header(cx: &Ctx<'_>) -> String {
+    if cx.opts.flavor != Flavor::Lockstep {
+        return String::new();
+    }
+    call(&format!("{PREFIX}begin"), Some(("b64", "%fhd14")), &[])
+}
+
 /// In a full launch, the first level of `__fencehound_load` inlined at a load of a
 /// `.global` or `.shared` address (one runtime call per block): when the thread holds no
 /// entry, no liveness drain is due and (global, `scoped`) no CTA overlay could hold one,
@@ -534,13 +543,7 @@ fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(Strin
     }
     let slow = cx.label();
     let mut t = String::new();
-    if cx.opts.flavor == Flavor::Lockstep {
-        t.push_str(&call(
-            &format!("{PREFIX}begin"),
-            Some(("b64", "%fhd14")),
-            &[],
-        ));
-    }
+    t.push_str(&lockstep_header(cx));
     let _ = write!(
         t,
         "ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
@@ -587,13 +590,7 @@ fn inline_store(
     let nowaw = cx.label();
     let unsel = cx.label();
     let mut t = String::new();
-    if cx.opts.flavor == Flavor::Lockstep {
-        t.push_str(&call(
-            &format!("{PREFIX}begin"),
-            Some(("b64", "%fhd14")),
-            &[],
-        ));
-    }
+    t.push_str(&lockstep_header(cx));
     // The filter bits of the 8-byte blocks the store touches (runtime.cu, fh_blocks).
     let _ = write!(
         t,
@@ -1517,13 +1514,7 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
     // (`__fencehound_exit` does nothing else for it); the launch's last one drains the CTA
     // queues (`__fencehound_last`). A thread holding entries makes the call.
     if cx.fast {
-        if cx.opts.flavor == Flavor::Lockstep {
-            code.push_str(&call(
-                &format!("{PREFIX}begin"),
-                Some(("b64", "%fhd14")),
-                &[],
-            ));
-        }
+        code.push_str(&lockstep_header(cx));
         let slow = cx.label();
         let last = rt_call(cx, &format!("{PREFIX}last"), None, &[]);
         let _ = write!(
@@ -1565,13 +1556,7 @@ fn drain_block(
     let code = if cx.fast {
         let slow = cx.label();
         let mut t = String::new();
-        if cx.opts.flavor == Flavor::Lockstep {
-            t.push_str(&self::call(
-                &format!("{PREFIX}begin"),
-                Some(("b64", "%fhd14")),
-                &[],
-            ));
-        }
+        t.push_str(&lockstep_header(cx));
         let own = cx.label();
         let _ = write!(
             t,
