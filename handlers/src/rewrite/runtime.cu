@@ -405,15 +405,7 @@ static __device__ __forceinline__ void fh_record_c(const FhCtl *c, u32 n0, u32 n
 }
 
 static __device__ __noinline__ void fh_record(Fh &f, u32 n0, u32 n1, u32 reason) {
-    u64 *k = (u64 *)f.c->counters;
-    if (n0) {
-        atomicAdd(&k[16 + n0], 1ull);
-        atomicAdd(&k[reason], (u64)n0);
-    }
-    if (n1) {
-        atomicAdd(&k[16 + fh_bins(f.c) + n1], 1ull);
-        atomicAdd(&k[reason], (u64)n1);
-    }
+    fh_record_c(f.c, n0, n1, reason);
 }
 
 // WriteBuffers::drain_overlay: CTA c's whole overlay to memory, oldest first (its lock
