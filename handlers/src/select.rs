@@ -15,11 +15,17 @@
 //! that thread executed earlier in the launch (0 for its first). `p_w = 1` selects every
 //! store, `p_w = 0` none.
 
+/// `mix`'s constants: the increment and the two multipliers (the device rewrite's inlined
+/// selection, `rewrite::emit`, spells the same function in PTX from these).
+pub const MIX_ADD: u64 = 0x9E37_79B9_7F4A_7C15;
+pub const MIX_MUL1: u64 = 0xBF58_476D_1CE4_E5B9;
+pub const MIX_MUL2: u64 = 0x94D0_49BB_1331_11EB;
+
 #[inline]
 pub fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    let mut z = x.wrapping_add(MIX_ADD);
+    z = (z ^ (z >> 30)).wrapping_mul(MIX_MUL1);
+    z = (z ^ (z >> 27)).wrapping_mul(MIX_MUL2);
     z ^ (z >> 31)
 }
 

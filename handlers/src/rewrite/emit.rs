@@ -616,15 +616,18 @@ fn inline_store(
          setp.ne.u64 %fhp2, %fhd11, 0;\n@%fhp2 bra {slow};\n\
          {nowaw}:\n\
          ld.u64 %fhd11, [%fhd14+{T_STORES}];\nld.u64 %fhd12, [%fhd14+{T_PREFIX}];\n\
-         xor.b64 %fhd12, %fhd12, %fhd11;\nadd.u64 %fhd12, %fhd12, 0x9E3779B97F4A7C15;\n\
+         xor.b64 %fhd12, %fhd12, %fhd11;\nadd.u64 %fhd12, %fhd12, {add:#X};\n\
          shr.u64 %fhd13, %fhd12, 30;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
-         mul.lo.u64 %fhd12, %fhd12, 0xBF58476D1CE4E5B9;\n\
+         mul.lo.u64 %fhd12, %fhd12, {mul1:#X};\n\
          shr.u64 %fhd13, %fhd12, 27;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
-         mul.lo.u64 %fhd12, %fhd12, 0x94D049BB133111EB;\n\
+         mul.lo.u64 %fhd12, %fhd12, {mul2:#X};\n\
          shr.u64 %fhd13, %fhd12, 31;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
          shr.u64 %fhd12, %fhd12, 11;\nld.u64 %fhd13, [%fhd14+{thr}];\n\
          setp.ge.u64 %fhp2, %fhd12, %fhd13;\n@%fhp2 bra {unsel};\n\
-         ld.u32 %fhr8, [%fhd14+{T_CAPACITY}];\nsetp.ge.u32 %fhp2, %fhr7, %fhr8;\n@%fhp2 bra {slow};\n"
+         ld.u32 %fhr8, [%fhd14+{T_CAPACITY}];\nsetp.ge.u32 %fhp2, %fhr7, %fhr8;\n@%fhp2 bra {slow};\n",
+        add = crate::select::MIX_ADD,
+        mul1 = crate::select::MIX_MUL1,
+        mul2 = crate::select::MIX_MUL2,
     );
     // Selected, with room: the address check (the runtime's fh_read, a load of the
     // store's size: `.volatile`, as the runtime's is an `asm volatile`, so that ptxas
@@ -640,8 +643,12 @@ fn inline_store(
     if size < 8 {
         let _ = writeln!(t, "and.b64 %fhd1, %fhd1, {};", u64::MAX >> (64 - 8 * size));
     }
-    let seen = T_SEEN + 8 * s;
-    let buffered = T_BUFFERED + 8 * s;
+    // A header statistic (u64) one up.
+    let bump = |off: u32| {
+        format!("ld.u64 %fhd12, [%fhd14+{off}];\nadd.u64 %fhd12, %fhd12, 1;\nst.u64 [%fhd14+{off}], %fhd12;\n")
+    };
+    let bump_seen = bump(T_SEEN + 8 * s);
+    let bump_buffered = bump(T_BUFFERED + 8 * s);
     let value = T_ENTRIES + 8;
     let _ = write!(
         t,
@@ -650,16 +657,14 @@ fn inline_store(
          and.b64 %fhd12, %fhd0, 0x00ffffffffffffff;\nor.b64 %fhd12, %fhd12, {key_bits};\n\
          st.u64 [%fhd13+{T_ENTRIES}], %fhd12;\nst.u64 [%fhd13+{value}], %fhd1;\n\
          add.u64 %fhd11, %fhd11, 1;\nst.u64 [%fhd14+{T_STORES}], %fhd11;\n\
-         ld.u64 %fhd12, [%fhd14+{seen}];\nadd.u64 %fhd12, %fhd12, 1;\n\
-         st.u64 [%fhd14+{seen}], %fhd12;\n\
+         {bump_seen}\
          add.u32 %fhr9, %fhr8, 1;\nst.u32 [%fhd14+{T_LEN}], %fhr9;\n\
          ld.u64 %fhd12, [%fhd14+{T_BLOCKS}];\nor.b64 %fhd12, %fhd12, %fhd10;\n\
          st.u64 [%fhd14+{T_BLOCKS}], %fhd12;\n\
          add.u32 %fhr7, %fhr7, 1;\nst.u32 [%fhd14+{len_s}], %fhr7;\n\
          ld.u32 %fhr7, [%fhd14+{T_PEAK}];\nmax.u32 %fhr7, %fhr7, %fhr9;\n\
          st.u32 [%fhd14+{T_PEAK}], %fhr7;\n\
-         ld.u64 %fhd12, [%fhd14+{buffered}];\nadd.u64 %fhd12, %fhd12, 1;\n\
-         st.u64 [%fhd14+{buffered}], %fhd12;\n\
+         {bump_buffered}\
          setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {{DONE}};\n\
          ld.global.u64 %fhd12, [{PREFIX}ctl];\nred.add.u32 [%fhd12+{CTL_HOLDERS}], 1;\n\
          bra.uni {{DONE}};\n\
@@ -674,9 +679,7 @@ fn inline_store(
     let _ = write!(
         t,
         "add.u64 %fhd11, %fhd11, 1;\nst.u64 [%fhd14+{T_STORES}], %fhd11;\n\
-         ld.u64 %fhd12, [%fhd14+{seen}];\nadd.u64 %fhd12, %fhd12, 1;\n\
-         st.u64 [%fhd14+{seen}], %fhd12;\n\
-         {orig}bra.uni {{DONE}};\n"
+         {bump_seen}{orig}bra.uni {{DONE}};\n"
     );
     (t, format!("{slow}:\n"))
 }
@@ -1550,9 +1553,10 @@ fn drain_block(
         None,
         &[("b32", &meta.to_string())],
     );
-    // A fast kernel of the device flavour runs the call's fast path inline: a thread that
-    // holds no entry has nothing to drain, unless (`scoped`, a drain to memory) its CTA's
-    // overlay holds some — `__fencehound_drain`'s own test, read as it reads it.
+    // A fast kernel runs the call's fast path inline: a thread that holds no entry has
+    // nothing to drain, unless (`scoped`, a drain to memory) its CTA's overlay holds some —
+    // `__fencehound_drain`'s own test, read as it reads it; one that holds entries drains
+    // them in the kernel when it can (`inline_drain`).
     let code = if cx.fast {
         let slow = cx.label();
         let mut t = String::new();
