@@ -88,7 +88,6 @@ struct Frame {
 #[derive(Debug, Clone)]
 struct Lane {
     func: u32,
-    status: Status,
     local_base: u32,
     local: Vec<u8>,
     /// Call frames and `cp.async` state, which most lanes never have: boxed, so a lane
@@ -135,6 +134,11 @@ struct Warp {
     /// rest of its state: choosing a group (every step) reads only these two arrays.
     pc: [u32; WARP],
     reg_base: [u32; WARP],
+    /// Each lane's status, apart from the rest of its record like `pc` (structure of
+    /// arrays): a barrier's arrival and release, the collectives and the parking probes
+    /// go through a warp's statuses lane by lane, and in the 48-byte lane records that
+    /// walk touched 24 cache lines for 32 lanes instead of 4.
+    status: [Status; WARP],
     regs: Vec<u64>,
     ready: u32,
     exited: u32,
@@ -240,6 +244,9 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     /// ([`livelock::Parking::begin_step`]), and a buffer for the blocks of changes.
     park_reads: bool,
     park_blocks: Vec<u64>,
+    /// The threads a CTA barrier releases (`try_release`), kept for its room: one
+    /// allocation per launch instead of one per barrier instance.
+    released: Vec<ThreadRef>,
 }
 
 /// `Machine::events`: an event for spin parking, and an instruction that only keeps its
@@ -356,7 +363,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 // Each lane built, not cloned: cloning the empty collections costs more.
                 let lane = || Lane {
                     func: spec.func,
-                    status: Status::Ready,
                     local_base: 0,
                     local: vec![0u8; func.frame_size as usize],
                     rare: None,
@@ -367,6 +373,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     lanes: (0..n).map(|_| lane()).collect(),
                     pc: [func.entry; WARP],
                     reg_base: [0; WARP],
+                    status: [Status::Ready; WARP],
                     regs: zeroed_regs(func.nregs as usize * WARP),
                     ready: present,
                     exited: 0,
@@ -422,6 +429,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             step_end: u32::MAX,
             park_reads: false,
             park_blocks: Vec::new(),
+            released: Vec::new(),
         }
     }
 
@@ -594,8 +602,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     match word {
                         livelock::Word::Ready => warp.ready = v as u32,
                         livelock::Word::Status(l) => {
-                            if let Some(lane) = warp.lanes.get_mut(l as usize) {
-                                lane.status = match v & 0xffff_ffff {
+                            if (l as usize) < warp.lanes.len() {
+                                warp.status[l as usize] = match v & 0xffff_ffff {
                                     0 => Status::Ready,
                                     _ => Status::Collective((v >> 32) as u32),
                                 };
@@ -887,7 +895,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         for (l, lane) in warp.lanes.iter().enumerate() {
             h.write_u32(warp.pc[l]);
             h.write_u32(lane.func);
-            let (tag, v) = match lane.status {
+            let (tag, v) = match warp.status[l] {
                 Status::Ready => (0, 0),
                 Status::Exited => (1, 0),
                 Status::Barrier(id) => (2, id),
@@ -931,8 +939,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 continue;
             }
             let mut groups: Vec<(u32, String, SiteInfo)> = Vec::new();
-            for (l, lane) in w.lanes.iter().enumerate() {
-                let what = match lane.status {
+            for l in 0..w.lanes.len() {
+                let what = match w.status[l] {
                     Status::Exited => continue,
                     Status::Ready => "running".to_string(),
                     Status::Barrier(id) => format!("waiting at barrier {id}"),
@@ -1432,7 +1440,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 return false;
             }
             for l in lanes(live) {
-                if matches!(warp.lanes[l].status, Status::Barrier(_) | Status::Exited) {
+                if matches!(warp.status[l], Status::Barrier(_) | Status::Exited) {
                     continue;
                 }
                 if q.may_write.get(warp.pc[l] as usize) != Some(&false) {
@@ -1967,7 +1975,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let t = self.thread_ref(w, l);
             self.hooks.thread_exit(self.mem, t);
             let warp = &mut self.warps[w as usize];
-            warp.lanes[l].status = Status::Exited;
+            warp.status[l] = Status::Exited;
             warp.ready &= !(1 << l);
             warp.exited |= 1 << l;
         }
@@ -2116,7 +2124,7 @@ fn visit_park_state<S: StateSink>(warp: &Warp, out: &mut S) {
     let live = warp.present & !warp.exited;
     let mut waiting = 0u32;
     for l in lanes(live) {
-        if matches!(warp.lanes[l].status, Status::Barrier(_)) {
+        if matches!(warp.status[l], Status::Barrier(_)) {
             waiting |= 1 << l;
         }
     }
@@ -2128,7 +2136,7 @@ fn visit_park_state<S: StateSink>(warp: &Warp, out: &mut S) {
     out.reserve(5 * live.count_ones() as usize);
     for l in lanes(live) {
         let lane = &warp.lanes[l];
-        let (tag, v) = match lane.status {
+        let (tag, v) = match warp.status[l] {
             Status::Ready => (0, 0),
             Status::Exited => (1, 0),
             Status::Barrier(id) => (2, id),

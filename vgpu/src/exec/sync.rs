@@ -83,7 +83,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             if kind == BarKind::Arrive {
                 warp.pc[l] = pc + 1;
             } else {
-                warp.lanes[l].status = Status::Barrier(bid);
+                warp.status[l] = Status::Barrier(bid);
                 warp.pc[l] = pc;
                 warp.ready &= !(1 << l);
             }
@@ -109,14 +109,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         if self.shared_quiet.is_some() {
             self.mem.shared_interval_begins(cta);
         }
-        let mut released = Vec::with_capacity(self.tpb as usize);
+        let mut released = std::mem::take(&mut self.released);
+        released.clear();
         let mut first_site = 0;
         for w in range {
             let mut woke = false;
-            for l in 0..self.warps[w as usize].lanes.len() {
-                if self.warps[w as usize].lanes[l].status != Status::Barrier(bid) {
-                    continue;
-                }
+            let warp = &self.warps[w as usize];
+            // The lanes waiting at this barrier, in lane order as before.
+            let waiting = (0..warp.lanes.len())
+                .filter(|&l| warp.status[l] == Status::Barrier(bid))
+                .fold(0u32, |m, l| m | 1 << l);
+            for l in lanes(waiting) {
                 let pc = self.warps[w as usize].pc[l];
                 let inst = &self.prog.insts[pc as usize];
                 first_site = inst.site;
@@ -133,7 +136,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     self.set(w, l, *d, v);
                 }
                 let warp = &mut self.warps[w as usize];
-                warp.lanes[l].status = Status::Ready;
+                warp.status[l] = Status::Ready;
                 warp.pc[l] = pc + 1;
                 warp.ready |= 1 << l;
                 woke = true;
@@ -152,6 +155,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             };
             self.hooks.barrier_release(self.mem, &ev, &released);
         }
+        self.released = released;
         self.since_progress = 0;
         self.changed();
         // The release changed the waiting warps' state: with hooks that count what others
@@ -232,7 +236,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         {
             let warp = &mut self.warps[w as usize];
             for l in lanes(active) {
-                warp.lanes[l].status = Status::Collective(masks[l]);
+                warp.status[l] = Status::Collective(masks[l]);
                 warp.pc[l] = pc;
                 warp.ready &= !(1 << l);
             }
@@ -251,8 +255,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let mut groups = [(0u32, 0u32); WARP];
         let mut n = 0;
         let warp = &self.warps[w as usize];
-        for (l, lane) in warp.lanes.iter().enumerate() {
-            if let Status::Collective(m) = lane.status {
+        for l in 0..warp.lanes.len() {
+            if let Status::Collective(m) = warp.status[l] {
                 let lpc = warp.pc[l];
                 let same = lpc == pc
                     || (is_warpsync
@@ -473,7 +477,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
         let warp = &mut self.warps[w as usize];
         for l in lanes(have) {
-            warp.lanes[l].status = Status::Ready;
+            warp.status[l] = Status::Ready;
             warp.pc[l] += 1;
             warp.ready |= 1 << l;
         }
@@ -483,12 +487,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 
     pub(super) fn try_collectives(&mut self, w: u32) {
         let warp = &self.warps[w as usize];
-        let pcs: Vec<u32> = warp
-            .lanes
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| matches!(l.status, Status::Collective(_)))
-            .map(|(i, _)| warp.pc[i])
+        let pcs: Vec<u32> = (0..warp.lanes.len())
+            .filter(|&i| matches!(warp.status[i], Status::Collective(_)))
+            .map(|i| warp.pc[i])
             .collect();
         for pc in pcs {
             if let Err(o) = self.complete_collective(w, pc) {
