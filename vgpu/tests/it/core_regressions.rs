@@ -92,7 +92,9 @@ fn inline_stack_names_the_kernel_line_that_called_a_header() {
     let m = fencehound_ptx::parse("inline.ptx", ptx).expect("parse");
     let mut dev = Device::new();
     let id = dev.load_module(&m).unwrap_or_else(|e| panic!("{e}"));
-    let sites: Vec<(String, u32, Option<(String, u32)>)> = (0..)
+    // (file, line, the inlining caller's (file, line)).
+    type Site = (String, u32, Option<(String, u32)>);
+    let sites: Vec<Site> = (0..)
         .map_while(|s| dev.site(id, s))
         .map(|s| {
             let c = s.cuda.as_ref().expect("line info");

@@ -22,8 +22,12 @@ fn a_at(m: usize, k: usize, lane: usize, i: usize) -> (usize, usize) {
         // m16n8k16 .f64: row g for even i, g+8 otherwise; col 2i+t for even i, 2i-2+t
         // otherwise.
         _ => (
-            if i % 2 == 0 { g } else { g + 8 },
-            if i % 2 == 0 { i * 2 + t } else { i * 2 - 2 + t },
+            if i.is_multiple_of(2) { g } else { g + 8 },
+            if i.is_multiple_of(2) {
+                i * 2 + t
+            } else {
+                i * 2 - 2 + t
+            },
         ),
     }
 }
@@ -46,6 +50,7 @@ fn c_at(lane: usize, i: usize) -> (usize, usize) {
 }
 
 /// Runs one `mma` of shape m×8×k on `.f64` (`wide`) or `.tf32` operands and returns D.
+#[allow(clippy::too_many_arguments)]
 fn run_wide(
     arch: &str,
     m: usize,
