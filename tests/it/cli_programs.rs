@@ -116,6 +116,17 @@ fn passes_with(name: &str, flags: &[&str], seeds: u64) {
     }
 }
 
+/// `exec --race --model sc` of the program built with `flags` passes and reports no race.
+fn race_check_silent(name: &str, flags: &[&str]) {
+    let o = exec(
+        &["--race", "--model", "sc", "--seed", "3"],
+        &build(name, flags),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{name}:\n{err}");
+    assert!(err.contains("race check: no races"), "{name}:\n{err}");
+}
+
 /// With a synchronization removed, the default `exec` fails the program with a wrong
 /// result (never a fault) within 10 seeds; under `sc` it still passes.
 fn fails_without(name: &str, define: &str) {
@@ -163,13 +174,7 @@ fn cub_device_layer() {
 #[test]
 fn real_world_race_check_is_silent_on_correct_code() {
     for name in ["cub_device", "thrust_algos", "libcu_sync"] {
-        let o = exec(
-            &["--race", "--model", "sc", "--seed", "3"],
-            &build(name, &[]),
-        );
-        let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(0), "{name}:\n{err}");
-        assert!(err.contains("race check: no races"), "{name}:\n{err}");
+        race_check_silent(name, &[]);
     }
     // Under the default model too (`weak`: a barrier lane's poll may read the phase flip
     // several stores back; seeds 0 and 1 reported intra-warp races when the race check
@@ -428,13 +433,7 @@ fn thrust_built_for_sm_90() {
 fn cub_block_layer_more_and_thrust_by_key() {
     let flags = ["-arch=sm_80"];
     passes_with("cub_block_more", &flags, 1);
-    let o = exec(
-        &["--race", "--model", "sc", "--seed", "3"],
-        &build("cub_block_more", &flags),
-    );
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(err.contains("race check: no races"), "{err}");
+    race_check_silent("cub_block_more", &flags);
 }
 
 /// libcu++'s `cuda::latch` and `cuda::counting_semaphore` at block scope, `atomic_ref`
@@ -450,13 +449,7 @@ fn cub_block_layer_more_and_thrust_by_key() {
 fn libcudacxx_latch_semaphore_wait_notify_and_chained_scan() {
     let flags = ["-arch=sm_80"];
     passes_with("libcu_more", &flags, 2);
-    let o = exec(
-        &["--race", "--model", "sc", "--seed", "3"],
-        &build("libcu_more", &flags),
-    );
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(err.contains("race check: no races"), "{err}");
+    race_check_silent("libcu_more", &flags);
     let nf = build("libcu_more", &["-arch=sm_80", "-DNO_FENCE"]);
     let o = exec(&["--model", "sc"], &nf);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
