@@ -763,7 +763,7 @@ impl HiddenList {
     /// too: added to its entry, or as the newest, dropping the oldest when full.
     #[inline]
     fn hide(&mut self, mut w: Rec, mask: u8) {
-        w.flags &= !flags::HIDES;
+        w.clear_flags(flags::HIDES);
         match self.iter_mut().find(|(h, _)| *h == w) {
             Some((_, m)) => *m |= mask,
             None => self.push_evicting((w, mask)),
@@ -1091,17 +1091,16 @@ impl<H: Hooks> RaceCheck<H> {
         let sem = a.sem.code();
         let scope = a.scope.code();
         let g = a.thread.global;
-        Rec {
+        Rec::new(
             g,
-            epoch: self.hb.epoch(g),
-            site: a.site,
-            locks: self.lock_sets.get(g as usize).copied().unwrap_or(0),
-            meta: kind
-                | sem << meta::SEM_SHIFT
+            self.hb.epoch(g),
+            a.site,
+            self.lock_sets.get(g as usize).copied().unwrap_or(0),
+            kind | sem << meta::SEM_SHIFT
                 | scope << meta::SCOPE_SHIFT
                 | if strong { meta::STRONG } else { 0 },
-            flags: fl,
-        }
+            fl,
+        )
     }
 
     /// Whether `a` is a fast-path candidate: whole aligned words, by a thread of the launch.
@@ -1151,7 +1150,7 @@ impl<H: Hooks> RaceCheck<H> {
             return false;
         };
         let mut cell = cells[0];
-        if cell.w.flags & flags::HIDES != 0
+        if cell.w.flags() & flags::HIDES != 0
             || (cells.len() > 1 && cells[1..].iter().any(|c| *c != cell))
         {
             return false;
@@ -1265,10 +1264,10 @@ impl<H: Hooks> RaceCheck<H> {
         if cells.len() == 1 {
             // One word (a counter): its list looked up once, checked, then updated as
             // below.
-            if cell.w.flags & flags::HIDES != 0 || hide_old {
+            if cell.w.flags() & flags::HIDES != 0 || hide_old {
                 match locs.hidden_mut(key) {
                     Some(list) => {
-                        if cell.w.flags & flags::HIDES != 0
+                        if cell.w.flags() & flags::HIDES != 0
                             && !(my_wide && list.wide_rmws)
                             && list.iter().any(|(h, _)| !rmw_ms(h))
                         {
@@ -1289,7 +1288,7 @@ impl<H: Hooks> RaceCheck<H> {
                     None => {}
                 }
             }
-        } else if cell.w.flags & flags::HIDES != 0 {
+        } else if cell.w.flags() & flags::HIDES != 0 {
             for (wk, mask) in words(key, run_len) {
                 if let Some(list) = locs.hidden(wk) {
                     if list.iter().any(|(h, m)| m & mask != 0 && !rmw_ms(h)) {
@@ -1299,7 +1298,7 @@ impl<H: Hooks> RaceCheck<H> {
             }
         }
         // The update, as `check_general` makes it.
-        if cells.len() > 1 && (cell.w.flags & flags::HIDES != 0 || hide_old) {
+        if cells.len() > 1 && (cell.w.flags() & flags::HIDES != 0 || hide_old) {
             for (wk, mask) in words(key, run_len) {
                 let list = locs.hidden_entry(wk);
                 if hide_old {
@@ -1317,7 +1316,7 @@ impl<H: Hooks> RaceCheck<H> {
             r: Rec::default(),
         };
         if hides {
-            new.w.flags |= flags::HIDES;
+            new.w.add_flags(flags::HIDES);
         }
         cells.fill(new);
         self.stats.accesses += 1;
@@ -1471,7 +1470,7 @@ impl<H: Hooks> RaceCheck<H> {
             let run_len = n as u64 * unit;
             let hide_old = writes && !cell.w.is_empty() && !last_ordered;
             let mut hides = false;
-            if cell.w.flags & flags::HIDES != 0 || hide_old {
+            if cell.w.flags() & flags::HIDES != 0 || hide_old {
                 let c = if writes { Conflict::Waw } else { Conflict::Raw };
                 let dropping = writes && !cur_atomic;
                 for (wk, mask) in words(run_addr, run_len) {
@@ -1541,7 +1540,7 @@ impl<H: Hooks> RaceCheck<H> {
                 }
                 cell.w = cur;
                 if hides {
-                    cell.w.flags |= flags::HIDES;
+                    cell.w.add_flags(flags::HIDES);
                 }
                 cell.r = Rec::default();
             } else {
@@ -1582,7 +1581,7 @@ impl<H: Hooks> RaceCheck<H> {
     /// decided at the end of the launch.
     fn strong_candidate(&mut self, mem: &Memory, a: &Access, p: &Rec, cur: &Rec, c: Conflict) {
         // An RMW that left the value as it was wrote nothing: it is a read here.
-        let nowrite = |x: &Rec| x.kind() == meta::ATOMIC && x.flags & flags::NOWRITE != 0;
+        let nowrite = |x: &Rec| x.kind() == meta::ATOMIC && x.flags() & flags::NOWRITE != 0;
         let c = match c {
             Conflict::Waw if nowrite(p) && nowrite(cur) => return,
             Conflict::Waw if nowrite(p) => Conflict::War,
@@ -1602,8 +1601,8 @@ impl<H: Hooks> RaceCheck<H> {
         if w.kind() == meta::ATOMIC && r.kind() == meta::ATOMIC {
             return;
         }
-        let locked = p.locks != 0 || cur.locks != 0;
-        if r.flags & flags::ACQUIRE != 0 && !locked {
+        let locked = p.locks() != 0 || cur.locks() != 0;
+        if r.flags() & flags::ACQUIRE != 0 && !locked {
             return;
         }
         // The report is built (`race`, which changes nothing) only once the pair is kept:
@@ -1620,7 +1619,7 @@ impl<H: Hooks> RaceCheck<H> {
         // write of the writer (the signal), yet this read is not ordered after the write.
         // (Plain accesses only: a control word changed by RMWs is not data handed over.)
         let plain = w.kind() != meta::ATOMIC && r.kind() != meta::ATOMIC;
-        if c == Conflict::Raw && plain && r.flags & flags::ACQUIRE == 0 {
+        if c == Conflict::Raw && plain && r.flags() & flags::ACQUIRE == 0 {
             let number = self.threads.get(w.g as usize).and_then(|t| {
                 t.recent
                     .newest_first()
@@ -1659,7 +1658,8 @@ impl<H: Hooks> RaceCheck<H> {
             .site_flags
             .get(r.site as usize)
             .is_some_and(|f| f & SITE_POLL != 0);
-        let write_release = w.flags & flags::RELEASE != 0 || r.flags & flags::ACQUIRE != 0 || poll;
+        let write_release =
+            w.flags() & flags::RELEASE != 0 || r.flags() & flags::ACQUIRE != 0 || poll;
         if write_release && !locked {
             return;
         }
@@ -1920,7 +1920,7 @@ impl<H: Hooks> RaceCheck<H> {
         // A lock taken without acquire ordering by the later access's thread, that the
         // earlier access also held: the CAS after which the fence goes.
         let acquire = self.threads.get(cur.g as usize).and_then(|t| {
-            let held = self.lock_table.get(p.locks);
+            let held = self.lock_table.get(p.locks());
             t.unsynced
                 .iter()
                 .find(|(l, _, cta_ok)| held.contains(l) && !(*cta_ok && pc == cc))
@@ -1959,8 +1959,8 @@ impl<H: Hooks> RaceCheck<H> {
                 meta::ATOMIC => AccessKind::Atomic,
                 _ => AccessKind::Load,
             },
-            sem: Sem::from_code((r.meta >> meta::SEM_SHIFT) & 0b111).unwrap_or(Sem::Sc),
-            scope: Scope::from_code((r.meta >> meta::SCOPE_SHIFT) & 0b11).unwrap_or(Scope::Sys),
+            sem: Sem::from_code((r.meta() >> meta::SEM_SHIFT) & 0b111).unwrap_or(Sem::Sc),
+            scope: Scope::from_code((r.meta() >> meta::SCOPE_SHIFT) & 0b11).unwrap_or(Scope::Sys),
         };
         let (shared_cta, addr, allocation) = match a.loc {
             Location::Shared { cta, offset } => (Some(cta), offset as u64, None),
@@ -1989,7 +1989,7 @@ impl<H: Hooks> RaceCheck<H> {
                 acquire_site: acquire.map(|a| a.0),
                 signal: None,
                 acquire_lock: acquire.map_or(0, |a| a.1),
-                lock_ids: (p.locks, cur.locks),
+                lock_ids: (p.locks(), cur.locks()),
                 addresses: Default::default(),
                 reader_rmw,
                 writer_unreleased,
@@ -2550,11 +2550,7 @@ mod tests {
     #[test]
     fn location_table_sides_are_separate_maps() {
         let mut locs = Locs::default();
-        let w = Rec {
-            g: 3,
-            epoch: Epoch::FIRST,
-            ..Rec::default()
-        };
+        let w = Rec::new(3, Epoch::FIRST, 0, 0, 0, 0);
         locs.hidden_entry(8).hide(w, 0b1111);
         assert!(locs.sync(8).is_none() && locs.sync_mut(8).is_none());
         assert_eq!(locs.hidden(8).map(|h| h.len()), Some(1));
@@ -2617,11 +2613,7 @@ mod tests {
     #[test]
     fn the_first_read_set_keeps_its_reads() {
         let mut sets = ReadSets::default();
-        let read = |g| Rec {
-            g,
-            epoch: Epoch::FIRST,
-            ..Rec::default()
-        };
+        let read = |g| Rec::new(g, Epoch::FIRST, 0, 0, 0, 0);
         let unordered = |_: &Rec| false;
         let mut cell = Cell::default();
         for g in 1..=3 {

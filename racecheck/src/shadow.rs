@@ -49,10 +49,14 @@ pub struct Rec {
     /// [`meta::READ_SET`] record, the read set's index instead ([`Rec::read_set`]).
     pub epoch: Epoch,
     pub site: u32,
-    pub locks: u16,
-    pub meta: u8,
-    /// [`flags`] bits.
-    pub flags: u8,
+    /// The lock set (bits 0..16), [`meta`] (16..24) and [`flags`] (24..32) in one word
+    /// ([`Rec::locks`], [`Rec::meta`], [`Rec::flags`]), so that a record is four 32-bit
+    /// words wherever it moves. As three fields of 16, 8 and 8 bits, LLVM split a cell's
+    /// copy into the write's flags and a 7-byte piece (site, locks, meta) that went
+    /// through the stack as two overlapping 4-byte moves; rereading them missed
+    /// store-to-load forwarding on every shadow update (a fifth of the race check's load
+    /// path on a shared-memory bitonic sort).
+    bits: u32,
 }
 
 /// [`Rec::flags`] bits.
@@ -76,6 +80,41 @@ pub mod flags {
 
 impl Rec {
     #[inline]
+    pub fn new(g: u32, epoch: Epoch, site: u32, locks: u16, meta: u8, flags: u8) -> Rec {
+        Rec {
+            g,
+            epoch,
+            site,
+            bits: locks as u32 | (meta as u32) << 16 | (flags as u32) << 24,
+        }
+    }
+    /// The lock set held at the access (an index into the checker's lock table).
+    #[inline]
+    pub fn locks(&self) -> u16 {
+        self.bits as u16
+    }
+    /// [`meta`] bits: kind, semantics, scope, strength.
+    #[inline]
+    pub fn meta(&self) -> u8 {
+        (self.bits >> 16) as u8
+    }
+    /// [`flags`] bits.
+    #[inline]
+    pub fn flags(&self) -> u8 {
+        (self.bits >> 24) as u8
+    }
+    /// Sets the [`flags`] bits `f`.
+    #[inline]
+    pub fn add_flags(&mut self, f: u8) {
+        self.bits |= (f as u32) << 24;
+    }
+    /// Clears the [`flags`] bits `f`.
+    #[inline]
+    pub fn clear_flags(&mut self, f: u8) {
+        self.bits &= !((f as u32) << 24);
+    }
+
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.epoch.is_none()
     }
@@ -87,11 +126,7 @@ impl Rec {
     /// the whole set.
     #[inline]
     pub fn read_set_ref(i: u32) -> Rec {
-        Rec {
-            epoch: Epoch::new(i + 1),
-            meta: meta::READ_SET,
-            ..Rec::default()
-        }
+        Rec::new(0, Epoch::new(i + 1), 0, 0, meta::READ_SET, 0)
     }
 
     /// The read set index of a [`meta::READ_SET`] record.
@@ -102,16 +137,16 @@ impl Rec {
     }
     #[inline]
     pub fn kind(&self) -> u8 {
-        self.meta & meta::KIND_MASK
+        self.meta() & meta::KIND_MASK
     }
     #[inline]
     pub fn strong(&self) -> bool {
-        self.meta & meta::STRONG != 0
+        self.meta() & meta::STRONG != 0
     }
     /// Scope at least `.gpu`.
     #[inline]
     pub fn wide(&self) -> bool {
-        (self.meta >> meta::SCOPE_SHIFT) & 0b11 >= 2
+        (self.meta() >> meta::SCOPE_SHIFT) & 0b11 >= 2
     }
 }
 
