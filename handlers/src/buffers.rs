@@ -1758,9 +1758,7 @@ impl Hooks for StoreBuffers {
             // An element of a strong 16-byte vector goes to memory with its sibling in
             // the same step: the vector is one message (vgpu `Access::indivisible`).
             && !a.indivisible;
-        let mut v = [0u8; 8];
-        v[..data.len()].copy_from_slice(data);
-        let value = u64::from_le_bytes(v);
+        let value = fencehound_vgpu::hooks::le_value(data);
         if eligible && select::selected(self.cfg.seed, self.launch, t.global, n, self.threshold) {
             if self.threads[t.global as usize].q[s].len() as u32 >= self.cfg.capacity {
                 self.shared_effects += 1;
