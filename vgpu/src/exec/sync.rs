@@ -112,6 +112,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let mut released = std::mem::take(&mut self.released);
         released.clear();
         let mut first_site = 0;
+        // The instruction of the lane before, decoded (lanes of a warp mostly wait at one
+        // `bar.sync`: it is looked up once, not per lane).
+        let mut last_pc = u32::MAX;
+        let mut dv = None;
         for w in range {
             let mut woke = false;
             let warp = &self.warps[w as usize];
@@ -121,19 +125,27 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 .fold(0u32, |m, l| m | 1 << l);
             for l in lanes(waiting) {
                 let pc = self.warps[w as usize].pc[l];
-                let inst = &self.prog.insts[pc as usize];
-                first_site = inst.site;
-                if let Op::Bar {
-                    kind, d: Some(d), ..
-                } = &inst.op
-                {
-                    let v = match kind {
-                        BarKind::RedPopc => popc as u64,
-                        BarKind::RedAnd => all as u64,
-                        BarKind::RedOr => any as u64,
-                        _ => 0,
+                if pc != last_pc {
+                    last_pc = pc;
+                    let inst = &self.prog.insts[pc as usize];
+                    first_site = inst.site;
+                    dv = match &inst.op {
+                        Op::Bar {
+                            kind, d: Some(d), ..
+                        } => Some((
+                            *d,
+                            match kind {
+                                BarKind::RedPopc => popc as u64,
+                                BarKind::RedAnd => all as u64,
+                                BarKind::RedOr => any as u64,
+                                _ => 0,
+                            },
+                        )),
+                        _ => None,
                     };
-                    self.set(w, l, *d, v);
+                }
+                if let Some((d, v)) = dv {
+                    self.set(w, l, d, v);
                 }
                 let warp = &mut self.warps[w as usize];
                 warp.status[l] = Status::Ready;
