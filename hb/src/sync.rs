@@ -1327,9 +1327,17 @@ impl Hb {
         }
     }
 
+    /// One instance per CTA barrier id, and per warp *and member mask* for
+    /// `bar.warp.sync` (its `id`): sub-warp groups of one warp — cooperative-groups tiles,
+    /// CUB logical warps, any partial `__syncwarp(mask)` — synchronize on their own, often
+    /// at one instruction at once (lanes 0–15 with `0x0000ffff`, 16–31 with `0xffff0000`).
+    /// Keyed by the warp alone, every arrival went to one instance, the first group's
+    /// release took it whole and the others' found none: their lanes learnt nothing, and
+    /// `weak` read stale values and the race check reported the pairs the `__syncwarp`
+    /// orders.
     fn barrier_key(b: &Barrier) -> BarrierKey {
         match b.kind {
-            BarrierKind::Warp => (1, b.thread.warp, 0),
+            BarrierKind::Warp => (1, b.thread.warp, b.id),
             BarrierKind::Sync | BarrierKind::Arrive => (0, b.thread.cta, b.id),
         }
     }
@@ -1806,6 +1814,57 @@ mod tests {
         hb.release(&ev(c), &[b, c]);
         assert!(hb.knows(c.global, b.global, eb));
         assert!(!hb.knows(c.global, b.global, hb.epoch(b.global)));
+    }
+
+    /// `bar.warp.sync` with several member masks at once (PTX ISA: it orders memory
+    /// among the threads that take part): each group's lanes learn every arrival of their
+    /// own group, and nothing of another group's.
+    #[test]
+    fn warp_barriers_of_each_member_mask_publish_to_their_own_lanes() {
+        for masks in [
+            [0x0000_ffffu32, 0xffff_0000],
+            [0x5555_5555, 0xaaaa_aaaa],
+            [0x0000_00ff, 0xffff_ff00],
+        ] {
+            let mut hb = Hb::new();
+            hb.begin(32, 1, 32);
+            let lanes = |m: u32| (0..32).filter(move |l| m >> l & 1 != 0);
+            let th = |l: u32| ThreadRef {
+                cta: 0,
+                tid: l,
+                global: l,
+                lane: l,
+                warp: 0,
+            };
+            let ev = |l: u32, m: u32| Barrier {
+                thread: th(l),
+                kind: BarrierKind::Warp,
+                id: m,
+                site: 0,
+            };
+            let before: Vec<Epoch> = (0..32).map(|l| hb.epoch(l)).collect();
+            // Every lane arrives (one warp step), then each group completes.
+            for l in 0..32 {
+                let m = masks.iter().copied().find(|m| m >> l & 1 != 0).unwrap();
+                hb.arrive(&ev(l, m));
+            }
+            for &m in &masks {
+                let threads: Vec<ThreadRef> = lanes(m).map(th).collect();
+                hb.release(&ev(lanes(m).next().unwrap(), m), &threads);
+            }
+            for &m in &masks {
+                for a in lanes(m) {
+                    for b in 0..32u32 {
+                        let same = m >> b & 1 != 0;
+                        assert_eq!(
+                            hb.knows(a, b, before[b as usize]),
+                            same || a == b,
+                            "masks {masks:08x?}: lane {a} of {m:#010x} and lane {b}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// `k.raise` with plain numbers.

@@ -472,6 +472,44 @@ fn libcudacxx_latch_semaphore_wait_notify_and_chained_scan() {
     }
 }
 
+/// `__syncwarp(mask)` with partial masks — halves, even/odd lanes, groups of 8 and 4,
+/// uneven groups, three interleaved groups, the whole warp — and cooperative-groups tiles
+/// of 4, 8 and 16 (`tile.sync()`): each orders shared memory among its own lanes. The
+/// default model (`weak`) read stale values and the race check reported the pairs when
+/// every group of a warp synced at one instruction (hb keyed a warp's barriers by the warp,
+/// not by the mask). With -DCROSS each lane reads another group's word: a race, reported.
+#[test]
+fn partial_syncwarp_masks_order_their_lanes_and_only_them() {
+    let flags = ["-arch=sm_80"];
+    passes_with("warpsync_masks", &flags, 3);
+    race_check_silent("warpsync_masks", &flags);
+    let o = exec(
+        &["--race", "--model", "weak", "--seed", "1"],
+        &build("warpsync_masks", &flags),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("race check: no races"), "{err}");
+    let cross = build("warpsync_masks", &["-arch=sm_80", "-DCROSS"]);
+    let o = exec(&["--race", "--model", "sc", "--seed", "3"], &cross);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for k in [
+        "sync_masks",
+        "tile_sync<4>",
+        "tile_sync<8>",
+        "tile_sync<16>",
+    ] {
+        assert!(
+            err.contains(&format!("intra-warp race (RAW) in `{k}`")),
+            "{k}:\n{err}"
+        );
+    }
+    let o = exec(&["--seed", "0"], &cross);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("MISMATCH"));
+}
+
 #[test]
 fn libcudacxx_barrier_and_atomic_ref() {
     passes("libcu_sync", 3);
