@@ -220,9 +220,13 @@ pub enum Instr {
     Goto {
         label: String,
     },
-    /// `bar.warp.sync` (a fencehound extension of the dialect): the member mask is every
-    /// litmus thread of the same warp (`@…,warp N`) that has a `bar.warp.sync`.
-    WarpSync,
+    /// `bar.warp.sync [G]` (a fencehound extension of the dialect): the member mask is
+    /// every litmus thread of the same warp (`@…,warp N`) that has a `bar.warp.sync` of
+    /// the same group `G` (0 when not given). Groups let one warp hold several sub-warp
+    /// barriers with disjoint masks at once, as cooperative-groups tiles do.
+    WarpSync {
+        group: u32,
+    },
     Label {
         name: String,
     },

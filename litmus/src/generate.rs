@@ -5,7 +5,8 @@
 //! `.relaxed`, `.acquire`), stores (`.weak`, `.volatile`, `.relaxed`, `.release`),
 //! atomics (`atom` add / exch / cas, `red.add`, with `.relaxed` / `.acquire` /
 //! `.release` / `.acq_rel`), `fence.sc` and `fence.acq_rel`, `bar.cta.sync` (threads of
-//! one CTA in warps of their own) and `bar.warp.sync` (threads sharing a warp); scopes
+//! one CTA in warps of their own) and `bar.warp.sync` (threads sharing a warp; a warp of
+//! three or four threads may split into two groups that sync with disjoint masks); scopes
 //! `.cta`, `.gpu`, `.sys`; placements: threads in one warp, in one CTA, or in different
 //! CTAs. Like the classic shapes, a thread makes one to three accesses, mostly to a
 //! location other than its previous one, with now and then a fence or barrier between
@@ -135,8 +136,8 @@ fn draw(r: &mut Rng, seed: u64, index: u64) -> LitmusTest {
     };
     let mut threads = Vec::new();
     for i in 0..n {
-        let shares_warp =
-            warps[i].is_some() && warps.iter().filter(|w| **w == warps[i]).count() > 1;
+        let warp_size = warps.iter().filter(|w| **w == warps[i]).count();
+        let shares_warp = warps[i].is_some() && warp_size > 1;
         let cta_mates = ctas.iter().filter(|c| **c == ctas[i]).count() > 1;
         // One to three memory accesses, a fence or barrier between two of them now and
         // then (at most three operations), like the classic shapes.
@@ -150,9 +151,20 @@ fn draw(r: &mut Rng, seed: u64, index: u64) -> LitmusTest {
                 break;
             }
             if k > 0 && instrs.len() < 2 && r.chance(35) {
-                let node = if !barrier && shares_warp && r.chance(30) {
+                // A warp of three or four threads splits into two sub-warp barriers
+                // with disjoint member masks (tiles of a warp): its first two threads
+                // sync as group 0, the others as group 1 — drawn more often there, so
+                // that both groups sync in one program now and then.
+                let warp_rank = (0..i).filter(|j| warps[*j] == warps[i]).count();
+                let p_sync = if warp_size > 2 { 60 } else { 30 };
+                let node = if !barrier && shares_warp && r.chance(p_sync) {
                     barrier = true;
-                    Instr::WarpSync
+                    let group = if warp_size > 2 {
+                        warp_rank as u32 / 2
+                    } else {
+                        0
+                    };
+                    Instr::WarpSync { group }
                 } else if !barrier && cta_mates && warps[i].is_none() && r.chance(30) {
                     barrier = true;
                     Instr::Barrier {
@@ -690,7 +702,7 @@ pub fn sync_mix(t: &LitmusTest) -> String {
                     }
                 }
                 Instr::Barrier { .. } => has[4] = true,
-                Instr::WarpSync => has[5] = true,
+                Instr::WarpSync { .. } => has[5] = true,
                 Instr::Load { mo, .. } | Instr::Store { mo, .. } if *mo != Mo::Weak => {
                     has[6] = true
                 }

@@ -36,7 +36,7 @@
 
 use crate::ast::*;
 use crate::error::LitmusError;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 pub const KERNEL: &str = "litmus";
@@ -129,9 +129,9 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
             .filter(|j| slots[*j].cta == slots[i].cta && slots[*j].warp == slots[i].warp)
             .collect()
     };
-    // The `bar.warp.sync` member mask of each thread: the lanes of its warp whose thread
-    // has a `bar.warp.sync`.
-    let mut warp_masks = vec![0u32; t.threads.len()];
+    // The `bar.warp.sync` member masks of each thread, by group: the lanes of its warp
+    // whose thread has a `bar.warp.sync` of that group.
+    let mut warp_masks = vec![BTreeMap::<u32, u32>::new(); t.threads.len()];
     for (i, th) in t.threads.iter().enumerate() {
         let mates = warp_mates(i);
         if mates.len() > 32 {
@@ -158,12 +158,10 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
             ));
         }
         for j in mates {
-            if t.threads[j]
-                .instrs
-                .iter()
-                .any(|x| matches!(x.node, Instr::WarpSync))
-            {
-                warp_masks[i] |= 1 << slots[j].lane;
+            for x in &t.threads[j].instrs {
+                if let Instr::WarpSync { group } = x.node {
+                    *warp_masks[i].entry(group).or_insert(0) |= 1 << slots[j].lane;
+                }
             }
         }
     }
@@ -228,7 +226,7 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
                 Instr::Fence { .. }
                 | Instr::Goto { .. }
                 | Instr::Label { .. }
-                | Instr::WarpSync => {}
+                | Instr::WarpSync { .. } => {}
             }
         }
     }
@@ -360,7 +358,7 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
                 store_regs(&mut p, &mut slot);
             }
             let first = p.matches('\n').count() as u32 + 1;
-            lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs, warp_masks[i])?;
+            lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs, &warp_masks[i])?;
             let last = p.matches('\n').count() as u32;
             if Some(k) == trailing {
                 trailing_barriers.push(last);
@@ -568,7 +566,7 @@ fn lower_instr(
     ins: &Spanned<Instr>,
     peers: &[&Thread],
     init: &[(u32, String, i64)],
-    warp_mask: u32,
+    warp_masks: &BTreeMap<u32, u32>,
 ) -> Result<(), LitmusError> {
     let pos = ins.pos;
     match &ins.node {
@@ -772,8 +770,9 @@ fn lower_instr(
         Instr::Goto { label } => {
             let _ = writeln!(p, "\tbra $L{t}_{label};");
         }
-        Instr::WarpSync => {
-            let _ = writeln!(p, "\tbar.warp.sync {warp_mask:#010x};");
+        Instr::WarpSync { group } => {
+            let mask = warp_masks.get(group).copied().unwrap_or(0);
+            let _ = writeln!(p, "\tbar.warp.sync {mask:#010x};");
         }
         Instr::Label { name } => {
             let _ = writeln!(p, "$L{t}_{name}:");

@@ -570,8 +570,18 @@ fn parse_instr(src: &Src, c: Piece) -> Result<Instr, LitmusError> {
             Ok(Instr::Fence { mo, scope })
         }
         "bar" if parts[1..] == ["warp", "sync"] => {
-            n_ops(0..=0)?;
-            Ok(Instr::WarpSync)
+            n_ops(0..=1)?;
+            let group = match ops.first().map(|p| value(src, *p)).transpose()? {
+                None => 0,
+                Some(Value::Const(g)) if (0..32).contains(&g) => g as u32,
+                Some(_) => {
+                    return Err(src.err(
+                        ops[0].off,
+                        "the bar.warp.sync group must be a constant from 0 to 31",
+                    ))
+                }
+            };
+            Ok(Instr::WarpSync { group })
         }
         "bar" => {
             let kind = match &parts[1..] {

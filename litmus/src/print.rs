@@ -134,7 +134,8 @@ pub fn instr(i: &Instr) -> String {
             value(b)
         ),
         Instr::Goto { label } => format!("goto {label}"),
-        Instr::WarpSync => "bar.warp.sync".to_string(),
+        Instr::WarpSync { group: 0 } => "bar.warp.sync".to_string(),
+        Instr::WarpSync { group } => format!("bar.warp.sync {group}"),
         Instr::Label { name } => format!("{name}:"),
     }
 }

@@ -149,7 +149,8 @@ pub(super) struct Checker<'a> {
     /// Per thread: the warp it shares (index of its first thread), for `bar.warp.sync`.
     warp_of: Vec<usize>,
     /// Per warp leader: threads of the warp with a `bar.warp.sync`.
-    warp_members: HashMap<usize, usize>,
+    /// Threads per (warp, `bar.warp.sync` group) that take part in that group's barrier.
+    warp_members: HashMap<(usize, u32), usize>,
     pub out: Outcomes,
 }
 
@@ -181,13 +182,19 @@ impl<'a> Checker<'a> {
                 None => i,
             })
             .collect();
+        // Threads per (warp, group) that take part in that group's `bar.warp.sync`.
         let mut warp_members = HashMap::new();
         for (i, t) in test.threads.iter().enumerate() {
-            if t.instrs
+            let groups: BTreeSet<u32> = t
+                .instrs
                 .iter()
-                .any(|x| matches!(x.node, crate::ast::Instr::WarpSync))
-            {
-                *warp_members.entry(warp_of[i]).or_insert(0) += 1;
+                .filter_map(|x| match x.node {
+                    crate::ast::Instr::WarpSync { group } => Some(group),
+                    _ => None,
+                })
+                .collect();
+            for g in groups {
+                *warp_members.entry((warp_of[i], g)).or_insert(0) += 1;
             }
         }
         let vars = test.observed();
@@ -500,9 +507,12 @@ impl<'a> Checker<'a> {
                 };
                 let (key, participants) = match res {
                     Res::Cta(_) => ((p.gpu, p.cta, usize::MAX, res), None),
-                    Res::Warp => {
+                    Res::Warp(g) => {
                         let w = self.warp_of[ti];
-                        ((p.gpu, p.cta, w, res), self.warp_members.get(&w).copied())
+                        (
+                            (p.gpu, p.cta, w, res),
+                            self.warp_members.get(&(w, g)).copied(),
+                        )
                     }
                 };
                 let pos = match keyed.iter().position(|(k, _)| *k == key) {

@@ -26,8 +26,8 @@ pub fn wrap(v: i64) -> i64 {
 pub enum Res {
     /// `bar.cta.sync C[, ID]`: the resource value (`ID`, else `C`).
     Cta(i64),
-    /// `bar.warp.sync`.
-    Warp,
+    /// `bar.warp.sync G`: its group.
+    Warp(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -586,7 +586,9 @@ impl Walker<'_, '_> {
                     let waits = *kind == BarKind::Sync;
                     self.barrier(&mut st, k, Res::Cta(res), waits, quorum)?;
                 }
-                Instr::WarpSync => self.barrier(&mut st, k, Res::Warp, true, None)?,
+                Instr::WarpSync { group } => {
+                    self.barrier(&mut st, k, Res::Warp(*group), true, None)?
+                }
                 Instr::Move { dst, val } => {
                     let x = self.val(&st, val);
                     st.regs.insert(dst.clone(), x);

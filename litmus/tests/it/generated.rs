@@ -54,6 +54,65 @@ fn generated_programs_are_sound_under_every_model_but_known_bugs() {
     assert!(reached("scoped").1 >= reached("bugaroo").1);
 }
 
+/// The generator draws warps split into sub-warp barrier groups (disjoint member masks at
+/// one `bar.warp.sync`, as cooperative-groups tiles make), and those programs are sound:
+/// until hb kept one barrier instance per warp *and mask*, `weak` produced outcomes the
+/// checker forbids for them (`tests/patterns/bar-warp-sync_groups.litmus`).
+#[test]
+fn generated_warps_split_into_sync_groups_and_stay_sound() {
+    use fencehound_litmus::ast::Instr;
+    use fencehound_litmus::generate::generate;
+    let split: Vec<u64> = (0..3000)
+        .filter(|&i| {
+            let t = generate(1, i);
+            let groups: std::collections::BTreeSet<u32> = t
+                .threads
+                .iter()
+                .flat_map(|th| th.instrs.iter())
+                .filter_map(|x| match x.node {
+                    Instr::WarpSync { group } => Some(group),
+                    _ => None,
+                })
+                .collect();
+            groups.len() > 1
+        })
+        .collect();
+    eprintln!(
+        "{} of 3000 programs split a warp into sync groups",
+        split.len()
+    );
+    assert!(split.len() >= 3, "{split:?}");
+    for &i in split.iter().take(8) {
+        let t = generate(1, i);
+        let text = fencehound_litmus::print::print(&t);
+        assert!(text.contains("bar.warp.sync 1"), "{text}");
+        let allowed = fencehound_litmus::axiom::outcomes(&t, &Default::default())
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .allowed;
+        let low = fencehound_litmus::lower("gen", &t).unwrap();
+        for m in [
+            fencehound_handlers::Model::Sc,
+            fencehound_handlers::Model::Bugaroo,
+            fencehound_handlers::Model::Scoped,
+            fencehound_handlers::Model::Weak,
+        ] {
+            let cfg = fencehound_litmus::RunConfig {
+                runs: 300,
+                ..Default::default()
+            };
+            let h = fencehound_litmus::run_model(&t, &low, m, &cfg);
+            assert_eq!(h.faults, 0, "{text}");
+            for st in h.states.keys() {
+                assert!(
+                    allowed.contains(st),
+                    "{} produced {st:?}, forbidden:\n{text}",
+                    m.name()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn generation_is_deterministic_and_programs_round_trip() {
     for i in 0..300 {
