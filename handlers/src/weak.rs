@@ -248,16 +248,38 @@ impl Entry {
     }
 }
 
-/// Drops the oldest entry of a list that went past its bound: its message-table slot is
-/// freed for reuse (0, "nothing", never is), and the others' coherence masks shift down.
-fn forget_oldest(list: &mut Vec<Entry>, msgs: &mut [Option<Rc<Message>>], free: &mut Vec<u32>) {
-    let old = list.remove(0);
+/// Drops one entry of a list that went past its bound: the oldest entry that another
+/// entry of exactly its bytes follows in coherence (else the oldest that a later entry of
+/// its bytes follows in the list, else the oldest of all). Its message-table slot is
+/// freed for reuse (0, "nothing", never is), and the others' coherence masks lose its bit.
+///
+/// A block holds several locations (two 4-byte words, four 2-byte ones…) in one list.
+/// Dropping simply the oldest entry dropped the *only* entry of one location when another
+/// location of the block was written often — a spinning RMW on `flag[0]` pushed out the
+/// release store to `flag[1]` — and a load of that location then found none of its size,
+/// read memory's newest bytes and took no message: an acquire that read the flag did not
+/// synchronize, and the data after it read stale (an outsider program: two message
+/// passings in opposite directions between two CTAs failed the default `exec` on 4 of 8
+/// seeds). Now a location's newest entry goes only when every entry of the list is the
+/// only one of its location — never with 4-byte or larger accesses (at most two locations
+/// per block), only with seven or more byte-sized locations in one block.
+fn forget_one(list: &mut Vec<Entry>, msgs: &mut [Option<Rc<Message>>], free: &mut Vec<u32>) {
+    let same = |a: &Entry, b: &Entry| a.off() == b.off() && a.size() == b.size();
+    let n = list.len();
+    let i = (0..n)
+        .find(|&i| (0..n).any(|j| j != i && same(&list[i], &list[j]) && list[j].co() >> i & 1 == 1))
+        .or_else(|| (0..n).find(|&i| (i + 1..n).any(|j| same(&list[i], &list[j]))))
+        .unwrap_or(0);
+    let old = list.remove(i);
     if old.msg != 0 {
         msgs[old.msg as usize] = None;
         free.push(old.msg);
     }
-    for x in list.iter_mut() {
-        x.set_co(x.co() >> 1);
+    // Entries before `i` are coherence-after older entries only: their masks keep.
+    let low = (1u16 << i) - 1;
+    for x in list[i..].iter_mut() {
+        let co = x.co();
+        x.set_co((co & low) | (co >> (i + 1)) << i);
     }
 }
 
@@ -646,7 +668,7 @@ impl WeakMemory {
         list.push(e);
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            forget_oldest(list, &mut self.msgs, &mut self.free_msgs);
+            forget_one(list, &mut self.msgs, &mut self.free_msgs);
             self.live_entries -= 1;
         }
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
@@ -766,7 +788,7 @@ impl WeakMemory {
         }
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            forget_oldest(list, &mut self.msgs, &mut self.free_msgs);
+            forget_one(list, &mut self.msgs, &mut self.free_msgs);
             self.live_entries -= 1;
         }
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
@@ -1448,6 +1470,43 @@ impl Hooks for WeakHooks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A block list past its bound drops a location's older entry, not the only entry of
+    /// another location, and the coherence masks lose exactly that entry's bit.
+    #[test]
+    fn a_full_list_keeps_every_locations_newest_entry() {
+        // Position: 0 = word 4's only store (a release with a message), 1..=6 = stores to
+        // word 0, each coherence-after the ones before it.
+        let mut list: Vec<Entry> = Vec::new();
+        list.push(Entry::new(1, 1, 7, Epoch::FIRST, 0, 3, 4, 4, 0));
+        for k in 0..6u64 {
+            let mut e = Entry::new(2 + k, k, 8, Epoch::FIRST, 0, 0, 0, 4, 0);
+            e.set_co(((1u16 << (k + 1)) - 1) & !1);
+            list.push(e);
+        }
+        let mut msgs: Vec<Option<Rc<Message>>> = vec![None; 4];
+        msgs[3] = Some(Rc::new(Message::default()));
+        let mut free = Vec::new();
+        forget_one(&mut list, &mut msgs, &mut free);
+        assert_eq!(list.len(), 6);
+        // Word 4's entry (and its message) stays; word 0's oldest (seq 2) went.
+        assert_eq!((list[0].off(), list[0].msg), (4, 3));
+        assert!(msgs[3].is_some() && free.is_empty());
+        assert_eq!(
+            list[1..].iter().map(|e| e.seq()).collect::<Vec<_>>(),
+            vec![3, 4, 5, 6, 7]
+        );
+        // Entry at new position p (p >= 1) follows positions 1..p of word 0.
+        for (p, e) in list.iter().enumerate().skip(1) {
+            assert_eq!(e.co(), ((1u16 << p) - 1) & !1, "position {p}");
+        }
+        // With every entry the only one of its location, the oldest goes (no choice).
+        let mut lone: Vec<Entry> = (0..7u8)
+            .map(|o| Entry::new(1 + o as u64, 0, 1, Epoch::FIRST, 0, 0, o, 1, 0))
+            .collect();
+        forget_one(&mut lone, &mut msgs, &mut free);
+        assert_eq!(lone[0].off(), 1);
+    }
 
     #[test]
     fn entry_is_small() {

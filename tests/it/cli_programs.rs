@@ -510,6 +510,30 @@ fn partial_syncwarp_masks_order_their_lanes_and_only_them() {
     assert!(text(&o.stdout).contains("MISMATCH"));
 }
 
+/// Two message passings between two CTAs whose flags share one 8-byte block: the
+/// default model (`weak`) read stale data after an acquire on seeds 4-7 when the other
+/// flag's spinning RMWs pushed the release store out of the block's history. With
+/// -DRELAXED (no release/acquire on the second flag) the race is reported and the default
+/// model exposes the stale read.
+#[test]
+fn a_release_survives_rmws_on_its_blocks_other_word() {
+    let flags = ["-arch=sm_80"];
+    passes_with("mp_same_block", &flags, 8);
+    race_check_silent("mp_same_block", &flags);
+    let relaxed = build("mp_same_block", &["-arch=sm_80", "-DRELAXED"]);
+    let o = exec(&["--race", "--model", "sc", "--seed", "3"], &relaxed);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("inter-block race (RAW) in `two_way`"), "{err}");
+    let failing = (0..8)
+        .filter(|s| {
+            let o = exec(&["--seed", &s.to_string()], &relaxed);
+            o.status.code() == Some(1) && text(&o.stdout).contains("MISMATCH")
+        })
+        .count();
+    assert!(failing >= 1, "the relaxed twin passed all 8 seeds");
+}
+
 #[test]
 fn libcudacxx_barrier_and_atomic_ref() {
     passes("libcu_sync", 3);
