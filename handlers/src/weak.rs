@@ -136,7 +136,7 @@ const PAGE_BLOCKS: usize = 512;
 /// largest per-thread item of the `weak` model after the registers). The insertion
 /// number shares a word with the narrow fields, the writer's CTA is derived from the
 /// writer, and the message lives in [`WeakMemory`]'s message table.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct Entry {
     /// `seq << SEQ_SHIFT | size << 14 | off << 11 | flags << 8 | co`: the insertion number
     /// in the launch (0 for initial values); the bytes `off..off + size` of the block it
@@ -263,7 +263,14 @@ impl Entry {
 /// seeds). Now a location's newest entry goes only when every entry of the list is the
 /// only one of its location — never with 4-byte or larger accesses (at most two locations
 /// per block), only with seven or more byte-sized locations in one block.
-fn forget_one(list: &mut Vec<Entry>, msgs: &mut [Option<Rc<Message>>], free: &mut Vec<u32>) {
+///
+/// Returns the dropped entry, its message slot kept, when it was its location's last
+/// entry in the list (the caller keeps it aside: [`WeakMemory::orphans`]).
+fn forget_one(
+    list: &mut Vec<Entry>,
+    msgs: &mut [Option<Rc<Message>>],
+    free: &mut Vec<u32>,
+) -> Option<Entry> {
     let same = |a: &Entry, b: &Entry| a.off() == b.off() && a.size() == b.size();
     let n = list.len();
     let i = (0..n)
@@ -271,16 +278,20 @@ fn forget_one(list: &mut Vec<Entry>, msgs: &mut [Option<Rc<Message>>], free: &mu
         .or_else(|| (0..n).find(|&i| (i + 1..n).any(|j| same(&list[i], &list[j]))))
         .unwrap_or(0);
     let old = list.remove(i);
-    if old.msg != 0 {
-        msgs[old.msg as usize] = None;
-        free.push(old.msg);
-    }
     // Entries before `i` are coherence-after older entries only: their masks keep.
     let low = (1u16 << i) - 1;
     for x in list[i..].iter_mut() {
         let co = x.co();
         x.set_co((co & low) | (co >> (i + 1)) << i);
     }
+    if !list.iter().any(|x| same(x, &old)) {
+        return Some(old);
+    }
+    if old.msg != 0 {
+        msgs[old.msg as usize] = None;
+        free.push(old.msg);
+    }
+    None
 }
 
 /// What the filters allow.
@@ -317,6 +328,13 @@ pub struct WeakMemory {
     /// `None`. Slots of forgotten entries go to `free_msgs` for reuse.
     msgs: Vec<Option<Rc<Message>>>,
     free_msgs: Vec<u32>,
+    /// (list, offset, size) → the newest store of a location whose last entry a full list
+    /// had to drop (more locations in one 8-byte block than a list holds: byte flags),
+    /// its message slot kept. The next access of the location puts it back
+    /// ([`WeakMemory::restore`]); a newer store of the location drops it. Without it a
+    /// read of such a location found no entry, read memory and synchronized with nothing
+    /// (UNSOUND.md, `weak-byte-flags`).
+    orphans: FastMap<(u32, u8, u8), Entry>,
     /// Threads per CTA of the launch (an entry's CTA is its writer's number over it).
     tpb: u32,
     seq: u64,
@@ -360,6 +378,7 @@ impl WeakMemory {
             lists: vec![Vec::new()],
             msgs: vec![None],
             free_msgs: Vec::new(),
+            orphans: FastMap::default(),
             tpb: 1,
             seq: 0,
             live_entries: 0,
@@ -668,11 +687,70 @@ impl WeakMemory {
         list.push(e);
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            forget_one(list, &mut self.msgs, &mut self.free_msgs);
+            let gone = forget_one(list, &mut self.msgs, &mut self.free_msgs);
             self.live_entries -= 1;
+            self.orphan(li, gone);
         }
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
-        list.len() - 1
+        self.supersede_orphan(li, &e);
+        self.lists[li].len() - 1
+    }
+
+    /// Keeps `gone` (a location's last entry, dropped by a full list) aside.
+    fn orphan(&mut self, li: usize, gone: Option<Entry>) {
+        let Some(o) = gone else { return };
+        if let Some(old) = self.orphans.insert((li as u32, o.off(), o.size()), o) {
+            self.free_msg(old.msg);
+        }
+    }
+
+    /// A new entry of `e`'s location: a kept-aside store of it is older, and goes.
+    #[inline]
+    fn supersede_orphan(&mut self, li: usize, e: &Entry) {
+        if self.orphans.is_empty() {
+            return;
+        }
+        if let Some(old) = self.orphans.remove(&(li as u32, e.off(), e.size())) {
+            self.free_msg(old.msg);
+        }
+    }
+
+    fn free_msg(&mut self, m: u32) {
+        if m != 0 {
+            self.msgs[m as usize] = None;
+            self.free_msgs.push(m);
+        }
+    }
+
+    /// Puts back the kept-aside newest store of location (`off`, `size`) of list `li`
+    /// when the list holds no entry of the location, and memory still holds its value
+    /// (no store of another size overwrote its bytes since): an access of the location
+    /// then reads it, and synchronizes with it, like any entry.
+    fn restore(&mut self, mem: &Memory, li: usize, loc: Location, off: u8, size: u8) {
+        if self.orphans.is_empty() {
+            return;
+        }
+        let key = (li as u32, off, size);
+        let Some(o) = self.orphans.get(&key).copied() else {
+            return;
+        };
+        if self.lists[li].iter().any(|e| e.overlaps(off, size)) {
+            return;
+        }
+        self.orphans.remove(&key);
+        let mut b = [0u8; 8];
+        let mask = if size >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (size * 8)) - 1
+        };
+        if mem.read(loc, &mut b[..size as usize]).is_err()
+            || u64::from_le_bytes(b) != o.value & mask
+        {
+            self.free_msg(o.msg);
+            return;
+        }
+        self.push(li, o, 0);
     }
 
     /// Positions where a plain store of thread `t` may enter coherence order other than at
@@ -788,11 +866,13 @@ impl WeakMemory {
         }
         self.live_entries += 1;
         if list.len() > LIST_CAP {
-            forget_one(list, &mut self.msgs, &mut self.free_msgs);
+            let gone = forget_one(list, &mut self.msgs, &mut self.free_msgs);
             self.live_entries -= 1;
+            self.orphan(li, gone);
         }
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
         self.stats.reordered_stores += 1;
+        self.supersede_orphan(li, &e);
     }
 
     /// Entries a new write of thread `t` (strong with scope `sw`) follows in coherence
@@ -874,6 +954,7 @@ impl WeakMemory {
         off: u8,
         size: u8,
     ) -> Result<(), MemError> {
+        self.restore(mem, li, loc, off, size);
         let list = &self.lists[li];
         if list.iter().any(|e| e.off() == off && e.size() == size) {
             return Ok(());
@@ -969,6 +1050,7 @@ impl WeakMemory {
         self.lists.truncate(1);
         self.msgs.truncate(1);
         self.free_msgs.clear();
+        self.orphans.clear();
         self.tpb = info.threads_per_cta.max(1);
         self.seq = 0;
         self.live_entries = 0;
@@ -1011,6 +1093,7 @@ impl WeakMemory {
         if let Some(x) = self.last_li.get_mut(g as usize) {
             *x = li as u32;
         }
+        self.restore(mem, li, a.loc, off, size);
         let Some(c) = self.choice(li, g, key, off, size) else {
             // Mixed sizes (or nothing of this size stored): the newest bytes, which no
             // morally strong pair relates (they do not overlap completely).

@@ -534,6 +534,28 @@ fn a_release_survives_rmws_on_its_blocks_other_word() {
     assert!(failing >= 1, "the relaxed twin passed all 8 seeds");
 }
 
+/// Eight release/acquire byte flags in one 8-byte block (more locations than the `weak`
+/// model's block history holds): the default model read stale data after the acquires on
+/// every seed until an evicted location's newest store was kept aside. -DRELAXED: races
+/// reported, stale data shown.
+#[test]
+fn byte_flags_in_one_block_keep_their_releases() {
+    let flags = ["-arch=sm_80"];
+    passes_with("byte_flags", &flags, 6);
+    race_check_silent("byte_flags", &flags);
+    let relaxed = build("byte_flags", &["-arch=sm_80", "-DRELAXED"]);
+    let o = exec(&["--race", "--model", "sc", "--seed", "3"], &relaxed);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("inter-block race (RAW) in `byte_flags`"),
+        "{err}"
+    );
+    let o = exec(&["--seed", "0"], &relaxed);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("MISMATCH"));
+}
+
 #[test]
 fn libcudacxx_barrier_and_atomic_ref() {
     passes("libcu_sync", 3);
