@@ -262,7 +262,8 @@ impl Entry {
 /// passings in opposite directions between two CTAs failed the default `exec` on 4 of 8
 /// seeds). Now a location's newest entry goes only when every entry of the list is the
 /// only one of its location — never with 4-byte or larger accesses (at most two locations
-/// per block), only with seven or more byte-sized locations in one block.
+/// per block), only with seven or more byte-sized locations in one block; and then it is
+/// kept aside ([`WeakMemory::orphans`]) rather than lost.
 ///
 /// Returns the dropped entry, its message slot kept, when it was its location's last
 /// entry in the list (the caller keeps it aside: [`WeakMemory::orphans`]).
