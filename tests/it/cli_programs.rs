@@ -127,6 +127,24 @@ fn race_check_silent(name: &str, flags: &[&str]) {
     assert!(err.contains("race check: no races"), "{name}:\n{err}");
 }
 
+/// The twin of program `name` built with `twin` flags is racy: `exec --race --model sc`
+/// reports every race in `races` (exit 1), and the default model fails the program's own
+/// check (a MISMATCH line, exit 1) on at least one of seeds `0..seeds`.
+fn racy_twin_reported(name: &str, twin: &[&str], races: &[&str], seeds: u64) {
+    let prog = build(name, twin);
+    let o = exec(&["--race", "--model", "sc", "--seed", "3"], &prog);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{name} {twin:?}:\n{err}");
+    for r in races {
+        assert!(err.contains(r), "{name} {twin:?}: no `{r}` in\n{err}");
+    }
+    let failing = (0..seeds).any(|s| {
+        let o = exec(&["--seed", &s.to_string()], &prog);
+        o.status.code() == Some(1) && text(&o.stdout).contains("MISMATCH")
+    });
+    assert!(failing, "{name} {twin:?} passed seeds 0..{seeds}");
+}
+
 /// With a synchronization removed, the default `exec` fails the program with a wrong
 /// result (never a fault) within 10 seeds; under `sc` it still passes.
 fn fails_without(name: &str, define: &str) {
@@ -490,24 +508,17 @@ fn partial_syncwarp_masks_order_their_lanes_and_only_them() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("race check: no races"), "{err}");
-    let cross = build("warpsync_masks", &["-arch=sm_80", "-DCROSS"]);
-    let o = exec(&["--race", "--model", "sc", "--seed", "3"], &cross);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    for k in [
+    let races: Vec<String> = [
         "sync_masks",
         "tile_sync<4>",
         "tile_sync<8>",
         "tile_sync<16>",
-    ] {
-        assert!(
-            err.contains(&format!("intra-warp race (RAW) in `{k}`")),
-            "{k}:\n{err}"
-        );
-    }
-    let o = exec(&["--seed", "0"], &cross);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
-    assert!(text(&o.stdout).contains("MISMATCH"));
+    ]
+    .iter()
+    .map(|k| format!("intra-warp race (RAW) in `{k}`"))
+    .collect();
+    let races: Vec<&str> = races.iter().map(String::as_str).collect();
+    racy_twin_reported("warpsync_masks", &["-arch=sm_80", "-DCROSS"], &races, 1);
 }
 
 /// Two message passings between two CTAs whose flags share one 8-byte block: the
@@ -520,18 +531,12 @@ fn a_release_survives_rmws_on_its_blocks_other_word() {
     let flags = ["-arch=sm_80"];
     passes_with("mp_same_block", &flags, 8);
     race_check_silent("mp_same_block", &flags);
-    let relaxed = build("mp_same_block", &["-arch=sm_80", "-DRELAXED"]);
-    let o = exec(&["--race", "--model", "sc", "--seed", "3"], &relaxed);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("inter-block race (RAW) in `two_way`"), "{err}");
-    let failing = (0..8)
-        .filter(|s| {
-            let o = exec(&["--seed", &s.to_string()], &relaxed);
-            o.status.code() == Some(1) && text(&o.stdout).contains("MISMATCH")
-        })
-        .count();
-    assert!(failing >= 1, "the relaxed twin passed all 8 seeds");
+    racy_twin_reported(
+        "mp_same_block",
+        &["-arch=sm_80", "-DRELAXED"],
+        &["inter-block race (RAW) in `two_way`"],
+        8,
+    );
 }
 
 /// Eight release/acquire byte flags in one 8-byte block (more locations than the `weak`
@@ -543,17 +548,12 @@ fn byte_flags_in_one_block_keep_their_releases() {
     let flags = ["-arch=sm_80"];
     passes_with("byte_flags", &flags, 6);
     race_check_silent("byte_flags", &flags);
-    let relaxed = build("byte_flags", &["-arch=sm_80", "-DRELAXED"]);
-    let o = exec(&["--race", "--model", "sc", "--seed", "3"], &relaxed);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("inter-block race (RAW) in `byte_flags`"),
-        "{err}"
+    racy_twin_reported(
+        "byte_flags",
+        &["-arch=sm_80", "-DRELAXED"],
+        &["inter-block race (RAW) in `byte_flags`"],
+        1,
     );
-    let o = exec(&["--seed", "0"], &relaxed);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
-    assert!(text(&o.stdout).contains("MISMATCH"));
 }
 
 #[test]
