@@ -288,11 +288,16 @@ fn forget_one(
     if !list.iter().any(|x| same(x, &old)) {
         return Some(old);
     }
-    if old.msg != 0 {
-        msgs[old.msg as usize] = None;
-        free.push(old.msg);
-    }
+    free_slot(msgs, free, old.msg);
     None
+}
+
+/// Frees message-table slot `m` for reuse (0, "nothing", never is).
+fn free_slot(msgs: &mut [Option<Rc<Message>>], free: &mut Vec<u32>, m: u32) {
+    if m != 0 {
+        msgs[m as usize] = None;
+        free.push(m);
+    }
 }
 
 /// What the filters allow.
@@ -687,18 +692,20 @@ impl WeakMemory {
         e.set_co(co);
         list.push(e);
         self.live_entries += 1;
-        if list.len() > LIST_CAP {
-            let gone = forget_one(list, &mut self.msgs, &mut self.free_msgs);
-            self.live_entries -= 1;
-            self.orphan(li, gone);
-        }
+        self.bound(li);
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
         self.supersede_orphan(li, &e);
         self.lists[li].len() - 1
     }
 
-    /// Keeps `gone` (a location's last entry, dropped by a full list) aside.
-    fn orphan(&mut self, li: usize, gone: Option<Entry>) {
+    /// A list past its bound drops one entry ([`forget_one`]); a location's last entry is
+    /// kept aside ([`WeakMemory::orphans`]).
+    fn bound(&mut self, li: usize) {
+        if self.lists[li].len() <= LIST_CAP {
+            return;
+        }
+        let gone = forget_one(&mut self.lists[li], &mut self.msgs, &mut self.free_msgs);
+        self.live_entries -= 1;
         let Some(o) = gone else { return };
         if let Some(old) = self.orphans.insert((li as u32, o.off(), o.size()), o) {
             self.free_msg(old.msg);
@@ -717,10 +724,7 @@ impl WeakMemory {
     }
 
     fn free_msg(&mut self, m: u32) {
-        if m != 0 {
-            self.msgs[m as usize] = None;
-            self.free_msgs.push(m);
-        }
+        free_slot(&mut self.msgs, &mut self.free_msgs, m);
     }
 
     /// Puts back the kept-aside newest store of location (`off`, `size`) of list `li`
@@ -739,15 +743,7 @@ impl WeakMemory {
             return;
         }
         self.orphans.remove(&key);
-        let mut b = [0u8; 8];
-        let mask = if size >= 8 {
-            u64::MAX
-        } else {
-            (1u64 << (size * 8)) - 1
-        };
-        if mem.read(loc, &mut b[..size as usize]).is_err()
-            || u64::from_le_bytes(b) != o.value & mask
-        {
+        if mem.read_u64(loc, size as u32).ok() != Some(o.value) {
             self.free_msg(o.msg);
             return;
         }
@@ -866,11 +862,7 @@ impl WeakMemory {
             }
         }
         self.live_entries += 1;
-        if list.len() > LIST_CAP {
-            let gone = forget_one(list, &mut self.msgs, &mut self.free_msgs);
-            self.live_entries -= 1;
-            self.orphan(li, gone);
-        }
+        self.bound(li);
         self.stats.entries_peak = self.stats.entries_peak.max(self.live_entries);
         self.stats.reordered_stores += 1;
         self.supersede_orphan(li, &e);

@@ -129,20 +129,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     last_pc = pc;
                     let inst = &self.prog.insts[pc as usize];
                     first_site = inst.site;
-                    dv = match &inst.op {
-                        Op::Bar {
-                            kind, d: Some(d), ..
-                        } => Some((
-                            *d,
-                            match kind {
-                                BarKind::RedPopc => popc as u64,
-                                BarKind::RedAnd => all as u64,
-                                BarKind::RedOr => any as u64,
-                                _ => 0,
-                            },
-                        )),
-                        _ => None,
-                    };
+                    dv = bar_result(&inst.op, popc, all, any);
                 }
                 if let Some((d, v)) = dv {
                     self.set(w, l, d, v);
@@ -509,4 +496,22 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
         }
     }
+}
+
+/// What a released `bar.red` writes to its destination register (`bar.sync` with a
+/// destination writes 0): the register and the value, or `None` without one.
+fn bar_result(op: &Op, popc: u32, all: bool, any: bool) -> Option<(Slot, u64)> {
+    let Op::Bar {
+        kind, d: Some(d), ..
+    } = op
+    else {
+        return None;
+    };
+    let v = match kind {
+        BarKind::RedPopc => popc as u64,
+        BarKind::RedAnd => all as u64,
+        BarKind::RedOr => any as u64,
+        _ => 0,
+    };
+    Some((*d, v))
 }
