@@ -1784,7 +1784,15 @@ impl Hooks for StoreBuffers {
                 if tb.q[s].capacity() == 0 {
                     tb.q[s].reserve_exact(1);
                 }
-            } else if still_pending && !tb.mixed(s) && tb.q[s].iter().any(|o| o.k & !7 == block) {
+            } else if still_pending
+                && !tb.mixed(s)
+                // The words filter first: it holds every entry's words, so a block none
+                // of whose two words it holds has no entry here (the scan's first entry
+                // was a cache miss per store: a tenth of `exec --model bugaroo` on a
+                // transpose whose neighbouring lanes store into one 8-byte block).
+                && tb.words[s] & words_filter(block, 8) != 0
+                && tb.q[s].iter().any(|o| o.k & !7 == block)
+            {
                 tb.set_mixed(s, true);
             }
             tb.q[s].push_back(e);
