@@ -575,6 +575,35 @@ impl WeakMemory {
         (exact != 0).then(|| (exact, 15 - exact.leading_zeros() as usize))
     }
 
+    /// For a read of (off, size) that [`Self::choice`] leaves to memory (mixed sizes):
+    /// the newest overlapping entry, when it covers every byte of the read and memory
+    /// holds its bytes there (`buf`) — the read then reads that store, and a strong read
+    /// of a strong store synchronizes with it as a same-size one would.
+    ///
+    /// PTX ISA (memory consistency model, "morally strong"): two memory operations are
+    /// morally strong only if they *overlap completely*, so by the letter a 16-bit acquire
+    /// load of a 32-bit release store's bytes synchronizes with nothing. We deliberately
+    /// let a store that *contains* the read count: libcu++ builds its sub-word atomics on
+    /// exactly that — `cuda::atomic_ref<uint8_t>` (or `<bool>`, `<char>`) releases with a
+    /// 32-bit `atom.cas.release` on the enclosing word and acquires with a 16-bit
+    /// `ld.acquire` of the enclosing half-word — and NVIDIA's hardware honours it; by the
+    /// letter every such program (a byte flag array) fails under `weak` with stale data.
+    /// This removes outcomes PTX allows, never adds one PTX forbids: it can hide a bug
+    /// only in code that synchronizes through contained mixed-size accesses, which the
+    /// race check (same rule, `RaceCheck::written`) does not report either.
+    fn containing(&self, li: usize, off: u8, size: u8, buf: &[u8]) -> Option<usize> {
+        let (pos, e) = self.lists[li]
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, e)| e.overlaps(off, size))?;
+        if e.off() > off || off + size > e.off() + e.size() || buf.len() != size as usize {
+            return None;
+        }
+        let v = e.value >> (8 * (off - e.off()) as u32);
+        (v.to_le_bytes()[..buf.len()] == *buf).then_some(pos)
+    }
+
     /// Exact entries, the newest, and what thread `g` may read (None: mixed sizes).
     fn choice(&self, li: usize, g: u32, key: u64, off: u8, size: u8) -> Option<Choice> {
         let (exact, newest) = self.exact_entries(li, off, size)?;
@@ -1088,8 +1117,12 @@ impl WeakMemory {
         }
         self.restore(mem, li, a.loc, off, size);
         let Some(c) = self.choice(li, g, key, off, size) else {
-            // Mixed sizes (or nothing of this size stored): the newest bytes, which no
-            // morally strong pair relates (they do not overlap completely).
+            // Mixed sizes (or nothing of this size stored): the newest bytes. When they
+            // are all one store's, the read reads that store ([`Self::containing`]).
+            if let Some(pos) = self.containing(li, off, size, buf) {
+                self.sync_read(a, li, Some(pos), key);
+                return Ok(());
+            }
             if acquires(a.sem) {
                 self.hb
                     .read(a.thread, ReadOrd::of(a.kind, a.sem), a.scope, None);

@@ -2004,12 +2004,40 @@ impl<H: Hooks> RaceCheck<H> {
     /// the newest remembered write of that value if the two are morally strong.
     /// The newest remembered write of `value` (with `a`'s size) to `a`'s location: the
     /// write a read of that value is taken to have read.
+    ///
+    /// Else, for a read narrower than 8 bytes, the newest remembered write of a naturally
+    /// aligned wider location that contains the read and holds `value` in the read's
+    /// bytes (the narrowest such location first). PTX calls operations morally strong
+    /// only when they overlap completely; we let a containing write count as the `weak`
+    /// model does (`fencehound_handlers::weak`, `containing`, which says why: libcu++'s
+    /// `cuda::atomic_ref<uint8_t>` releases with a 32-bit `atom.cas` and acquires with a
+    /// 16-bit `ld.acquire`).
     fn written(&self, a: &Access, value: u64) -> Option<SyncWrite> {
-        self.locs.sync(loc_key(a.loc)).and_then(|q| {
+        let key = loc_key(a.loc);
+        let same = self.locs.sync(key).and_then(|q| {
             q.newest_first()
                 .find(|w| w.value == value && w.size == a.size)
                 .cloned()
-        })
+        });
+        if same.is_some() || a.size >= 8 || a.size == 0 {
+            return same;
+        }
+        let mask = (1u64 << (8 * a.size)) - 1;
+        let mut wide = a.size * 2;
+        while wide <= 8 {
+            let base = key & !(wide as u64 - 1);
+            let shift = 8 * (key - base);
+            let found = self.locs.sync(base).and_then(|q| {
+                q.newest_first()
+                    .find(|w| w.size == wide && (w.value >> shift) & mask == value)
+                    .cloned()
+            });
+            if found.is_some() {
+                return found;
+            }
+            wide *= 2;
+        }
+        None
     }
 
     fn observe(&mut self, a: &Access, value: u64) {
