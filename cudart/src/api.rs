@@ -1870,8 +1870,9 @@ pub extern "C" fn cudaDeviceReset() -> CudaError {
 #[no_mangle]
 pub extern "C" fn cudaDeviceSetLimit(limit: c_int, value: usize) -> CudaError {
     host_call("cudaDeviceSetLimit", |rt| {
-        // Stack size, printf FIFO, malloc heap, ...: limits the vgpu does not impose.
-        rt.limits.insert(limit, value);
+        // Stack size, printf FIFO, ...: limits the vgpu does not impose; the malloc heap
+        // (cudaLimitMallocHeapSize = 2) it does.
+        rt.set_limit(limit, value);
         Ok(())
     })
 }

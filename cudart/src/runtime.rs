@@ -1075,6 +1075,15 @@ impl Runtime {
 
     /// `cudaDeviceReset`: frees every allocation and clears the sticky error; modules
     /// stay registered (as on a GPU, where they reload lazily).
+    /// `cudaDeviceSetLimit`: recorded for `cudaDeviceGetLimit`; the malloc heap's size
+    /// (`cudaLimitMallocHeapSize`, 2) bounds device-side `malloc` too.
+    pub fn set_limit(&mut self, limit: i32, value: usize) {
+        self.limits.insert(limit, value);
+        if limit == 2 {
+            self.dev.set_device_heap_limit(value as u64);
+        }
+    }
+
     pub fn reset(&mut self) {
         for p in std::mem::take(&mut self.allocs).into_keys() {
             let _ = self.dev.free(p);

@@ -187,7 +187,7 @@ opcodes! {
     And = "and" [3, 3] Type;
     Atom = "atom" [3, 5] Type | Space | Sem | Scope | Op | Vector | Cache | Flag;
     Bar = "bar" [1, 4] Type | Op | Scope | Flag;
-    Barrier = "barrier" [1, 4] Type | Op | Scope | Flag;
+    Barrier = "barrier" [0, 4] Type | Op | Scope | Flag;
     Bfe = "bfe" [4, 4] Type;
     Bfi = "bfi" [5, 5] Type;
     Bfind = "bfind" [2, 2] Type | Flag;
@@ -222,6 +222,7 @@ opcodes! {
     Lg2 = "lg2" [2, 2] Type | Flag;
     Lop3 = "lop3" [5, 5] Type | Op;
     Mad = "mad" [4, 4] Type | Cmp | Round | Flag;
+    Mapa = "mapa" [3, 3] Type | Space;
     Mad24 = "mad24" [4, 4] Type | Cmp | Flag;
     Madc = "madc" [4, 4] Type | Cmp | Flag;
     Match = "match" [3, 3] Type | Flag;

@@ -556,6 +556,33 @@ fn byte_flags_in_one_block_keep_their_releases() {
     );
 }
 
+/// Virtual calls (vtables: globals initialised with function addresses), a table of
+/// device function pointers, recursion, and the device heap (`malloc`/`free`,
+/// `new`/`delete`, `cudaLimitMallocHeapSize`): the module did not load before. A race on
+/// a heap object is named as one; a read after `free` faults naming the freed object.
+#[test]
+fn virtual_calls_function_pointers_and_the_device_heap() {
+    passes("device_heap", 3);
+    race_check_silent("device_heap", &[]);
+    racy_twin_reported(
+        "device_heap",
+        &["-DSHARED_RACE"],
+        &["race (WAW) in `shared_object` on global `device malloc`"],
+        1,
+    );
+    let o = exec(
+        &["--model", "sc"],
+        &build("device_heap", &["-DUSE_AFTER_FREE"]),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("verdict: FAULT in `objects`")
+            && err.contains("bytes into `freed device malloc`"),
+        "{err}"
+    );
+}
+
 /// Release/acquire through sub-word and mixed-size accesses (libcu++
 /// `cuda::atomic_ref<unsigned char>` and `<bool>`: a 32-bit `atom.cas.release` read by a
 /// 16-bit `ld.acquire`; narrower acquires of wider releases; a same-size pair over an

@@ -789,8 +789,13 @@ impl Cx<'_, '_> {
             | S::ClusterCtaid
             | S::ClusterNctaid
             | S::ClusterCtarank
-            | S::ClusterNctarank
-            | S::ReservedSmemOffsetBegin => self.unsupported("special register"),
+            | S::ClusterNctarank => self.unsupported(&format!(
+                "special register `{}`: thread block clusters (sm_90 `__cluster_dims__`, \
+                 `cooperative_groups::this_cluster()`) — the virtual GPU runs every CTA as a \
+                 cluster of its own",
+                r.name()
+            )),
+            S::ReservedSmemOffsetBegin => self.unsupported("special register"),
             _ => Ok(Src::Special(r, dim.unwrap_or(0))),
         }
     }
@@ -1096,6 +1101,13 @@ impl Cx<'_, '_> {
             }
             Opcode::Cp => self.decode_cp()?,
             Opcode::Mbarrier => self.decode_mbarrier()?,
+            Opcode::Mapa => {
+                return self.unsupported(
+                    "`mapa`: distributed shared memory of thread block clusters (sm_90 \
+                     `cluster.map_shared_rank`) — the virtual GPU runs every CTA as a \
+                     cluster of its own",
+                )
+            }
             Opcode::Elect => {
                 if !i.has(Mod::Sync) {
                     return self.unsupported("`elect` without `.sync`");
@@ -1500,6 +1512,25 @@ impl Cx<'_, '_> {
                     return self.unsupported("__assertfail takes 5 arguments");
                 }
                 return Ok(Op::AssertFail { args: arg_offs });
+            }
+            // The device heap (CUDA's `malloc`/`free`, and `new`/`delete` through them),
+            // declared `.extern` by every module that uses it.
+            "malloc" if !self.d.funcs.contains_key("malloc") => {
+                let (size, ret) = (frame_offs(args)?, frame_offs(rets)?);
+                if size.len() != 1 || ret.len() != 1 {
+                    return self.unsupported("malloc takes 1 argument and returns 1 value");
+                }
+                return Ok(Op::DevMalloc {
+                    size: size[0],
+                    ret: ret[0],
+                });
+            }
+            "free" if !self.d.funcs.contains_key("free") => {
+                let ptr = frame_offs(args)?;
+                if ptr.len() != 1 || !rets.is_empty() {
+                    return self.unsupported("free takes 1 argument and returns nothing");
+                }
+                return Ok(Op::DevFree { ptr: ptr[0] });
             }
             _ => {}
         }
@@ -2271,6 +2302,14 @@ impl Cx<'_, '_> {
     fn decode_bar(&self) -> Result<Op, LoadError> {
         let i = self.inst;
         let ops = self.operands();
+        if i.scope() == Some(Mod::Cluster) {
+            // `barrier.cluster.arrive` / `.wait` (sm_90 `cluster.sync()`): a cluster's CTAs
+            // wait for each other, which needs clusters of several CTAs.
+            return self.unsupported(
+                "`barrier.cluster`: thread block clusters (sm_90 `__cluster_dims__`, \
+                 `cluster.sync()`) — the virtual GPU runs every CTA as a cluster of its own",
+            );
+        }
         if i.has(Mod::Warp) {
             if !i.has(Mod::Sync) {
                 return self.unsupported("bar.warp without .sync");

@@ -210,6 +210,11 @@ impl Device {
         &self.mem
     }
 
+    /// The most device-side `malloc` may hand out at once (`cudaLimitMallocHeapSize`).
+    pub fn set_device_heap_limit(&mut self, bytes: u64) {
+        self.mem.device_heap_limit = bytes;
+    }
+
     /// Number of launches so far (the next launch's index).
     pub fn launch_count(&self) -> u32 {
         self.launches
@@ -451,11 +456,19 @@ impl Device {
             vars.insert(name, (ptx::Space::Shared, dyn_off, 0));
         }
         // Initializers (after every variable has an address, for `generic(x)` and `x+4`).
+        // A function's name is its address, as the decoder numbers functions (vtables of
+        // C++ virtual functions, tables of device function pointers).
+        let funcs: HashMap<&str, u64> = m
+            .functions()
+            .filter(|f| f.body.is_some())
+            .enumerate()
+            .map(|(i, f)| (f.name.as_str(), crate::program::FUNC_WINDOW + 16 * i as u64))
+            .collect();
         for (addr, is_const, v) in inits {
             let elem = type_bytes(v.ty).unwrap_or(1) as usize;
             let mut bytes = Vec::new();
             if let Some(init) = &v.init {
-                flatten_init(init, elem, &vars, &mut bytes).map_err(|message| {
+                flatten_init(init, elem, &vars, &funcs, &mut bytes).map_err(|message| {
                     LoadError::Invalid {
                         message,
                         location: loc(v),
@@ -819,12 +832,13 @@ fn flatten_init(
     init: &ptx::Init,
     elem: usize,
     vars: &HashMap<String, (ptx::Space, u64, u64)>,
+    funcs: &HashMap<&str, u64>,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     match init {
         ptx::Init::List(v) => {
             for x in v {
-                flatten_init(x, elem, vars, out)?;
+                flatten_init(x, elem, vars, funcs, out)?;
             }
         }
         ptx::Init::Scalar(s) => {
@@ -856,7 +870,10 @@ fn flatten_init(
                         };
                         base.wrapping_add(*offset as u64)
                     }
-                    None => return Err(format!("initializer refers to unknown `{name}`")),
+                    None => match funcs.get(name.as_str()) {
+                        Some(f) => f.wrapping_add(*offset as u64),
+                        None => return Err(format!("initializer refers to unknown `{name}`")),
+                    },
                 },
             };
             out.extend_from_slice(&v.to_le_bytes()[..elem.min(8)]);

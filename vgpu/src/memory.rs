@@ -71,7 +71,13 @@ pub struct Heap {
     /// look-back spin's time under `scoped`). Any index is correct to start from: it is
     /// checked before it is used.
     last: LastHit,
+    /// Freed allocations (base -> length, name), for naming a use after free: the most
+    /// recent [`FREED_KEPT`] by base address.
+    freed: std::collections::BTreeMap<u64, (u64, String)>,
 }
+
+/// How many freed allocations a heap remembers for fault messages.
+const FREED_KEPT: usize = 1 << 16;
 
 /// [`Heap::last`]: an index written and read with relaxed atomics (plain moves; a heap
 /// is shared read-only between a campaign's worker threads).
@@ -102,6 +108,7 @@ impl Heap {
             next: base,
             space,
             last: LastHit::default(),
+            freed: Default::default(),
         }
     }
 
@@ -163,6 +170,17 @@ impl Heap {
     }
 
     pub fn fault(&self, kind: FaultKind, addr: u64, len: u32) -> MemError {
+        if let Some((base, (n, name))) = self.freed.range(..=addr).next_back() {
+            if addr < base + n {
+                return MemError {
+                    kind,
+                    space: self.space,
+                    addr,
+                    size: len,
+                    nearest: Some((format!("freed {name}"), *base, *n)),
+                };
+            }
+        }
         let i = self.allocs.partition_point(|a| a.base <= addr);
         let mut best: Option<&Allocation> = None;
         let dist = |a: &Allocation| {
@@ -209,7 +227,11 @@ impl Heap {
     pub fn free(&mut self, base: u64) -> bool {
         match self.allocs.binary_search_by_key(&base, |a| a.base) {
             Ok(i) => {
-                self.allocs.remove(i);
+                let a = self.allocs.remove(i);
+                if self.freed.len() >= FREED_KEPT {
+                    self.freed.pop_first();
+                }
+                self.freed.insert(a.base, (a.data.len() as u64, a.name));
                 true
             }
             Err(_) => false,
@@ -240,7 +262,14 @@ pub struct Memory {
     /// loads of other memory skip their scheduling decision (`crate::unwritten`); a write
     /// outside them widens them and counts an escape.
     guard: Option<WriteGuard>,
+    /// Device-side `malloc`: the bytes it may hand out at once (CUDA's
+    /// `cudaLimitMallocHeapSize`, 8 MiB unless the program sets it) and the bytes live.
+    pub device_heap_limit: u64,
+    pub device_heap_used: u64,
 }
+
+/// The name of the allocations device-side `malloc` makes (`free` frees only those).
+pub const DEVICE_MALLOC: &str = "device malloc";
 
 #[derive(Debug, Clone, Default)]
 struct WriteGuard {
@@ -268,6 +297,8 @@ impl Default for Memory {
             shared: Vec::new(),
             written: None,
             guard: None,
+            device_heap_limit: 8 << 20,
+            device_heap_used: 0,
         }
     }
 }
@@ -332,6 +363,47 @@ impl Location {
 }
 
 impl Memory {
+    /// Device-side `malloc(len)`: a fresh zeroed global allocation (16-byte aligned, as
+    /// CUDA's), or 0 when the device heap's limit would be passed. Addresses are never
+    /// reused ([`Heap::free`]), so no shadow state or buffered store of a freed object
+    /// meets a new one.
+    pub fn device_malloc(&mut self, len: u64) -> u64 {
+        let Some(used) = self
+            .device_heap_used
+            .checked_add(len)
+            .filter(|&u| u <= self.device_heap_limit)
+        else {
+            return 0;
+        };
+        match self.global.alloc(len, 16, DEVICE_MALLOC.to_string()) {
+            Some(a) => {
+                self.device_heap_used = used;
+                a
+            }
+            None => 0,
+        }
+    }
+
+    /// Device-side `free(p)`: false when `p` is neither 0 nor the start of a live
+    /// allocation device-side `malloc` made.
+    pub fn device_free(&mut self, p: u64) -> bool {
+        if p == 0 {
+            return true;
+        }
+        let len = match self
+            .global
+            .allocations()
+            .binary_search_by_key(&p, |a| a.base)
+        {
+            Ok(i) if self.global.allocations()[i].name == DEVICE_MALLOC => {
+                self.global.allocations()[i].data.len() as u64
+            }
+            _ => return false,
+        };
+        self.device_heap_used = self.device_heap_used.saturating_sub(len);
+        self.global.free(p)
+    }
+
     /// Starts (`true`) or stops logging the blocks that writes touch (see
     /// [`Memory::take_written`]); starting forgets anything logged before.
     pub fn log_writes(&mut self, on: bool) {

@@ -378,6 +378,15 @@ pub enum Op {
     AssertFail {
         args: Vec<u32>,
     },
+    /// `call (ret), malloc, (size)` (device-side heap, `new`): frame offsets.
+    DevMalloc {
+        size: u32,
+        ret: u32,
+    },
+    /// `call free, (ptr)` (`delete`): the frame offset of the pointer.
+    DevFree {
+        ptr: u32,
+    },
     Ret,
     Exit,
     Trap,

@@ -193,7 +193,7 @@ fn visit(inst: &mut Inst, f: &mut impl FnMut(&mut Slot, Role)) {
                 }
             }
         }
-        Op::Vprintf { .. } | Op::AssertFail { .. } => {}
+        Op::Vprintf { .. } | Op::AssertFail { .. } | Op::DevMalloc { .. } | Op::DevFree { .. } => {}
         Op::Ret | Op::Exit | Op::Trap | Op::Brkpt => {}
         Op::Bar {
             id, count, d, pred, ..

@@ -1233,6 +1233,8 @@ pub(super) fn is_event(op: &Op) -> bool {
         | Op::AtomVec { .. }
         | Op::Vprintf { .. }
         | Op::AssertFail { .. }
+        | Op::DevMalloc { .. }
+        | Op::DevFree { .. }
         | Op::Exit
         | Op::Trap
         | Op::Brkpt

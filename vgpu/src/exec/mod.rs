@@ -1820,6 +1820,46 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     site: self.site(pc),
                 })))
             }
+            Op::DevMalloc { size, ret } => {
+                for l in lanes(active) {
+                    let lane = &self.warps[w as usize].lanes[l];
+                    let s = (lane.local_base + size) as usize;
+                    let len = lane
+                        .local
+                        .get(s..s + 8)
+                        .map_or(0, |x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8])));
+                    let p = self.mem.device_malloc(len);
+                    let lane = &mut self.warps[w as usize].lanes[l];
+                    let r = (lane.local_base + ret) as usize;
+                    if let Some(x) = lane.local.get_mut(r..r + 8) {
+                        x.copy_from_slice(&p.to_le_bytes());
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::DevFree { ptr } => {
+                for l in lanes(active) {
+                    let lane = &self.warps[w as usize].lanes[l];
+                    let s = (lane.local_base + ptr) as usize;
+                    let p = lane
+                        .local
+                        .get(s..s + 8)
+                        .map_or(0, |x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8])));
+                    if !self.mem.device_free(p) {
+                        return Err(self.fault(
+                            w,
+                            l,
+                            pc,
+                            FaultKind::Undefined,
+                            format!(
+                                "free({p:#x}): not a pointer device-side malloc returned, or \
+                                 freed already"
+                            ),
+                        ));
+                    }
+                }
+                Ok(Flow::Next)
+            }
             Op::Vprintf { args, ret } => {
                 for l in lanes(active) {
                     let lane = &self.warps[w as usize].lanes[l];

@@ -1189,6 +1189,15 @@ fn forms_that_stay_unsupported_are_load_errors() {
             ".local .align 8 .b8 lb[8];\n mov.u64 %rd1, lb+-8;",
             "offset outside the local frame",
         ),
+        // Thread block clusters (sm_90): valid PTX (it used to be a parse error, "`barrier`
+        // takes 1 to 4 operands"), named as what the vgpu does not run.
+        ("barrier.cluster.arrive;", "`barrier.cluster`: thread block clusters"),
+        ("barrier.cluster.wait.aligned;", "`barrier.cluster`: thread block clusters"),
+        ("mapa.u32 %r1, %r2, %r3;", "`mapa`: distributed shared memory"),
+        (
+            "mov.u32 %r1, %cluster_ctarank;",
+            "`%cluster_ctarank`: thread block clusters",
+        ),
     ] {
         rejects(&module("sm_90", "", body), what);
     }
