@@ -6,8 +6,10 @@
 //!
 //! * `__cudaRegisterFatBinary` gets a **wrapper** (`__fatBinC_Wrapper_t`, in
 //!   `.nvFatBinSegment`): `u32 magic = 0x466243b1`, `u32 version` (1; 2 is the `-rdc`
-//!   device-link stub, which carries prelinked cubins and no PTX), `u64 data` (pointer to
-//!   the fat binary), `u64 filename_or_fatbins`.
+//!   device-link stub, whose fat binary holds the linked machine code and no PTX), `u64
+//!   data` (pointer to the fat binary), `u64 filename_or_fatbins` (version 2: the
+//!   NULL-terminated array of the compilation units' own fat binaries, which hold their
+//!   PTX — `crt/link.stub`'s `__cudaPrelinkedFatbins`; see [`read_wrapper`]).
 //! * The **fat binary** (`.nv_fatbin`): a 16-byte header `u32 magic = 0xBA55ED50`,
 //!   `u16 version = 1`, `u16 header_size = 16`, `u64 size` of the entries that follow.
 //! * Each **entry** starts with its own header: `u16 kind` (1 PTX, 2 ELF cubin, 256 a
@@ -266,7 +268,73 @@ pub unsafe fn read_wrapper(wrapper: *const u8) -> Result<Contents, FatbinError> 
     let size = fatbin_size(&head)?;
     // SAFETY: as above; `size` comes from the header nvcc wrote.
     let all = unsafe { std::slice::from_raw_parts(fatbin, size as usize) };
-    parse(all)
+    let mut contents = parse(all)?;
+    let version = u32_at(w, 4).unwrap_or(0);
+    let units = u64_at(w, 16).unwrap_or(0) as usize as *const u8;
+    if magic == WRAPPER_MAGIC && version == 2 && contents.ptx.is_empty() && !units.is_null() {
+        // SAFETY: a version-2 wrapper is the device-link stub's: its last field points to
+        // the NULL-terminated array of the compilation units' fat binaries.
+        if let Some(linked) = unsafe { link_units(units) }? {
+            contents.ptx.push(linked);
+        }
+    }
+    Ok(contents)
+}
+
+/// The PTX of relocatable device code (`nvcc -rdc=true`): the device-link stub registers
+/// the linked machine code and passes the units' own fat binaries (each with the unit's
+/// PTX when it was compiled for a virtual architecture too, as `fencehound nvcc` builds)
+/// as a NULL-terminated array; their PTX is linked into one module
+/// ([`fencehound_ptx::link`]). `None` when the array is empty.
+///
+/// # Safety
+/// `list` must point to a NULL-terminated array of pointers to fat binaries.
+unsafe fn link_units(list: *const u8) -> Result<Option<PtxEntry>, FatbinError> {
+    const MAX_UNITS: usize = 1 << 16;
+    let mut units: Vec<(String, String)> = Vec::new();
+    let mut arch = u32::MAX;
+    for i in 0..MAX_UNITS {
+        // SAFETY: within the array, which ends at its NULL entry.
+        let p = unsafe { std::ptr::read_unaligned((list as *const u64).add(i)) } as usize;
+        if p == 0 {
+            break;
+        }
+        let p = p as *const u8;
+        // SAFETY: each entry addresses a fat binary header whose size field covers it.
+        let head: [u8; 16] = unsafe { std::ptr::read_unaligned(p as *const [u8; 16]) };
+        let size = fatbin_size(&head)?;
+        // SAFETY: as above.
+        let c = parse(unsafe { std::slice::from_raw_parts(p, size as usize) })?;
+        let Some(e) = c.best_ptx() else {
+            return err(format!(
+                "relocatable device code (-rdc): compilation unit {i} holds no PTX, only \
+                 machine code; build with `fencehound nvcc`, or add \
+                 `-gencode arch=compute_80,code=compute_80` to each unit"
+            ));
+        };
+        arch = arch.min(e.arch);
+        let name = if e.name.is_empty() {
+            format!("unit{i}")
+        } else {
+            e.name.clone()
+        };
+        units.push((name, e.text.clone()));
+    }
+    if units.is_empty() {
+        return Ok(None);
+    }
+    let text = fencehound_ptx::link(&units).map_err(|e| {
+        FatbinError(format!(
+            "linking the PTX of {} relocatable compilation units: {e}",
+            units.len()
+        ))
+    })?;
+    let name = units
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect::<Vec<_>>()
+        .join("+");
+    Ok(Some(PtxEntry { arch, name, text }))
 }
 
 #[cfg(test)]

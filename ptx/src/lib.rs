@@ -9,12 +9,14 @@
 pub mod ast;
 pub mod error;
 pub mod lexer;
+pub mod link;
 pub mod parser;
 pub mod printer;
 pub mod table;
 
 pub use ast::*;
 pub use error::ParseError;
+pub use link::link;
 pub use parser::parse;
 pub use printer::print;
 pub use table::{Mod, ModClass, OpInfo, Opcode, OPCODES};

@@ -1536,6 +1536,14 @@ impl Cx<'_, '_> {
         }
         let Some(&idx) = self.d.funcs.get(callee.as_str()) else {
             if self.d.module.function(callee).is_some() {
+                // The device runtime (`-lcudadevrt`): its entry points are `cnp*`
+                // functions the driver provides.
+                if callee.starts_with("cnp") || callee.starts_with("cudaLaunchDevice") {
+                    return self.unsupported(&format!(
+                        "call to `{callee}`: device-side kernel launches and the device \
+                         runtime (dynamic parallelism, -lcudadevrt)"
+                    ));
+                }
                 return self.unsupported(&format!("call to external function `{callee}`"));
             }
             return self.undefined(callee);
