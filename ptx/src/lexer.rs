@@ -121,9 +121,11 @@ pub fn lex(file: &str, src: &str) -> Result<Vec<Token>, ParseError> {
                     offset: start - 1,
                 });
             }
+            // (Also `.1d`/`.2d`/`.3d`, texture and surface geometries, never a number.)
             b'.' if b
                 .get(i + 1)
-                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                || (matches!(b.get(i + 1), Some(b'1'..=b'3')) && b.get(i + 2) == Some(&b'd')) =>
             {
                 let start = i + 1;
                 i += 1;

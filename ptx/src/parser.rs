@@ -764,12 +764,15 @@ impl<'a> Parser<'a> {
         let name = self.ident("an instruction")?;
         let Some(opcode) = Opcode::parse(&name) else {
             self.i -= 1;
-            return Err(ParseError::new(
-                self.file,
-                op_pos,
-                "unknown instruction",
-                name,
-            ));
+            let what = if matches!(
+                name.as_str(),
+                "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep"
+            ) {
+                "texture and surface instructions are not supported"
+            } else {
+                "unknown instruction"
+            };
+            return Err(ParseError::new(self.file, op_pos, what, name));
         };
         let mut mods = Vec::new();
         while let Tok::Dot(d) = self.peek().clone() {

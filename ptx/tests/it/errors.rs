@@ -47,6 +47,25 @@ fn unknown_opcode_names_line_col_and_token() {
     );
 }
 
+/// Texture and surface fetches (valid PTX the tool does not run) are named as such; their
+/// geometry modifiers (`.1d`) used to stop the lexer as "malformed number".
+#[test]
+fn texture_instructions_are_named_not_supported() {
+    for inst in [
+        "tex.1d.v4.f32.s32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1}];",
+        "suld.b.2d.b32.trap \t{%r1}, [%rd1, {%r1, %r2}];",
+        "tld4.r.2d.v4.f32.f32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1, %r2}];",
+    ] {
+        let e = err(&GOOD.replace("mov.u32 \t%r1, %tid.x;", inst));
+        assert_eq!((e.line, e.col), (14, 2), "{e}");
+        assert!(
+            e.message
+                .contains("texture and surface instructions are not supported"),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn wrong_operand_count() {
     let e = err(&GOOD.replace("mov.u32 \t%r1, %tid.x;", "mov.u32 \t%r1, %tid.x, %r2;"));
