@@ -1131,7 +1131,7 @@ impl WeakMemory {
         };
         // An element of a strong 16-byte vector reads the newest value, as its sibling
         // does: the vector is one message (vgpu `Access::indivisible`).
-        let cands = if self.space_enabled(a.loc) && !a.indivisible {
+        let cands = if self.space_enabled(a.loc) && !a.indivisible && !a.newest {
             c.allowed & !(1 << c.newest)
         } else {
             0

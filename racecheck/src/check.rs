@@ -2599,6 +2599,7 @@ mod tests {
             site: 0,
             launch: 0,
             indivisible: false,
+            newest: false,
         };
         remember_in(
             locs.sync_entry(8),

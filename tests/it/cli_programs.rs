@@ -260,6 +260,28 @@ fn libcudacxx_barrier_and_pipeline_on_mbarrier_objects() {
     }
 }
 
+/// `cub::DeviceTransform` on sm_90 (bulk copies completing on mbarriers, 256 CTAs whose
+/// threads spin on `mbarrier.try_wait`): under the default model each wait read stale
+/// barrier states until a liveness round, one round per CTA — over 20 M lane instructions
+/// (2 G in all, a minute) for 4 M of work. An mbarrier test now reads the barrier's newest
+/// state (`Access::newest`); the fuel bounds the run deterministically.
+#[test]
+fn mbarrier_waits_of_many_ctas_need_no_liveness_rounds() {
+    let prog = build("cub_transform", &["-arch=sm_90"]);
+    for args in [
+        vec!["--seed", "2", "--fuel", "20000000"],
+        vec!["--model", "sc", "--race", "--seed", "1"],
+    ] {
+        let o = exec(&args, &prog);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(0), "{args:?}:\n{out}\n{err}");
+        assert!(
+            out.contains("OK: 65536 elements squared"),
+            "{args:?}: {out}"
+        );
+    }
+}
+
 /// Tensor cores through `nvcuda::wmma`: every `wmma` shape and type (f16, bf16, tf32,
 /// f64, s8/u8 with `.satfinite`, s4, b1 xor/and popc), row- and column-major with padded
 /// strides, and a 128×128 GEMM whose warps load their fragments from shared memory, each

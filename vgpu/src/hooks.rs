@@ -132,6 +132,12 @@ pub struct Access {
     /// model must neither delay it nor let it read an older value than the newest, so the
     /// vector is one message as on hardware.
     pub indivisible: bool,
+    /// The read of a synchronization object's state (an `mbarrier` test): a model lets
+    /// it read only the newest value. A stale state can only say "not complete yet",
+    /// which the wait's loop answers by testing again: reading it stale changes no value
+    /// a program computes, but at `p = 1` under `weak` each of a launch's CTAs waited for
+    /// a whole liveness round (a 256-CTA `cub::DeviceTransform` on sm_90 ran for minutes).
+    pub newest: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

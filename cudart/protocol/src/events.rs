@@ -168,6 +168,7 @@ impl<W: Write> Writer<W> {
         put32(&mut r, 28, a.site);
         put32(&mut r, 32, a.launch);
         r[37] = a.indivisible as u8;
+        r[38] = a.newest as u8;
         match a.loc {
             Location::Global(addr) => r[40..48].copy_from_slice(&addr.to_le_bytes()),
             Location::Shared { cta, offset } => {
@@ -363,6 +364,7 @@ pub fn read(bytes: &[u8]) -> Log {
                     site: get32(r, 28),
                     launch: get32(r, 32),
                     indivisible: r[37] != 0,
+                    newest: r[38] != 0,
                 })
             }
             FENCE => {
@@ -471,6 +473,7 @@ mod tests {
             site: 17,
             launch: 3,
             indivisible: true,
+            newest: true,
         };
         w.access(&a);
         w.access(&Access {
@@ -506,6 +509,7 @@ mod tests {
             "Atomic",
             "AcqRel",
             "indivisible: true",
+            "newest: true",
             "Global(244837814042624)",
             "Release",
             "id: 65535",

@@ -25,7 +25,11 @@
 //! release RMW, and an acquire that sees a completed phase reads the last arrival's write,
 //! which continues the release sequence of every earlier arrival (PTX's release sequence:
 //! later RMWs on the same location), so the waiting thread synchronizes with every
-//! arriving thread as the ISA says. `init` is a weak store (it is not atomic: a use of
+//! arriving thread as the ISA says. A test reads the object's newest state
+//! ([`crate::Access::newest`]): an older state can only say "not complete yet", which the
+//! wait's loop answers by testing again, so a stale read would change no value — but under
+//! `weak` at `p = 1` every CTA's wait lasted until a liveness round (a 256-CTA
+//! `cub::DeviceTransform` on sm_90 took a minute). `init` is a weak store (it is not atomic: a use of
 //! the object that happens-before does not order is a race). `inval` only checks its
 //! address: it is no memory operation in the ISA's memory model, and as a weak store it
 //! raced, by the letter, with the last arrivals of libcu++'s own `cuda::pipeline`, whose
@@ -274,7 +278,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     if !self.bulk.is_empty() {
                         self.complete_bulk(|b| b.mbar == loc)?;
                     }
-                    let a = self.access(w, l, loc, 8, AccessKind::Load, sem, scope, site);
+                    let mut a = self.access(w, l, loc, 8, AccessKind::Load, sem, scope, site);
+                    a.newest = true;
                     let mut buf = [0u8; 8];
                     if let Err(e) = self.hooks.load(self.mem, &a, &mut buf) {
                         return Err(self.mem_fault(w, l, pc, e));

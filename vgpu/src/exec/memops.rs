@@ -289,6 +289,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             site,
             launch: self.launch,
             indivisible: false,
+            newest: false,
         }
     }
 
