@@ -711,6 +711,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         }
     }
 
+    /// The 8 bytes at offset `off` of lane `l`'s call frame (a `.param` argument of a
+    /// built-in call), 0 outside it.
+    fn frame_u64(&self, w: u32, l: usize, off: u32) -> u64 {
+        let lane = &self.warps[w as usize].lanes[l];
+        let s = (lane.local_base + off) as usize;
+        lane.local
+            .get(s..s + 8)
+            .and_then(|x| x.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    }
+
     /// Whether the instruction at `pc` is quiet code ([`crate::Quiet`]).
     #[inline]
     fn quiet(&self, pc: u32) -> bool {
@@ -1822,12 +1833,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
             Op::DevMalloc { size, ret } => {
                 for l in lanes(active) {
-                    let lane = &self.warps[w as usize].lanes[l];
-                    let s = (lane.local_base + size) as usize;
-                    let len = lane
-                        .local
-                        .get(s..s + 8)
-                        .map_or(0, |x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8])));
+                    let len = self.frame_u64(w, l, *size);
                     let p = self.mem.device_malloc(len);
                     let lane = &mut self.warps[w as usize].lanes[l];
                     let r = (lane.local_base + ret) as usize;
@@ -1839,12 +1845,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             }
             Op::DevFree { ptr } => {
                 for l in lanes(active) {
-                    let lane = &self.warps[w as usize].lanes[l];
-                    let s = (lane.local_base + ptr) as usize;
-                    let p = lane
-                        .local
-                        .get(s..s + 8)
-                        .map_or(0, |x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8])));
+                    let p = self.frame_u64(w, l, *ptr);
                     if !self.mem.device_free(p) {
                         return Err(self.fault(
                             w,
