@@ -814,6 +814,7 @@ impl Runtime {
             fuel: self.cfg.fuel,
             cooperative,
             reduce_unwritten: true,
+            quick_stalls: true,
         };
         let start = Instant::now();
         let stop = Stop {

@@ -75,6 +75,16 @@ pub struct LaunchOptions {
     /// `fencehound exec` turns it on. (Hooks that agree skip such loads in every launch
     /// whose hooks are not transparent, with or without this: that changes no decision.)
     pub reduce_unwritten: bool,
+    /// Once every runnable warp is parked, the liveness rule drains (`Hooks::stalled`) at
+    /// once, and again while a drain wakes no parked warp, until one does or nothing is
+    /// left to drain — instead of after the steps the stall rule lets pass, all of which
+    /// would be parked steps that change nothing anyone can see (the
+    /// interpreter's `livelock` module, "Stalls with every warp parked"). The same
+    /// outcomes; a look-back spinning on a store among thousands buffered under `scoped`
+    /// at `p_w = 1` is released in far fewer steps. Off by default for the reason
+    /// `reduce_unwritten` is (a seed would name a different interleaving, and parking
+    /// would no longer be invisible to a run); `fencehound exec` turns it on.
+    pub quick_stalls: bool,
 }
 
 impl Default for LaunchOptions {
@@ -83,6 +93,7 @@ impl Default for LaunchOptions {
             fuel: DEFAULT_FUEL,
             cooperative: false,
             reduce_unwritten: false,
+            quick_stalls: false,
         }
     }
 }
@@ -690,6 +701,7 @@ impl Device {
             params,
             fuel: opts.fuel,
             reduce_unwritten: opts.reduce_unwritten,
+            quick_stalls: opts.quick_stalls,
             launch_index: self.launches,
             deadline: stop.deadline,
             cancel: stop.cancel,

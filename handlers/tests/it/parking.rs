@@ -50,8 +50,19 @@ DONE:
 fn launch<H: Hooks>(
     hooks: &mut H,
     seed: u64,
+    kernel: (&str, &str),
+    shape: (u32, u32, usize),
+) -> (LaunchResult, Vec<u8>) {
+    launch_with(hooks, seed, kernel, shape, LaunchOptions::default())
+}
+
+/// [`launch`] with options.
+fn launch_with<H: Hooks>(
+    hooks: &mut H,
+    seed: u64,
     (name, body): (&str, &str),
     (ctas, threads, bytes): (u32, u32, usize),
+    opts: LaunchOptions,
 ) -> (LaunchResult, Vec<u8>) {
     let module = fencehound_ptx::parse(name, &format!("{HEADER}{body}")).expect("parse");
     let mut dev = Device::new();
@@ -65,7 +76,7 @@ fn launch<H: Hooks>(
             Dim3::x(threads),
             0,
             &[Arg::Ptr(buf)],
-            LaunchOptions::default(),
+            opts,
             hooks,
             &mut RandomScheduler::new(seed),
         )
@@ -268,5 +279,88 @@ fn changes_by_address_wake_only_their_readers() {
             "{}: steps interpreted with wakes by address {by_address}, for all {for_all}",
             model.name()
         );
+    }
+}
+
+/// `LaunchOptions::quick_stalls`: once every runnable warp is parked the liveness rule
+/// drains at once, and again while a drain wakes no parked warp. On `CHAIN` (spinners on
+/// flags that wait behind about a thousand buffered slot stores at `p_w = 1`) every
+/// execution still completes with every flag and copy right, each replays from its seed,
+/// and the steps taken fall to a fraction; on `MP` both outcomes are still reached — the
+/// flag drained before the data (a reader woken by that drain reads stale data) and
+/// after it (the data's drain woke no one, the flag's came at once).
+#[test]
+fn quick_stalls_skip_parked_waits_and_keep_the_outcomes() {
+    let quick = LaunchOptions {
+        quick_stalls: true,
+        ..LaunchOptions::default()
+    };
+    for model in [Model::Bugaroo, Model::Scoped] {
+        let cfg = |seed| {
+            let mut c = BufferConfig::new(model, 1.0, seed);
+            c.trace = false;
+            c
+        };
+        let (mut steps_quick, mut steps_plain, mut repeats, mut quick_stalls) = (0, 0, 0, 0);
+        for seed in 0..12 {
+            let what = format!("{} seed {seed}", model.name());
+            let shape = (8, 64, 5120);
+            let (rq, mq) = launch_with(
+                &mut WriteBuffers::new(cfg(seed)),
+                seed,
+                ("chain", CHAIN),
+                shape,
+                quick,
+            );
+            let (rq2, mq2) = launch_with(
+                &mut WriteBuffers::new(cfg(seed)),
+                seed,
+                ("chain", CHAIN),
+                shape,
+                quick,
+            );
+            assert_eq!((&rq, &mq), (&rq2, &mq2), "{what}: replay");
+            let (rp, mp) = run_chain(&mut WriteBuffers::new(cfg(seed)), seed);
+            assert_eq!(rp.stats.stall_repeats + rp.stats.quick_stalls, 0, "{what}");
+            for (r, m) in [(&rq, &mq), (&rp, &mp)] {
+                assert!(r.outcome.is_completed(), "{what}: {:?}", r.outcome);
+                for k in 0..8 {
+                    let at = |o: usize| u32::from_le_bytes(m[o..o + 4].try_into().unwrap());
+                    assert_eq!(at(8 * k), 1, "{what}: flag {k}");
+                    assert_eq!(at(512 + 8 * k), k as u32, "{what}: copy {k}");
+                }
+            }
+            steps_quick += rq.stats.steps;
+            steps_plain += rp.stats.steps;
+            repeats += rq.stats.stall_repeats;
+            quick_stalls += rq.stats.quick_stalls;
+        }
+        eprintln!(
+            "{}: steps with quick stalls {steps_quick}, without {steps_plain}, \
+             repeats {repeats}, stalls declared at once {quick_stalls}",
+            model.name()
+        );
+        assert!(repeats > 0 && quick_stalls > 0, "{}", model.name());
+        assert!(
+            steps_quick * 3 < steps_plain,
+            "{}: steps with quick stalls {steps_quick}, without {steps_plain}",
+            model.name()
+        );
+        let mut seen = BTreeSet::new();
+        for seed in 0..60 {
+            let (r, m) = launch_with(
+                &mut WriteBuffers::new(cfg(seed)),
+                seed,
+                ("mp", MP),
+                (4, 32, 256),
+                quick,
+            );
+            assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+            for c in 1..4 {
+                let i = 4 * (16 + c);
+                seen.insert(u32::from_le_bytes(m[i..i + 4].try_into().unwrap()));
+            }
+        }
+        assert_eq!(seen, BTreeSet::from([0, 1]), "{}", model.name());
     }
 }

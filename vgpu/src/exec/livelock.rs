@@ -163,6 +163,26 @@
 //! file to find it had nothing new to read: a third of `exec --model scoped` on
 //! `cub_scan`.
 //!
+//! **Stalls with every warp parked** (with [`crate::LaunchOptions::quick_stalls`]). The
+//! liveness rule drains one buffered entry when nothing has progressed for a while
+//! (`Hooks::stalled`); under `scoped` at `p_w = 1` a look-back spinning on one status
+//! store among thousands buffered waited for that store's turn one drain at a time, and
+//! between two drains every runnable warp ran hundreds of parked steps: 1.38 G lane
+//! instructions in one launch of CUB's onesweep radix sort, where `sc` runs 26 M. Once
+//! every runnable warp is parked — an interpreted step just parked the last of them, or
+//! a drain moved no warp's epoch ([`Parking::moves`]) — the steps the rule would let
+//! pass before its next drain are all parked steps: each applies counts and the words
+//! its cycle already wrote, no value anyone reads changes, and no warp becomes runnable
+//! (only a barrier's release or an exit, both events, does that). So the drain may come
+//! at once: the executions this makes are executions the rule allows (the same drains in
+//! the same order, with fewer parked steps before them), the same outcomes are
+//! reachable, and each still replays from its seed. What
+//! moves is the schedule after the stall: the scheduler's random stream is drawn fewer
+//! times, the counts and `%clock` are smaller. So it is an option: without it parking is
+//! invisible to a run (the tests of `tests/it/parking.rs` compare runs with and without
+//! parking, statistic for statistic), and seeded campaigns keep the interleavings their
+//! seeds always named; `fencehound exec` turns it on.
+//!
 //! **Not parked**: a step with several groups (intra-warp scheduling is a choice), a step
 //! that reads `%clock`/`%globaltimer` (its next value differs although the registers
 //! repeat), loops of more than [`MAX_CYCLE`] steps — they keep running as before — and
@@ -534,6 +554,9 @@ pub(super) struct Parking {
     cycles: Vec<Vec<CycleStep>>,
     /// Buffers of dropped states, for the next probes.
     spare: Vec<Vec<u64>>,
+    /// Counts every move of any warp's epoch (an event, a touch by address): while it
+    /// stands, every warp parked before is parked still ([`Parking::moves`]).
+    moves: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -616,6 +639,7 @@ impl Parking {
             hist: (0..n).map(|_| Vec::new()).collect(),
             cycles: (0..n).map(|_| Vec::new()).collect(),
             spare: Vec::new(),
+            moves: 0,
         }
     }
 
@@ -624,6 +648,7 @@ impl Parking {
     pub(super) fn event(&mut self) {
         self.epoch = self.epoch.wrapping_add(1) % NONE;
         self.global = self.epoch;
+        self.moves = self.moves.wrapping_add(1);
         // Every warp's reads are of an epoch that has passed.
         if self.watched != 0 || !self.wide.is_empty() {
             self.watch.clear();
@@ -687,6 +712,7 @@ impl Parking {
     fn touch(&mut self, w: u32, epoch: u64) {
         if let Some(t) = self.touched.get_mut(w as usize) {
             *t = epoch;
+            self.moves = self.moves.wrapping_add(1);
             self.reads[w as usize].reset();
         }
     }
@@ -778,6 +804,23 @@ impl Parking {
         if let Some(t) = self.touched.get(w as usize) {
             super::prefetch(t);
         }
+    }
+
+    /// Whether warp `w` is parked now (its next step would be applied), without
+    /// counting a step as [`Parking::parked`] does.
+    #[inline]
+    pub(super) fn is_parked(&self, w: u32) -> bool {
+        self.warps
+            .get(w as usize)
+            .is_some_and(|p| p.parked == self.epoch_of(w) && !p.kicked)
+    }
+
+    /// How many times any warp's epoch has moved: an event moves every warp's, a change
+    /// by address those of the warps it touches. Equal counts before and after a change
+    /// mean the change woke no parked warp.
+    #[inline]
+    pub(super) fn moves(&self) -> u64 {
+        self.moves
     }
 
     /// The (lane, warp) instruction counts of warp `w`'s step while it is parked (and

@@ -218,6 +218,8 @@ pub struct LaunchSpec<'p> {
     pub quiet_pc: &'p [bool],
     /// [`crate::LaunchOptions::reduce_unwritten`].
     pub reduce_unwritten: bool,
+    /// [`crate::LaunchOptions::quick_stalls`].
+    pub quick_stalls: bool,
 }
 
 pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
@@ -244,6 +246,8 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     cancel: Option<&'p std::sync::atomic::AtomicBool>,
     /// [`crate::LaunchOptions::reduce_unwritten`].
     reduce_unwritten: bool,
+    /// [`crate::LaunchOptions::quick_stalls`].
+    quick_stalls: bool,
     /// For a kernel whose barriers are all the whole CTA's, in a launch that keeps the
     /// write bound (`reduce_unwritten`, or hooks that are not transparent): where shared
     /// writes can still come before a barrier (`crate::unwritten`).
@@ -454,6 +458,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             step_own: false,
             quiet_pc: spec.quiet_pc,
             reduce_unwritten: spec.reduce_unwritten,
+            quick_stalls: spec.quick_stalls,
             shared_quiet: Some(prog.shared_quiet())
                 .filter(|q| q.eligible.get(spec.func as usize) == Some(&true)),
             clock_read: std::cell::Cell::new(false),
@@ -665,6 +670,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 if let Some(before) = before {
                     self.after_step(w, before);
+                    // The step parked its warp and every runnable warp is parked: the
+                    // stall rule would fire after parked steps only (`quick_stalls`).
+                    if self.quick_stalls
+                        && self.park.fine
+                        && self.park.is_parked(w)
+                        && self.runnable.iter().all(|&r| self.park.is_parked(r))
+                    {
+                        self.since_progress = 0;
+                        self.stats.quick_stalls += 1;
+                        self.stalled();
+                    }
                 }
             }
             if self
@@ -730,7 +746,33 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 
     /// Asks the model to make progress possible (drain a buffered store, read newest
     /// values); true if it changed something.
+    ///
+    /// When every runnable warp is parked after the change and it woke none of them, the
+    /// model is asked again at once, until a change wakes a warp or nothing is left to
+    /// change (`livelock`, "Stalls with every warp parked"): the steps the old rule ran
+    /// in between were parked steps, which change nothing anyone can see.
     fn stalled(&mut self) -> bool {
+        if !self.stalled_once() {
+            return false;
+        }
+        if self.quick_stalls
+            && self.park.fine
+            && !self.runnable.is_empty()
+            && self.runnable.iter().all(|&w| self.park.is_parked(w))
+        {
+            loop {
+                let moves = self.park.moves();
+                if !self.stalled_once() || self.park.moves() != moves {
+                    break;
+                }
+                self.stats.stall_repeats += 1;
+            }
+        }
+        true
+    }
+
+    /// One request of [`Machine::stalled`].
+    fn stalled_once(&mut self) -> bool {
         let changed = self.hooks.stalled(self.mem);
         if changed {
             self.livelock.change(self.stats.lane_instructions);

@@ -193,6 +193,12 @@ pub struct ExecStats {
     /// Scheduler decisions that gave a parked warp a step, applied without interpreting
     /// it (spin parking, see the interpreter's `livelock` module).
     pub parked_steps: u64,
+    /// Liveness drains made at once after one that woke no parked warp while every
+    /// runnable warp was parked ([`crate::LaunchOptions::quick_stalls`]).
+    pub stall_repeats: u64,
+    /// Stalls declared as soon as every runnable warp was parked
+    /// ([`crate::LaunchOptions::quick_stalls`]).
+    pub quick_stalls: u64,
     /// Loads that ran without a scheduler decision: every byte they read is one no
     /// thread of the launch writes (`crate::unwritten`).
     pub unwritten_loads: u64,
