@@ -78,7 +78,9 @@ pub struct LaunchOptions {
     /// Once every runnable warp is parked, the liveness rule drains (`Hooks::stalled`) at
     /// once, and again while a drain wakes no parked warp, until one does or nothing is
     /// left to drain — instead of after the steps the stall rule lets pass, all of which
-    /// would be parked steps that change nothing anyone can see (the
+    /// would be parked steps that change nothing anyone can see; and while some runnable
+    /// warp is not parked, the scheduler picks only among those, with the stall rule's
+    /// period scaled to their share (the
     /// interpreter's `livelock` module, "Stalls with every warp parked"). The same
     /// outcomes; a look-back spinning on a store among thousands buffered under `scoped`
     /// at `p_w = 1` is released in far fewer steps. Off by default for the reason

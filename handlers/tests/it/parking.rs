@@ -364,3 +364,105 @@ fn quick_stalls_skip_parked_waits_and_keep_the_outcomes() {
         assert_eq!(seen, BTreeSet::from([0, 1]), "{}", model.name());
     }
 }
+
+/// With quick stalls parked warps are not picked, and a hang is still called one: `MP`
+/// without its flag store — the readers spin forever once the data has drained — ends
+/// in the livelock verdict, with and without the option, not in a timeout.
+#[test]
+fn quick_stalls_keep_the_hang_verdict() {
+    let hang = MP.replace("    st.volatile.global.u32 [%rd2], 1;\n", "");
+    assert_ne!(hang, MP);
+    for model in [Model::Bugaroo, Model::Scoped] {
+        for seed in 0..6 {
+            for quick_stalls in [false, true] {
+                let opts = LaunchOptions {
+                    quick_stalls,
+                    ..LaunchOptions::default()
+                };
+                let mut h = WriteBuffers::new(BufferConfig::new(model, 1.0, seed));
+                let (r, _) = launch_with(&mut h, seed, ("mp", &hang), (4, 32, 256), opts);
+                assert!(
+                    matches!(r.outcome, LaunchOutcome::Deadlock(_)),
+                    "{} seed {seed} quick {quick_stalls}: {:?}",
+                    model.name(),
+                    r.outcome
+                );
+            }
+        }
+    }
+}
+
+/// A hang where some warps cannot be parked: in CTA 0 lanes 0 and 1 spin on two flags in
+/// two loops (two groups of one warp: never parked), in the other CTAs lanes 0 and 1
+/// store, then spin together on a third flag (parked). No flag is ever set: the verdict
+/// is still the livelock one (the unparked warp cycles, the parked ones are not picked).
+const HANG2: &str = r#"
+.visible .entry hang2(.param .u64 buf)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [buf];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    setp.gt.u32 %p1, %r2, 1;
+    @%p1 bra DONE;
+    setp.ne.u32 %p1, %r3, 0;
+    @%p1 bra OTHER;
+    setp.eq.u32 %p1, %r2, 1;
+    @%p1 bra B;
+A:
+    ld.volatile.global.u32 %r6, [%rd2];
+    setp.eq.u32 %p2, %r6, 0;
+    @%p2 bra A;
+    bra.uni DONE;
+B:
+    ld.volatile.global.u32 %r7, [%rd2+8];
+    setp.eq.u32 %p2, %r7, 0;
+    @%p2 bra B;
+    bra.uni DONE;
+OTHER:
+    mad.lo.u32 %r4, %r3, 2, %r2;
+    mul.wide.u32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4+64], %r3;
+C:
+    ld.volatile.global.u32 %r8, [%rd2+16];
+    setp.eq.u32 %p2, %r8, 0;
+    @%p2 bra C;
+DONE:
+    ret;
+}
+"#;
+
+#[test]
+fn quick_stalls_keep_the_hang_verdict_with_unparked_spinners() {
+    for model in [Model::Bugaroo, Model::Scoped] {
+        for seed in 0..6 {
+            for quick_stalls in [false, true] {
+                let opts = LaunchOptions {
+                    quick_stalls,
+                    ..LaunchOptions::default()
+                };
+                let mut h = WriteBuffers::new(BufferConfig::new(model, 1.0, seed));
+                let (r, _) = launch_with(&mut h, seed, ("hang2", HANG2), (4, 32, 256), opts);
+                assert!(
+                    matches!(r.outcome, LaunchOutcome::Deadlock(_)),
+                    "{} seed {seed} quick {quick_stalls}: {:?}",
+                    model.name(),
+                    r.outcome
+                );
+                // (Three of the four spinning warps are parked: without the option they
+                // take most steps, applied; with it they are not picked.)
+                assert_eq!(
+                    r.stats.parked_steps * 2 < r.stats.steps,
+                    quick_stalls,
+                    "{} seed {seed} quick {quick_stalls}: {:?}",
+                    model.name(),
+                    r.stats
+                );
+            }
+        }
+    }
+}

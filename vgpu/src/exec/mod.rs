@@ -241,6 +241,13 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     fuel: u64,
     launch: u32,
     since_progress: u64,
+    /// With `quick_stalls` (and hooks that name their changes): the runnable warps that
+    /// are not parked, which the scheduler picks from while there are any
+    /// ([`Machine::live_pool`]); rebuilt when the runnable list changed or a warp's
+    /// epoch moved (`live_moves` was [`livelock::Parking::moves`] then).
+    live: Vec<u32>,
+    live_dirty: bool,
+    live_moves: u64,
     clock: u64,
     deadline: Option<std::time::Instant>,
     cancel: Option<&'p std::sync::atomic::AtomicBool>,
@@ -446,6 +453,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             fuel: spec.fuel,
             launch: spec.launch_index,
             since_progress: 0,
+            live: Vec::new(),
+            live_dirty: true,
+            live_moves: 0,
             clock: 0,
             deadline: spec.deadline,
             cancel: spec.cancel,
@@ -484,6 +494,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     }
 
     fn set_runnable(&mut self, w: u32) {
+        self.live_dirty = true;
         let ready = self.warps[w as usize].ready != 0;
         match self.runnable.binary_search(&w) {
             Ok(i) if !ready => {
@@ -594,12 +605,33 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 break LaunchOutcome::Timeout(self.dump(HangCause::Fuel));
             }
-            if self.since_progress > 256 + 8 * self.runnable.len() as u64 {
+            let quick = self.quick_stalls && self.park.fine;
+            if quick {
+                self.live_pool();
+            }
+            // The stall rule's period: `256 + 8` steps per runnable warp; with quick
+            // stalls, picking among the unparked warps only, that share of it (each
+            // unparked warp gets the steps it got before, in expectation).
+            let r = self.runnable.len() as u64;
+            let period = if quick && !self.live.is_empty() {
+                ((256 + 8 * r) * self.live.len() as u64 / r).max(1)
+            } else {
+                256 + 8 * r
+            };
+            if self.since_progress > period {
                 self.since_progress = 0;
                 self.stalled();
+                if quick {
+                    self.live_pool();
+                }
             }
-            let i = self.sched.pick(&self.runnable, last);
-            let w = self.runnable[i.min(self.runnable.len() - 1)];
+            let pool = if quick && !self.live.is_empty() {
+                &self.live
+            } else {
+                &self.runnable
+            };
+            let i = self.sched.pick(pool, last);
+            let w = pool[i.min(pool.len() - 1)];
             last = Some(w);
             self.stats.steps += 1;
             self.since_progress += 1;
@@ -670,16 +702,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 if let Some(before) = before {
                     self.after_step(w, before);
-                    // The step parked its warp and every runnable warp is parked: the
-                    // stall rule would fire after parked steps only (`quick_stalls`).
-                    if self.quick_stalls
-                        && self.park.fine
-                        && self.park.is_parked(w)
-                        && self.runnable.iter().all(|&r| self.park.is_parked(r))
-                    {
-                        self.since_progress = 0;
-                        self.stats.quick_stalls += 1;
-                        self.stalled();
+                    if quick && self.park.is_parked(w) {
+                        // (Not picked while parked.)
+                        if let Ok(i) = self.live.binary_search(&w) {
+                            self.live.remove(i);
+                        }
+                        // Every runnable warp is parked: the stall rule would fire after
+                        // parked steps only.
+                        if self.runnable.iter().all(|&r| self.park.is_parked(r)) {
+                            self.since_progress = 0;
+                            self.stats.quick_stalls += 1;
+                            self.stalled();
+                        }
                     }
                 }
             }
@@ -692,8 +726,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 // state is hashed only after a step that did not move the warp's lowest
                 // live pc forward (see `livelock`: every cycle has such a step, so every
                 // cycle is still seen, within one more turn of it).
+                // With quick stalls, parked warps are not picked: they cycle (their
+                // states repeat under memory nothing has changed since detection
+                // started, or it would have started over), and the verdict needs the
+                // warps that run to cycle too.
+                let watched: &[u32] = if quick && !self.live.is_empty() {
+                    &self.live
+                } else {
+                    &self.runnable
+                };
                 let all = if self.livelock.cycling(w) {
-                    self.livelock.record(w, 0, &self.runnable)
+                    self.livelock.record(w, 0, watched)
                 } else if pc_before.is_none_or(|b| self.lowest_pc(w) <= b) {
                     // A sample first; the whole state once a sample repeats (`livelock`,
                     // "Samples first").
@@ -703,12 +746,12 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     };
                     if exact {
                         let state = self.state_hash(w);
-                        self.livelock.record(w, state, &self.runnable)
+                        self.livelock.record(w, state, watched)
                     } else {
-                        self.livelock.all_cycling(&self.runnable)
+                        self.livelock.all_cycling(watched)
                     }
                 } else {
-                    self.livelock.all_cycling(&self.runnable)
+                    self.livelock.all_cycling(watched)
                 };
                 if all && !self.stalled() {
                     break LaunchOutcome::Deadlock(self.dump(HangCause::Livelock));
@@ -742,6 +785,24 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     #[inline]
     fn quiet(&self, pc: u32) -> bool {
         self.quiet_pc.get(pc as usize).copied().unwrap_or(false)
+    }
+
+    /// With `quick_stalls`: brings `live`, the runnable warps that are not parked, up to
+    /// date. A parked warp's steps are applied counts that change nothing anyone reads
+    /// (`livelock`), so not picking it while it stays parked leaves out only steps that
+    /// make no difference: every interleaving of the other warps' steps is still one the
+    /// scheduler can pick, and the warp runs again as soon as its epoch moves.
+    fn live_pool(&mut self) {
+        let moves = self.park.moves();
+        if !self.live_dirty && moves == self.live_moves {
+            return;
+        }
+        self.live_dirty = false;
+        self.live_moves = moves;
+        self.live.clear();
+        let park = &self.park;
+        self.live
+            .extend(self.runnable.iter().filter(|&&r| !park.is_parked(r)));
     }
 
     /// Asks the model to make progress possible (drain a buffered store, read newest
