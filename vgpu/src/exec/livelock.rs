@@ -180,10 +180,12 @@
 //! moves is the schedule after the stall: the scheduler's random stream is drawn fewer
 //! times, the counts and `%clock` are smaller.
 //!
-//! With the same option the scheduler does not pick parked warps while any runnable warp
-//! is not parked (`Machine::live_pool`), and the stall rule's period shrinks to the
-//! unparked warps' share of it, `(256 + 8 × runnable) × unparked / runnable` steps, so
-//! each warp that runs gets the steps between two stalls it got before, in expectation.
+//! With the same option, in a spin (256 steps without progress, or a step that parked
+//! its warp, until a step makes progress: working code pays nothing), the scheduler does
+//! not pick parked warps while any runnable warp is not parked (`Machine::live_pool`),
+//! and the stall rule also fires after the unparked warps' share of its period in their
+//! own steps, `(256 + 8 × runnable) × unparked / runnable`, so each warp that runs gets
+//! the steps between two stalls it got before, in expectation.
 //! On the onesweep sort about five warps of 270 were unparked at each stall (woken by
 //! the last drain, re-probing their poll loop, or a poll whose lanes diverged into two
 //! groups, which is never parked), and they got a step in 50. A parked warp's steps are

@@ -248,6 +248,11 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     live: Vec<u32>,
     live_dirty: bool,
     live_moves: u64,
+    /// With `quick_stalls`: no step has made progress for 256 steps (or one just parked
+    /// its warp); `live` is used until a step makes progress.
+    spinning: bool,
+    /// Interpreted steps since the last progress or stall.
+    live_since: u64,
     clock: u64,
     deadline: Option<std::time::Instant>,
     cancel: Option<&'p std::sync::atomic::AtomicBool>,
@@ -456,6 +461,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             live: Vec::new(),
             live_dirty: true,
             live_moves: 0,
+            spinning: false,
+            live_since: 0,
             clock: 0,
             deadline: spec.deadline,
             cancel: spec.cancel,
@@ -606,26 +613,31 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 break LaunchOutcome::Timeout(self.dump(HangCause::Fuel));
             }
             let quick = self.quick_stalls && self.park.fine;
-            if quick {
+            // Quick stalls act once 256 steps made no progress (a spin), until a step
+            // makes progress: working code pays nothing for them.
+            if quick && !self.spinning && self.since_progress >= 256 {
+                self.spinning = true;
+                self.live_dirty = true;
+            }
+            if self.spinning {
                 self.live_pool();
             }
-            // The stall rule's period: `256 + 8` steps per runnable warp; with quick
-            // stalls, picking among the unparked warps only, that share of it (each
-            // unparked warp gets the steps it got before, in expectation).
+            // The stall rule's period: `256 + 8` steps per runnable warp; while quick
+            // stalls pick among the unparked warps only, their share of it in their own
+            // steps (each gets the steps it got before, in expectation).
             let r = self.runnable.len() as u64;
-            let period = if quick && !self.live.is_empty() {
-                ((256 + 8 * r) * self.live.len() as u64 / r).max(1)
-            } else {
-                256 + 8 * r
-            };
-            if self.since_progress > period {
+            let share = self.spinning
+                && !self.live.is_empty()
+                && self.live_since > (256 + 8 * r) * self.live.len() as u64 / r;
+            if self.since_progress > 256 + 8 * r || share {
                 self.since_progress = 0;
+                self.live_since = 0;
                 self.stalled();
-                if quick {
+                if self.spinning {
                     self.live_pool();
                 }
             }
-            let pool = if quick && !self.live.is_empty() {
+            let pool = if self.spinning && !self.live.is_empty() {
                 &self.live
             } else {
                 &self.runnable
@@ -700,6 +712,13 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     StepEnd::Continue => {}
                     StepEnd::Ended(o) => break o,
                 }
+                // (A step that made progress set `since_progress` to 0.)
+                if self.since_progress == 0 {
+                    self.spinning = false;
+                    self.live_since = 0;
+                } else {
+                    self.live_since += 1;
+                }
                 if let Some(before) = before {
                     self.after_step(w, before);
                     if quick && self.park.is_parked(w) {
@@ -707,10 +726,15 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                         if let Ok(i) = self.live.binary_search(&w) {
                             self.live.remove(i);
                         }
+                        if !self.spinning {
+                            self.spinning = true;
+                            self.live_dirty = true;
+                        }
                         // Every runnable warp is parked: the stall rule would fire after
                         // parked steps only.
                         if self.runnable.iter().all(|&r| self.park.is_parked(r)) {
                             self.since_progress = 0;
+                            self.live_since = 0;
                             self.stats.quick_stalls += 1;
                             self.stalled();
                         }
@@ -730,7 +754,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 // states repeat under memory nothing has changed since detection
                 // started, or it would have started over), and the verdict needs the
                 // warps that run to cycle too.
-                let watched: &[u32] = if quick && !self.live.is_empty() {
+                let watched: &[u32] = if self.spinning && !self.live.is_empty() {
                     &self.live
                 } else {
                     &self.runnable
