@@ -365,13 +365,10 @@ fn quick_stalls_skip_parked_waits_and_keep_the_outcomes() {
     }
 }
 
-/// With quick stalls parked warps are not picked, and a hang is still called one: `MP`
-/// without its flag store — the readers spin forever once the data has drained — ends
-/// in the livelock verdict, with and without the option, not in a timeout.
-#[test]
-fn quick_stalls_keep_the_hang_verdict() {
-    let hang = MP.replace("    st.volatile.global.u32 [%rd2], 1;\n", "");
-    assert_ne!(hang, MP);
+/// Launches `kernel` (4 CTAs of 32 threads) under `bugaroo` and `scoped` at `p_w = 1` for
+/// six seeds, with and without quick stalls; each must end in the livelock verdict, not
+/// a timeout. Calls `check` with each result and whether the option was on.
+fn assert_hang_verdict(kernel: (&str, &str), check: impl Fn(&LaunchResult, bool, &str)) {
     for model in [Model::Bugaroo, Model::Scoped] {
         for seed in 0..6 {
             for quick_stalls in [false, true] {
@@ -380,16 +377,27 @@ fn quick_stalls_keep_the_hang_verdict() {
                     ..LaunchOptions::default()
                 };
                 let mut h = WriteBuffers::new(BufferConfig::new(model, 1.0, seed));
-                let (r, _) = launch_with(&mut h, seed, ("mp", &hang), (4, 32, 256), opts);
+                let (r, _) = launch_with(&mut h, seed, kernel, (4, 32, 256), opts);
+                let what = format!("{} seed {seed} quick {quick_stalls}", model.name());
                 assert!(
                     matches!(r.outcome, LaunchOutcome::Deadlock(_)),
-                    "{} seed {seed} quick {quick_stalls}: {:?}",
-                    model.name(),
+                    "{what}: {:?}",
                     r.outcome
                 );
+                check(&r, quick_stalls, &what);
             }
         }
     }
+}
+
+/// With quick stalls parked warps are not picked, and a hang is still called one: `MP`
+/// without its flag store — the readers spin forever once the data has drained — ends
+/// in the livelock verdict, with and without the option, not in a timeout.
+#[test]
+fn quick_stalls_keep_the_hang_verdict() {
+    let hang = MP.replace("    st.volatile.global.u32 [%rd2], 1;\n", "");
+    assert_ne!(hang, MP);
+    assert_hang_verdict(("mp", &hang), |_, _, _| {});
 }
 
 /// A hang where some warps cannot be parked: in CTA 0 lanes 0 and 1 spin on two flags in
@@ -438,31 +446,14 @@ DONE:
 
 #[test]
 fn quick_stalls_keep_the_hang_verdict_with_unparked_spinners() {
-    for model in [Model::Bugaroo, Model::Scoped] {
-        for seed in 0..6 {
-            for quick_stalls in [false, true] {
-                let opts = LaunchOptions {
-                    quick_stalls,
-                    ..LaunchOptions::default()
-                };
-                let mut h = WriteBuffers::new(BufferConfig::new(model, 1.0, seed));
-                let (r, _) = launch_with(&mut h, seed, ("hang2", HANG2), (4, 32, 256), opts);
-                assert!(
-                    matches!(r.outcome, LaunchOutcome::Deadlock(_)),
-                    "{} seed {seed} quick {quick_stalls}: {:?}",
-                    model.name(),
-                    r.outcome
-                );
-                // (Three of the four spinning warps are parked: without the option they
-                // take most steps, applied; with it they are not picked.)
-                assert_eq!(
-                    r.stats.parked_steps * 2 < r.stats.steps,
-                    quick_stalls,
-                    "{} seed {seed} quick {quick_stalls}: {:?}",
-                    model.name(),
-                    r.stats
-                );
-            }
-        }
-    }
+    // (Three of the four spinning warps are parked: without the option they take most
+    // steps, applied; with it they are not picked.)
+    assert_hang_verdict(("hang2", HANG2), |r, quick_stalls, what| {
+        assert_eq!(
+            r.stats.parked_steps * 2 < r.stats.steps,
+            quick_stalls,
+            "{what}: {:?}",
+            r.stats
+        );
+    });
 }
