@@ -80,8 +80,8 @@ pub struct LaunchOptions {
     /// left to drain — instead of after the steps the stall rule lets pass, all of which
     /// would be parked steps that change nothing anyone can see; and while some runnable
     /// warp is not parked, the scheduler picks only among those, with the stall rule's
-    /// period scaled to their share (the
-    /// interpreter's `livelock` module, "Stalls with every warp parked"). The same
+    /// period scaled to their share (the interpreter's `livelock` module, "Stalls with
+    /// every warp parked"). The same
     /// outcomes; a look-back spinning on a store among thousands buffered under `scoped`
     /// at `p_w = 1` is released in far fewer steps. Off by default for the reason
     /// `reduce_unwritten` is (a seed would name a different interleaving, and parking

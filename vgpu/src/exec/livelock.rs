@@ -176,25 +176,24 @@
 //! (only a barrier's release or an exit, both events, does that). So the drain may come
 //! at once: the executions this makes are executions the rule allows (the same drains in
 //! the same order, with fewer parked steps before them), the same outcomes are
-//! reachable, and each still replays from its seed. What
-//! moves is the schedule after the stall: the scheduler's random stream is drawn fewer
-//! times, the counts and `%clock` are smaller.
+//! reachable, and each still replays from its seed. What moves is the schedule after the
+//! stall: the scheduler's random stream is drawn fewer times, the counts and `%clock`
+//! are smaller.
 //!
 //! With the same option, in a spin (256 steps without progress, or a step that parked
 //! its warp, until a step makes progress: working code pays nothing), the scheduler does
 //! not pick parked warps while any runnable warp is not parked (`Machine::live_pool`),
 //! and the stall rule also fires after the unparked warps' share of its period in their
 //! own steps, `(256 + 8 × runnable) × unparked / runnable`, so each warp that runs gets
-//! the steps between two stalls it got before, in expectation.
-//! On the onesweep sort about five warps of 270 were unparked at each stall (woken by
+//! the steps between two stalls it got before, in expectation. On the onesweep sort about five warps of 270 were unparked at each stall (woken by
 //! the last drain, re-probing their poll loop, or a poll whose lanes diverged into two
 //! groups, which is never parked), and they got a step in 50. A parked warp's steps are
 //! applied counts that change nothing anyone reads, so leaving them out leaves out no
 //! interleaving of the other warps' steps; a parked warp runs again as soon as its epoch
 //! moves. The livelock verdict then asks that the warps picked cycle: a parked warp
 //! cycles by construction, under memory that has not changed since detection started
-//! (any change starts it over). So it is an option: without it parking is
-//! invisible to a run (the tests of `tests/it/parking.rs` compare runs with and without
+//! (any change starts it over). So it is an option: without it parking is invisible to
+//! a run (the tests of `tests/it/parking.rs` compare runs with and without
 //! parking, statistic for statistic), and seeded campaigns keep the interleavings their
 //! seeds always named; `fencehound exec` turns it on.
 //!

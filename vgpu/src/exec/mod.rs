@@ -612,7 +612,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 break LaunchOutcome::Timeout(self.dump(HangCause::Fuel));
             }
-            let quick = self.quick_stalls && self.park.fine;
+            let quick = self.quick();
             // Quick stalls act once 256 steps made no progress (a spin), until a step
             // makes progress: working code pays nothing for them.
             if quick && !self.spinning && self.since_progress >= 256 {
@@ -637,11 +637,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     self.live_pool();
                 }
             }
-            let pool = if self.spinning && !self.live.is_empty() {
-                &self.live
-            } else {
-                &self.runnable
-            };
+            let pool = picked_from(self.spinning, &self.live, &self.runnable);
             let i = self.sched.pick(pool, last);
             let w = pool[i.min(pool.len() - 1)];
             last = Some(w);
@@ -732,7 +728,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                         }
                         // Every runnable warp is parked: the stall rule would fire after
                         // parked steps only.
-                        if self.runnable.iter().all(|&r| self.park.is_parked(r)) {
+                        if self.all_parked() {
                             self.since_progress = 0;
                             self.live_since = 0;
                             self.stats.quick_stalls += 1;
@@ -754,11 +750,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 // states repeat under memory nothing has changed since detection
                 // started, or it would have started over), and the verdict needs the
                 // warps that run to cycle too.
-                let watched: &[u32] = if self.spinning && !self.live.is_empty() {
-                    &self.live
-                } else {
-                    &self.runnable
-                };
+                let watched = picked_from(self.spinning, &self.live, &self.runnable);
                 let all = if self.livelock.cycling(w) {
                     self.livelock.record(w, 0, watched)
                 } else if pc_before.is_none_or(|b| self.lowest_pc(w) <= b) {
@@ -811,6 +803,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.quiet_pc.get(pc as usize).copied().unwrap_or(false)
     }
 
+    /// Whether quick stalls act in this launch: asked for, and hooks that name their
+    /// changes (a drain then wakes only the parked warps that read its blocks).
+    #[inline]
+    fn quick(&self) -> bool {
+        self.quick_stalls && self.park.fine
+    }
+
+    /// Whether every runnable warp is parked.
+    fn all_parked(&self) -> bool {
+        self.runnable.iter().all(|&r| self.park.is_parked(r))
+    }
+
     /// With `quick_stalls`: brings `live`, the runnable warps that are not parked, up to
     /// date. A parked warp's steps are applied counts that change nothing anyone reads
     /// (`livelock`), so not picking it while it stays parked leaves out only steps that
@@ -840,11 +844,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         if !self.stalled_once() {
             return false;
         }
-        if self.quick_stalls
-            && self.park.fine
-            && !self.runnable.is_empty()
-            && self.runnable.iter().all(|&w| self.park.is_parked(w))
-        {
+        if self.quick() && !self.runnable.is_empty() && self.all_parked() {
             loop {
                 let moves = self.park.moves();
                 if !self.stalled_once() || self.park.moves() != moves {
@@ -2353,5 +2353,16 @@ fn visit_park_state<S: StateSink>(warp: &Warp, out: &mut S) {
         let local = &warp.lanes[l].local;
         out.word(Word::Fixed, local.len() as u64);
         out.bytes(local);
+    }
+}
+
+/// The warps the scheduler picks from: with quick stalls in a spin, the unparked ones
+/// (`live`) while there are any; the runnable ones otherwise.
+#[inline]
+fn picked_from<'a>(spinning: bool, live: &'a [u32], runnable: &'a [u32]) -> &'a [u32] {
+    if spinning && !live.is_empty() {
+        live
+    } else {
+        runnable
     }
 }
