@@ -65,7 +65,7 @@ impl VClock {
 
     /// Whether the two clocks share their chunk list (so are equal).
     #[inline]
-    fn same(&self, other: &VClock) -> bool {
+    pub fn same(&self, other: &VClock) -> bool {
         match (&self.chunks, &other.chunks) {
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
             (None, None) => true,

@@ -134,6 +134,16 @@ impl Obs {
         self.0.is_none()
     }
 
+    /// `self` is empty or shares `other`'s set (joining it into `other` changes nothing).
+    #[inline]
+    pub fn same_or_empty(&self, other: &Obs) -> bool {
+        match (&self.0, &other.0) {
+            (None, _) => true,
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            (Some(_), None) => false,
+        }
+    }
+
     /// Stores to `key` with a sequence number ≤ the result count as observed.
     #[inline]
     pub fn threshold(&self, key: u64) -> u64 {
