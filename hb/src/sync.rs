@@ -1148,6 +1148,8 @@ impl Hb {
         if matches!(kind, FenceKind::Sc | FenceKind::AcqRel | FenceKind::Acquire) {
             self.acquire_pending(g, w);
         }
+        // Whether the thread's knowledge took its CTA's fence-SC knowledge (below).
+        let mut joined_cta = false;
         if kind == FenceKind::Sc {
             if self.sc.known.is_empty() {
                 self.sc.reset(self.threads.len());
@@ -1158,6 +1160,7 @@ impl Hb {
                 // of them for a `.gpu` fence, those of this CTA for a `.cta` one.
                 if let Some(c) = self.sc_cta.get(cta) {
                     ts.know.join(c, tpc);
+                    joined_cta = true;
                 }
                 let upto = if w {
                     self.sc.n
@@ -1216,7 +1219,23 @@ impl Hb {
                 }
                 Rc::make_mut(&mut snap).sc_seen = k;
             } else if let Some(c) = self.sc_cta.get_mut(cta) {
-                c.join(&snap, tpc);
+                // The thread joined `c` above, so the snapshot already holds all of it
+                // (clock, single entries, SC fence number): `c ⊔ snap` is `snap`, taken
+                // by reference instead of merged chunk by chunk again; the observations,
+                // whose join is not a plain maximum (thresholds, folded past a cap), are
+                // joined as before. On a look-back whose 32 lanes each poll and
+                // `__threadfence_block()` in turn, this was one of the two 256-entry chunk
+                // merges of every turn (`exec --race --model scoped`, CUB's onesweep sort).
+                if joined_cta {
+                    let obs = std::mem::take(&mut c.obs);
+                    *c = Knowledge {
+                        obs,
+                        ..(*snap).clone()
+                    };
+                    c.obs.join(&snap.obs);
+                } else {
+                    c.join(&snap, tpc);
+                }
             }
         }
         let Some(ts) = self.threads.get_mut(g) else {
