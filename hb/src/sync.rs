@@ -985,6 +985,10 @@ pub struct Hb {
     last_barrier: Option<(BarrierKey, BarrierAcc)>,
     /// An empty arrival list with room, for the next barrier instance.
     spare_arrivals: Vec<(CtaId, Tid, Epoch)>,
+    /// Tests: a `.cta` fence.sc merges its snapshot into its CTA's knowledge as before
+    /// b943c0e instead of taking it by reference (the two must answer alike).
+    #[cfg(test)]
+    merge_cta_sc: bool,
 }
 
 impl Hb {
@@ -1226,6 +1230,8 @@ impl Hb {
                 // joined as before. On a look-back whose 32 lanes each poll and
                 // `__threadfence_block()` in turn, this was one of the two 256-entry chunk
                 // merges of every turn (`exec --race --model scoped`, CUB's onesweep sort).
+                #[cfg(test)]
+                let joined_cta = joined_cta && !self.merge_cta_sc;
                 if joined_cta {
                     let obs = std::mem::take(&mut c.obs);
                     *c = Knowledge {
@@ -1795,6 +1801,108 @@ mod tests {
         let y = t(1, 1, 2);
         hb.read(y, ReadOrd::Acquire, Scope::Gpu, Some(&chained));
         assert!(!hb.knows(y.global, w.global, e));
+    }
+
+    /// A `.cta` fence.sc takes its snapshot as its CTA's fence-SC knowledge by reference;
+    /// merging it in (the earlier way) must give the same answers. Random programs of
+    /// fences of every kind and scope, strong writes that publish, reads of them of every
+    /// order and scope, observations and barriers, over 2 CTAs of 4 threads; after every
+    /// operation, every thread's "knows writer w's epoch e" for every w and e agrees.
+    #[test]
+    fn cta_fence_sc_by_reference_answers_as_the_merge() {
+        let kinds = [
+            FenceKind::Sc,
+            FenceKind::AcqRel,
+            FenceKind::Acquire,
+            FenceKind::Release,
+        ];
+        let scopes = [Scope::Cta, Scope::Gpu, Scope::Sys];
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let (ctas, tpc) = (2u32, 4u32);
+        let threads = ctas * tpc;
+        let mut cta_fences = 0;
+        for _program in 0..200 {
+            let mut by_ref = Hb::new();
+            let mut merged = Hb::new();
+            merged.merge_cta_sc = true;
+            for h in [&mut by_ref, &mut merged] {
+                h.begin(threads, ctas, tpc);
+            }
+            // The latest message at each of two locations, per engine.
+            let mut msgs: [[Option<Rc<Message>>; 2]; 2] = Default::default();
+            for _op in 0..40 {
+                let g = next(threads as u64) as u32;
+                let th = t(g / tpc, g % tpc, tpc);
+                let scope = scopes[next(3) as usize];
+                let loc = next(2) as usize;
+                match next(5) {
+                    0 | 1 => {
+                        let kind = kinds[next(4) as usize];
+                        cta_fences += (kind == FenceKind::Sc && scope == Scope::Cta) as u32;
+                        by_ref.fence(th, kind, scope);
+                        merged.fence(th, kind, scope);
+                    }
+                    2 => {
+                        let ord = [WriteOrd::Relaxed, WriteOrd::Release][next(2) as usize];
+                        let at = Location::Global(0x1000 + 8 * loc as u64);
+                        for (i, h) in [&mut by_ref, &mut merged].into_iter().enumerate() {
+                            msgs[i][loc] = h.write_message(th, ord, scope, at, 4).map(Rc::new);
+                        }
+                    }
+                    3 => {
+                        let ord = [ReadOrd::Relaxed, ReadOrd::Acquire][next(2) as usize];
+                        for (i, h) in [&mut by_ref, &mut merged].into_iter().enumerate() {
+                            h.read(th, ord, scope, msgs[i][loc].as_ref());
+                        }
+                        let seq = next(4);
+                        by_ref.observe(g, loc as u64, seq);
+                        merged.observe(g, loc as u64, seq);
+                    }
+                    _ => {
+                        // The whole CTA of `th` meets at a barrier.
+                        let cta = th.cta;
+                        let members: Vec<ThreadRef> = (0..tpc).map(|i| t(cta, i, tpc)).collect();
+                        for h in [&mut by_ref, &mut merged] {
+                            for m in &members {
+                                h.arrive(&Barrier {
+                                    thread: *m,
+                                    kind: BarrierKind::Sync,
+                                    id: 0,
+                                    site: 0,
+                                });
+                            }
+                            let b = Barrier {
+                                thread: members[0],
+                                kind: BarrierKind::Sync,
+                                id: 0,
+                                site: 0,
+                            };
+                            h.release(&b, &members);
+                        }
+                    }
+                }
+                for g in 0..threads {
+                    for w in 0..threads {
+                        for e in 1..=by_ref.epoch(w).get() {
+                            let e = Epoch::new(e);
+                            assert_eq!(
+                                by_ref.knows(g, w, e),
+                                merged.knows(g, w, e),
+                                "thread {g} on writer {w} epoch {e:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // The programs exercise the shortcut.
+        assert!(cta_fences > 200, "{cta_fences} .cta fence.sc");
     }
 
     #[test]
