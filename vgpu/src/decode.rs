@@ -185,6 +185,7 @@ impl<'a> Decoder<'a> {
                 polls: Default::default(),
                 writes: Default::default(),
                 shared_quiet: Default::default(),
+                sync: Default::default(),
             },
         }
     }

@@ -852,9 +852,20 @@ pub struct Program {
     pub(crate) writes: std::sync::OnceLock<Vec<crate::unwritten::Writes>>,
     /// `crate::unwritten::shared_quiet`, found on first use.
     pub(crate) shared_quiet: std::sync::OnceLock<crate::unwritten::SharedQuiet>,
+    /// Per instruction, [`Op::is_sync_point`], found on first use.
+    pub(crate) sync: std::sync::OnceLock<Vec<bool>>,
 }
 
 impl Program {
+    /// Per instruction, whether it is a preemption point ([`Op::is_sync_point`]): asked
+    /// before every interpreted instruction, where the call and its match over the
+    /// instruction's kind were 5% of `fuzz campaigns/mp_queue.toml` (`perf`); a table
+    /// made once per module instead.
+    pub fn sync_points(&self) -> &[bool] {
+        self.sync
+            .get_or_init(|| self.insts.iter().map(|i| i.op.is_sync_point()).collect())
+    }
+
     /// The sites of the memory reads that poll: spin-wait reads whose value decides
     /// whether their loop goes round again (see `regalloc::poll_reads`). Sorted; worked
     /// out once per module.

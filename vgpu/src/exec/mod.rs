@@ -282,6 +282,8 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     /// Per instruction: quiet code, inside a [`crate::Quiet`] function or generated (empty:
     /// none).
     quiet_pc: &'p [bool],
+    /// Per instruction: a preemption point ([`Program::sync_points`]).
+    sync_pc: &'p [bool],
     /// A clock special register was read since the step began.
     clock_read: std::cell::Cell<bool>,
     /// The last interpreted step: its first pc, whether its group held every ready lane,
@@ -474,6 +476,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             events: Vec::new(),
             step_own: false,
             quiet_pc: spec.quiet_pc,
+            sync_pc: prog.sync_points(),
             reduce_unwritten: spec.reduce_unwritten,
             quick_stalls: spec.quick_stalls,
             shared_quiet: Some(prog.shared_quiet())
@@ -1393,7 +1396,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             // backs off with one, so a lane waiting for another lane of its warp yields).
             let quiet = self.quiet(pc);
             if run > 0
-                && ((inst.op.is_sync_point()
+                && ((self.sync_pc[pc as usize]
                     && ((counted > 0 && !quiet) || matches!(inst.op, Op::Nanosleep))
                     && !self.reads_unwritten(w, mask, inst))
                     || counted >= MAX_RUN
