@@ -230,3 +230,53 @@ extern "C" __global__ void observed_rmw(unsigned *out)
     );
     assert!(observed.reports.is_empty(), "{:#?}", observed.reports);
 }
+
+/// A warp store that faults at one lane: the lanes before it are stored and checked, the
+/// ones after it neither (the warp path, `RaceCheck::store_warp`, keeps the per-lane
+/// contract of `Hooks::store_warp`), with the fast paths and without.
+#[test]
+fn a_warp_access_that_faults_checks_the_lanes_before_it() {
+    const OOB: &str = r#"
+extern "C" __global__ void oob(unsigned *out)
+{
+    unsigned t = threadIdx.x;
+    out[t == 5 ? 100000000u : t] = t + 1;
+}
+"#;
+    let module = compile("oob.cu", OOB, &[]);
+    for fast in [true, false] {
+        let mut dev = Device::new();
+        let id = dev.load_module(&module).unwrap();
+        let bound = argspec::bind(&mut dev, &argspec::parse_args("out:u32[32]").unwrap()).unwrap();
+        let mut rc = RaceCheck::new(NoHooks);
+        if !fast {
+            rc = rc.without_fast_paths();
+        }
+        let r = dev
+            .launch_with(
+                id,
+                "oob",
+                Dim3::x(1),
+                Dim3::x(32),
+                0,
+                &bound.args,
+                LaunchOptions::default(),
+                &mut rc,
+                &mut RoundRobin::new(1),
+            )
+            .unwrap();
+        assert!(!r.outcome.is_completed(), "the out-of-bounds lane faults");
+        assert_eq!(
+            rc.stats().accesses,
+            5,
+            "fast paths {fast}: lanes 0-4 checked"
+        );
+        let host = bound.buffer("out").unwrap().read(&dev).unwrap();
+        let out: Vec<u32> = host
+            .bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(&out[..7], &[1, 2, 3, 4, 5, 0, 0], "fast paths {fast}");
+    }
+}
