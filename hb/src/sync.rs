@@ -220,9 +220,9 @@ impl Knowledge {
         self.extras = 0;
     }
 
-    /// Whether joining `o` into `self` would change nothing because `o` is made of what
-    /// `self` holds (the same clock by reference, no single entries, observations none
-    /// or the same by reference, no later SC fence): cheap, may say false.
+    /// Whether joining `o` into `self` changes nothing because `o` is made of what `self`
+    /// holds (the same clock by reference, no single entries, observations none or the
+    /// same by reference, no later SC fence): cheap, may say false.
     #[inline(always)]
     fn holds_same(&self, o: &Knowledge) -> bool {
         o.extras == 0
@@ -231,8 +231,18 @@ impl Knowledge {
             && o.obs.same_or_empty(&self.obs)
     }
 
-    /// `self := self ⊔ o`.
+    /// `self := self ⊔ o`. Inline when `o` holds nothing beyond `self` by reference
+    /// ([`Knowledge::holds_same`]: every barrier arrival after the first between two
+    /// barriers — the call itself was a sixth of an arrival), out of line otherwise.
+    #[inline]
     pub fn join(&mut self, o: &Knowledge, tpb: Tpb) {
+        if !self.holds_same(o) {
+            self.join_slow(o, tpb);
+        }
+    }
+
+    #[inline(never)]
+    fn join_slow(&mut self, o: &Knowledge, tpb: Tpb) {
         self.clock.join(&o.clock);
         for &(c, t, e) in o.extras() {
             self.raise(c, t, tpb, e);
@@ -1406,11 +1416,8 @@ impl Hb {
         };
         // Between two barriers most threads' clocks are still the one the last barrier
         // handed out, so the join is a pointer comparison — as long as the accumulator's
-        // clock is not modified by the arrivals' own epochs, which wait in a list. That
-        // case is asked here, without the call: then the join would change nothing.
-        if !acc.know.holds_same(&ts.know) {
-            acc.know.join(&ts.know, tpc);
-        }
+        // clock is not modified by the arrivals' own epochs, which wait in a list.
+        acc.know.join(&ts.know, tpc);
         acc.arrivals.push((CtaId::of(t), Tid::of(t), *ep));
         ep.advance();
     }
