@@ -143,7 +143,7 @@
 use crate::clock::Epoch;
 use crate::report::{Conflict, LockProblem, RaceClass, RaceKey, RaceSet, RawAccess, RawRace};
 use crate::shadow::{flags, meta, Cell, ReadSets, Rec, Region, PAGE};
-use fencehound_hb::sync::{acquires, releases, scopes_meet};
+use fencehound_hb::sync::{acquires, releases, scopes_meet, Knowledge};
 use fencehound_hb::{CtaId, Hb, Message, ReadOrd, WriteOrd};
 use fencehound_vgpu::hooks::{le_value, load_each, store_each, RmwFn};
 use fencehound_vgpu::{
@@ -735,6 +735,35 @@ fn rec_of(hb: &Hb, lock_sets: &[u16], a: &Access, strong: bool, fl: u8) -> Rec {
     )
 }
 
+/// The value a warp store's lane writes (`Hooks::store_warp` stores the low `size` bytes
+/// of `v`), as [`Hooks::store`] would hand it to [`le_value`].
+#[inline(always)]
+fn stored_value(v: u64, size: u32) -> u64 {
+    le_value(&v.to_le_bytes()[..(size as usize).min(8)])
+}
+
+/// Whether access `p` happens before the current access of thread `me` (whose knowledge
+/// is `know`, and `own_chunk` its clock chunk of its CTA, whose threads are numbered from
+/// `cta_base`): program order, then the own chunk (most conflicting accesses are of the
+/// same CTA, ordered by a barrier: a lower bound), then the full knowledge.
+#[inline(always)]
+fn happens_before(
+    hb: &Hb,
+    know: Option<&Knowledge>,
+    own_chunk: Option<&[Epoch]>,
+    me: u32,
+    cta_base: u32,
+    tpb: u32,
+    p: &Rec,
+) -> bool {
+    p.g == me
+        || (p.g.wrapping_sub(cta_base) < tpb
+            && own_chunk
+                .and_then(|c| c.get((p.g - cta_base) as usize))
+                .is_some_and(|&e| e >= p.epoch))
+        || know.is_some_and(|k| hb.covers(k, p.g, p.epoch))
+}
+
 /// The part of [`RaceCheck::check_fast`] after the region lookup: `a` (a load, or a
 /// store when `store`, by a thread of the launch, recorded as `cur`) at `addr` of
 /// `region`. Returns whether it took the access (then the cells are updated), having
@@ -772,15 +801,7 @@ fn fast_cells(
     let others = (!cell.w.is_empty() && cell.w.g != me) || !cell.r.is_empty();
     let know = if others { hb.knowledge(me) } else { None };
     let own_chunk = know.and_then(|k| k.clock_chunk(CtaId(my_cta)));
-    // As in `check`.
-    let ordered = |p: &Rec| -> bool {
-        p.g == me
-            || (p.g.wrapping_sub(cta_base) < tpb
-                && own_chunk
-                    .and_then(|c| c.get((p.g - cta_base) as usize))
-                    .is_some_and(|&e| e >= p.epoch))
-            || know.is_some_and(|k| hb.covers(k, p.g, p.epoch))
-    };
+    let ordered = |p: &Rec| happens_before(hb, know, own_chunk, me, cta_base, tpb, p);
     if !cell.w.is_empty() && !ordered(&cell.w) {
         return false;
     }
@@ -1052,16 +1073,6 @@ pub struct RaceCheck<H> {
     fast_paths: bool,
 }
 
-/// The low `size` bytes of a `u64` (a store of `size` ≤ 8 bytes writes them).
-#[inline(always)]
-fn size_mask(size: u32) -> u64 {
-    if size >= 8 {
-        u64::MAX
-    } else {
-        (1u64 << (8 * size)) - 1
-    }
-}
-
 /// Unacquired RMWs remembered per CTA.
 const CTA_RMWS: usize = 4;
 
@@ -1307,7 +1318,7 @@ impl<H: Hooks> RaceCheck<H> {
             };
             let value = match vals {
                 Some(v) => {
-                    let v = v[i] & size_mask(l.size);
+                    let v = stored_value(v[i], l.size);
                     if v == 0 && lock_sets.get(g).copied().unwrap_or(0) != 0 {
                         break;
                     }
@@ -1506,14 +1517,7 @@ impl<H: Hooks> RaceCheck<H> {
         // this CTA's clock chunk directly (a lower bound; the full check decides the rest).
         let cta_base = my_cta * tpb;
         let own_chunk = know.and_then(|k| k.clock_chunk(CtaId(my_cta)));
-        let ordered = |p: &Rec| -> bool {
-            p.g == me
-                || (p.g.wrapping_sub(cta_base) < tpb
-                    && own_chunk
-                        .and_then(|c| c.get((p.g - cta_base) as usize))
-                        .is_some_and(|&e| e >= p.epoch))
-                || know.is_some_and(|k| hb.covers(k, p.g, p.epoch))
-        };
+        let ordered = |p: &Rec| happens_before(hb, know, own_chunk, me, cta_base, tpb, p);
         let cur_atomic = a.kind == AccessKind::Atomic;
         let relation = |p: &Rec| -> Relation {
             // `scopes_meet`, with the division for the CTA only when the scopes do not
@@ -2317,7 +2321,7 @@ impl<H: Hooks> RaceCheck<H> {
                 i = self.fast_warp(mem, a, Some(vals), i);
             }
             if let Some(l) = a.get(i) {
-                self.weak_store(mem, l, vals[i] & size_mask(l.size));
+                self.weak_store(mem, l, stored_value(vals[i], l.size));
                 i += 1;
             }
         }
