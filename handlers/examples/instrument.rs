@@ -18,7 +18,14 @@ fn rewritten(path: &str, arch: &str, flavor: Flavor) -> Result<String, String> {
         .map_err(|e| e.to_string())?
         .ptx;
     let m = fencehound_ptx::parse(path, &ptx).map_err(|e| e.to_string())?;
-    let rw = rewrite::rewrite(&m, &RewriteOptions { flavor }).map_err(|e| e.to_string())?;
+    let rw = rewrite::rewrite(
+        &m,
+        &RewriteOptions {
+            flavor,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
     Ok(fencehound_ptx::print(&rw.module))
 }
 

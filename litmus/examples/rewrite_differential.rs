@@ -84,6 +84,7 @@ fn main() {
                 &low.module,
                 &RewriteOptions {
                     flavor: Flavor::Lockstep,
+                    ..Default::default()
                 },
             ),
         ) {

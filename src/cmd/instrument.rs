@@ -90,8 +90,14 @@ pub fn run(args: Args) -> Result<u8> {
     } else {
         Flavor::Device
     };
-    let mut rw = rewrite::rewrite(&module, &RewriteOptions { flavor })
-        .with_context(|| format!("cannot instrument {name}"))?;
+    let mut rw = rewrite::rewrite(
+        &module,
+        &RewriteOptions {
+            flavor,
+            ..Default::default()
+        },
+    )
+    .with_context(|| format!("cannot instrument {name}"))?;
     let caps = match args.max_extra_registers {
         Some(n) if !args.lockstep => Some(
             cap_registers(&module, &mut rw.module, n, &args.arch)

@@ -52,6 +52,7 @@ impl Differential {
             &prep.module,
             &RewriteOptions {
                 flavor: Flavor::Lockstep,
+                ..Default::default()
             },
         )
         .map_err(|e| format!("instrumenting: {e}"))?

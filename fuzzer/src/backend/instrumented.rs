@@ -78,6 +78,9 @@ pub struct Instrumented {
     /// ([`rewrite::regcap`]): the PTX a GPU would run with `fencehound instrument
     /// --max-extra-registers`, run here to show it computes what the uncapped one does.
     max_extra_registers: Option<u32>,
+    /// `RewriteOptions::eager_header`: the test seam that writes a fast kernel's cached
+    /// header words back after every block.
+    eager_header: bool,
 }
 
 impl Instrumented {
@@ -93,6 +96,16 @@ impl Instrumented {
         }
     }
 
+    /// The backend running modules rewritten with `RewriteOptions::eager_header` (the
+    /// header kept current between blocks): the same executions as [`Instrumented::new`]'s,
+    /// which a test checks.
+    pub fn with_eager_header() -> Instrumented {
+        Instrumented {
+            eager_header: true,
+            ..Instrumented::default()
+        }
+    }
+
     fn template(&self, prep: &Prepared) -> Arc<Result<Template, String>> {
         let key = prep.ptx_sha256.clone();
         if let Some(t) = self
@@ -103,7 +116,11 @@ impl Instrumented {
         {
             return t.clone();
         }
-        let t = Arc::new(build_template(prep, self.max_extra_registers));
+        let t = Arc::new(build_template(
+            prep,
+            self.max_extra_registers,
+            self.eager_header,
+        ));
         self.templates
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -112,8 +129,12 @@ impl Instrumented {
     }
 }
 
-fn build_template(prep: &Prepared, max_extra_registers: Option<u32>) -> Result<Template, String> {
-    let rewritten = device_rewrite(prep, max_extra_registers)?;
+fn build_template(
+    prep: &Prepared,
+    max_extra_registers: Option<u32>,
+    eager_header: bool,
+) -> Result<Template, String> {
+    let rewritten = device_rewrite_with(prep, max_extra_registers, eager_header)?;
     let mut dev = Device::new();
     // The runtime's calls and the code the rewrite put into the kernel are quiet: the
     // scheduler decides where, and as often as, it does for the original kernel, as with
@@ -135,10 +156,19 @@ pub(crate) fn device_rewrite(
     prep: &Prepared,
     max_extra_registers: Option<u32>,
 ) -> Result<fencehound_ptx::Module, String> {
+    device_rewrite_with(prep, max_extra_registers, false)
+}
+
+fn device_rewrite_with(
+    prep: &Prepared,
+    max_extra_registers: Option<u32>,
+    eager_header: bool,
+) -> Result<fencehound_ptx::Module, String> {
     let mut rw = rewrite::rewrite(
         &prep.module,
         &RewriteOptions {
             flavor: Flavor::Device,
+            eager_header,
         },
     )
     .map_err(|e| format!("instrumenting: {e}"))?;

@@ -7,7 +7,13 @@
 //! - the register-capped form (`fencehound instrument --max-extra-registers`: `.maxnreg`
 //!   and indirect calls into the runtime) computes what the uncapped one does: the same
 //!   verdict, output bytes and buffer statistics under `bugaroo` and `scoped`. Only the
-//!   lane-instruction count differs (a `mov` of the callee's address per runtime call).
+//!   lane-instruction count differs (a `mov` of the callee's address per runtime call);
+//! - a fast kernel keeps the header's changing words in registers from its entry to its
+//!   exit, written back only before runtime calls (and calls of the module's functions)
+//!   and its statistics at the exit: it computes what the form that writes them back
+//!   after every block (`RewriteOptions::eager_header`, the header current between
+//!   blocks, as the lockstep flavour the differential test checks keeps it) computes —
+//!   the same verdict, output bytes and buffer statistics, execution for execution.
 
 use fencehound_fuzzer::backend::instrumented::Instrumented;
 use fencehound_fuzzer::backend::{Backend, Vgpu};
@@ -92,4 +98,42 @@ fn capped_and_uncapped_instrumented_kernels_agree_execution_for_execution() {
     assert!(compared >= 26 * 4, "{compared} executions");
     // The comparison covers failing executions too, not only passing ones.
     assert!(failing > 0);
+}
+
+#[test]
+fn registers_kept_to_the_exit_and_a_header_kept_current_agree_execution_for_execution() {
+    let deferred = Instrumented::new();
+    let eager = Instrumented::with_eager_header();
+    let mut compared = 0;
+    let mut failing = 0;
+    let mut buffered = 0;
+    let mut diffs = Vec::new();
+    for (name, prep) in variants() {
+        for (model, p) in [
+            (Model::Bugaroo, 0.5),
+            (Model::Bugaroo, 1.0),
+            (Model::Scoped, 0.25),
+            (Model::Scoped, 1.0),
+        ] {
+            for seed in 0..2 {
+                let a = deferred.execute(&prep, &ExecSpec::random(model, p, seed), None);
+                let b = eager.execute(&prep, &ExecSpec::random(model, p, seed), None);
+                let what = format!("{name} {} p={p} seed {seed}", model.name());
+                assert!(a.lane_instructions > 0, "{what}: {:?}", a.verdict);
+                if a.verdict != b.verdict || a.output_hash != b.output_hash || a.stats != b.stats {
+                    diffs.push(format!(
+                        "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
+                        a.verdict, b.verdict, a.stats, b.stats
+                    ));
+                }
+                failing += a.verdict.is_failure() as u32;
+                buffered += a.stats.global.stores_buffered + a.stats.shared.stores_buffered;
+                compared += 1;
+            }
+        }
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    assert!(compared >= 26 * 8, "{compared} executions");
+    assert!(failing > 0);
+    assert!(buffered > 0);
 }

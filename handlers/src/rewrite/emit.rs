@@ -339,6 +339,8 @@ const TEMP_DECLS: &str = "\
 .reg .b64 %fhd<18>;
 .reg .pred %fhq<4>;
 .reg .b32 %fhc<4>;
+.reg .b32 %fhk<9>;
+.reg .b64 %fhe<9>;
 ";
 
 /// What the fast path needs to know about the whole module.
@@ -458,29 +460,10 @@ fn count_store(
     })
 }
 
-/// A fast kernel's entry: the store counters (global, shared) start at 0; the device
-/// flavour decides the launch's mode once here, and in a full launch finds the thread's
-/// header (`%fhd14`, for the inlined paths; not set, and never read, in other launches).
-/// A full launch's header is never 0: the host marks a launch full only when it buffers
-/// (`layout`'s `launch_mode`), and then `__fencehound_begin` returns the header or traps,
-/// so the inlined paths do not test it. The
-/// lockstep flavour does both in each block, where its loads are not preemption points of
-/// their own.
-fn prologue(cx: &mut Ctx<'_>) -> String {
-    let mut t = String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n");
-    if cx.opts.flavor == Flavor::Device {
-        t.push_str(&mode_code(cx));
-        let skip = cx.label();
-        let _ = writeln!(t, "@!%fhq0 bra {skip};");
-        t.push_str(&call(
-            &format!("{PREFIX}begin"),
-            Some(("b64", "%fhd14")),
-            &[],
-        ));
-        let _ = writeln!(t, "{skip}:");
-    }
-    t
-}
+/// Counter words where a fast kernel adds the stores it buffered in a full launch, per
+/// space (kept in registers until then, like the stores it saw: see [`cache_flush`]).
+pub(crate) const BUFFERED_GLOBAL: u32 = 14;
+pub(crate) const BUFFERED_SHARED: u32 = 15;
 
 // Offsets in runtime.cu's FhThread.
 const T_LEN: u32 = 4;
@@ -488,43 +471,219 @@ const T_LEN_S: u32 = 8;
 const T_STORES: u32 = 16;
 const T_PREFIX: u32 = 24;
 const T_TICKS: u32 = 32;
-const T_SEEN: u32 = 64;
-const T_BUFFERED: u32 = 80;
 const T_PEAK: u32 = 112;
+const T_LIVES: u32 = 116;
 const T_BLOCKS: u32 = 120;
+const T_CTA: u32 = 128;
+const T_ATOM_PENDING: u32 = 136;
+const T_SCOPED: u32 = 140;
 const T_THR: u32 = 144;
 const T_CAPACITY: u32 = 160;
 const T_TOTAL: u32 = 164;
 const T_ENTRIES: u32 = 176;
-// Offsets in FhCtl: the capacities, the live-holder count.
+// Offsets in FhCtl: the capacities, the exited threads, the live-holder count.
 const CTL_CAPACITY: u32 = 24;
 const CTL_OV_CAPACITY: u32 = 32;
 const CTL_EXITED: u32 = 64;
 const CTL_HOLDERS: u32 = 72;
-const T_CTA: u32 = 128;
-// `live1` (the liveness period - 1) is the word after `ticks`: the load check reads both.
-const T_SCOPED: u32 = 140;
 // Offset of the overlay length in FhCta.
 const CTA_OV_LEN: u32 = 4;
+/// `select::threshold(1.0)`: a space with this threshold selects every store, so the
+/// inlined store skips the hash (`(h >> 11) < 2^53` holds for every `h`).
+const ALWAYS: u64 = 1 << 53;
 
-/// The runtime's `fh_fast_overlay` test inline, from the header in `%fhd14`: under
-/// `scoped`, a nonempty own CTA overlay goes to `slow`; otherwise (not `scoped`, or empty)
-/// to `empty`.
-fn overlay_test(empty: &str, slow: &str) -> String {
+// The header's words a fast kernel keeps in registers (the *cache*), from `%fhd14`:
+//   %fhk0 len, %fhk1/%fhk2 len_s[0]/[1], %fhk3 ticks, %fhe0 stores, %fhe1 blocks — the
+//     words the inlined paths change; written back before each runtime call (which reads
+//     and changes them) and read again after it ([`rt_call`]);
+//   %fhk4 live1, %fhk5 capacity, %fhk7 scoped, %fhe2 prefix, %fhe3/%fhe4 thr[0]/[1],
+//     %fhe7 cta — set with the header, never changed;
+//   %fhd16/%fhd17 stores seen, %fhe5/%fhe6 stores buffered (per space), %fhk6 the longest
+//     buffer — statistics not yet written, added to the counters and the header's `peak`
+//     at the thread's exit ([`cache_flush`]; the runtime adds its own to the header, so
+//     the host's sums do not change).
+// The device flavour loads the cache at the kernel's entry and keeps it to the thread's
+// exit; the lockstep flavour (and the device flavour with `eager_header`) loads it at
+// each block's start and writes all of it back at the block's end, so the header is
+// current between blocks, as it was when the inlined paths read and wrote the header
+// itself. `%fhd15` holds the control block's address wherever the cache is live (the
+// mode test leaves it there).
+
+/// The changing words of the cache, read from the header.
+fn cache_load() -> String {
     format!(
-        "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];\nsetp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {empty};\n\
-         ld.u64 %fhd13, [%fhd14+{T_CTA}];\nld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];\n\
-         setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
+        "ld.v4.u32 {{%fhr8, %fhk0, %fhk1, %fhk2}}, [%fhd14];\n\
+         ld.v2.u32 {{%fhk3, %fhk4}}, [%fhd14+{T_TICKS}];\n\
+         ld.u64 %fhe0, [%fhd14+{T_STORES}];\nld.u64 %fhe1, [%fhd14+{T_BLOCKS}];\n"
     )
 }
 
-/// The lockstep flavour looks the thread's header up in each block that inlines a runtime
-/// path (into `%fhd14`, where the device flavour keeps it from the kernel's entry).
-fn lockstep_header(cx: &Ctx<'_>) -> String {
-    if cx.opts.flavor != Flavor::Lockstep {
-        return String::new();
+/// The constant words of the cache, and its statistics at 0.
+fn cache_load_const() -> String {
+    format!(
+        "ld.u64 %fhe2, [%fhd14+{T_PREFIX}];\nld.v2.u64 {{%fhe3, %fhe4}}, [%fhd14+{T_THR}];\n\
+         ld.u32 %fhk5, [%fhd14+{T_CAPACITY}];\nld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
+         ld.u32 %fhk7, [%fhd14+{T_SCOPED}];\n\
+         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\nld.u32 %fhk8, [%fhd15+{CTL_CAPACITY}];\n\
+         ld.u32 %fhr8, [%fhd15+{CTL_OV_CAPACITY}];\nmax.u32 %fhk8, %fhk8, %fhr8;\n\
+         add.u32 %fhk8, %fhk8, 1;\n\
+         mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n\
+         mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n"
+    )
+}
+
+/// The changing words of the cache, written back to the header.
+fn cache_store() -> String {
+    format!(
+        "st.u32 [%fhd14+{T_LEN}], %fhk0;\nst.v2.u32 [%fhd14+{T_LEN_S}], {{%fhk1, %fhk2}};\n\
+         st.u32 [%fhd14+{T_TICKS}], %fhk3;\nst.u64 [%fhd14+{T_STORES}], %fhe0;\n\
+         st.u64 [%fhd14+{T_BLOCKS}], %fhe1;\n"
+    )
+}
+
+/// The cache's statistics added where the host reads them (the counters, the header's
+/// `peak`), and set to 0 (`again`: unless the cache is not used again).
+fn cache_flush(again: bool) -> String {
+    let mut t = format!(
+        "red.add.u64 [%fhe8+{}], %fhd16;\nred.add.u64 [%fhe8+{}], %fhd17;\n\
+         red.add.u64 [%fhe8+{}], %fhe5;\nred.add.u64 [%fhe8+{}], %fhe6;\n\
+         red.max.u32 [%fhd14+{T_PEAK}], %fhk6;\n",
+        8 * SEEN_GLOBAL,
+        8 * SEEN_SHARED,
+        8 * BUFFERED_GLOBAL,
+        8 * BUFFERED_SHARED,
+    );
+    if again {
+        t.push_str(
+            "mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n\
+             mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n",
+        );
     }
-    call(&format!("{PREFIX}begin"), Some(("b64", "%fhd14")), &[])
+    t
+}
+
+/// Whether the cache lives from the kernel's entry to its exit (the device flavour), not
+/// from a block's start to its end.
+fn cache_persists(cx: &Ctx<'_>) -> bool {
+    cx.opts.flavor == Flavor::Device && !cx.opts.eager_header
+}
+
+/// A fast kernel's entry: the store counters (global, shared) start at 0; the device
+/// flavour decides the launch's mode once here, and in a full launch finds the thread's
+/// header (`%fhd14`, for the inlined paths; not set, and never read, in other launches)
+/// and loads the cache. A full launch's header is never 0: the host marks a launch full
+/// only when it buffers (`layout`'s `launch_mode`), and then `__fencehound_begin` returns
+/// the header or traps, so the inlined paths do not test it. The lockstep flavour does
+/// all of it in each block, where its loads are not preemption points of their own.
+fn prologue(cx: &mut Ctx<'_>) -> String {
+    let mut t = String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n");
+    if cx.opts.flavor == Flavor::Device {
+        t.push_str(&mode_code(cx));
+        let skip = cx.label();
+        let _ = writeln!(t, "@!%fhq0 bra {skip};");
+        t.push_str(&inline_begin());
+        let _ = writeln!(t, "{skip}:");
+    }
+    t
+}
+
+/// SplitMix64's finaliser (`select::mix`) of `%fhd12` into `%fhd12` (`%fhd13` scratch).
+fn mix_fhd12() -> String {
+    format!(
+        "add.u64 %fhd12, %fhd12, {add:#X};\n\
+         shr.u64 %fhd13, %fhd12, 30;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
+         mul.lo.u64 %fhd12, %fhd12, {mul1:#X};\n\
+         shr.u64 %fhd13, %fhd12, 27;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
+         mul.lo.u64 %fhd12, %fhd12, {mul2:#X};\n\
+         shr.u64 %fhd13, %fhd12, 31;\nxor.b64 %fhd12, %fhd12, %fhd13;\n",
+        add = crate::select::MIX_ADD,
+        mul1 = crate::select::MIX_MUL1,
+        mul2 = crate::select::MIX_MUL2,
+    )
+}
+
+/// The device flavour's entry in a full launch: what `__fencehound_begin` does (runtime.cu,
+/// `fh_self`: the thread's header found and set up for the launch), written into the
+/// kernel, with the cache set from the values it computes instead of read back. A kernel's
+/// entry is the first time its thread looks its header up in the launch, so the header is
+/// set up without testing its tag first. Only the words the runtime reads are written —
+/// the tag, `prefix`, `lives`, `cta`, `atom_pending`, `total`; the cache's changing words
+/// reach the header before every runtime call ([`rt_call`]), and the copies `live1`,
+/// `scoped`, `thr` and `capacity` are read only by inlined code, which has them in
+/// registers. The control block's layout is runtime.cu's `FhCtl`: `key` and `threshold`
+/// at 0, `launch`, `flags`, `capacity`, `liveness` at 16, `ov_capacity`, `nthreads` at 32,
+/// `threads` at 40, `overlays` at 48.
+fn inline_begin() -> String {
+    use super::layout::{FLAG_GLOBAL, FLAG_SCOPED, FLAG_SHARED};
+    format!(
+        // The thread's index in the launch, its CTA's, the launch's threads (fh_self,
+        // fh_cta).
+        "mov.u32 %fhr0, %ntid.x;\nmov.u32 %fhr1, %ntid.y;\nmul.lo.u32 %fhr2, %fhr0, %fhr1;\n\
+         mov.u32 %fhr3, %ntid.z;\nmul.lo.u32 %fhr2, %fhr2, %fhr3;\n\
+         mov.u32 %fhr3, %tid.z;\nmov.u32 %fhr4, %tid.y;\nmad.lo.u32 %fhr3, %fhr3, %fhr1, %fhr4;\n\
+         mov.u32 %fhr4, %tid.x;\nmad.lo.u32 %fhr3, %fhr3, %fhr0, %fhr4;\n\
+         mov.u32 %fhr0, %ctaid.z;\nmov.u32 %fhr1, %nctaid.y;\nmov.u32 %fhr4, %ctaid.y;\n\
+         mad.lo.u32 %fhr0, %fhr0, %fhr1, %fhr4;\nmov.u32 %fhr4, %nctaid.x;\n\
+         mov.u32 %fhr5, %ctaid.x;\nmad.lo.u32 %fhr0, %fhr0, %fhr4, %fhr5;\n\
+         mul.lo.u32 %fhr4, %fhr4, %fhr1;\nmov.u32 %fhr1, %nctaid.z;\n\
+         mul.lo.u32 %fhr4, %fhr4, %fhr1;\nmul.lo.u32 %fhr4, %fhr4, %fhr2;\n\
+         mad.lo.u32 %fhr3, %fhr0, %fhr2, %fhr3;\n\
+         ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhk4}}, [%fhd15+16];\n\
+         ld.v2.u32 {{%fhr5, %fhr6}}, [%fhd15+32];\n\
+         setp.ge.u32 %fhp2, %fhr3, %fhr6;\n@%fhp2 trap;\n\
+         mul.wide.u32 %fhd9, %fhk5, 32;\nadd.u64 %fhd9, %fhd9, {T_ENTRIES};\n\
+         cvt.u64.u32 %fhd10, %fhr3;\nld.u64 %fhd11, [%fhd15+40];\n\
+         mad.lo.u64 %fhd14, %fhd9, %fhd10, %fhd11;\n\
+         mul.wide.u32 %fhd9, %fhr5, 32;\nadd.u64 %fhd9, %fhd9, 16;\n\
+         cvt.u64.u32 %fhd13, %fhr0;\nld.u64 %fhd11, [%fhd15+48];\n\
+         mad.lo.u64 %fhe7, %fhd9, %fhd13, %fhd11;\n\
+         max.u32 %fhk8, %fhk5, %fhr5;\nadd.u32 %fhk8, %fhk8, 1;\n\
+         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\n\
+         ld.v2.u64 {{%fhd11, %fhe3}}, [%fhd15];\n\
+         xor.b64 %fhd12, %fhd11, %fhd10;\n{mix}mov.u64 %fhe2, %fhd12;\n\
+         add.u32 %fhr1, %fhr1, 1;\nmov.u32 %fhr6, 0;\n\
+         st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_PREFIX}], %fhe2;\n\
+         st.u32 [%fhd14+{T_LIVES}], %fhr6;\nst.u64 [%fhd14+{T_CTA}], %fhe7;\n\
+         st.u32 [%fhd14+{T_ATOM_PENDING}], %fhr6;\nst.u32 [%fhd14+{T_TOTAL}], %fhr4;\n\
+         add.u32 %fhk4, %fhk4, -1;\nand.b32 %fhk7, %fhr2, {FLAG_SCOPED};\n\
+         and.b32 %fhr5, %fhr2, {FLAG_SHARED};\nsetp.ne.u32 %fhp2, %fhr5, 0;\n\
+         selp.b64 %fhe4, %fhe3, 0, %fhp2;\n\
+         and.b32 %fhr5, %fhr2, {FLAG_GLOBAL};\nsetp.ne.u32 %fhp2, %fhr5, 0;\n\
+         selp.b64 %fhe3, %fhe3, 0, %fhp2;\n\
+         mov.u32 %fhk0, 0;\nmov.u32 %fhk1, 0;\nmov.u32 %fhk2, 0;\nmov.u32 %fhk3, 0;\n\
+         mov.u64 %fhe0, 0;\nmov.u64 %fhe1, 0;\n\
+         mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n",
+        mix = mix_fhd12(),
+    )
+}
+
+/// Per block of a fast kernel in a full launch: what comes before the lane's code and
+/// what comes at its end (`{DONE}` then jumps there). The device flavour keeps the cache
+/// from the kernel's entry (nothing), unless `eager_header` (the test seam that keeps
+/// the header current between blocks: the cache written back at the end); the lockstep
+/// flavour looks the header up and loads the cache first, and writes it back at the end.
+fn block_cache(cx: &Ctx<'_>) -> (String, String) {
+    let back = format!("{}{}", cache_store(), cache_flush(true));
+    match cx.opts.flavor {
+        Flavor::Device if cx.opts.eager_header => (String::new(), back),
+        Flavor::Device => (String::new(), String::new()),
+        Flavor::Lockstep => {
+            let mut pre = call(&format!("{PREFIX}begin"), Some(("b64", "%fhd14")), &[]);
+            pre.push_str(&cache_load());
+            pre.push_str(&cache_load_const());
+            (pre, back)
+        }
+    }
+}
+
+/// The runtime's `fh_fast_overlay` test inline, from the cache: under `scoped`, a
+/// nonempty own CTA overlay goes to `slow`; otherwise (not `scoped`, or empty) to `empty`.
+fn overlay_test(empty: &str, slow: &str) -> String {
+    format!(
+        "setp.eq.u32 %fhp2, %fhk7, 0;\n@%fhp2 bra {empty};\n\
+         ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
+         setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
+    )
 }
 
 /// In a full launch, the first level of `__fencehound_load` inlined at a load of a
@@ -532,23 +691,31 @@ fn lockstep_header(cx: &Ctx<'_>) -> String {
 /// entry, no liveness drain is due and (global, `scoped`) no CTA overlay could hold one,
 /// the call would only count the tick and return the address, so the block does that and
 /// runs the original instruction (`{DONE}`: the end of the lane's code); else it goes on to
-/// `slow`, the call. The same test as the runtime's fast path: `len == 0` (which implies
-/// its `fh_miss`), `liveness - 1 < ticks + 1` (unsigned) for `liveness > 0 && ticks + 1 >=
-/// liveness`, and under `scoped` for a global load the own CTA's overlay length (its
-/// `fh_fast_overlay`, read as the runtime reads it). `liveness - 1`, the scoped flag and
-/// the CTA's area are copies the header takes when it is set up for the launch.
-fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(String, String)> {
+/// `slow`, the call (the tick taken back first: the call counts it). The same test as the
+/// runtime's fast path: `len == 0` (which implies its `fh_miss`), `liveness - 1 < ticks +
+/// 1` (unsigned) for `liveness > 0 && ticks + 1 >= liveness`, and under `scoped` for a
+/// global load the own CTA's overlay length (its `fh_fast_overlay`, read as the runtime
+/// reads it), all from the cache. A thread that holds entries takes the fast path too
+/// when none of them can overlap the load (the runtime's `fh_miss`: the address filter's
+/// bit of the load's 8-byte block is clear; `gaddr` computes the load's generic address
+/// into `%fhd8`). The load is at most 8 bytes (one runtime call) at an address its size
+/// divides, so it stays in that block; a misaligned one faults at the original load.
+fn inline_load(
+    cx: &mut Ctx<'_>,
+    i: &Instruction,
+    sp: MemSpace,
+    gaddr: &str,
+) -> Option<(String, String)> {
     if !cx.fast || !matches!(sp, MemSpace::Global | MemSpace::Shared) {
         return None;
     }
     let slow = cx.label();
+    let (fast, held) = (cx.label(), cx.label());
     let mut t = String::new();
-    t.push_str(&lockstep_header(cx));
     let _ = write!(
         t,
-        "ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
-         ld.v2.u32 {{%fhr9, %fhr8}}, [%fhd14+{T_TICKS}];\nadd.u32 %fhr9, %fhr9, 1;\n\
-         setp.lt.u32 %fhp2, %fhr8, %fhr9;\n@%fhp2 bra {slow};\n"
+        "add.u32 %fhk3, %fhk3, 1;\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n\
+         setp.ne.or.u32 %fhp2, %fhk0, 0, %fhp2;\n@%fhp2 bra {held};\n{fast}:\n"
     );
     if sp == MemSpace::Global {
         let ok = cx.label();
@@ -557,77 +724,69 @@ fn inline_load(cx: &mut Ctx<'_>, i: &Instruction, sp: MemSpace) -> Option<(Strin
     }
     let _ = write!(
         t,
-        "st.u32 [%fhd14+{T_TICKS}], %fhr9;\n{}bra.uni {{DONE}};\n",
+        "{}bra.uni {{DONE}};\n\
+         {held}:\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n@%fhp2 bra {slow};\n\
+         {gaddr}cvt.u32.u64 %fhr7, %fhd8;\nbfe.u32 %fhr7, %fhr7, 3, 6;\n\
+         shl.b64 %fhd9, 1, %fhr7;\nand.b64 %fhd9, %fhd9, %fhe1;\n\
+         setp.eq.u64 %fhp2, %fhd9, 0;\n@%fhp2 bra {fast};\n",
         original(i)
     );
-    Some((t, format!("{slow}:\n")))
+    Some((t, format!("{slow}:\nsub.u32 %fhk3, %fhk3, 1;\n")))
 }
 
 /// In a full launch, `__fencehound_store`'s fast paths inlined at a scalar, non-release
 /// store to `.global` or `.shared` memory of space `s` (0 global, 1 shared), `size` bytes,
-/// whose generic address is in `%fhd0` and value bits in `%fhd1`: when the store
-/// overlaps none of the thread's own entries of its space (no write-after-write drain),
-/// the selection function decides (SplitMix64 of the header's `prefix` ^ the store count,
-/// against the header's per-space threshold, 0 for a space not buffered): selected with
-/// room in the space, the entry is pushed here (the address checked by a load first, as
-/// the runtime's `fh_read` does, and the statistics the runtime keeps: `stores`, `seen`,
-/// `buffered`, `peak`, `blocks`, the live-holder count); not selected and no CTA overlay to
-/// consult (`scoped`, global), the store is counted and performed (`{DONE}` is the end of
-/// the lane's code). Anything else — a full space, an overlapping entry, a nonempty
-/// overlay — falls through to `slow`, the call, which starts over from the header: this
-/// code writes nothing before it has decided. The same effects, in the same header
-/// words, as the runtime's path (runtime.cu, `__fencehound_store`), without the call. The
-/// lockstep flavour runs it too (after looking the header up), so the differential test
-/// checks it write for write against the native handlers.
+/// whose generic address is in `%fhd0` and value bits in `%fhd1` (`masked`: already
+/// zero-extended from `size` bytes): when the store overlaps none of the thread's own
+/// entries of its space (no write-after-write drain), the selection function decides
+/// (SplitMix64 of the header's `prefix` ^ the store count, against the per-space
+/// threshold, 0 for a space not buffered; a threshold of 2^53 selects every store without
+/// the hash): selected with room in the space, the entry is pushed here (the address
+/// checked by a load first, as the runtime's `fh_read` does, and the statistics the
+/// runtime keeps: `stores`, `seen`, `buffered`, `peak`, `blocks`, the live-holder count);
+/// not selected and no CTA overlay to consult (`scoped`, global), the store is counted
+/// and performed (`{DONE}` is the end of the lane's code). Anything else — a full space,
+/// an overlapping entry, a nonempty overlay — falls through to `slow`, the call, which
+/// starts over from the header: this code changes nothing before it has decided. The
+/// same effects as the runtime's path (runtime.cu, `__fencehound_store`), without the
+/// call, on the cache. The lockstep flavour runs it too, so the differential test checks
+/// it write for write against the native handlers.
+///
+/// The filter bit is the 8-byte block of the store's address only: a store of at most 8
+/// bytes at an address its size divides stays in that block, and a misaligned one faults
+/// (PTX requires natural alignment; the vgpu faults too) at the address check or at the
+/// original store, before anything is buffered.
 fn inline_store(
     cx: &mut Ctx<'_>,
     s: u32,
     size: u32,
+    masked: bool,
     key_bits: u64,
     orig: &str,
 ) -> (String, String) {
     let slow = cx.label();
     let nowaw = cx.label();
     let unsel = cx.label();
+    let sel = cx.label();
+    let len_s = format!("%fhk{}", 1 + s);
+    let thr = format!("%fhe{}", 3 + s);
+    let seen = format!("%fhd{}", 16 + s);
+    let buffered = format!("%fhe{}", 5 + s);
     let mut t = String::new();
-    t.push_str(&lockstep_header(cx));
-    // The filter bits of the 8-byte blocks the store touches (runtime.cu, fh_blocks).
+    // The filter bit of the store's 8-byte block (runtime.cu, fh_blocks), then: no own
+    // entry of the space may overlap; then the selection (select::selected).
     let _ = write!(
         t,
-        "shr.u64 %fhd9, %fhd0, 3;\ncvt.u32.u64 %fhr7, %fhd9;\nand.b32 %fhr7, %fhr7, 63;\n\
-         mov.u64 %fhd10, 1;\nshl.b64 %fhd10, %fhd10, %fhr7;\n"
-    );
-    if size > 1 {
-        let _ = write!(
-            t,
-            "add.u64 %fhd9, %fhd0, {};\nshr.u64 %fhd9, %fhd9, 3;\ncvt.u32.u64 %fhr7, %fhd9;\n\
-             and.b32 %fhr7, %fhr7, 63;\nmov.u64 %fhd9, 1;\nshl.b64 %fhd9, %fhd9, %fhr7;\n\
-             or.b64 %fhd10, %fhd10, %fhd9;\n",
-            size - 1
-        );
-    }
-    // No own entry of the space may overlap; then the selection (select::selected).
-    let len_s = T_LEN_S + 4 * s;
-    let thr = T_THR + 8 * s;
-    let _ = write!(
-        t,
-        "ld.u32 %fhr7, [%fhd14+{len_s}];\nsetp.eq.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {nowaw};\n\
-         ld.u64 %fhd11, [%fhd14+{T_BLOCKS}];\nand.b64 %fhd11, %fhd11, %fhd10;\n\
-         setp.ne.u64 %fhp2, %fhd11, 0;\n@%fhp2 bra {slow};\n\
+        "cvt.u32.u64 %fhr7, %fhd0;\nbfe.u32 %fhr7, %fhr7, 3, 6;\nshl.b64 %fhd10, 1, %fhr7;\n\
+         setp.eq.u32 %fhp2, {len_s}, 0;\n@%fhp2 bra {nowaw};\n\
+         and.b64 %fhd11, %fhe1, %fhd10;\nsetp.ne.u64 %fhp2, %fhd11, 0;\n@%fhp2 bra {slow};\n\
          {nowaw}:\n\
-         ld.u64 %fhd11, [%fhd14+{T_STORES}];\nld.u64 %fhd12, [%fhd14+{T_PREFIX}];\n\
-         xor.b64 %fhd12, %fhd12, %fhd11;\nadd.u64 %fhd12, %fhd12, {add:#X};\n\
-         shr.u64 %fhd13, %fhd12, 30;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
-         mul.lo.u64 %fhd12, %fhd12, {mul1:#X};\n\
-         shr.u64 %fhd13, %fhd12, 27;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
-         mul.lo.u64 %fhd12, %fhd12, {mul2:#X};\n\
-         shr.u64 %fhd13, %fhd12, 31;\nxor.b64 %fhd12, %fhd12, %fhd13;\n\
-         shr.u64 %fhd12, %fhd12, 11;\nld.u64 %fhd13, [%fhd14+{thr}];\n\
-         setp.ge.u64 %fhp2, %fhd12, %fhd13;\n@%fhp2 bra {unsel};\n\
-         ld.u32 %fhr8, [%fhd14+{T_CAPACITY}];\nsetp.ge.u32 %fhp2, %fhr7, %fhr8;\n@%fhp2 bra {slow};\n",
-        add = crate::select::MIX_ADD,
-        mul1 = crate::select::MIX_MUL1,
-        mul2 = crate::select::MIX_MUL2,
+         setp.ge.u64 %fhp2, {thr}, {ALWAYS};\n@%fhp2 bra {sel};\n\
+         xor.b64 %fhd12, %fhe2, %fhe0;\n{mix}shr.u64 %fhd12, %fhd12, 11;\n\
+         setp.ge.u64 %fhp2, %fhd12, {thr};\n@%fhp2 bra {unsel};\n\
+         {sel}:\n\
+         setp.ge.u32 %fhp2, {len_s}, %fhk5;\n@%fhp2 bra {slow};\n",
+        mix = mix_fhd12(),
     );
     // Selected, with room: the address check (the runtime's fh_read, a load of the
     // store's size: `.volatile`, as the runtime's is an `asm volatile`, so that ptxas
@@ -640,34 +799,19 @@ fn inline_store(
         _ => "ld.volatile.u64 %fhd12, [%fhd0];",
     };
     let _ = writeln!(t, "{check}");
-    if size < 8 {
+    if size < 8 && !masked {
         let _ = writeln!(t, "and.b64 %fhd1, %fhd1, {};", u64::MAX >> (64 - 8 * size));
     }
-    // A header statistic (u64) one up.
-    let bump = |off: u32| {
-        format!("ld.u64 %fhd12, [%fhd14+{off}];\nadd.u64 %fhd12, %fhd12, 1;\nst.u64 [%fhd14+{off}], %fhd12;\n")
-    };
-    let bump_seen = bump(T_SEEN + 8 * s);
-    let bump_buffered = bump(T_BUFFERED + 8 * s);
-    let value = T_ENTRIES + 8;
     let _ = write!(
         t,
-        "ld.u32 %fhr8, [%fhd14+{T_LEN}];\nmul.wide.u32 %fhd13, %fhr8, 16;\n\
-         add.u64 %fhd13, %fhd13, %fhd14;\n\
+        "mul.wide.u32 %fhd13, %fhk0, 16;\nadd.u64 %fhd13, %fhd13, %fhd14;\n\
          and.b64 %fhd12, %fhd0, 0x00ffffffffffffff;\nor.b64 %fhd12, %fhd12, {key_bits};\n\
-         st.u64 [%fhd13+{T_ENTRIES}], %fhd12;\nst.u64 [%fhd13+{value}], %fhd1;\n\
-         add.u64 %fhd11, %fhd11, 1;\nst.u64 [%fhd14+{T_STORES}], %fhd11;\n\
-         {bump_seen}\
-         add.u32 %fhr9, %fhr8, 1;\nst.u32 [%fhd14+{T_LEN}], %fhr9;\n\
-         ld.u64 %fhd12, [%fhd14+{T_BLOCKS}];\nor.b64 %fhd12, %fhd12, %fhd10;\n\
-         st.u64 [%fhd14+{T_BLOCKS}], %fhd12;\n\
-         add.u32 %fhr7, %fhr7, 1;\nst.u32 [%fhd14+{len_s}], %fhr7;\n\
-         ld.u32 %fhr7, [%fhd14+{T_PEAK}];\nmax.u32 %fhr7, %fhr7, %fhr9;\n\
-         st.u32 [%fhd14+{T_PEAK}], %fhr7;\n\
-         {bump_buffered}\
-         setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {{DONE}};\n\
-         ld.global.u64 %fhd12, [{PREFIX}ctl];\nred.add.u32 [%fhd12+{CTL_HOLDERS}], 1;\n\
-         bra.uni {{DONE}};\n\
+         st.v2.u64 [%fhd13+{T_ENTRIES}], {{%fhd12, %fhd1}};\n\
+         add.u64 %fhe0, %fhe0, 1;\nadd.u64 {seen}, {seen}, 1;\nadd.u32 %fhk0, %fhk0, 1;\n\
+         or.b64 %fhe1, %fhe1, %fhd10;\nadd.u32 {len_s}, {len_s}, 1;\n\
+         max.u32 %fhk6, %fhk6, %fhk0;\nadd.u64 {buffered}, {buffered}, 1;\n\
+         setp.ne.u32 %fhp2, %fhk0, 1;\n@%fhp2 bra {{DONE}};\n\
+         red.add.u32 [%fhd15+{CTL_HOLDERS}], 1;\nbra.uni {{DONE}};\n\
          {unsel}:\n"
     );
     // Not selected: counted and performed, unless a CTA overlay may hold the address.
@@ -678,15 +822,14 @@ fn inline_store(
     }
     let _ = write!(
         t,
-        "add.u64 %fhd11, %fhd11, 1;\nst.u64 [%fhd14+{T_STORES}], %fhd11;\n\
-         {bump_seen}{orig}bra.uni {{DONE}};\n"
+        "add.u64 %fhe0, %fhe0, 1;\nadd.u64 {seen}, {seen}, 1;\n{orig}bra.uni {{DONE}};\n"
     );
     (t, format!("{slow}:\n"))
 }
 
 /// In a full launch, `__fencehound_drain` inlined at a fence or barrier for a thread that
-/// holds entries (`%fhr7`: its `len`, not 0), when the CTA overlay has no part in it (not
-/// `scoped`; else see below: otherwise `slow`, the call, which takes the lock): every entry to
+/// holds entries (`%fhk0`, not 0), when the CTA overlay has no part in it (not `scoped`;
+/// else see below: otherwise `slow`, the call, which takes the lock): every entry to
 /// memory, oldest first — a plain store of its size written here, any other through
 /// `__fencehound_write_entry` (the runtime's `fh_write_entry`) — then what the runtime's
 /// drain does after its loop: the buffer empty, the live-holder count down by one, the
@@ -694,7 +837,7 @@ fn inline_store(
 fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     let top = cx.label();
     let next = cx.label();
-    let (w1, w2, w4, strong) = (cx.label(), cx.label(), cx.label(), cx.label());
+    let (w1, w2, w8, strong) = (cx.label(), cx.label(), cx.label(), cx.label());
     let write_entry = self::call(
         &format!("{PREFIX}write_entry"),
         None,
@@ -706,66 +849,60 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     // drain of shared entries alone (the runtime commits those without its lock too), or
     // a drain to memory while the overlay is empty (read as `fh_fast_overlay` reads it).
     let go = cx.label();
-    let _ = write!(
-        t,
-        "ld.u32 %fhr8, [%fhd14+{T_SCOPED}];\nsetp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {go};\n"
-    );
+    let _ = write!(t, "setp.eq.u32 %fhp2, %fhk7, 0;\n@%fhp2 bra {go};\n");
     if meta & m_scope(3) == 0 {
-        let _ = write!(
-            t,
-            "ld.u32 %fhr8, [%fhd14+{T_LEN_S}];\nsetp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
-        );
+        let _ = write!(t, "setp.ne.u32 %fhp2, %fhk1, 0;\n@%fhp2 bra {slow};\n");
     } else {
         let _ = write!(
             t,
-            "ld.u64 %fhd13, [%fhd14+{T_CTA}];\nld.volatile.u32 %fhr8, [%fhd13+{CTA_OV_LEN}];\n\
+            "ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
              setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
         );
     }
+    // The entries, `%fhd9` from the first to `%fhd12`, past the last. The key's bits
+    // 56-61 without the space's (bit 59): size - 1 (bits 0-2) and the semantics (bits
+    // 4-5, 0 for a weak store), so one compare picks a weak store's size.
     let _ = write!(
         t,
         "{go}:\n\
-         mov.u32 %fhr9, 0;\nadd.u64 %fhd9, %fhd14, {T_ENTRIES};\n\
+         add.u64 %fhd9, %fhd14, {T_ENTRIES};\nmul.wide.u32 %fhd12, %fhk0, 16;\n\
+         add.u64 %fhd12, %fhd12, %fhd9;\n\
          {top}:\n\
-         ld.u64 %fhd10, [%fhd9];\nld.u64 %fhd11, [%fhd9+8];\n\
-         shr.u64 %fhd12, %fhd10, 60;\nand.b64 %fhd12, %fhd12, 3;\n\
-         setp.ne.u64 %fhp2, %fhd12, 0;\n@%fhp2 bra {strong};\n\
-         and.b64 %fhd12, %fhd10, 0x00ffffffffffffff;\n\
-         shr.u64 %fhd13, %fhd10, 56;\ncvt.u32.u64 %fhr8, %fhd13;\nand.b32 %fhr8, %fhr8, 7;\n\
-         setp.eq.u32 %fhp2, %fhr8, 3;\n@%fhp2 bra {w4};\n\
-         setp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {w1};\n\
-         setp.eq.u32 %fhp2, %fhr8, 1;\n@%fhp2 bra {w2};\n\
-         st.u64 [%fhd12], %fhd11;\nbra.uni {next};\n\
-         {w4}:\ncvt.u32.u64 %fhr8, %fhd11;\nst.u32 [%fhd12], %fhr8;\nbra.uni {next};\n\
-         {w2}:\ncvt.u16.u64 %fhh2, %fhd11;\nst.u16 [%fhd12], %fhh2;\nbra.uni {next};\n\
-         {w1}:\ncvt.u16.u64 %fhh2, %fhd11;\nst.u8 [%fhd12], %fhh2;\nbra.uni {next};\n\
-         {strong}:\n{write_entry}\
+         ld.v2.u64 {{%fhd10, %fhd11}}, [%fhd9];\n\
+         mov.b64 {{%fhr7, %fhr8}}, %fhd10;\nand.b32 %fhr8, %fhr8, 0x37000000;\n\
+         and.b64 %fhd13, %fhd10, 0x00ffffffffffffff;\n\
+         setp.eq.u32 %fhp2, %fhr8, 0x03000000;\n@%fhp2 bra {{W4}};\n\
+         setp.gt.u32 %fhp2, %fhr8, 0x07000000;\n@%fhp2 bra {strong};\n\
+         setp.eq.u32 %fhp2, %fhr8, 0x07000000;\n@%fhp2 bra {w8};\n\
+         setp.eq.u32 %fhp2, %fhr8, 0x01000000;\n@%fhp2 bra {w2};\n\
+         {w1}:\ncvt.u16.u64 %fhh2, %fhd11;\nst.u8 [%fhd13], %fhh2;\nbra.uni {next};\n\
+         {w2}:\ncvt.u16.u64 %fhh2, %fhd11;\nst.u16 [%fhd13], %fhh2;\nbra.uni {next};\n\
+         {w8}:\nst.u64 [%fhd13], %fhd11;\nbra.uni {next};\n\
+         {strong}:\n{write_entry}bra.uni {next};\n\
+         {{W4}}:\ncvt.u32.u64 %fhr8, %fhd11;\nst.u32 [%fhd13], %fhr8;\n\
          {next}:\n\
-         add.u32 %fhr9, %fhr9, 1;\nadd.u64 %fhd9, %fhd9, 16;\n\
-         setp.lt.u32 %fhp2, %fhr9, %fhr7;\n@%fhp2 bra {top};\n"
+         add.u64 %fhd9, %fhd9, 16;\nsetp.lt.u64 %fhp2, %fhd9, %fhd12;\n@%fhp2 bra {top};\n"
     );
-    // After the loop (runtime.cu, fh_drain_fast): the counts per space, the buffer empty.
+    let w4 = cx.label();
+    let mut t = t.replace("{W4}", &w4);
+    // After the loop (runtime.cu, fh_drain_fast): the buffer empty, the flush recorded
+    // per space.
     let (rec1, done) = (cx.label(), cx.label());
     let _ = write!(
         t,
-        "ld.u32 %fhr7, [%fhd14+{T_LEN_S}];\nld.u32 %fhr8, [%fhd14+{}];\n\
-         mov.u32 %fhr9, 0;\nmov.u64 %fhd9, 0;\nst.u32 [%fhd14+{T_LEN}], %fhr9;\n\
-         ld.global.u64 %fhd12, [{PREFIX}ctl];\nred.add.u32 [%fhd12+{CTL_HOLDERS}], -1;\n\
-         st.u64 [%fhd14+{T_BLOCKS}], %fhd9;\nst.u32 [%fhd14+{T_LEN_S}], %fhr9;\n\
-         st.u32 [%fhd14+{}], %fhr9;\n\
-         ld.u64 %fhd13, [%fhd12+{CTL_COUNTERS}];\n\
-         setp.eq.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {rec1};\n\
-         mul.wide.u32 %fhd9, %fhr7, 8;\nadd.u64 %fhd9, %fhd9, %fhd13;\n\
-         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhr7;\nred.add.u64 [%fhd13+{reason}], %fhd9;\n\
+        "mov.u32 %fhk0, 0;\nmov.u64 %fhe1, 0;\n\
+         red.add.u32 [%fhd15+{CTL_HOLDERS}], -1;\n\
+         setp.eq.u32 %fhp2, %fhk1, 0;\n@%fhp2 bra {rec1};\n\
+         mul.wide.u32 %fhd9, %fhk1, 8;\nadd.u64 %fhd9, %fhd9, %fhe8;\n\
+         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk1;\nred.add.u64 [%fhe8+{reason}], %fhd9;\n\
+         mov.u32 %fhk1, 0;\n\
          {rec1}:\n\
-         setp.eq.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {done};\n\
-         ld.u32 %fhr7, [%fhd12+{CTL_CAPACITY}];\nld.u32 %fhr9, [%fhd12+{CTL_OV_CAPACITY}];\n\
-         max.u32 %fhr7, %fhr7, %fhr9;\nadd.u32 %fhr7, %fhr7, 1;\nadd.u32 %fhr7, %fhr7, %fhr8;\n\
-         mul.wide.u32 %fhd9, %fhr7, 8;\nadd.u64 %fhd9, %fhd9, %fhd13;\n\
-         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhr8;\nred.add.u64 [%fhd13+{reason}], %fhd9;\n\
-         {done}:\nbra.uni {{DONE}};\n",
-        T_LEN_S + 4,
-        T_LEN_S + 4,
+         setp.eq.u32 %fhp2, %fhk2, 0;\n@%fhp2 bra {done};\n\
+         add.u32 %fhr7, %fhk8, %fhk2;\n\
+         mul.wide.u32 %fhd9, %fhr7, 8;\nadd.u64 %fhd9, %fhd9, %fhe8;\n\
+         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk2;\nred.add.u64 [%fhe8+{reason}], %fhd9;\n\
+         mov.u32 %fhk2, 0;\n\
+         {done}:\nbra.uni {{DONE}};\n"
     );
     t
 }
@@ -989,6 +1126,18 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
             }
             exit_block(cx, &e).map(Some)
         }
+        Opcode::Call if cx.fast && cache_persists(cx) => {
+            // The function may call the runtime, which reads and changes the header: in a
+            // full launch the cache is written back before the call and read again after.
+            let (before, after) = (cx.label(), cx.label());
+            let t = format!(
+                "@!%fhq0 bra {before};\n{}{before}:\n{}\n@!%fhq0 bra {after};\n{}{after}:\n",
+                cache_store(),
+                pr(i),
+                cache_load()
+            );
+            parse_statements(&t).map(Some)
+        }
         Opcode::Cp => Err(cx.unsupported(i, "asynchronous copies are not instrumented")),
         Opcode::Ldmatrix => Err(cx.unsupported(i, "ldmatrix is not instrumented")),
         // A fragment load would miss the thread's own buffered stores, a fragment store
@@ -1029,11 +1178,18 @@ fn wrap(
     let mut t = String::new();
     // In a fast kernel: the runtime only in a full launch, else `fast_code` (which
     // applies the original guard itself; `{DONE}` is the end of the lane's code).
+    // The cache of the header's words (see `block_cache`) around the full launch's code.
     let lane = |cx: &mut Ctx<'_>, done: &str, skip: &str| -> String {
         let fast = cx.label();
+        let (pre, back) = block_cache(cx);
+        let code = if back.is_empty() {
+            lane_code.replace("{DONE}", done)
+        } else {
+            let end = cx.label();
+            format!("{}{end}:\n{back}", lane_code.replace("{DONE}", &end))
+        };
         format!(
-            "@!%fhq0 bra {fast};\n{skip}{}bra.uni {done};\n{fast}:\n{}",
-            lane_code.replace("{DONE}", done),
+            "@!%fhq0 bra {fast};\n{skip}{pre}{code}bra.uni {done};\n{fast}:\n{}",
             fast_code.replace("{DONE}", done)
         )
     };
@@ -1113,6 +1269,9 @@ fn generic_addr(
             Some(64) => {
                 let _ = writeln!(t, "add.s64 {dst}, {n}, {off};");
             }
+            Some(32) if off == 0 => {
+                let _ = writeln!(t, "cvt.u64.u32 {dst}, {n};");
+            }
             Some(32) => {
                 let _ = writeln!(t, "cvt.u64.u32 {dst}, {n};\nadd.s64 {dst}, {dst}, {off};");
             }
@@ -1162,11 +1321,18 @@ fn shifted(addr: &Operand, extra: i64) -> Operand {
 /// A call of a runtime entry point that takes the thread's header first: the header the
 /// kernel found at entry (`%fhd14`) in a fast kernel of the device flavour, where every
 /// call happens in a full launch; else 0, and the runtime looks it up (`fh_self`).
+///
+/// In a fast kernel (a full launch) the cache is written back to the header before the
+/// call, which reads and changes those words, and read again after it.
 fn rt_call(cx: &Ctx<'_>, func: &str, ret: Option<(&str, &str)>, args: &[(&str, &str)]) -> String {
     let header = if cx.has_header() { "%fhd14" } else { "0" };
     let mut all = vec![("b64", header)];
     all.extend_from_slice(args);
-    call(func, ret, &all)
+    if cx.fast {
+        format!("{}{}{}", cache_store(), call(func, ret, &all), cache_load())
+    } else {
+        call(func, ret, &all)
+    }
 }
 
 /// A call sequence in its own `{ }` scope (as NVRTC writes them).
@@ -1242,7 +1408,8 @@ fn load_block(
     let mut code = String::new();
     let one_call = dests.len() == 1 || size * dests.len() as u32 <= 8;
     if one_call {
-        if let Some((check, slow)) = inline_load(cx, i, sp) {
+        let gaddr = generic_addr(cx, i, sp, addr, 0, "%fhd8")?;
+        if let Some((check, slow)) = inline_load(cx, i, sp, &gaddr) {
             code.push_str(&check);
             code.push_str(&slow);
         }
@@ -1427,7 +1594,9 @@ fn store_block(
                 | (u64::from(s) << 59)
                 | (u64::from(sem) << 60)
                 | (u64::from(scope) << 62);
-            let (inline, slow) = inline_store(cx, s, size, key_bits, &original(i));
+            // `value_bits` zero-extends a register of the store's width.
+            let masked = matches!(v, Operand::Name(n) if cx.regs.width(n) == Some(8 * size));
+            let (inline, slow) = inline_store(cx, s, size, masked, key_bits, &original(i));
             code.push_str(&inline);
             code.push_str(&slow);
         }
@@ -1517,14 +1686,18 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
     // (`__fencehound_exit` does nothing else for it); the launch's last one drains the CTA
     // queues (`__fencehound_last`). A thread holding entries makes the call.
     if cx.fast {
-        code.push_str(&lockstep_header(cx));
+        // The cache's statistics where the host reads them (a block-scoped cache writes
+        // them at the block's end anyway).
+        if cache_persists(cx) {
+            code.push_str(&cache_flush(false));
+        }
         let slow = cx.label();
         let last = rt_call(cx, &format!("{PREFIX}last"), None, &[]);
         let _ = write!(
             code,
-            "ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {slow};\n\
-             ld.u32 %fhr8, [%fhd14+{T_TOTAL}];\nld.global.u64 %fhd12, [{PREFIX}ctl];\n\
-             atom.add.u32 %fhr9, [%fhd12+{CTL_EXITED}], 1;\nadd.u32 %fhr9, %fhr9, 1;\n\
+            "setp.ne.u32 %fhp2, %fhk0, 0;\n@%fhp2 bra {slow};\n\
+             ld.u32 %fhr8, [%fhd14+{T_TOTAL}];\n\
+             atom.add.u32 %fhr9, [%fhd15+{CTL_EXITED}], 1;\nadd.u32 %fhr9, %fhr9, 1;\n\
              setp.ne.u32 %fhp2, %fhr9, %fhr8;\n@%fhp2 bra {{DONE}};\n\
              {last}bra.uni {{DONE}};\n{slow}:\n"
         );
@@ -1560,19 +1733,19 @@ fn drain_block(
     let code = if cx.fast {
         let slow = cx.label();
         let mut t = String::new();
-        t.push_str(&lockstep_header(cx));
         let own = cx.label();
-        let _ = write!(
-            t,
-            "ld.u32 %fhr7, [%fhd14+{T_LEN}];\nsetp.ne.u32 %fhp2, %fhr7, 0;\n@%fhp2 bra {own};\n"
-        );
-        // A drain to a scope wider than the CTA (scope field not 0) publishes the overlay.
         if meta & m_scope(3) != 0 {
+            // A drain to a scope wider than the CTA (scope field not 0) publishes the
+            // overlay.
+            let _ = write!(t, "setp.ne.u32 %fhp2, %fhk0, 0;\n@%fhp2 bra {own};\n");
             t.push_str(&overlay_test("{DONE}", &slow));
+            t.push_str("bra.uni {DONE};\n");
+        } else {
+            t.push_str("setp.eq.u32 %fhp2, %fhk0, 0;\n@%fhp2 bra {DONE};\n");
         }
         let _ = write!(
             t,
-            "bra.uni {{DONE}};\n{own}:\n{}{slow}:\n{call}",
+            "{own}:\n{}{slow}:\n{call}",
             inline_drain(cx, meta, &slow)
         );
         t

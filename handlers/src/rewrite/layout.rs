@@ -22,9 +22,9 @@ pub const OVERLAY_HEADER: u64 = 16;
 const REASONS: u64 = 16;
 
 const FLAG_ACTIVE: u32 = 1;
-const FLAG_GLOBAL: u32 = 2;
-const FLAG_SHARED: u32 = 4;
-const FLAG_SCOPED: u32 = 8;
+pub(crate) const FLAG_GLOBAL: u32 = 2;
+pub(crate) const FLAG_SHARED: u32 = 4;
+pub(crate) const FLAG_SCOPED: u32 = 8;
 
 /// Defaults of the device policy (see [`DrainPolicy::Device`]).
 pub const DEFAULT_LIVENESS_PERIOD: u32 = 1024;
@@ -353,6 +353,9 @@ pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, 
     // `emit::SEEN_GLOBAL`).
     s.global.stores_seen += word(super::emit::SEEN_GLOBAL as usize);
     s.shared.stores_seen += word(super::emit::SEEN_SHARED as usize);
+    // Stores that fast kernels buffered in full launches (counted in registers too).
+    s.global.stores_buffered += word(super::emit::BUFFERED_GLOBAL as usize);
+    s.shared.stores_buffered += word(super::emit::BUFFERED_SHARED as usize);
     for (i, r) in REASON_ORDER.iter().enumerate() {
         let n = word(i);
         if n > 0 {

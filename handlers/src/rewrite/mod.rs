@@ -28,25 +28,39 @@
 //! the runtime's counters (the `stores_seen` statistics). An inactive launch runs the
 //! original instructions. The lockstep flavour reads the mode inside each block.
 //!
-//! In a full launch the kernel also finds its thread's header once, at entry
-//! (`__fencehound_begin`, kept in a register; the lockstep flavour calls it in each block),
-//! and a load of a `.global` or `.shared` address that makes one runtime call first runs
+//! In a full launch the kernel also sets its thread's header up once, at entry, in the
+//! kernel itself (what `__fencehound_begin` does, without the call; the lockstep flavour
+//! calls the runtime's in each block), and keeps the header's hot words in registers (the
+//! *cache*: the entry count, per-space counts, liveness ticks, store count and address
+//! filter, the constants the fast paths compare against, and the statistics not yet
+//! written). The runtime reads and changes those words too, so the kernel writes the
+//! changing ones back to the header before every runtime call (and call of the module's
+//! functions, which may make runtime calls) and reads them again after it; the statistics
+//! (stores seen and buffered per space, the longest buffer) go to the counters and the
+//! header at the thread's exit, where the host reads them with the runtime's own. The
+//! lockstep flavour loads the cache at each block's start and writes it back at the
+//! block's end, so the differential test checks the inlined paths on the header as the
+//! runtime sees it; `RewriteOptions::eager_header` does the same in the device flavour, and
+//! a test requires the same executions of both forms.
+//!
+//! A load of a `.global` or `.shared` address that makes one runtime call first runs
 //! that call's fast path inline: when the thread holds no entry, no liveness drain is due
-//! and (a global load under `scoped`) the own CTA's overlay is empty (the header keeps
-//! a pointer to the CTA's area),
-//! it adds the liveness tick to the header and runs the original instruction, which is
-//! what the call would have done (`__fencehound_load` then returns the address itself);
-//! otherwise it makes the call. A scalar, non-release store to a `.global` or `.shared`
-//! address runs `__fencehound_store`'s fast paths inline (`emit::inline_store`): when it
-//! overlaps none of the thread's entries of its space, the selection function (the
-//! header's `prefix` and per-space threshold) decides; a selected store with room is
-//! pushed to the thread's buffer there, an unselected one with no CTA overlay to consult
-//! is counted and performed; anything else makes the call. The lockstep flavour runs the
-//! same code, so the differential test checks it. A fence or barrier likewise runs `__fencehound_drain`'s
-//! test inline: a thread that holds no entry (and, for a drain to memory under `scoped`,
-//! whose CTA overlay is empty) skips the call. Every call passes that header as its first argument `t`,
-//! so the runtime does not look it up again (`fh_self`: about 25 lane instructions per
-//! call); other functions, and the lockstep flavour, pass 0 and the runtime looks it up.
+//! and (a global load under `scoped`) the own CTA's overlay is empty (the cache keeps
+//! a pointer to the CTA's area), it counts the liveness tick and runs the original
+//! instruction, which is what the call would have done (`__fencehound_load` then returns
+//! the address itself); otherwise it makes the call. A scalar, non-release store to a
+//! `.global` or `.shared` address runs `__fencehound_store`'s fast paths inline
+//! (`emit::inline_store`): when it overlaps none of the thread's entries of its space, the
+//! selection function (the header's `prefix` and per-space threshold) decides (a
+//! threshold that selects every store, `p_w = 1`, without the hash); a selected store
+//! with room is pushed to the thread's buffer there, an unselected one with no CTA overlay
+//! to consult is counted and performed; anything else makes the call. A fence or barrier
+//! likewise runs `__fencehound_drain` inline: a thread that holds no entry (and, for a
+//! drain to memory under `scoped`, whose CTA overlay is empty) skips it, one that holds
+//! entries writes them when the CTA overlay has no part in the drain. Every call passes
+//! the header as its first argument `t`, so the runtime does not look it up again
+//! (`fh_self`: about 25 lane instructions per call); other functions, and the lockstep
+//! flavour, pass 0 and the runtime looks it up.
 //!
 //! `g` is the generic address (`cvta` of a state-space address), so one runtime serves
 //! every state space; addresses in local, const or param memory are left alone, as the
@@ -205,12 +219,19 @@ pub enum Flavor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RewriteOptions {
     pub flavor: Flavor,
+    /// A test seam of the device flavour: the header's words a fast kernel keeps in
+    /// registers are written back at the end of every block (as the lockstep flavour
+    /// does) instead of only before runtime calls and at the thread's exit. The same
+    /// executions, with more instructions: a test compares the two
+    /// (`fuzzer/tests/it/instrumented_equivalence.rs`).
+    pub eager_header: bool,
 }
 
 impl Default for RewriteOptions {
     fn default() -> Self {
         RewriteOptions {
             flavor: Flavor::Device,
+            eager_header: false,
         }
     }
 }

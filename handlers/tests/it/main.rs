@@ -7,6 +7,7 @@ mod parking;
 mod plain_loads;
 mod programs;
 mod rewrite_forms;
+mod rewrite_header;
 mod rewrite_kernels;
 mod rewrite_ptxas;
 mod settled;

@@ -85,6 +85,7 @@ fn run_both(m: &fencehound_ptx::Module, model: Model, p: f64, seed: u64) -> Vec<
         m,
         &RewriteOptions {
             flavor: Flavor::Lockstep,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -211,6 +211,7 @@ fn last_block_sum_matches_native() {
         &k.module,
         &RewriteOptions {
             flavor: Flavor::Lockstep,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -258,6 +259,7 @@ fn every_kernel_matches_native() {
             &k.module,
             &RewriteOptions {
                 flavor: Flavor::Lockstep,
+                ..Default::default()
             },
         ) {
             Ok(r) => r,

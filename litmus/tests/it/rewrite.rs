@@ -80,6 +80,7 @@ fn every_litmus_test_matches_native() {
             &low.module,
             &RewriteOptions {
                 flavor: Flavor::Lockstep,
+                ..Default::default()
             },
         )
         .unwrap_or_else(|e| panic!("{name}: {e}"));

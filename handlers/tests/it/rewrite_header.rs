@@ -1,0 +1,141 @@
+//! A fast kernel of the device flavour sets its thread's header up itself at entry
+//! (`emit::inline_begin`) instead of calling `__fencehound_begin`: every word the runtime
+//! reads from the header must be what the runtime's own set-up writes. Checked on a
+//! three-dimensional grid of three-dimensional CTAs (so every index term counts), against
+//! the lockstep flavour (which calls the runtime's set-up in each block) and against
+//! values computed here from the layout and the selection function.
+
+use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
+use fencehound_handlers::{select, BufferConfig, DrainPolicy, Model};
+use fencehound_vgpu::{Arg, Device, Dim3};
+
+const KERNEL: &str = "
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    membar.gl;
+    ret;
+}
+";
+
+const GRID: Dim3 = Dim3 { x: 2, y: 3, z: 2 };
+const BLOCK: Dim3 = Dim3 { x: 4, y: 2, z: 3 };
+const LAUNCHES: u32 = 2;
+
+/// Every thread's header after `LAUNCHES` launches, the statistics, and the area.
+fn run(
+    flavor: Flavor,
+    seed: u64,
+) -> (Vec<Vec<u8>>, fencehound_handlers::BufferStats, layout::Area) {
+    let m = fencehound_ptx::parse("k", KERNEL).unwrap();
+    let rw = rewrite::rewrite(
+        &m,
+        &RewriteOptions {
+            flavor,
+            eager_header: false,
+        },
+    )
+    .unwrap();
+    let mut dev = Device::new();
+    let module = dev.load_module(&rw.module).unwrap();
+    let out = dev.alloc_named(64, "out".to_string()).unwrap();
+    let mut cfg = BufferConfig::new(Model::Scoped, 1.0, seed);
+    cfg.policy = DrainPolicy::Device {
+        liveness_period: 7,
+        overlay_capacity: 64,
+    };
+    let threads = GRID.x * GRID.y * GRID.z * BLOCK.x * BLOCK.y * BLOCK.z;
+    let sizes = layout::Sizes {
+        threads,
+        ctas: GRID.x * GRID.y * GRID.z,
+    };
+    let area = layout::allocate(&mut dev, &cfg, sizes).unwrap();
+    let (ctl, _) = dev.global_by_name(module, rewrite::CTL).unwrap();
+    dev.copy_to(ctl, &area.ctl.to_le_bytes()).unwrap();
+    for _ in 0..LAUNCHES {
+        let index = dev.launch_count();
+        layout::begin_launch(&mut dev, &cfg, &area, index, true).unwrap();
+        let r = dev
+            .launch(module, "k", GRID, BLOCK, 0, &[Arg::Ptr(out)])
+            .unwrap();
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    }
+    let stride = layout::thread_bytes(area.capacity);
+    let headers = (0..threads as u64)
+        .map(|t| {
+            let mut h = vec![0u8; layout::THREAD_HEADER as usize];
+            dev.copy_from(area.threads + t * stride, &mut h).unwrap();
+            h
+        })
+        .collect();
+    let stats = layout::read_stats(&dev, &area).unwrap();
+    (headers, stats, area)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+#[test]
+fn the_inlined_header_set_up_writes_what_the_runtime_writes() {
+    let seed = 11;
+    let (inline, inline_stats, area) = run(Flavor::Device, seed);
+    let (called, called_stats, _) = run(Flavor::Lockstep, seed);
+    assert_eq!(inline_stats, called_stats);
+    // Every thread stored once per launch, all of them buffered (p_w = 1).
+    let threads = inline.len() as u64;
+    assert_eq!(
+        inline_stats.global.stores_buffered,
+        threads * LAUNCHES as u64
+    );
+    let tpc = (BLOCK.x * BLOCK.y * BLOCK.z) as u64;
+    let last = LAUNCHES - 1;
+    for (g, (a, b)) in inline.iter().zip(&called).enumerate() {
+        // The words the runtime reads: tag, prefix, lives, cta, atom_pending, total; and
+        // the statistics it keeps (seen, buffered, peak).
+        for (what, at, len) in [
+            ("tag", 0, 4),
+            ("prefix", 24, 8),
+            ("seen", 64, 16),
+            ("buffered", 80, 16),
+            ("peak", 112, 4),
+            ("lives", 116, 4),
+            ("cta", 128, 8),
+            ("atom_pending", 136, 4),
+            ("total", 164, 4),
+        ] {
+            assert_eq!(
+                a[at..at + len],
+                b[at..at + len],
+                "thread {g}: `{what}` differs"
+            );
+        }
+        assert_eq!(u32_at(a, 0), last + 1, "thread {g}: tag");
+        let key = select::launch_key(seed, last);
+        assert_eq!(
+            u64_at(a, 24),
+            select::mix(key ^ g as u64),
+            "thread {g}: prefix"
+        );
+        let cta = g as u64 / tpc;
+        assert_eq!(
+            u64_at(a, 128),
+            area.overlays + cta * layout::overlay_bytes(area.overlay_capacity),
+            "thread {g}: cta"
+        );
+        assert_eq!(u32_at(a, 164) as u64, threads, "thread {g}: total");
+    }
+}
