@@ -337,7 +337,7 @@ const TEMP_DECLS: &str = "\
 .reg .b16 %fhh<4>;
 .reg .b32 %fhr<10>;
 .reg .b64 %fhd<18>;
-.reg .pred %fhq<4>;
+.reg .pred %fhq<5>;
 .reg .b32 %fhc<4>;
 .reg .b32 %fhk<9>;
 .reg .b64 %fhe<9>;
@@ -476,14 +476,15 @@ const T_LIVES: u32 = 116;
 const T_BLOCKS: u32 = 120;
 const T_CTA: u32 = 128;
 const T_ATOM_PENDING: u32 = 136;
-const T_SCOPED: u32 = 140;
-const T_THR: u32 = 144;
-const T_CAPACITY: u32 = 160;
 const T_TOTAL: u32 = 164;
 const T_ENTRIES: u32 = 176;
-// Offsets in FhCtl: the capacities, the exited threads, the live-holder count.
+// Offsets in FhCtl: the flags, the capacities, the exited threads, the live-holder count;
+// after it (`layout::control_bytes`) the per-space thresholds, the liveness period - 1 and
+// the flush histograms' bins.
+const CTL_FLAGS: u32 = 20;
 const CTL_CAPACITY: u32 = 24;
-const CTL_OV_CAPACITY: u32 = 32;
+const CTL_THR: u32 = 80;
+const CTL_LIVE1: u32 = 96;
 const CTL_EXITED: u32 = 64;
 const CTL_HOLDERS: u32 = 72;
 // Offset of the overlay length in FhCta.
@@ -496,8 +497,10 @@ const ALWAYS: u64 = 1 << 53;
 //   %fhk0 len, %fhk1/%fhk2 len_s[0]/[1], %fhk3 ticks, %fhe0 stores, %fhe1 blocks — the
 //     words the inlined paths change; written back before each runtime call (which reads
 //     and changes them) and read again after it ([`rt_call`]);
-//   %fhk4 live1, %fhk5 capacity, %fhk7 scoped, %fhe2 prefix, %fhe3/%fhe4 thr[0]/[1],
-//     %fhe7 cta — set with the header, never changed;
+//   %fhk4 the liveness period - 1, %fhk5 capacity, %fhk8 the flush histograms' bins,
+//     %fhq4 (a predicate) scoped, %fhe3/%fhe4 the thresholds per space, %fhe8 the counters
+//     (from the control block), %fhe2 prefix, %fhe7 the CTA's area (from the header) —
+//     set at the start, never changed;
 //   %fhd16/%fhd17 stores seen, %fhe5/%fhe6 stores buffered (per space), %fhk6 the longest
 //     buffer — statistics not yet written, added to the counters and the header's `peak`
 //     at the thread's exit ([`cache_flush`]; the runtime adds its own to the header, so
@@ -513,20 +516,23 @@ const ALWAYS: u64 = 1 << 53;
 fn cache_load() -> String {
     format!(
         "ld.v4.u32 {{%fhr8, %fhk0, %fhk1, %fhk2}}, [%fhd14];\n\
-         ld.v2.u32 {{%fhk3, %fhk4}}, [%fhd14+{T_TICKS}];\n\
+         ld.u32 %fhk3, [%fhd14+{T_TICKS}];\n\
          ld.u64 %fhe0, [%fhd14+{T_STORES}];\nld.u64 %fhe1, [%fhd14+{T_BLOCKS}];\n"
     )
 }
 
-/// The constant words of the cache, and its statistics at 0.
+/// The constant words of the cache — the header's `prefix` and CTA area, the control
+/// block's thresholds, liveness period - 1, bins, flags, capacity and counters, as the
+/// device flavour's set-up loads them — and its statistics at 0.
 fn cache_load_const() -> String {
+    use super::layout::FLAG_SCOPED;
     format!(
-        "ld.u64 %fhe2, [%fhd14+{T_PREFIX}];\nld.v2.u64 {{%fhe3, %fhe4}}, [%fhd14+{T_THR}];\n\
-         ld.u32 %fhk5, [%fhd14+{T_CAPACITY}];\nld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
-         ld.u32 %fhk7, [%fhd14+{T_SCOPED}];\n\
-         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\nld.u32 %fhk8, [%fhd15+{CTL_CAPACITY}];\n\
-         ld.u32 %fhr8, [%fhd15+{CTL_OV_CAPACITY}];\nmax.u32 %fhk8, %fhk8, %fhr8;\n\
-         add.u32 %fhk8, %fhk8, 1;\n\
+        "ld.u64 %fhe2, [%fhd14+{T_PREFIX}];\nld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
+         ld.v2.u64 {{%fhe3, %fhe4}}, [%fhd15+{CTL_THR}];\n\
+         ld.v2.u32 {{%fhk4, %fhk8}}, [%fhd15+{CTL_LIVE1}];\n\
+         ld.u32 %fhr8, [%fhd15+{CTL_FLAGS}];\nld.u32 %fhk5, [%fhd15+{CTL_CAPACITY}];\n\
+         and.b32 %fhr8, %fhr8, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr8, 0;\n\
+         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\n\
          mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n\
          mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n"
     )
@@ -610,11 +616,13 @@ fn mix_fhd12() -> String {
 /// the tag, `prefix`, `lives`, `cta`, `atom_pending`, `total`; the cache's changing words
 /// reach the header before every runtime call ([`rt_call`]), and the copies `live1`,
 /// `scoped`, `thr` and `capacity` are read only by inlined code, which has them in
-/// registers. The control block's layout is runtime.cu's `FhCtl`: `key` and `threshold`
-/// at 0, `launch`, `flags`, `capacity`, `liveness` at 16, `ov_capacity`, `nthreads` at 32,
-/// `threads` at 40, `overlays` at 48.
+/// registers. The control block's layout is runtime.cu's `FhCtl` — `key` at 0, `launch`,
+/// `flags`, `capacity` at 16, `ov_capacity`, `nthreads` at 32, `threads` at 40,
+/// `overlays` at 48, `counters` at 56 — and after it the constants the host derives for
+/// inlined code ([`super::layout::control_bytes`]): the per-space thresholds at 80, the
+/// liveness period - 1 and the flush histograms' bins at 96.
 fn inline_begin() -> String {
-    use super::layout::{FLAG_GLOBAL, FLAG_SCOPED, FLAG_SHARED};
+    use super::layout::FLAG_SCOPED;
     format!(
         // The thread's index in the launch, its CTA's, the launch's threads (fh_self,
         // fh_cta).
@@ -628,7 +636,7 @@ fn inline_begin() -> String {
          mul.lo.u32 %fhr4, %fhr4, %fhr1;\nmov.u32 %fhr1, %nctaid.z;\n\
          mul.lo.u32 %fhr4, %fhr4, %fhr1;\nmul.lo.u32 %fhr4, %fhr4, %fhr2;\n\
          mad.lo.u32 %fhr3, %fhr0, %fhr2, %fhr3;\n\
-         ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhk4}}, [%fhd15+16];\n\
+         ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhr7}}, [%fhd15+16];\n\
          ld.v2.u32 {{%fhr5, %fhr6}}, [%fhd15+32];\n\
          setp.ge.u32 %fhp2, %fhr3, %fhr6;\n@%fhp2 trap;\n\
          mul.wide.u32 %fhd9, %fhk5, 32;\nadd.u64 %fhd9, %fhd9, {T_ENTRIES};\n\
@@ -637,19 +645,16 @@ fn inline_begin() -> String {
          mul.wide.u32 %fhd9, %fhr5, 32;\nadd.u64 %fhd9, %fhd9, 16;\n\
          cvt.u64.u32 %fhd13, %fhr0;\nld.u64 %fhd11, [%fhd15+48];\n\
          mad.lo.u64 %fhe7, %fhd9, %fhd13, %fhd11;\n\
-         max.u32 %fhk8, %fhk5, %fhr5;\nadd.u32 %fhk8, %fhk8, 1;\n\
          ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\n\
-         ld.v2.u64 {{%fhd11, %fhe3}}, [%fhd15];\n\
+         ld.v2.u64 {{%fhe3, %fhe4}}, [%fhd15+{CTL_THR}];\n\
+         ld.v2.u32 {{%fhk4, %fhk8}}, [%fhd15+{CTL_LIVE1}];\n\
+         ld.u64 %fhd11, [%fhd15];\n\
          xor.b64 %fhd12, %fhd11, %fhd10;\n{mix}mov.u64 %fhe2, %fhd12;\n\
          add.u32 %fhr1, %fhr1, 1;\nmov.u32 %fhr6, 0;\n\
          st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_PREFIX}], %fhe2;\n\
          st.u32 [%fhd14+{T_LIVES}], %fhr6;\nst.u64 [%fhd14+{T_CTA}], %fhe7;\n\
          st.u32 [%fhd14+{T_ATOM_PENDING}], %fhr6;\nst.u32 [%fhd14+{T_TOTAL}], %fhr4;\n\
-         add.u32 %fhk4, %fhk4, -1;\nand.b32 %fhk7, %fhr2, {FLAG_SCOPED};\n\
-         and.b32 %fhr5, %fhr2, {FLAG_SHARED};\nsetp.ne.u32 %fhp2, %fhr5, 0;\n\
-         selp.b64 %fhe4, %fhe3, 0, %fhp2;\n\
-         and.b32 %fhr5, %fhr2, {FLAG_GLOBAL};\nsetp.ne.u32 %fhp2, %fhr5, 0;\n\
-         selp.b64 %fhe3, %fhe3, 0, %fhp2;\n\
+         and.b32 %fhr5, %fhr2, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr5, 0;\n\
          mov.u32 %fhk0, 0;\nmov.u32 %fhk1, 0;\nmov.u32 %fhk2, 0;\nmov.u32 %fhk3, 0;\n\
          mov.u64 %fhe0, 0;\nmov.u64 %fhe1, 0;\n\
          mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n",
@@ -680,7 +685,7 @@ fn block_cache(cx: &Ctx<'_>) -> (String, String) {
 /// nonempty own CTA overlay goes to `slow`; otherwise (not `scoped`, or empty) to `empty`.
 fn overlay_test(empty: &str, slow: &str) -> String {
     format!(
-        "setp.eq.u32 %fhp2, %fhk7, 0;\n@%fhp2 bra {empty};\n\
+        "@!%fhq4 bra {empty};\n\
          ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
          setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
     )
@@ -849,7 +854,7 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     // drain of shared entries alone (the runtime commits those without its lock too), or
     // a drain to memory while the overlay is empty (read as `fh_fast_overlay` reads it).
     let go = cx.label();
-    let _ = write!(t, "setp.eq.u32 %fhp2, %fhk7, 0;\n@%fhp2 bra {go};\n");
+    let _ = writeln!(t, "@!%fhq4 bra {go};");
     if meta & m_scope(3) == 0 {
         let _ = write!(t, "setp.ne.u32 %fhp2, %fhk1, 0;\n@%fhp2 bra {slow};\n");
     } else {

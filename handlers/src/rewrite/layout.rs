@@ -10,8 +10,9 @@ use crate::buffers::{BufferConfig, DrainPolicy};
 use crate::model::Model;
 use crate::stats::{BufferStats, DrainReason};
 
-/// Bytes of the control block (`FhCtl`).
-pub const CTL_BYTES: u64 = 80;
+/// Bytes of the control block (`FhCtl`, 80 bytes, then the words only the rewrite's
+/// inlined code reads: see [`control_bytes`]).
+pub const CTL_BYTES: u64 = 112;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
 pub const THREAD_HEADER: u64 = 176;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
@@ -232,6 +233,19 @@ pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool)
     // Live threads holding entries (counted by the runtime); padding.
     b.extend_from_slice(&0u32.to_le_bytes());
     b.extend_from_slice(&0u32.to_le_bytes());
+    // After runtime.cu's `FhCtl` (which the runtime never reads past), the constants the
+    // rewrite's inlined code compares against, so that a thread's set-up loads them
+    // instead of deriving them (`emit::inline_begin`): per space the selection threshold
+    // when the space is buffered, else 0 (offset 80, 88); the liveness period - 1 (u32
+    // wrap: 0 becomes 0xffffffff) (96); the flush histograms' bins (`fh_bins`) (100);
+    // padding to 16 bytes.
+    let thr = crate::select::threshold(cfg.p_w);
+    let per_space = |on: bool| if on { thr } else { 0 };
+    b.extend_from_slice(&per_space(cfg.buffer_global).to_le_bytes());
+    b.extend_from_slice(&per_space(cfg.buffer_shared).to_le_bytes());
+    b.extend_from_slice(&area.liveness_period.wrapping_sub(1).to_le_bytes());
+    b.extend_from_slice(&(area.capacity.max(area.overlay_capacity) + 1).to_le_bytes());
+    b.extend_from_slice(&[0u8; 8]);
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
@@ -388,7 +402,7 @@ mod tests {
     }
 
     #[test]
-    fn control_block_is_80_bytes() {
+    fn control_block_is_112_bytes() {
         let cfg = BufferConfig::new(Model::Scoped, 0.5, 7);
         let area = Area {
             ctl: 0,
@@ -405,7 +419,7 @@ mod tests {
             allocations: Vec::new(),
         };
         let b = control_bytes(&cfg, &area, 2, true);
-        assert_eq!(b.len(), 80);
+        assert_eq!(b.len(), 112);
         assert_eq!(u32_at(&b, 16), 2);
         // The live-holder count starts at 0 each launch.
         assert_eq!(u32_at(&b, 72), 0);
@@ -414,5 +428,23 @@ mod tests {
             FLAG_ACTIVE | FLAG_GLOBAL | FLAG_SHARED | FLAG_SCOPED
         );
         assert_eq!(u64_at(&b, 56), 3);
+        // The inlined code's constants: thresholds per space, liveness - 1, bins.
+        assert_eq!(u64_at(&b, 80), crate::select::threshold(0.5));
+        assert_eq!(u64_at(&b, 88), crate::select::threshold(0.5));
+        assert_eq!(u32_at(&b, 96), 7);
+        assert_eq!(u32_at(&b, 100), 257);
+        let mut only_shared = cfg.clone();
+        only_shared.buffer_global = false;
+        let b = control_bytes(&only_shared, &area, 2, true);
+        assert_eq!(u64_at(&b, 80), 0);
+        let mut never = cfg;
+        never.p_w = 1.0;
+        let area = Area {
+            liveness_period: 0,
+            ..area
+        };
+        let b = control_bytes(&never, &area, 2, true);
+        assert_eq!(u64_at(&b, 88), 1 << 53);
+        assert_eq!(u32_at(&b, 96), u32::MAX);
     }
 }
