@@ -4,6 +4,9 @@
 //! three-dimensional grid of three-dimensional CTAs (so every index term counts), against
 //! the lockstep flavour (which calls the runtime's set-up in each block) and against
 //! values computed here from the layout and the selection function.
+//!
+//! And the header words a fast kernel keeps in registers reach the header before it calls
+//! a module function (which goes through the runtime) and are read again after it.
 
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
 use fencehound_handlers::{select, BufferConfig, DrainPolicy, Model};
@@ -137,5 +140,116 @@ fn the_inlined_header_set_up_writes_what_the_runtime_writes() {
             "thread {g}: cta"
         );
         assert_eq!(u32_at(a, 164) as u64, threads, "thread {g}: total");
+    }
+}
+
+/// A kernel that calls a module function which loads what the kernel buffered and
+/// buffers a store of its own, read back by the kernel after the call.
+const CALLS: &str = "
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .func (.param .b32 r) peek(.param .b64 p)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    ld.global.u32 %r1, [%rd1];
+    add.u32 %r2, %r1, 1;
+    st.global.u32 [%rd1+4], %r2;
+    st.param.b32 [r], %r1;
+    ret;
+}
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 16;
+    add.s64 %rd3, %rd1, %rd2;
+    add.u32 %r2, %r1, 100;
+    st.global.u32 [%rd3], %r2;
+    {
+        .param .b64 a;
+        st.param.b64 [a], %rd3;
+        .param .b32 v;
+        call.uni (v), peek, (a);
+        ld.param.b32 %r3, [v];
+    }
+    ld.global.u32 %r4, [%rd3+4];
+    st.global.u32 [%rd3+8], %r3;
+    st.global.u32 [%rd3+12], %r4;
+    membar.gl;
+    ret;
+}
+";
+
+/// A fast kernel writes its cached header words back before it calls a module function
+/// (whose accesses go through the runtime, which reads the header) and reads them again
+/// after it: the callee forwards the kernel's buffered store, the kernel the callee's.
+/// Every store is buffered (`p_w = 1`); the expected words are the program's.
+#[test]
+fn a_module_function_sees_the_kernels_buffered_stores_and_the_kernel_its() {
+    let m = fencehound_ptx::parse("calls", CALLS).unwrap();
+    for flavor in [Flavor::Device, Flavor::Lockstep] {
+        let rw = rewrite::rewrite(
+            &m,
+            &RewriteOptions {
+                flavor,
+                eager_header: false,
+            },
+        )
+        .unwrap();
+        let mut dev = Device::new();
+        let module = dev.load_module(&rw.module).unwrap();
+        let threads = 32u32;
+        let out = dev
+            .alloc_named(16 * threads as u64, "out".to_string())
+            .unwrap();
+        let mut cfg = BufferConfig::new(Model::Bugaroo, 1.0, 3);
+        cfg.policy = DrainPolicy::Device {
+            liveness_period: 1000,
+            overlay_capacity: 64,
+        };
+        let sizes = layout::Sizes { threads, ctas: 1 };
+        let area = layout::allocate(&mut dev, &cfg, sizes).unwrap();
+        let (ctl, _) = dev.global_by_name(module, rewrite::CTL).unwrap();
+        dev.copy_to(ctl, &area.ctl.to_le_bytes()).unwrap();
+        layout::begin_launch(&mut dev, &cfg, &area, 0, true).unwrap();
+        let one = Dim3 { x: 1, y: 1, z: 1 };
+        let block = Dim3 {
+            x: threads,
+            y: 1,
+            z: 1,
+        };
+        let r = dev
+            .launch(module, "k", one, block, 0, &[Arg::Ptr(out)])
+            .unwrap();
+        assert!(r.outcome.is_completed(), "{flavor:?}: {:?}", r.outcome);
+        let mut words = vec![0u8; 16 * threads as usize];
+        dev.copy_from(out, &mut words).unwrap();
+        for t in 0..threads {
+            let got: Vec<u32> = (0..4)
+                .map(|k| u32_at(&words, (16 * t + 4 * k) as usize))
+                .collect();
+            assert_eq!(
+                got,
+                vec![100 + t, 101 + t, 100 + t, 101 + t],
+                "{flavor:?}: thread {t}"
+            );
+        }
+        let stats = layout::read_stats(&dev, &area).unwrap();
+        assert_eq!(stats.global.stores_seen, 4 * threads as u64, "{flavor:?}");
+        assert_eq!(
+            stats.global.stores_buffered,
+            4 * threads as u64,
+            "{flavor:?}"
+        );
+        assert!(
+            stats.forwarded_loads >= 2 * threads as u64,
+            "{flavor:?}: {stats:?}"
+        );
     }
 }
