@@ -505,11 +505,11 @@ const ALWAYS: u64 = 1 << 53;
 //     buffer — statistics not yet written, added to the counters and the header's `peak`
 //     at the thread's exit ([`cache_flush`]; the runtime adds its own to the header, so
 //     the host's sums do not change).
-// The device flavour loads the cache at the kernel's entry and keeps it to the thread's
-// exit; the lockstep flavour (and the device flavour with `eager_header`) loads it at
-// each block's start and writes all of it back at the block's end, so the header is
-// current between blocks, as it was when the inlined paths read and wrote the header
-// itself. `%fhd15` holds the control block's address wherever the cache is live (the
+// The device flavour sets the cache up at the kernel's entry and keeps it to the
+// thread's exit; the lockstep flavour loads it at each block's start and writes all of it
+// back at the block's end, so the header is current between blocks, as it was when the
+// inlined paths read and wrote the header itself (the device flavour with
+// `eager_header` writes it back at each block's end too, keeping the registers). `%fhd15` holds the control block's address wherever the cache is live (the
 // mode test leaves it there).
 
 /// The changing words of the cache, read from the header.
@@ -575,12 +575,13 @@ fn cache_persists(cx: &Ctx<'_>) -> bool {
 }
 
 /// A fast kernel's entry: the store counters (global, shared) start at 0; the device
-/// flavour decides the launch's mode once here, and in a full launch finds the thread's
-/// header (`%fhd14`, for the inlined paths; not set, and never read, in other launches)
-/// and loads the cache. A full launch's header is never 0: the host marks a launch full
-/// only when it buffers (`layout`'s `launch_mode`), and then `__fencehound_begin` returns
-/// the header or traps, so the inlined paths do not test it. The lockstep flavour does
-/// all of it in each block, where its loads are not preemption points of their own.
+/// flavour decides the launch's mode once here, and in a full launch sets the thread's
+/// header up (`%fhd14`, for the inlined paths; not set, and never read, in other
+/// launches) and the cache ([`inline_begin`]). A full launch's header is never 0: the host
+/// marks a launch full only when it buffers (`layout`'s `launch_mode`), and the set-up
+/// finds the header or traps, so the inlined paths do not test it. The lockstep flavour
+/// calls `__fencehound_begin` and loads the cache in each block, where its loads are not
+/// preemption points of their own.
 fn prologue(cx: &mut Ctx<'_>) -> String {
     let mut t = String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n");
     if cx.opts.flavor == Flavor::Device {
