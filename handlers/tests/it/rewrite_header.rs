@@ -35,12 +35,25 @@ const GRID: Dim3 = Dim3 { x: 2, y: 3, z: 2 };
 const BLOCK: Dim3 = Dim3 { x: 4, y: 2, z: 3 };
 const LAUNCHES: u32 = 2;
 
-/// Every thread's header after `LAUNCHES` launches, the statistics, and the area.
-fn run(
+/// `text` rewritten in `flavor` and loaded, an output buffer of `out_bytes`, and the
+/// buffers' area for `model` at `p_w = 1` (liveness period `liveness`), its control block
+/// known to the module.
+fn loaded(
+    text: &str,
     flavor: Flavor,
+    model: Model,
     seed: u64,
-) -> (Vec<Vec<u8>>, fencehound_handlers::BufferStats, layout::Area) {
-    let m = fencehound_ptx::parse("k", KERNEL).unwrap();
+    liveness: u32,
+    sizes: layout::Sizes,
+    out_bytes: u64,
+) -> (
+    Device,
+    fencehound_vgpu::ModuleId,
+    u64,
+    BufferConfig,
+    layout::Area,
+) {
+    let m = fencehound_ptx::parse("k", text).unwrap();
     let rw = rewrite::rewrite(
         &m,
         &RewriteOptions {
@@ -51,20 +64,30 @@ fn run(
     .unwrap();
     let mut dev = Device::new();
     let module = dev.load_module(&rw.module).unwrap();
-    let out = dev.alloc_named(64, "out".to_string()).unwrap();
-    let mut cfg = BufferConfig::new(Model::Scoped, 1.0, seed);
+    let out = dev.alloc_named(out_bytes, "out".to_string()).unwrap();
+    let mut cfg = BufferConfig::new(model, 1.0, seed);
     cfg.policy = DrainPolicy::Device {
-        liveness_period: 7,
+        liveness_period: liveness,
         overlay_capacity: 64,
     };
+    let area = layout::allocate(&mut dev, &cfg, sizes).unwrap();
+    let (ctl, _) = dev.global_by_name(module, rewrite::CTL).unwrap();
+    dev.copy_to(ctl, &area.ctl.to_le_bytes()).unwrap();
+    (dev, module, out, cfg, area)
+}
+
+/// Every thread's header after `LAUNCHES` launches, the statistics, and the area.
+fn run(
+    flavor: Flavor,
+    seed: u64,
+) -> (Vec<Vec<u8>>, fencehound_handlers::BufferStats, layout::Area) {
     let threads = GRID.x * GRID.y * GRID.z * BLOCK.x * BLOCK.y * BLOCK.z;
     let sizes = layout::Sizes {
         threads,
         ctas: GRID.x * GRID.y * GRID.z,
     };
-    let area = layout::allocate(&mut dev, &cfg, sizes).unwrap();
-    let (ctl, _) = dev.global_by_name(module, rewrite::CTL).unwrap();
-    dev.copy_to(ctl, &area.ctl.to_le_bytes()).unwrap();
+    let (mut dev, module, out, cfg, area) =
+        loaded(KERNEL, flavor, Model::Scoped, seed, 7, sizes, 64);
     for _ in 0..LAUNCHES {
         let index = dev.launch_count();
         layout::begin_launch(&mut dev, &cfg, &area, index, true).unwrap();
@@ -192,31 +215,18 @@ const CALLS: &str = "
 /// Every store is buffered (`p_w = 1`); the expected words are the program's.
 #[test]
 fn a_module_function_sees_the_kernels_buffered_stores_and_the_kernel_its() {
-    let m = fencehound_ptx::parse("calls", CALLS).unwrap();
     for flavor in [Flavor::Device, Flavor::Lockstep] {
-        let rw = rewrite::rewrite(
-            &m,
-            &RewriteOptions {
-                flavor,
-                eager_header: false,
-            },
-        )
-        .unwrap();
-        let mut dev = Device::new();
-        let module = dev.load_module(&rw.module).unwrap();
         let threads = 32u32;
-        let out = dev
-            .alloc_named(16 * threads as u64, "out".to_string())
-            .unwrap();
-        let mut cfg = BufferConfig::new(Model::Bugaroo, 1.0, 3);
-        cfg.policy = DrainPolicy::Device {
-            liveness_period: 1000,
-            overlay_capacity: 64,
-        };
         let sizes = layout::Sizes { threads, ctas: 1 };
-        let area = layout::allocate(&mut dev, &cfg, sizes).unwrap();
-        let (ctl, _) = dev.global_by_name(module, rewrite::CTL).unwrap();
-        dev.copy_to(ctl, &area.ctl.to_le_bytes()).unwrap();
+        let (mut dev, module, out, cfg, area) = loaded(
+            CALLS,
+            flavor,
+            Model::Bugaroo,
+            3,
+            1000,
+            sizes,
+            16 * threads as u64,
+        );
         layout::begin_launch(&mut dev, &cfg, &area, 0, true).unwrap();
         let one = Dim3 { x: 1, y: 1, z: 1 };
         let block = Dim3 {
