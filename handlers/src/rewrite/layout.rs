@@ -23,8 +23,8 @@ pub const OVERLAY_HEADER: u64 = 16;
 const REASONS: u64 = 16;
 
 const FLAG_ACTIVE: u32 = 1;
-pub(crate) const FLAG_GLOBAL: u32 = 2;
-pub(crate) const FLAG_SHARED: u32 = 4;
+const FLAG_GLOBAL: u32 = 2;
+const FLAG_SHARED: u32 = 4;
 pub(crate) const FLAG_SCOPED: u32 = 8;
 
 /// Defaults of the device policy (see [`DrainPolicy::Device`]).

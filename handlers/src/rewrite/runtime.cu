@@ -90,10 +90,7 @@ struct FhThread {
     u64 stores;  // stores this launch (the selection counter n)
     u64 prefix;  // mix(mix(mix(seed) ^ launch) ^ thread)
     u32 ticks;   // loads and atomics since the last liveness drain
-    // Set with the header: the control block's liveness - 1 (u32 wrap: 0 becomes
-    // 0xffffffff), next to `ticks` so that the rewrite's inlined load check reads both in
-    // one access.
-    u32 live1;
+    u32 pad0;
     u64 scratch;  // forwarded load values; .cta atomics on the overlay
     u64 visible;
     u64 atom_key;
@@ -107,17 +104,15 @@ struct FhThread {
     // 8-byte blocks (address bits 3-8) its entries may touch since the buffer was last
     // empty: a superset, so a clear bit means no entry overlaps (see fh_blocks).
     u64 blocks;
-    // Set with the header: the own CTA's FhCta (the slow paths' and the fast paths' CTA, whose
-    // ov_len the rewrite's inlined load check reads), and the scoped flag for that check.
+    // Set with the header: the own CTA's FhCta (the slow paths' CTA; the rewrite's inlined
+    // code keeps it in a register, see emit.rs's cache).
     u64 cta;
     u32 atom_pending;
-    u32 scoped;
-    // Also set with the header, for the rewrite's inlined store: per space the selection
-    // threshold when the space is buffered, else 0 (so `hash >> 11 < thr[s]` is the whole
-    // decision), and the capacity.
-    u64 thr[2];
-    u32 capacity;
-    u32 total;  // threads of the launch (for the rewrite's inlined exit)
+    // The rewrite's inlined code reads the constants it compares against (thresholds per
+    // space, liveness - 1, capacity, the scoped flag) from the control block's words after
+    // FhCtl (layout.rs, control_bytes), not from here.
+    u32 pad1[6];
+    u32 total;  // threads of the launch (__fencehound_exit and the rewrite's inlined exit)
     u32 pad[2];
 };
 
@@ -136,6 +131,12 @@ __device__ u32 __fencehound_mark[4];
 }
 
 #define HEADER 176u
+// The offsets emit.rs's inlined code uses (its T_* constants).
+static_assert(sizeof(FhThread) == HEADER, "FhThread is the 176-byte header");
+static_assert(__builtin_offsetof(FhThread, blocks) == 120, "emit.rs T_BLOCKS");
+static_assert(__builtin_offsetof(FhThread, cta) == 128, "emit.rs T_CTA");
+static_assert(__builtin_offsetof(FhThread, atom_pending) == 136, "emit.rs T_ATOM_PENDING");
+static_assert(__builtin_offsetof(FhThread, total) == 164, "emit.rs T_TOTAL");
 
 static __device__ __forceinline__ u64 fh_mix(u64 x) {
     u64 z = x + 0x9E3779B97F4A7C15ull;
@@ -179,8 +180,7 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
     if (t->tag != tag) {
         // The control block's words read once, before the header's stores (which the
         // compiler must otherwise assume may alias them and reload each).
-        u32 flags = c->flags, liveness = c->liveness, capacity = c->capacity;
-        u64 key = c->key, threshold = c->threshold;
+        u64 key = c->key;
         u64 area = (u64)fh_cta_area(c, cta);
         t->tag = tag;
         t->len = 0;
@@ -193,11 +193,6 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->blocks = 0;
         t->prefix = fh_mix(key ^ (u64)g);
         t->cta = area;
-        t->live1 = liveness - 1u;
-        t->scoped = flags & FH_SCOPED;
-        t->thr[0] = (flags & FH_GLOBAL) ? threshold : 0ull;
-        t->thr[1] = (flags & FH_SHARED) ? threshold : 0ull;
-        t->capacity = capacity;
         t->total = gridDim.x * gridDim.y * gridDim.z * tpc;
     }
     return t;
@@ -978,8 +973,8 @@ extern "C" __device__ __noinline__ void __fencehound_write_entry(u64 key, u64 v)
 }
 
 // The thread's header (initialised for this launch), or 0 when the launch does not
-// buffer: what a kernel keeps in a register for the rewrite's inlined load check (which
-// reads `len` and `ticks` from it and `liveness`, `flags` from the control block).
+// buffer: what the rewrite's lockstep flavour calls in each block (the device flavour
+// sets the header up in the kernel, emit.rs's inline_begin, writing the same words).
 extern "C" __device__ __noinline__ u64 __fencehound_begin() {
     const FhCtl *c;
     return (u64)fh_self(&c);
