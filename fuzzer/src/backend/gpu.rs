@@ -238,6 +238,7 @@ impl WorkerDevice for Session {
                 &cfg,
                 &area,
                 i as u32,
+                layout::LaunchShape::new(l.grid, l.block),
                 layout::launch_active(&cfg, &l.kernel),
             )
             .map_err(|e| e.to_string())?;

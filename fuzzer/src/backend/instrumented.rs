@@ -335,6 +335,7 @@ fn run(
             &cfg,
             &area,
             index,
+            layout::LaunchShape::of(l.grid, l.block),
             layout::launch_active(&cfg, &kernel),
         )
         .map_err(|e| e.to_string())?;

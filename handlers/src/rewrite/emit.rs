@@ -337,7 +337,7 @@ const TEMP_DECLS: &str = "\
 .reg .b16 %fhh<4>;
 .reg .b32 %fhr<10>;
 .reg .b64 %fhd<18>;
-.reg .pred %fhq<5>;
+.reg .pred %fhq<6>;
 .reg .b32 %fhc<4>;
 .reg .b32 %fhk<9>;
 .reg .b64 %fhe<9>;
@@ -485,6 +485,7 @@ const CTL_FLAGS: u32 = 20;
 const CTL_CAPACITY: u32 = 24;
 const CTL_THR: u32 = 80;
 const CTL_LIVE1: u32 = 96;
+const CTL_TOTAL: u32 = 112;
 const CTL_EXITED: u32 = 64;
 const CTL_HOLDERS: u32 = 72;
 // Offset of the overlay length in FhCta.
@@ -517,24 +518,28 @@ fn cache_load() -> String {
     format!(
         "ld.v4.u32 {{%fhr8, %fhk0, %fhk1, %fhk2}}, [%fhd14];\n\
          ld.u32 %fhk3, [%fhd14+{T_TICKS}];\n\
-         ld.u64 %fhe0, [%fhd14+{T_STORES}];\nld.u64 %fhe1, [%fhd14+{T_BLOCKS}];\n"
+         ld.u64 %fhe0, [%fhd14+{T_STORES}];\nld.u64 %fhe1, [%fhd14+{T_BLOCKS}];\n\
+         setp.ne.u32 %fhq5, %fhk0, 0;\n"
     )
 }
 
-/// The constant words of the cache — the header's `prefix` and CTA area, the control
+/// The constant words of the cache — the header's `prefix` (mixed: the header keeps it
+/// unmixed, see [`inline_begin`]) and CTA area, the control
 /// block's thresholds, liveness period - 1, bins, flags, capacity and counters, as the
 /// device flavour's set-up loads them — and its statistics at 0.
 fn cache_load_const() -> String {
     use super::layout::FLAG_SCOPED;
     format!(
-        "ld.u64 %fhe2, [%fhd14+{T_PREFIX}];\nld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
+        "ld.u64 %fhd12, [%fhd14+{T_PREFIX}];\n{mix}mov.u64 %fhe2, %fhd12;\n\
+         ld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
          ld.v2.u64 {{%fhe3, %fhe4}}, [%fhd15+{CTL_THR}];\n\
          ld.v2.u32 {{%fhk4, %fhk8}}, [%fhd15+{CTL_LIVE1}];\n\
          ld.u32 %fhr8, [%fhd15+{CTL_FLAGS}];\nld.u32 %fhk5, [%fhd15+{CTL_CAPACITY}];\n\
          and.b32 %fhr8, %fhr8, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr8, 0;\n\
          ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\n\
          mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n\
-         mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n"
+         mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n",
+        mix = mix_fhd12(),
     )
 }
 
@@ -583,12 +588,13 @@ fn cache_persists(cx: &Ctx<'_>) -> bool {
 /// calls `__fencehound_begin` and loads the cache in each block, where its loads are not
 /// preemption points of their own.
 fn prologue(cx: &mut Ctx<'_>) -> String {
-    let mut t = String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n");
+    let mut t =
+        String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\nsetp.ne.u64 %fhq5, %fhd16, 0;\n");
     if cx.opts.flavor == Flavor::Device {
         t.push_str(&mode_code(cx));
         let skip = cx.label();
         let _ = writeln!(t, "@!%fhq0 bra {skip};");
-        t.push_str(&inline_begin());
+        t.push_str(&inline_begin(cx));
         let _ = writeln!(t, "{skip}:");
     }
     t
@@ -621,40 +627,49 @@ fn mix_fhd12() -> String {
 /// `flags`, `capacity` at 16, `ov_capacity`, `nthreads` at 32, `threads` at 40,
 /// `overlays` at 48, `counters` at 56 — and after it the constants the host derives for
 /// inlined code ([`super::layout::control_bytes`]): the per-space thresholds at 80, the
-/// liveness period - 1 and the flush histograms' bins at 96.
-fn inline_begin() -> String {
+/// liveness period - 1 and the flush histograms' bins at 96, and what the launch's shape
+/// gives at 104-127 (whether it is one-dimensional, the threads per CTA and in all, the
+/// strides of a thread's buffers and of a CTA's area, whether the selection hashes) — so
+/// a one-dimensional launch reads `%tid.x` and `%ctaid.x` alone, and the thread's `prefix`
+/// is mixed only when a store may need it (0 < p_w < 1). The header keeps the unmixed
+/// `key ^ thread` (runtime.cu mixes it where it uses it; so does `fh_self`'s set-up).
+fn inline_begin(cx: &mut Ctx<'_>) -> String {
     use super::layout::FLAG_SCOPED;
+    let (flat, index, hashed) = (cx.label(), cx.label(), cx.label());
     format!(
-        // The thread's index in the launch, its CTA's, the launch's threads (fh_self,
-        // fh_cta).
-        "mov.u32 %fhr0, %ntid.x;\nmov.u32 %fhr1, %ntid.y;\nmul.lo.u32 %fhr2, %fhr0, %fhr1;\n\
-         mov.u32 %fhr3, %ntid.z;\nmul.lo.u32 %fhr2, %fhr2, %fhr3;\n\
-         mov.u32 %fhr3, %tid.z;\nmov.u32 %fhr4, %tid.y;\nmad.lo.u32 %fhr3, %fhr3, %fhr1, %fhr4;\n\
-         mov.u32 %fhr4, %tid.x;\nmad.lo.u32 %fhr3, %fhr3, %fhr0, %fhr4;\n\
-         mov.u32 %fhr0, %ctaid.z;\nmov.u32 %fhr1, %nctaid.y;\nmov.u32 %fhr4, %ctaid.y;\n\
-         mad.lo.u32 %fhr0, %fhr0, %fhr1, %fhr4;\nmov.u32 %fhr4, %nctaid.x;\n\
-         mov.u32 %fhr5, %ctaid.x;\nmad.lo.u32 %fhr0, %fhr0, %fhr4, %fhr5;\n\
-         mul.lo.u32 %fhr4, %fhr4, %fhr1;\nmov.u32 %fhr1, %nctaid.z;\n\
-         mul.lo.u32 %fhr4, %fhr4, %fhr1;\nmul.lo.u32 %fhr4, %fhr4, %fhr2;\n\
-         mad.lo.u32 %fhr3, %fhr0, %fhr2, %fhr3;\n\
-         ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhr7}}, [%fhd15+16];\n\
-         ld.v2.u32 {{%fhr5, %fhr6}}, [%fhd15+32];\n\
-         setp.ge.u32 %fhp2, %fhr3, %fhr6;\n@%fhp2 trap;\n\
-         mul.wide.u32 %fhd9, %fhk5, 32;\nadd.u64 %fhd9, %fhd9, {T_ENTRIES};\n\
-         cvt.u64.u32 %fhd10, %fhr3;\nld.u64 %fhd11, [%fhd15+40];\n\
-         mad.lo.u64 %fhd14, %fhd9, %fhd10, %fhd11;\n\
-         mul.wide.u32 %fhd9, %fhr5, 32;\nadd.u64 %fhd9, %fhd9, 16;\n\
-         cvt.u64.u32 %fhd13, %fhr0;\nld.u64 %fhd11, [%fhd15+48];\n\
-         mad.lo.u64 %fhe7, %fhd9, %fhd13, %fhd11;\n\
+        // The constants: the launch number, flags, capacity (16); the threads the buffers
+        // hold (36); the launch's shape as the host derived it (104-127: see
+        // `layout::control_bytes`).
+        "ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhr7}}, [%fhd15+16];\n\
+         ld.v4.u32 {{%fhk4, %fhk8, %fhr5, %fhr9}}, [%fhd15+{CTL_LIVE1}];\n\
+         ld.v4.u32 {{%fhr4, %fhr6, %fhr8, %fhc0}}, [%fhd15+{CTL_TOTAL}];\n\
+         setp.ne.u32 %fhp2, %fhr5, 0;\n@%fhp2 bra {flat};\n\
+         mov.u32 %fhr0, %ntid.x;\nmov.u32 %fhc1, %ntid.y;\n\
+         mov.u32 %fhr3, %tid.z;\nmov.u32 %fhc2, %tid.y;\nmad.lo.u32 %fhr3, %fhr3, %fhc1, %fhc2;\n\
+         mov.u32 %fhc2, %tid.x;\nmad.lo.u32 %fhr3, %fhr3, %fhr0, %fhc2;\n\
+         mov.u32 %fhr0, %ctaid.z;\nmov.u32 %fhc1, %nctaid.y;\nmov.u32 %fhc2, %ctaid.y;\n\
+         mad.lo.u32 %fhr0, %fhr0, %fhc1, %fhc2;\nmov.u32 %fhc1, %nctaid.x;\n\
+         mov.u32 %fhc2, %ctaid.x;\nmad.lo.u32 %fhr0, %fhr0, %fhc1, %fhc2;\n\
+         bra.uni {index};\n\
+         {flat}:\nmov.u32 %fhr3, %tid.x;\nmov.u32 %fhr0, %ctaid.x;\n\
+         {index}:\nmad.lo.u32 %fhr3, %fhr0, %fhr9, %fhr3;\n\
+         ld.u32 %fhr5, [%fhd15+36];\n\
+         setp.ge.u32 %fhp2, %fhr3, %fhr5;\n@%fhp2 trap;\n\
+         ld.u64 %fhd11, [%fhd15+40];\nmul.wide.u32 %fhd14, %fhr3, %fhr6;\n\
+         add.u64 %fhd14, %fhd14, %fhd11;\n\
+         ld.u64 %fhd11, [%fhd15+48];\nmul.wide.u32 %fhe7, %fhr0, %fhr8;\n\
+         add.u64 %fhe7, %fhe7, %fhd11;\n\
          ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\n\
          ld.v2.u64 {{%fhe3, %fhe4}}, [%fhd15+{CTL_THR}];\n\
-         ld.v2.u32 {{%fhk4, %fhk8}}, [%fhd15+{CTL_LIVE1}];\n\
-         ld.u64 %fhd11, [%fhd15];\n\
-         xor.b64 %fhd12, %fhd11, %fhd10;\n{mix}mov.u64 %fhe2, %fhd12;\n\
+         ld.u64 %fhd11, [%fhd15];\ncvt.u64.u32 %fhd10, %fhr3;\n\
+         xor.b64 %fhe2, %fhd11, %fhd10;\n\
          add.u32 %fhr1, %fhr1, 1;\nmov.u32 %fhr6, 0;\n\
          st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_PREFIX}], %fhe2;\n\
          st.u32 [%fhd14+{T_LIVES}], %fhr6;\nst.u64 [%fhd14+{T_CTA}], %fhe7;\n\
          st.u32 [%fhd14+{T_ATOM_PENDING}], %fhr6;\nst.u32 [%fhd14+{T_TOTAL}], %fhr4;\n\
+         setp.eq.u32 %fhp2, %fhc0, 0;\n@%fhp2 bra {hashed};\n\
+         mov.u64 %fhd12, %fhe2;\n{mix}mov.u64 %fhe2, %fhd12;\n\
+         {hashed}:\n\
          and.b32 %fhr5, %fhr2, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr5, 0;\n\
          mov.u32 %fhk0, 0;\nmov.u32 %fhk1, 0;\nmov.u32 %fhk2, 0;\nmov.u32 %fhk3, 0;\n\
          mov.u64 %fhe0, 0;\nmov.u64 %fhe1, 0;\n\
@@ -720,8 +735,8 @@ fn inline_load(
     let mut t = String::new();
     let _ = write!(
         t,
-        "add.u32 %fhk3, %fhk3, 1;\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n\
-         setp.ne.or.u32 %fhp2, %fhk0, 0, %fhp2;\n@%fhp2 bra {held};\n{fast}:\n"
+        "add.u32 %fhk3, %fhk3, 1;\nsetp.lt.or.u32 %fhp2, %fhk4, %fhk3, %fhq5;\n\
+         @%fhp2 bra {held};\n{fast}:\n"
     );
     if sp == MemSpace::Global {
         let ok = cx.label();
@@ -816,7 +831,7 @@ fn inline_store(
          add.u64 %fhe0, %fhe0, 1;\nadd.u64 {seen}, {seen}, 1;\nadd.u32 %fhk0, %fhk0, 1;\n\
          or.b64 %fhe1, %fhe1, %fhd10;\nadd.u32 {len_s}, {len_s}, 1;\n\
          max.u32 %fhk6, %fhk6, %fhk0;\nadd.u64 {buffered}, {buffered}, 1;\n\
-         setp.ne.u32 %fhp2, %fhk0, 1;\n@%fhp2 bra {{DONE}};\n\
+         @%fhq5 bra {{DONE}};\nsetp.ne.u32 %fhq5, %fhk0, 0;\n\
          red.add.u32 [%fhd15+{CTL_HOLDERS}], 1;\nbra.uni {{DONE}};\n\
          {unsel}:\n"
     );
@@ -867,7 +882,9 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     }
     // The entries, `%fhd9` from the first to `%fhd12`, past the last. The key's bits
     // 56-61 without the space's (bit 59): size - 1 (bits 0-2) and the semantics (bits
-    // 4-5, 0 for a weak store), so one compare picks a weak store's size.
+    // 4-5, 0 for a weak store), so one compare picks a weak store's size. A store narrower
+    // than its 64-bit source register writes the register's low bytes (PTX allows the
+    // wider operand), so the value needs no conversion.
     let _ = write!(
         t,
         "{go}:\n\
@@ -881,11 +898,11 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
          setp.gt.u32 %fhp2, %fhr8, 0x07000000;\n@%fhp2 bra {strong};\n\
          setp.eq.u32 %fhp2, %fhr8, 0x07000000;\n@%fhp2 bra {w8};\n\
          setp.eq.u32 %fhp2, %fhr8, 0x01000000;\n@%fhp2 bra {w2};\n\
-         {w1}:\ncvt.u16.u64 %fhh2, %fhd11;\nst.u8 [%fhd13], %fhh2;\nbra.uni {next};\n\
-         {w2}:\ncvt.u16.u64 %fhh2, %fhd11;\nst.u16 [%fhd13], %fhh2;\nbra.uni {next};\n\
+         {w1}:\nst.u8 [%fhd13], %fhd11;\nbra.uni {next};\n\
+         {w2}:\nst.u16 [%fhd13], %fhd11;\nbra.uni {next};\n\
          {w8}:\nst.u64 [%fhd13], %fhd11;\nbra.uni {next};\n\
          {strong}:\n{write_entry}bra.uni {next};\n\
-         {{W4}}:\ncvt.u32.u64 %fhr8, %fhd11;\nst.u32 [%fhd13], %fhr8;\n\
+         {{W4}}:\nst.u32 [%fhd13], %fhd11;\n\
          {next}:\n\
          add.u64 %fhd9, %fhd9, 16;\nsetp.lt.u64 %fhp2, %fhd9, %fhd12;\n@%fhp2 bra {top};\n"
     );
@@ -896,7 +913,7 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     let (rec1, done) = (cx.label(), cx.label());
     let _ = write!(
         t,
-        "mov.u32 %fhk0, 0;\nmov.u64 %fhe1, 0;\n\
+        "mov.u32 %fhk0, 0;\nmov.u64 %fhe1, 0;\nsetp.ne.u32 %fhq5, %fhk0, 0;\n\
          red.add.u32 [%fhd15+{CTL_HOLDERS}], -1;\n\
          setp.eq.u32 %fhp2, %fhk1, 0;\n@%fhp2 bra {rec1};\n\
          mul.wide.u32 %fhd9, %fhk1, 8;\nadd.u64 %fhd9, %fhd9, %fhe8;\n\
@@ -1181,6 +1198,22 @@ fn wrap(
     fast_code: &str,
     final_inst: Option<&Instruction>,
 ) -> Result<Vec<Statement>, RewriteError> {
+    wrap_early(cx, i, lane_code, fast_code, final_inst, false)
+}
+
+/// [`wrap`], and with `empty_skips` (a drain to the CTA: nothing to do without entries,
+/// in any launch) a thread of a fast kernel's device flavour that holds no entry
+/// (`%fhq5` clear: also in every launch that is not full) goes straight to the final
+/// instruction — one predicated branch for the common barrier. The lockstep flavour keeps
+/// its markers (the scheduler's view of the block).
+fn wrap_early(
+    cx: &mut Ctx<'_>,
+    i: &Instruction,
+    lane_code: &str,
+    fast_code: &str,
+    final_inst: Option<&Instruction>,
+    empty_skips: bool,
+) -> Result<Vec<Statement>, RewriteError> {
     let mut t = String::new();
     // In a fast kernel: the runtime only in a full launch, else `fast_code` (which
     // applies the original guard itself; `{DONE}` is the end of the lane's code).
@@ -1202,6 +1235,9 @@ fn wrap(
     match cx.opts.flavor {
         Flavor::Device => {
             let end = cx.label();
+            if cx.fast && empty_skips {
+                let _ = writeln!(t, "@!%fhq5 bra {end};");
+            }
             if cx.fast {
                 let skip = skip_if_unguarded(i, &end);
                 t.push_str(&lane(cx, &end, &skip));
@@ -1701,7 +1737,7 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
         let last = rt_call(cx, &format!("{PREFIX}last"), None, &[]);
         let _ = write!(
             code,
-            "setp.ne.u32 %fhp2, %fhk0, 0;\n@%fhp2 bra {slow};\n\
+            "@%fhq5 bra {slow};\n\
              ld.u32 %fhr8, [%fhd14+{T_TOTAL}];\n\
              atom.add.u32 %fhr9, [%fhd15+{CTL_EXITED}], 1;\nadd.u32 %fhr9, %fhr9, 1;\n\
              setp.ne.u32 %fhp2, %fhr9, %fhr8;\n@%fhp2 bra {{DONE}};\n\
@@ -1709,9 +1745,12 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
         );
     }
     code.push_str(&rt_call(cx, &format!("{PREFIX}exit"), None, &[]));
-    // A quiet launch: the store counters join the runtime's (nothing is buffered).
+    // A quiet launch: the store counters join the runtime's (nothing is buffered). The
+    // mode test left the control block's address in `%fhd15` (at the kernel's entry in the
+    // device flavour, in this block in the lockstep flavour), and a quiet launch makes no
+    // call that could change it.
     let fast = format!(
-        "{}@!%fhq1 bra {{DONE}};\nld.global.u64 %fhd15, [{PREFIX}ctl];\n\
+        "{}@!%fhq1 bra {{DONE}};\n\
          ld.u64 %fhd13, [%fhd15+{CTL_COUNTERS}];\n\
          red.add.u64 [%fhd13+{}], %fhd16;\nred.add.u64 [%fhd13+{}], %fhd17;\n",
         skip_if_unguarded(i, "{DONE}"),
@@ -1743,11 +1782,11 @@ fn drain_block(
         if meta & m_scope(3) != 0 {
             // A drain to a scope wider than the CTA (scope field not 0) publishes the
             // overlay.
-            let _ = write!(t, "setp.ne.u32 %fhp2, %fhk0, 0;\n@%fhp2 bra {own};\n");
+            let _ = writeln!(t, "@%fhq5 bra {own};");
             t.push_str(&overlay_test("{DONE}", &slow));
             t.push_str("bra.uni {DONE};\n");
         } else {
-            t.push_str("setp.eq.u32 %fhp2, %fhk0, 0;\n@%fhp2 bra {DONE};\n");
+            t.push_str("@!%fhq5 bra {DONE};\n");
         }
         let _ = write!(
             t,
@@ -1759,7 +1798,7 @@ fn drain_block(
         call
     };
     // A quiet launch never holds entries: nothing to drain.
-    wrap(cx, i, &code, "", Some(i))
+    wrap_early(cx, i, &code, "", Some(i), meta & m_scope(3) == 0)
 }
 
 #[cfg(test)]

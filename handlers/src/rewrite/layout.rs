@@ -12,7 +12,7 @@ use crate::stats::{BufferStats, DrainReason};
 
 /// Bytes of the control block (`FhCtl`, 80 bytes, then the words only the rewrite's
 /// inlined code reads: see [`control_bytes`]).
-pub const CTL_BYTES: u64 = 112;
+pub const CTL_BYTES: u64 = 128;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
 pub const THREAD_HEADER: u64 = 176;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
@@ -69,6 +69,43 @@ pub enum LayoutError {
     },
     #[error("device memory: {0}")]
     Device(String),
+}
+
+/// The shape of a launch (grid and CTA, in threads per dimension): the control block
+/// carries what the inlined set-up derives from it (see [`control_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchShape {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+}
+
+impl LaunchShape {
+    pub fn new(grid: [u32; 3], block: [u32; 3]) -> LaunchShape {
+        LaunchShape { grid, block }
+    }
+
+    /// The shape of a vgpu launch.
+    pub fn of(grid: fencehound_vgpu::Dim3, block: fencehound_vgpu::Dim3) -> LaunchShape {
+        LaunchShape::new([grid.x, grid.y, grid.z], [block.x, block.y, block.z])
+    }
+
+    /// Threads per CTA.
+    pub fn cta_threads(&self) -> u32 {
+        self.block.iter().fold(1u32, |a, &d| a.wrapping_mul(d))
+    }
+
+    /// Threads of the launch (as the runtime's `u32` product).
+    pub fn threads(&self) -> u32 {
+        self.grid
+            .iter()
+            .fold(self.cta_threads(), |a, &d| a.wrapping_mul(d))
+    }
+
+    /// Whether the grid and the CTA have one dimension (the inlined set-up then reads
+    /// `%tid.x` and `%ctaid.x` alone).
+    pub fn flat(&self) -> bool {
+        self.grid[1] == 1 && self.grid[2] == 1 && self.block[1] == 1 && self.block[2] == 1
+    }
 }
 
 /// What the buffers need to know that [`BufferConfig`] does not say.
@@ -199,7 +236,13 @@ pub fn allocate<D: DeviceMemory>(
 
 /// The control block for launch number `launch` (`active`: whether this launch buffers:
 /// a kernel outside `cfg.kernels` or model `sc` does not).
-pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool) -> Vec<u8> {
+pub fn control_bytes(
+    cfg: &BufferConfig,
+    area: &Area,
+    launch: u32,
+    shape: LaunchShape,
+    active: bool,
+) -> Vec<u8> {
     let mut flags = 0;
     if active && matches!(cfg.model, Model::Bugaroo | Model::Scoped) {
         flags |= FLAG_ACTIVE;
@@ -238,14 +281,27 @@ pub fn control_bytes(cfg: &BufferConfig, area: &Area, launch: u32, active: bool)
     // instead of deriving them (`emit::inline_begin`): per space the selection threshold
     // when the space is buffered, else 0 (offset 80, 88); the liveness period - 1 (u32
     // wrap: 0 becomes 0xffffffff) (96); the flush histograms' bins (`fh_bins`) (100);
-    // padding to 16 bytes.
+    // then what the launch's shape gives, so that a thread's set-up does not derive it:
+    // 1 when the grid and the CTA are one-dimensional (104), the threads per CTA (108),
+    // the launch's threads (112), the bytes per thread (header and entries) (116) and
+    // per CTA area (120); 1 when some space's threshold needs the selection hash — neither
+    // 0 (never selected) nor `ALWAYS` (every store) (124).
     let thr = crate::select::threshold(cfg.p_w);
     let per_space = |on: bool| if on { thr } else { 0 };
     b.extend_from_slice(&per_space(cfg.buffer_global).to_le_bytes());
     b.extend_from_slice(&per_space(cfg.buffer_shared).to_le_bytes());
     b.extend_from_slice(&area.liveness_period.wrapping_sub(1).to_le_bytes());
     b.extend_from_slice(&(area.capacity.max(area.overlay_capacity) + 1).to_le_bytes());
-    b.extend_from_slice(&[0u8; 8]);
+    b.extend_from_slice(&u32::from(shape.flat()).to_le_bytes());
+    b.extend_from_slice(&shape.cta_threads().to_le_bytes());
+    b.extend_from_slice(&shape.threads().to_le_bytes());
+    let stride = |bytes: u64| u32::try_from(bytes).unwrap_or(u32::MAX);
+    b.extend_from_slice(&stride(thread_bytes(area.capacity)).to_le_bytes());
+    b.extend_from_slice(&stride(overlay_bytes(area.overlay_capacity)).to_le_bytes());
+    let hashes = [cfg.buffer_global, cfg.buffer_shared]
+        .iter()
+        .any(|&on| on && thr != 0 && thr < ALWAYS);
+    b.extend_from_slice(&u32::from(hashes).to_le_bytes());
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
@@ -277,15 +333,19 @@ pub(crate) const MODE_QUIET: u32 = 2;
 /// Offset of the mode bytes in the control block.
 pub(crate) const CTL_MODE: u32 = 68;
 
-/// Writes the control block before a launch.
+/// `select::threshold(1.0)`: every store selected, no hash needed.
+const ALWAYS: u64 = 1 << 53;
+
+/// Writes the control block before a launch of shape `shape`.
 pub fn begin_launch<D: DeviceMemory>(
     dev: &mut D,
     cfg: &BufferConfig,
     area: &Area,
     launch: u32,
+    shape: LaunchShape,
     active: bool,
 ) -> Result<(), LayoutError> {
-    dev.write(area.ctl, &control_bytes(cfg, area, launch, active))
+    dev.write(area.ctl, &control_bytes(cfg, area, launch, shape, active))
         .map_err(|e| LayoutError::Device(e.to_string()))
 }
 
@@ -402,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn control_block_is_112_bytes() {
+    fn control_block_is_128_bytes() {
         let cfg = BufferConfig::new(Model::Scoped, 0.5, 7);
         let area = Area {
             ctl: 0,
@@ -418,8 +478,9 @@ mod tests {
             liveness_period: 8,
             allocations: Vec::new(),
         };
-        let b = control_bytes(&cfg, &area, 2, true);
-        assert_eq!(b.len(), 112);
+        let shape = LaunchShape::new([3, 2, 1], [32, 1, 1]);
+        let b = control_bytes(&cfg, &area, 2, shape, true);
+        assert_eq!(b.len(), 128);
         assert_eq!(u32_at(&b, 16), 2);
         // The live-holder count starts at 0 each launch.
         assert_eq!(u32_at(&b, 72), 0);
@@ -433,18 +494,35 @@ mod tests {
         assert_eq!(u64_at(&b, 88), crate::select::threshold(0.5));
         assert_eq!(u32_at(&b, 96), 7);
         assert_eq!(u32_at(&b, 100), 257);
+        // The launch's shape: not flat (grid y = 2), 32 threads per CTA, 192 in all, the
+        // strides of a thread's buffers and of a CTA's area; p_w = 0.5 hashes.
+        assert_eq!(u32_at(&b, 104), 0);
+        assert_eq!(u32_at(&b, 108), 32);
+        assert_eq!(u32_at(&b, 112), 192);
+        assert_eq!(u32_at(&b, 116) as u64, thread_bytes(256));
+        assert_eq!(u32_at(&b, 120) as u64, overlay_bytes(16));
+        assert_eq!(u32_at(&b, 124), 1);
+        let flat = LaunchShape::new([5, 1, 1], [64, 1, 1]);
         let mut only_shared = cfg.clone();
         only_shared.buffer_global = false;
-        let b = control_bytes(&only_shared, &area, 2, true);
+        let b = control_bytes(&only_shared, &area, 2, flat, true);
         assert_eq!(u64_at(&b, 80), 0);
+        assert_eq!(u32_at(&b, 104), 1);
+        assert_eq!(u32_at(&b, 112), 320);
+        assert_eq!(u32_at(&b, 124), 1);
         let mut never = cfg;
         never.p_w = 1.0;
         let area = Area {
             liveness_period: 0,
             ..area
         };
-        let b = control_bytes(&never, &area, 2, true);
+        let b = control_bytes(&never, &area, 2, flat, true);
         assert_eq!(u64_at(&b, 88), 1 << 53);
         assert_eq!(u32_at(&b, 96), u32::MAX);
+        // Every store selected: no hash.
+        assert_eq!(u32_at(&b, 124), 0);
+        let mut none = never.clone();
+        none.p_w = 0.0;
+        assert_eq!(u32_at(&control_bytes(&none, &area, 2, flat, true), 124), 0);
     }
 }

@@ -613,13 +613,23 @@ fn launch_all<H: Hooks>(
     fuel: u64,
     hooks: &mut H,
     sched: &mut LockstepScheduler,
-    mut before: impl FnMut(&mut fencehound_vgpu::Device, u32, &str) -> Result<(), String>,
+    mut before: impl FnMut(
+        &mut fencehound_vgpu::Device,
+        u32,
+        &str,
+        super::layout::LaunchShape,
+    ) -> Result<(), String>,
 ) -> Result<(End, Option<usize>, String, u64), String> {
     let mut stdout = String::new();
     let mut lanes = 0;
     for (i, l) in plan.launches.iter().enumerate() {
         let index = dev.launch_count();
-        before(dev, index, &l.kernel)?;
+        before(
+            dev,
+            index,
+            &l.kernel,
+            super::layout::LaunchShape::of(l.grid, l.block),
+        )?;
         let r = dev
             .launch_with_stop(
                 module,
@@ -668,7 +678,7 @@ pub fn run_native(
         plan.fuel,
         &mut log,
         &mut sched,
-        |_, _, _| Ok(()),
+        |_, _, _, _| Ok(()),
     )?;
     let violations = shared.borrow().violations.clone();
     let decisions = std::mem::take(&mut shared.borrow_mut().decisions);
@@ -732,9 +742,9 @@ pub fn run_rewritten(
         plan.fuel.saturating_mul(FUEL_FACTOR),
         &mut hooks,
         &mut sched,
-        |dev, index, kernel| {
-            layout::begin_launch(dev, cfg, &area, index, layout::launch_active(cfg, kernel))
-                .map_err(|e| e.to_string())
+        |dev, index, kernel, shape| {
+            let active = layout::launch_active(cfg, kernel);
+            layout::begin_launch(dev, cfg, &area, index, shape, active).map_err(|e| e.to_string())
         },
     )?;
     let stats = layout::read_stats(dev, &area).map_err(|e| e.to_string())?;

@@ -88,7 +88,7 @@ struct FhThread {
     u32 len;  // entries, both spaces
     u32 len_s[2];
     u64 stores;  // stores this launch (the selection counter n)
-    u64 prefix;  // mix(mix(mix(seed) ^ launch) ^ thread)
+    u64 prefix;  // mix(mix(seed) ^ launch) ^ thread, unmixed: fh_prefix mixes it
     u32 ticks;   // loads and atomics since the last liveness drain
     u32 pad0;
     u64 scratch;  // forwarded load values; .cta atomics on the overlay
@@ -145,6 +145,19 @@ static __device__ __forceinline__ u64 fh_mix(u64 x) {
     return z ^ (z >> 31);
 }
 
+// The selection hash's per-thread part (select::mix of the launch key ^ the thread): the
+// header keeps it unmixed, so that the inlined set-up (emit.rs) mixes it only when its
+// stores may hash (0 < p_w < 1).
+static __device__ __forceinline__ u64 fh_prefix(const FhThread *t) { return fh_mix(t->prefix); }
+
+// Whether the thread's store number n is selected (select::selected): a threshold of
+// 2^53 (p_w = 1) selects every store, 0 none, without the hash.
+static __device__ __forceinline__ bool fh_selected(const FhThread *t, u64 n, u64 threshold) {
+    if (threshold >= (1ull << 53)) return true;
+    if (threshold == 0) return false;
+    return (fh_mix(fh_prefix(t) ^ n) >> 11) < threshold;
+}
+
 struct Fh {
     const FhCtl *c;
     FhThread *t;
@@ -191,7 +204,7 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->lives = 0;
         t->atom_pending = 0;
         t->blocks = 0;
-        t->prefix = fh_mix(key ^ (u64)g);
+        t->prefix = key ^ (u64)g;
         t->cta = area;
         t->total = gridDim.x * gridDim.y * gridDim.z * tpc;
     }
@@ -675,7 +688,7 @@ static __device__ void fh_tick(Fh &f) {
     if (f.c->liveness > 0 && f.t->ticks >= f.c->liveness) {
         f.t->ticks = 0;
         f.t->lives += 1;
-        u64 r = fh_mix(f.t->prefix ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
+        u64 r = fh_mix(fh_prefix(f.t) ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
         // The own buffer weighs as many holders as there are live ones (at least 1): each
         // live holder drains only itself, at its own ticks, so the own share of a tick is
         // what the native stall rule gives all live holders together (see the rewrite's
@@ -735,7 +748,7 @@ static __device__ __noinline__ u32 fh_store_slow(const FhCtl *c, FhThread *th, i
     } else {
         bool eligible = ((s == 1) ? (f.c->flags & FH_SHARED) : (f.c->flags & FH_GLOBAL)) != 0 &&
                         !M_INELIGIBLE(meta);
-        selected = eligible && (fh_mix(t->prefix ^ n) >> 11) < f.c->threshold;
+        selected = eligible && fh_selected(t, n, f.c->threshold);
     }
     if (selected) {
         // Validate the address now, so a bad store faults at its own instruction rather
@@ -995,7 +1008,7 @@ extern "C" __device__ __noinline__ u32 __fencehound_store(u64 th, u64 g, u64 val
         u64 n = t->stores;
         bool eligible = ((s == 1) ? (c->flags & FH_SHARED) : (c->flags & FH_GLOBAL)) != 0 &&
                         !M_INELIGIBLE(meta);
-        bool selected = eligible && (fh_mix(t->prefix ^ n) >> 11) < c->threshold;
+        bool selected = eligible && fh_selected(t, n, c->threshold);
         if (!selected && !fh_fast_overlay(c, t, s)) {
             t->stores = n + 1;
             t->seen[s] += 1;

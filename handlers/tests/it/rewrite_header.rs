@@ -1,7 +1,8 @@
 //! A fast kernel of the device flavour sets its thread's header up itself at entry
 //! (`emit::inline_begin`) instead of calling `__fencehound_begin`: every word the runtime
 //! reads from the header must be what the runtime's own set-up writes. Checked on a
-//! three-dimensional grid of three-dimensional CTAs (so every index term counts), against
+//! three-dimensional grid of three-dimensional CTAs (so every index term counts) and on a
+//! one-dimensional launch (the set-up's shortcut), at p_w = 1 and 0.5, against
 //! the lockstep flavour (which calls the runtime's set-up in each block) and against
 //! values computed here from the layout and the selection function.
 //!
@@ -31,17 +32,21 @@ const KERNEL: &str = "
 }
 ";
 
-const GRID: Dim3 = Dim3 { x: 2, y: 3, z: 2 };
-const BLOCK: Dim3 = Dim3 { x: 4, y: 2, z: 3 };
+/// A three-dimensional launch (every index term counts) and a one-dimensional one (the
+/// set-up's `%tid.x`/`%ctaid.x` path).
+const SHAPES: [(Dim3, Dim3); 2] = [
+    (Dim3 { x: 2, y: 3, z: 2 }, Dim3 { x: 4, y: 2, z: 3 }),
+    (Dim3 { x: 5, y: 1, z: 1 }, Dim3 { x: 40, y: 1, z: 1 }),
+];
 const LAUNCHES: u32 = 2;
 
 /// `text` rewritten in `flavor` and loaded, an output buffer of `out_bytes`, and the
-/// buffers' area for `model` at `p_w = 1` (liveness period `liveness`), its control block
+/// buffers' area for `model` at `p_w` (liveness period `liveness`), its control block
 /// known to the module.
 fn loaded(
     text: &str,
     flavor: Flavor,
-    model: Model,
+    (model, p_w): (Model, f64),
     seed: u64,
     liveness: u32,
     sizes: layout::Sizes,
@@ -65,7 +70,7 @@ fn loaded(
     let mut dev = Device::new();
     let module = dev.load_module(&rw.module).unwrap();
     let out = dev.alloc_named(out_bytes, "out".to_string()).unwrap();
-    let mut cfg = BufferConfig::new(model, 1.0, seed);
+    let mut cfg = BufferConfig::new(model, p_w, seed);
     cfg.policy = DrainPolicy::Device {
         liveness_period: liveness,
         overlay_capacity: 64,
@@ -79,20 +84,23 @@ fn loaded(
 /// Every thread's header after `LAUNCHES` launches, the statistics, and the area.
 fn run(
     flavor: Flavor,
+    (grid, block): (Dim3, Dim3),
+    p_w: f64,
     seed: u64,
 ) -> (Vec<Vec<u8>>, fencehound_handlers::BufferStats, layout::Area) {
-    let threads = GRID.x * GRID.y * GRID.z * BLOCK.x * BLOCK.y * BLOCK.z;
+    let threads = grid.x * grid.y * grid.z * block.x * block.y * block.z;
     let sizes = layout::Sizes {
         threads,
-        ctas: GRID.x * GRID.y * GRID.z,
+        ctas: grid.x * grid.y * grid.z,
     };
     let (mut dev, module, out, cfg, area) =
-        loaded(KERNEL, flavor, Model::Scoped, seed, 7, sizes, 64);
+        loaded(KERNEL, flavor, (Model::Scoped, p_w), seed, 7, sizes, 4 * 64);
     for _ in 0..LAUNCHES {
         let index = dev.launch_count();
-        layout::begin_launch(&mut dev, &cfg, &area, index, true).unwrap();
+        let shape = layout::LaunchShape::of(grid, block);
+        layout::begin_launch(&mut dev, &cfg, &area, index, shape, true).unwrap();
         let r = dev
-            .launch(module, "k", GRID, BLOCK, 0, &[Arg::Ptr(out)])
+            .launch(module, "k", grid, block, 0, &[Arg::Ptr(out)])
             .unwrap();
         assert!(r.outcome.is_completed(), "{:?}", r.outcome);
     }
@@ -117,17 +125,34 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 #[test]
 fn the_inlined_header_set_up_writes_what_the_runtime_writes() {
+    // p_w = 1: the set-up skips the selection hash (every store is selected); p_w = 0.5:
+    // it mixes the thread's prefix, and which threads buffer (the header's `buffered`,
+    // compared per thread below) is the selection function's choice in both flavours.
+    for shape in SHAPES {
+        for p_w in [1.0, 0.5] {
+            same_header_set_up(shape, p_w);
+        }
+    }
+}
+
+fn same_header_set_up(shape: (Dim3, Dim3), p_w: f64) {
     let seed = 11;
-    let (inline, inline_stats, area) = run(Flavor::Device, seed);
-    let (called, called_stats, _) = run(Flavor::Lockstep, seed);
+    let (inline, inline_stats, area) = run(Flavor::Device, shape, p_w, seed);
+    let (called, called_stats, _) = run(Flavor::Lockstep, shape, p_w, seed);
     assert_eq!(inline_stats, called_stats);
-    // Every thread stored once per launch, all of them buffered (p_w = 1).
+    // Every thread stored once per launch: at p_w = 1 all of them buffered, at 0.5 some.
     let threads = inline.len() as u64;
-    assert_eq!(
-        inline_stats.global.stores_buffered,
-        threads * LAUNCHES as u64
-    );
-    let tpc = (BLOCK.x * BLOCK.y * BLOCK.z) as u64;
+    let buffered = inline_stats.global.stores_buffered;
+    if p_w == 1.0 {
+        assert_eq!(buffered, threads * LAUNCHES as u64);
+    } else {
+        assert!(
+            buffered > 0 && buffered < threads * LAUNCHES as u64,
+            "{buffered} of {} stores buffered at p_w = {p_w}",
+            threads * LAUNCHES as u64
+        );
+    }
+    let tpc = (shape.1.x * shape.1.y * shape.1.z) as u64;
     let last = LAUNCHES - 1;
     for (g, (a, b)) in inline.iter().zip(&called).enumerate() {
         // The words the runtime reads: tag, prefix, lives, cta, atom_pending, total; and
@@ -150,12 +175,9 @@ fn the_inlined_header_set_up_writes_what_the_runtime_writes() {
             );
         }
         assert_eq!(u32_at(a, 0), last + 1, "thread {g}: tag");
+        // The selection hash's per-thread part, unmixed (the runtime mixes it).
         let key = select::launch_key(seed, last);
-        assert_eq!(
-            u64_at(a, 24),
-            select::mix(key ^ g as u64),
-            "thread {g}: prefix"
-        );
+        assert_eq!(u64_at(a, 24), key ^ g as u64, "thread {g}: prefix");
         let cta = g as u64 / tpc;
         assert_eq!(
             u64_at(a, 128),
@@ -221,19 +243,20 @@ fn a_module_function_sees_the_kernels_buffered_stores_and_the_kernel_its() {
         let (mut dev, module, out, cfg, area) = loaded(
             CALLS,
             flavor,
-            Model::Bugaroo,
+            (Model::Bugaroo, 1.0),
             3,
             1000,
             sizes,
             16 * threads as u64,
         );
-        layout::begin_launch(&mut dev, &cfg, &area, 0, true).unwrap();
         let one = Dim3 { x: 1, y: 1, z: 1 };
         let block = Dim3 {
             x: threads,
             y: 1,
             z: 1,
         };
+        let shape = layout::LaunchShape::of(one, block);
+        layout::begin_launch(&mut dev, &cfg, &area, 0, shape, true).unwrap();
         let r = dev
             .launch(module, "k", one, block, 0, &[Arg::Ptr(out)])
             .unwrap();
