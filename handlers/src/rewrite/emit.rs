@@ -472,11 +472,14 @@ const T_STORES: u32 = 16;
 const T_PREFIX: u32 = 24;
 const T_TICKS: u32 = 32;
 const T_PEAK: u32 = 112;
-const T_LIVES: u32 = 116;
+const T_LIVES: u32 = 152;
 const T_BLOCKS: u32 = 120;
 const T_CTA: u32 = 128;
-const T_ATOM_PENDING: u32 = 136;
-const T_TOTAL: u32 = 164;
+const T_ATOM_PENDING: u32 = 148;
+const T_TOTAL: u32 = 144;
+// The set-up writes `total`, `atom_pending` and `lives` with one vector store.
+const _: () =
+    assert!(T_ATOM_PENDING == T_TOTAL + 4 && T_LIVES == T_TOTAL + 8 && T_TOTAL.is_multiple_of(16));
 const T_ENTRIES: u32 = 176;
 // Offsets in FhCtl: the flags, the capacities, the exited threads, the live-holder count;
 // after it (`layout::control_bytes`) the per-space thresholds, the liveness period - 1 and
@@ -486,6 +489,7 @@ const CTL_CAPACITY: u32 = 24;
 const CTL_THR: u32 = 80;
 const CTL_LIVE1: u32 = 96;
 const CTL_TOTAL: u32 = 112;
+const CTL_TAG: u32 = 128;
 const CTL_EXITED: u32 = 64;
 const CTL_HOLDERS: u32 = 72;
 // Offset of the overlay length in FhCta.
@@ -627,22 +631,24 @@ fn mix_fhd12() -> String {
 /// `flags`, `capacity` at 16, `ov_capacity`, `nthreads` at 32, `threads` at 40,
 /// `overlays` at 48, `counters` at 56 — and after it the constants the host derives for
 /// inlined code ([`super::layout::control_bytes`]): the per-space thresholds at 80, the
-/// liveness period - 1 and the flush histograms' bins at 96, and what the launch's shape
+/// liveness period - 1 and the flush histograms' bins at 96, what the launch's shape
 /// gives at 104-127 (whether it is one-dimensional, the threads per CTA and in all, the
-/// strides of a thread's buffers and of a CTA's area, whether the selection hashes) — so
-/// a one-dimensional launch reads `%tid.x` and `%ctaid.x` alone, and the thread's `prefix`
-/// is mixed only when a store may need it (0 < p_w < 1). The header keeps the unmixed
+/// strides of a thread's buffers and of a CTA's area, whether the selection hashes), and
+/// the header's tag, the scoped flag and the capacity at 128 — so a one-dimensional
+/// launch reads `%tid.x` and `%ctaid.x` alone, the thread's `prefix` is mixed only when a
+/// store may need it (0 < p_w < 1), and the host, not each thread, checks that the
+/// launch fits the buffers. The header keeps the unmixed
 /// `key ^ thread` (runtime.cu mixes it where it uses it; so does `fh_self`'s set-up).
 fn inline_begin(cx: &mut Ctx<'_>) -> String {
-    use super::layout::FLAG_SCOPED;
     let (flat, index, hashed) = (cx.label(), cx.label(), cx.label());
     format!(
-        // The constants: the launch number, flags, capacity (16); the threads the buffers
-        // hold (36); the launch's shape as the host derived it (104-127: see
-        // `layout::control_bytes`).
-        "ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhr7}}, [%fhd15+16];\n\
-         ld.v4.u32 {{%fhk4, %fhk8, %fhr5, %fhr9}}, [%fhd15+{CTL_LIVE1}];\n\
+        // The constants the host derived (see `layout::control_bytes`): liveness - 1,
+        // bins, flat, threads per CTA (96); the launch's threads, the strides, whether
+        // stores hash (112); the header's tag, scoped, capacity (128). The launch fits the
+        // buffers (`layout::begin_launch` checks), so the thread's header is not tested.
+        "ld.v4.u32 {{%fhk4, %fhk8, %fhr5, %fhr9}}, [%fhd15+{CTL_LIVE1}];\n\
          ld.v4.u32 {{%fhr4, %fhr6, %fhr8, %fhc0}}, [%fhd15+{CTL_TOTAL}];\n\
+         ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhc3}}, [%fhd15+{CTL_TAG}];\n\
          setp.ne.u32 %fhp2, %fhr5, 0;\n@%fhp2 bra {flat};\n\
          mov.u32 %fhr0, %ntid.x;\nmov.u32 %fhc1, %ntid.y;\n\
          mov.u32 %fhr3, %tid.z;\nmov.u32 %fhc2, %tid.y;\nmad.lo.u32 %fhr3, %fhr3, %fhc1, %fhc2;\n\
@@ -653,8 +659,6 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
          bra.uni {index};\n\
          {flat}:\nmov.u32 %fhr3, %tid.x;\nmov.u32 %fhr0, %ctaid.x;\n\
          {index}:\nmad.lo.u32 %fhr3, %fhr0, %fhr9, %fhr3;\n\
-         ld.u32 %fhr5, [%fhd15+36];\n\
-         setp.ge.u32 %fhp2, %fhr3, %fhr5;\n@%fhp2 trap;\n\
          ld.u64 %fhd11, [%fhd15+40];\nmul.wide.u32 %fhd14, %fhr3, %fhr6;\n\
          add.u64 %fhd14, %fhd14, %fhd11;\n\
          ld.u64 %fhd11, [%fhd15+48];\nmul.wide.u32 %fhe7, %fhr0, %fhr8;\n\
@@ -663,15 +667,14 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
          ld.v2.u64 {{%fhe3, %fhe4}}, [%fhd15+{CTL_THR}];\n\
          ld.u64 %fhd11, [%fhd15];\ncvt.u64.u32 %fhd10, %fhr3;\n\
          xor.b64 %fhe2, %fhd11, %fhd10;\n\
-         add.u32 %fhr1, %fhr1, 1;\nmov.u32 %fhr6, 0;\n\
+         mov.b64 {{%fhk0, %fhk1}}, %fhd16;\nmov.b64 {{%fhk2, %fhk3}}, %fhd16;\n\
          st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_PREFIX}], %fhe2;\n\
-         st.u32 [%fhd14+{T_LIVES}], %fhr6;\nst.u64 [%fhd14+{T_CTA}], %fhe7;\n\
-         st.u32 [%fhd14+{T_ATOM_PENDING}], %fhr6;\nst.u32 [%fhd14+{T_TOTAL}], %fhr4;\n\
+         st.u64 [%fhd14+{T_CTA}], %fhe7;\n\
+         st.v4.u32 [%fhd14+{T_TOTAL}], {{%fhr4, %fhk0, %fhk0, %fhk0}};\n\
          setp.eq.u32 %fhp2, %fhc0, 0;\n@%fhp2 bra {hashed};\n\
          mov.u64 %fhd12, %fhe2;\n{mix}mov.u64 %fhe2, %fhd12;\n\
          {hashed}:\n\
-         and.b32 %fhr5, %fhr2, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr5, 0;\n\
-         mov.u32 %fhk0, 0;\nmov.u32 %fhk1, 0;\nmov.u32 %fhk2, 0;\nmov.u32 %fhk3, 0;\n\
+         setp.ne.u32 %fhq4, %fhr2, 0;\n\
          mov.u64 %fhe0, 0;\nmov.u64 %fhe1, 0;\n\
          mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n",
         mix = mix_fhd12(),

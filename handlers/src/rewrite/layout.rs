@@ -12,7 +12,7 @@ use crate::stats::{BufferStats, DrainReason};
 
 /// Bytes of the control block (`FhCtl`, 80 bytes, then the words only the rewrite's
 /// inlined code reads: see [`control_bytes`]).
-pub const CTL_BYTES: u64 = 128;
+pub const CTL_BYTES: u64 = 144;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
 pub const THREAD_HEADER: u64 = 176;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
@@ -66,6 +66,12 @@ pub enum LayoutError {
         what: &'static str,
         bytes: u64,
         limit: u64,
+    },
+    #[error("a launch of {threads} threads in {ctas} CTAs does not fit the buffers, made for {} threads in {} CTAs", sizes.threads, sizes.ctas)]
+    LaunchTooLarge {
+        threads: u64,
+        ctas: u64,
+        sizes: Sizes,
     },
     #[error("device memory: {0}")]
     Device(String),
@@ -285,7 +291,8 @@ pub fn control_bytes(
     // 1 when the grid and the CTA are one-dimensional (104), the threads per CTA (108),
     // the launch's threads (112), the bytes per thread (header and entries) (116) and
     // per CTA area (120); 1 when some space's threshold needs the selection hash — neither
-    // 0 (never selected) nor `ALWAYS` (every store) (124).
+    // 0 (never selected) nor `ALWAYS` (every store) (124); the header's tag for this launch
+    // (`launch + 1`) (128), 1 under `scoped` (132), the capacity per space (136), padding.
     let thr = crate::select::threshold(cfg.p_w);
     let per_space = |on: bool| if on { thr } else { 0 };
     b.extend_from_slice(&per_space(cfg.buffer_global).to_le_bytes());
@@ -302,6 +309,10 @@ pub fn control_bytes(
         .iter()
         .any(|&on| on && thr != 0 && thr < ALWAYS);
     b.extend_from_slice(&u32::from(hashes).to_le_bytes());
+    b.extend_from_slice(&launch.wrapping_add(1).to_le_bytes());
+    b.extend_from_slice(&u32::from(flags & FLAG_SCOPED != 0).to_le_bytes());
+    b.extend_from_slice(&area.capacity.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
@@ -336,7 +347,9 @@ pub(crate) const CTL_MODE: u32 = 68;
 /// `select::threshold(1.0)`: every store selected, no hash needed.
 const ALWAYS: u64 = 1 << 53;
 
-/// Writes the control block before a launch of shape `shape`.
+/// Writes the control block before a launch of shape `shape`, which must fit the sizes
+/// the buffers were made for (the inlined set-up does not check: a thread's header would
+/// lie past the buffers).
 pub fn begin_launch<D: DeviceMemory>(
     dev: &mut D,
     cfg: &BufferConfig,
@@ -345,6 +358,15 @@ pub fn begin_launch<D: DeviceMemory>(
     shape: LaunchShape,
     active: bool,
 ) -> Result<(), LayoutError> {
+    let ctas: u64 = shape.grid.iter().map(|&d| d as u64).product();
+    let threads = ctas * shape.block.iter().map(|&d| d as u64).product::<u64>();
+    if threads > area.sizes.threads as u64 || ctas > area.sizes.ctas as u64 {
+        return Err(LayoutError::LaunchTooLarge {
+            threads,
+            ctas,
+            sizes: area.sizes,
+        });
+    }
     dev.write(area.ctl, &control_bytes(cfg, area, launch, shape, active))
         .map_err(|e| LayoutError::Device(e.to_string()))
 }
@@ -462,7 +484,38 @@ mod tests {
     }
 
     #[test]
-    fn control_block_is_128_bytes() {
+    fn a_launch_larger_than_the_buffers_is_refused() {
+        // The inlined set-up trusts the host: a launch with more threads or CTAs than the
+        // buffers hold never starts.
+        let mut dev = fencehound_vgpu::Device::new();
+        let mut cfg = BufferConfig::new(Model::Bugaroo, 1.0, 7);
+        cfg.policy = DrainPolicy::Device {
+            liveness_period: 8,
+            overlay_capacity: 16,
+        };
+        let sizes = Sizes {
+            threads: 256,
+            ctas: 4,
+        };
+        let area = allocate(&mut dev, &cfg, sizes).unwrap();
+        let fits = LaunchShape::new([4, 1, 1], [64, 1, 1]);
+        assert!(begin_launch(&mut dev, &cfg, &area, 0, fits, true).is_ok());
+        for shape in [
+            LaunchShape::new([4, 1, 1], [65, 1, 1]),
+            LaunchShape::new([5, 1, 1], [8, 1, 1]),
+            LaunchShape::new([2, 2, 2], [1, 1, 1]),
+            LaunchShape::new([65_536, 65_536, 1], [1, 1, 1]),
+        ] {
+            let e = begin_launch(&mut dev, &cfg, &area, 0, shape, true).unwrap_err();
+            assert!(
+                matches!(e, LayoutError::LaunchTooLarge { .. }),
+                "{shape:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn control_block_is_144_bytes() {
         let cfg = BufferConfig::new(Model::Scoped, 0.5, 7);
         let area = Area {
             ctl: 0,
@@ -480,7 +533,7 @@ mod tests {
         };
         let shape = LaunchShape::new([3, 2, 1], [32, 1, 1]);
         let b = control_bytes(&cfg, &area, 2, shape, true);
-        assert_eq!(b.len(), 128);
+        assert_eq!(b.len(), 144);
         assert_eq!(u32_at(&b, 16), 2);
         // The live-holder count starts at 0 each launch.
         assert_eq!(u32_at(&b, 72), 0);
@@ -502,6 +555,10 @@ mod tests {
         assert_eq!(u32_at(&b, 116) as u64, thread_bytes(256));
         assert_eq!(u32_at(&b, 120) as u64, overlay_bytes(16));
         assert_eq!(u32_at(&b, 124), 1);
+        // The header's tag, the scoped flag, the capacity.
+        assert_eq!(u32_at(&b, 128), 3);
+        assert_eq!(u32_at(&b, 132), 1);
+        assert_eq!(u32_at(&b, 136), 256);
         let flat = LaunchShape::new([5, 1, 1], [64, 1, 1]);
         let mut only_shared = cfg.clone();
         only_shared.buffer_global = false;

@@ -100,20 +100,22 @@ struct FhThread {
     u64 forwarded;
     u64 overlay_loads;
     u32 peak;
-    u32 lives;  // liveness drains of this thread this launch (seeds their pick)
+    u32 pad2;
     // 8-byte blocks (address bits 3-8) its entries may touch since the buffer was last
     // empty: a superset, so a clear bit means no entry overlaps (see fh_blocks).
     u64 blocks;
     // Set with the header: the own CTA's FhCta (the slow paths' CTA; the rewrite's inlined
     // code keeps it in a register, see emit.rs's cache).
     u64 cta;
-    u32 atom_pending;
     // The rewrite's inlined code reads the constants it compares against (thresholds per
     // space, liveness - 1, capacity, the scoped flag) from the control block's words after
     // FhCtl (layout.rs, control_bytes), not from here.
-    u32 pad1[6];
+    u32 pad1[2];
+    // Set with the header, side by side so that the inlined set-up writes them at once.
     u32 total;  // threads of the launch (__fencehound_exit and the rewrite's inlined exit)
-    u32 pad[2];
+    u32 atom_pending;
+    u32 lives;  // liveness drains of this thread this launch (seeds their pick)
+    u32 pad[5];
 };
 
 // 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
@@ -135,8 +137,9 @@ __device__ u32 __fencehound_mark[4];
 static_assert(sizeof(FhThread) == HEADER, "FhThread is the 176-byte header");
 static_assert(__builtin_offsetof(FhThread, blocks) == 120, "emit.rs T_BLOCKS");
 static_assert(__builtin_offsetof(FhThread, cta) == 128, "emit.rs T_CTA");
-static_assert(__builtin_offsetof(FhThread, atom_pending) == 136, "emit.rs T_ATOM_PENDING");
-static_assert(__builtin_offsetof(FhThread, total) == 164, "emit.rs T_TOTAL");
+static_assert(__builtin_offsetof(FhThread, total) == 144, "emit.rs T_TOTAL");
+static_assert(__builtin_offsetof(FhThread, atom_pending) == 148, "emit.rs T_ATOM_PENDING");
+static_assert(__builtin_offsetof(FhThread, lives) == 152, "emit.rs T_LIVES");
 
 static __device__ __forceinline__ u64 fh_mix(u64 x) {
     u64 z = x + 0x9E3779B97F4A7C15ull;
