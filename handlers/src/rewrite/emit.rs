@@ -185,6 +185,105 @@ struct Ctx<'a> {
     cta_atoms: bool,
     next_label: u32,
     counts: SiteCounts,
+    /// Which body of a fast kernel the blocks are for (see [`Body`]).
+    body: Body,
+    /// The out-of-line code of a full body's blocks ([`COLD`]), in order.
+    cold: Vec<Statement>,
+    /// Nested scopes (`{ }`) around the current instruction: labels are scoped to them,
+    /// so code inside one stays in line.
+    nested: u32,
+}
+
+/// A fast kernel of the device flavour decides its launch's mode once, at entry, and runs
+/// one of two copies of its body: the *full* one (every site's inlined buffering, no
+/// further mode test) or the *quiet* one (every site's code for a launch that buffers
+/// nothing: the original instruction, and the store counters). So an access pays no
+/// per-site mode test and no branch over the other mode's code — in a full launch a load
+/// costs its liveness tick and one predicated branch, in a quiet one nothing. The quiet
+/// copy's labels are renamed (`__fhq`); its declarations are the full copy's. A body
+/// with branch tables or call prototypes (labels the copy would have to rename inside
+/// declarations), or whose end is reachable, keeps one body with a mode test per site
+/// (`Both`, as the lockstep flavour always does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Both,
+    Full,
+    Quiet,
+}
+
+/// The label of a two-body kernel's quiet copy.
+const QUIET_BODY: &str = "$__fh_quiet";
+
+/// A line in a block's lane code where its common path ends (it goes on to `{DONE}`):
+/// what follows (the slow paths) is moved out of line in a full body, after the body's
+/// last instruction, and ends with a branch to `{DONE}`; elsewhere the line is that branch.
+const COLD: &str = "{COLD}\n";
+
+/// Whether a kernel body can be split in two bodies ([`Body`]): no branch tables or call
+/// prototypes, and its last statement ends the thread or jumps (so the full body never
+/// runs into the quiet one).
+fn two_bodies_ok(body: &[Statement]) -> bool {
+    fn plain(b: &[Statement]) -> bool {
+        b.iter().all(|s| match s {
+            Statement::BranchTargets { .. } | Statement::CallPrototype { .. } => false,
+            Statement::Block(inner) => plain(inner),
+            _ => true,
+        })
+    }
+    let last = body
+        .iter()
+        .rev()
+        .find(|s| !matches!(s, Statement::Loc(_) | Statement::Pragma(_)));
+    let ends = matches!(last, Some(Statement::Inst(i))
+        if i.guard.is_none()
+            && matches!(i.opcode, Opcode::Ret | Opcode::Exit | Opcode::Trap | Opcode::Bra));
+    plain(body) && ends
+}
+
+/// The quiet copy of a kernel body: its labels renamed, its declarations (which the full
+/// copy keeps) left out; nested scopes keep theirs.
+fn quiet_copy(body: &[Statement]) -> Vec<Statement> {
+    fn labels(b: &[Statement], out: &mut std::collections::HashSet<String>) {
+        for s in b {
+            match s {
+                Statement::Label(l) => {
+                    out.insert(l.clone());
+                }
+                Statement::Block(inner) => labels(inner, out),
+                _ => {}
+            }
+        }
+    }
+    fn rename_op(o: &mut Operand, ls: &std::collections::HashSet<String>) {
+        match o {
+            Operand::Name(n) if ls.contains(n.as_str()) => n.push_str("__fhq"),
+            Operand::Vector(v) | Operand::List(v) => v.iter_mut().for_each(|o| rename_op(o, ls)),
+            Operand::Pair(a, b) => {
+                rename_op(a, ls);
+                rename_op(b, ls);
+            }
+            Operand::Not(a) => rename_op(a, ls),
+            _ => {}
+        }
+    }
+    fn copy(b: &[Statement], ls: &std::collections::HashSet<String>, top: bool) -> Vec<Statement> {
+        b.iter()
+            .filter_map(|s| match s {
+                Statement::Label(l) => Some(Statement::Label(format!("{l}__fhq"))),
+                Statement::Inst(i) => {
+                    let mut i = i.clone();
+                    i.operands.iter_mut().for_each(|o| rename_op(o, ls));
+                    Some(Statement::Inst(i))
+                }
+                Statement::Block(inner) => Some(Statement::Block(copy(inner, ls, false))),
+                Statement::Var(_) | Statement::Pragma(_) | Statement::Perf(_) if top => None,
+                other => Some(other.clone()),
+            })
+            .collect()
+    }
+    let mut ls = std::collections::HashSet::new();
+    labels(body, &mut ls);
+    copy(body, &ls, true)
 }
 
 impl Ctx<'_> {
@@ -286,9 +385,32 @@ pub(super) fn rewrite_module(
                         cta_atoms: scan.cta_atoms,
                         next_label: 0,
                         counts: SiteCounts::default(),
+                        body: Body::Both,
+                        cold: Vec::new(),
+                        nested: 0,
                     };
+                    let two = cx.fast && opts.flavor == Flavor::Device && two_bodies_ok(&body);
+                    let quiet = two.then(|| quiet_copy(&body));
+                    let original = two.then(|| body.clone());
                     let mut new_body = rewrite_body(&mut cx, body)?;
                     let c = cx.counts;
+                    if let (Some(full), Some(quiet)) = (original, quiet) {
+                        if c != SiteCounts::default() {
+                            // The sites counted once (above); the two bodies replace the
+                            // one.
+                            cx.body = Body::Full;
+                            new_body = rewrite_body(&mut cx, full)?;
+                            // The slow paths after the full body's last instruction (which
+                            // ends the thread or jumps: `two_bodies_ok`).
+                            new_body.append(&mut cx.cold);
+                            cx.body = Body::Quiet;
+                            let quiet = rewrite_body(&mut cx, quiet)?;
+                            cx.body = Body::Full;
+                            cx.counts = c;
+                            new_body.push(Statement::Label(QUIET_BODY.to_string()));
+                            new_body.extend(quiet);
+                        }
+                    }
                     if c != SiteCounts::default() {
                         let mut decls = parse_statements(TEMP_DECLS)?;
                         if cx.fast {
@@ -596,10 +718,16 @@ fn prologue(cx: &mut Ctx<'_>) -> String {
         String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\nsetp.ne.u64 %fhq5, %fhd16, 0;\n");
     if cx.opts.flavor == Flavor::Device {
         t.push_str(&mode_code(cx));
-        let skip = cx.label();
-        let _ = writeln!(t, "@!%fhq0 bra {skip};");
-        t.push_str(&inline_begin(cx));
-        let _ = writeln!(t, "{skip}:");
+        if cx.body == Body::Full {
+            // Two bodies: a launch that is not full runs the quiet one.
+            let _ = writeln!(t, "@!%fhq0 bra {QUIET_BODY};");
+            t.push_str(&inline_begin(cx));
+        } else {
+            let skip = cx.label();
+            let _ = writeln!(t, "@!%fhq0 bra {skip};");
+            t.push_str(&inline_begin(cx));
+            let _ = writeln!(t, "{skip}:");
+        }
     }
     t
 }
@@ -748,7 +876,7 @@ fn inline_load(
     }
     let _ = write!(
         t,
-        "{}bra.uni {{DONE}};\n\
+        "{}{COLD}\
          {held}:\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n@%fhp2 bra {slow};\n\
          {gaddr}cvt.u32.u64 %fhr7, %fhd8;\nbfe.u32 %fhr7, %fhr7, 3, 6;\n\
          shl.b64 %fhd9, 1, %fhr7;\nand.b64 %fhd9, %fhd9, %fhe1;\n\
@@ -835,7 +963,7 @@ fn inline_store(
          or.b64 %fhe1, %fhe1, %fhd10;\nadd.u32 {len_s}, {len_s}, 1;\n\
          max.u32 %fhk6, %fhk6, %fhk0;\nadd.u64 {buffered}, {buffered}, 1;\n\
          @%fhq5 bra {{DONE}};\nsetp.ne.u32 %fhq5, %fhk0, 0;\n\
-         red.add.u32 [%fhd15+{CTL_HOLDERS}], 1;\nbra.uni {{DONE}};\n\
+         red.add.u32 [%fhd15+{CTL_HOLDERS}], 1;\n{COLD}\
          {unsel}:\n"
     );
     // Not selected: counted and performed, unless a CTA overlay may hold the address.
@@ -928,7 +1056,7 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
          mul.wide.u32 %fhd9, %fhr7, 8;\nadd.u64 %fhd9, %fhd9, %fhe8;\n\
          red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk2;\nred.add.u64 [%fhe8+{reason}], %fhd9;\n\
          mov.u32 %fhk2, 0;\n\
-         {done}:\nbra.uni {{DONE}};\n"
+         {done}:\n{COLD}"
     );
     t
 }
@@ -1049,7 +1177,12 @@ fn rewrite_body(cx: &mut Ctx<'_>, body: Vec<Statement>) -> Result<Vec<Statement>
                 }
                 None => out.push(Statement::Inst(i)),
             },
-            Statement::Block(b) => out.push(Statement::Block(rewrite_body(cx, b)?)),
+            Statement::Block(b) => {
+                cx.nested += 1;
+                let inner = rewrite_body(cx, b);
+                cx.nested -= 1;
+                out.push(Statement::Block(inner?));
+            }
             other => out.push(other),
         }
     }
@@ -1155,13 +1288,19 @@ fn block_for(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Option<Vec<Statement>>
         Opcode::Call if cx.fast && cache_persists(cx) => {
             // The function may call the runtime, which reads and changes the header: in a
             // full launch the cache is written back before the call and read again after.
-            let (before, after) = (cx.label(), cx.label());
-            let t = format!(
-                "@!%fhq0 bra {before};\n{}{before}:\n{}\n@!%fhq0 bra {after};\n{}{after}:\n",
-                cache_store(),
-                pr(i),
-                cache_load()
-            );
+            let t = match cx.body {
+                Body::Both => {
+                    let (before, after) = (cx.label(), cx.label());
+                    format!(
+                        "@!%fhq0 bra {before};\n{}{before}:\n{}\n@!%fhq0 bra {after};\n{}{after}:\n",
+                        cache_store(),
+                        pr(i),
+                        cache_load()
+                    )
+                }
+                Body::Full => format!("{}{}\n{}", cache_store(), pr(i), cache_load()),
+                Body::Quiet => return Ok(None),
+            };
             parse_statements(&t).map(Some)
         }
         Opcode::Cp => Err(cx.unsupported(i, "asynchronous copies are not instrumented")),
@@ -1221,32 +1360,51 @@ fn wrap_early(
     // In a fast kernel: the runtime only in a full launch, else `fast_code` (which
     // applies the original guard itself; `{DONE}` is the end of the lane's code).
     // The cache of the header's words (see `block_cache`) around the full launch's code.
-    let lane = |cx: &mut Ctx<'_>, done: &str, skip: &str| -> String {
+    let lane = |cx: &mut Ctx<'_>, done: &str, skip: &str| -> Result<String, RewriteError> {
         let fast = cx.label();
         let (pre, back) = block_cache(cx);
-        let code = if back.is_empty() {
-            lane_code.replace("{DONE}", done)
+        let (end, tail) = if back.is_empty() {
+            (done.to_string(), String::new())
         } else {
             let end = cx.label();
-            format!("{}{end}:\n{back}", lane_code.replace("{DONE}", &end))
+            (end.clone(), format!("{end}:\n{back}"))
         };
-        format!(
-            "@!%fhq0 bra {fast};\n{skip}{pre}{code}bra.uni {done};\n{fast}:\n{}",
-            fast_code.replace("{DONE}", done)
-        )
+        // A full body's slow paths out of line ([`COLD`]); elsewhere in line.
+        let code = match lane_code.split_once(COLD) {
+            Some((hot, cold)) if cx.body == Body::Full && cx.nested == 0 => {
+                let text = format!("{cold}bra.uni {end};\n").replace("{DONE}", &end);
+                let mut stmts = parse_statements(&text)?;
+                set_loc(&mut stmts, &i.loc);
+                cx.cold.extend(stmts);
+                hot.replace("{DONE}", &end)
+            }
+            _ => lane_code
+                .replace(COLD, &format!("bra.uni {end};\n"))
+                .replace("{DONE}", &end),
+        };
+        let code = format!("{code}{tail}");
+        Ok(match cx.body {
+            Body::Both => format!(
+                "@!%fhq0 bra {fast};\n{skip}{pre}{code}bra.uni {done};\n{fast}:\n{}",
+                fast_code.replace("{DONE}", done)
+            ),
+            // One body per mode (the lockstep flavour never splits: it is `Both`).
+            Body::Full => format!("{skip}{pre}{code}"),
+            Body::Quiet => fast_code.replace("{DONE}", done),
+        })
     };
     match cx.opts.flavor {
         Flavor::Device => {
             let end = cx.label();
-            if cx.fast && empty_skips {
+            if cx.fast && empty_skips && cx.body != Body::Quiet {
                 let _ = writeln!(t, "@!%fhq5 bra {end};");
             }
             if cx.fast {
                 let skip = skip_if_unguarded(i, &end);
-                t.push_str(&lane(cx, &end, &skip));
+                t.push_str(&lane(cx, &end, &skip)?);
             } else {
                 t.push_str(&skip_if_unguarded(i, &end));
-                t.push_str(lane_code);
+                t.push_str(&lane_code.replace(COLD, "bra.uni {DONE};\n"));
             }
             let _ = writeln!(t, "{end}:");
         }
@@ -1265,7 +1423,7 @@ fn wrap_early(
             if cx.fast {
                 let mode = mode_code(cx);
                 t.push_str(&mode);
-                t.push_str(&lane(cx, &next, ""));
+                t.push_str(&lane(cx, &next, "")?);
             } else {
                 t.push_str(lane_code);
             }
@@ -1788,7 +1946,9 @@ fn drain_block(
             let _ = writeln!(t, "@%fhq5 bra {own};");
             t.push_str(&overlay_test("{DONE}", &slow));
             t.push_str("bra.uni {DONE};\n");
-        } else {
+        } else if cx.opts.flavor == Flavor::Lockstep {
+            // (The device flavour's `wrap_early` has sent a thread holding nothing to the
+            // barrier already.)
             t.push_str("@!%fhq5 bra {DONE};\n");
         }
         let _ = write!(
@@ -1807,6 +1967,54 @@ fn drain_block(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn body_of(text: &str) -> Vec<Statement> {
+        let m = ptx::parse("t", text).unwrap();
+        let f = m.functions().next().unwrap();
+        f.body.clone().unwrap()
+    }
+
+    const LOOP: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 p)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<3>;\n\
+        .reg .b64 %rd<3>;\nld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd1, %rd1;\n\
+        mov.u32 %r1, 0;\n$L_top:\nst.global.u32 [%rd1], %r1;\nadd.u32 %r1, %r1, 1;\n\
+        setp.lt.u32 %p1, %r1, 4;\n@%p1 bra $L_top;\nld.global.u32 %r2, [%rd1];\n\
+        membar.gl;\nret;\n}\n";
+
+    #[test]
+    fn a_kernel_gets_two_bodies_only_when_its_end_cannot_be_run_into() {
+        assert!(two_bodies_ok(&body_of(LOOP)));
+        // The last instruction a guarded branch: the full body could fall into the quiet
+        // one.
+        let guarded = LOOP.replace("membar.gl;\nret;\n", "@%p1 bra $L_top;\n");
+        assert!(!two_bodies_ok(&body_of(&guarded)));
+        let opts = RewriteOptions::default();
+        let two = rewrite_module(&ptx::parse("t", LOOP).unwrap(), &opts).unwrap();
+        let text = ptx::printer::print(&two.module);
+        // One full body, one quiet copy (its labels renamed), the quiet one entered from
+        // the mode test; each site counted once.
+        assert!(
+            text.contains(&format!("@!%fhq0 bra\t{QUIET_BODY};")),
+            "{text}"
+        );
+        assert!(text.contains("$L_top__fhq:") && text.contains("bra\t$L_top__fhq;"));
+        assert_eq!(text.matches("\n$L_top:").count(), 1);
+        assert_eq!((two.counts.stores, two.counts.loads), (1, 1));
+        // A quiet copy has no runtime call and no mode test.
+        let quiet = &text[text.find(&format!("{QUIET_BODY}:")).unwrap()..];
+        let quiet = &quiet[..quiet.find("\n}").unwrap()];
+        assert!(
+            !quiet.contains("call") && !quiet.contains("%fhq0"),
+            "{quiet}"
+        );
+        let one = rewrite_module(&ptx::parse("t", &guarded).unwrap(), &opts).unwrap();
+        let text = ptx::printer::print(&one.module);
+        assert!(
+            !text.contains(QUIET_BODY) && !text.contains("__fhq"),
+            "{text}"
+        );
+        assert_eq!((one.counts.stores, one.counts.loads), (1, 1));
+    }
 
     #[test]
     fn register_widths_from_ranges_and_names() {
