@@ -94,6 +94,8 @@ pub fn run(args: Args) -> Result<u8> {
         &module,
         &RewriteOptions {
             flavor,
+            // The output is for this model alone (its header comment says so).
+            model: Some(model),
             ..Default::default()
         },
     )

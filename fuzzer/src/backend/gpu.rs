@@ -335,11 +335,12 @@ pub fn load_for(
     prep: &Prepared,
     variant: u64,
     max_extra_registers: Option<u32>,
+    model: Model,
 ) -> Result<Load, String> {
     if let Some(what) = prep.vgpu_only() {
         return Err(format!("{what} run only on the vgpu backend"));
     }
-    let module = super::instrumented::device_rewrite(prep, max_extra_registers)?;
+    let module = super::instrumented::device_rewrite(prep, max_extra_registers, model)?;
     let c = &prep.campaign;
     Ok(Load {
         variant,
@@ -428,15 +429,18 @@ impl Gpu {
         self
     }
 
-    fn load(&self, prep: &Prepared) -> Arc<Result<Load, String>> {
+    /// The variant's module for `model` (one per model: `RewriteOptions::model`), loaded
+    /// in the worker under its own number.
+    fn load(&self, prep: &Prepared, model: Model) -> Arc<Result<Load, String>> {
         let mut loads = self.loads.lock().unwrap_or_else(|p| p.into_inner());
         loads
-            .entry(prep.ptx_sha256.clone())
+            .entry(format!("{} {}", prep.ptx_sha256, model.name()))
             .or_insert_with(|| {
                 Arc::new(load_for(
                     prep,
                     self.next_variant.fetch_add(1, Ordering::Relaxed),
                     self.max_extra_registers,
+                    model,
                 ))
             })
             .clone()
@@ -447,7 +451,7 @@ impl Gpu {
         if spec.race || spec.trace {
             return Err("the GPU backend has no race check and no trace".into());
         }
-        let load = self.load(prep);
+        let load = self.load(prep, spec.model);
         let load = load.as_ref().as_ref().map_err(|e| e.clone())?;
         let rc = run_config(spec)?;
         let mut sup = self

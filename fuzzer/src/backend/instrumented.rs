@@ -9,7 +9,7 @@ use crate::kernel_campaign::outcome_verdict;
 use crate::types::{ExecResult, ExecSpec, Raw};
 use crate::verdict::Verdict;
 use fencehound_handlers::rewrite::{self, layout, Flavor, RewriteOptions};
-use fencehound_handlers::{BufferConfig, DrainPolicy};
+use fencehound_handlers::{BufferConfig, DrainPolicy, Model};
 use fencehound_oracle::{Buffer, Outputs};
 use fencehound_vgpu::{
     Arg, Device, HangCause, LaunchOptions, LaunchOutcome, ModuleId, NoHooks, Quiet, Stop,
@@ -81,6 +81,9 @@ pub struct Instrumented {
     /// `RewriteOptions::eager_header`: the test seam that writes a fast kernel's cached
     /// header words back after every block.
     eager_header: bool,
+    /// A test seam: run one module for every model (`RewriteOptions::model` `None`, the
+    /// launch's flag choosing) instead of one module per model.
+    generic: bool,
 }
 
 impl Instrumented {
@@ -106,8 +109,18 @@ impl Instrumented {
         }
     }
 
-    fn template(&self, prep: &Prepared) -> Arc<Result<Template, String>> {
-        let key = prep.ptx_sha256.clone();
+    /// The variant's module for `model` (one module per model: `RewriteOptions::model`).
+    /// The backend running one module for every model (`RewriteOptions::model` `None`):
+    /// the same executions as [`Instrumented::new`]'s, which a test checks.
+    pub fn generic() -> Instrumented {
+        Instrumented {
+            generic: true,
+            ..Instrumented::default()
+        }
+    }
+
+    fn template(&self, prep: &Prepared, model: Model) -> Arc<Result<Template, String>> {
+        let key = format!("{} {}", prep.ptx_sha256, model.name());
         if let Some(t) = self
             .templates
             .lock()
@@ -120,6 +133,7 @@ impl Instrumented {
             prep,
             self.max_extra_registers,
             self.eager_header,
+            (!self.generic).then_some(model),
         ));
         self.templates
             .lock()
@@ -133,8 +147,9 @@ fn build_template(
     prep: &Prepared,
     max_extra_registers: Option<u32>,
     eager_header: bool,
+    model: Option<Model>,
 ) -> Result<Template, String> {
-    let rewritten = device_rewrite_with(prep, max_extra_registers, eager_header)?;
+    let rewritten = device_rewrite_with(prep, max_extra_registers, eager_header, model)?;
     let mut dev = Device::new();
     // The runtime's calls and the code the rewrite put into the kernel are quiet: the
     // scheduler decides where, and as often as, it does for the original kernel, as with
@@ -150,25 +165,29 @@ fn build_template(
     Ok(Template { dev, module, ptrs })
 }
 
-/// The variant's module rewritten in the device flavour (what a GPU runs), its kernels
-/// capped at their original register count + `max_extra_registers` when given.
+/// The variant's module rewritten in the device flavour for `model` (what a GPU runs),
+/// its kernels capped at their original register count + `max_extra_registers` when
+/// given.
 pub(crate) fn device_rewrite(
     prep: &Prepared,
     max_extra_registers: Option<u32>,
+    model: Model,
 ) -> Result<fencehound_ptx::Module, String> {
-    device_rewrite_with(prep, max_extra_registers, false)
+    device_rewrite_with(prep, max_extra_registers, false, Some(model))
 }
 
 fn device_rewrite_with(
     prep: &Prepared,
     max_extra_registers: Option<u32>,
     eager_header: bool,
+    model: Option<Model>,
 ) -> Result<fencehound_ptx::Module, String> {
     let mut rw = rewrite::rewrite(
         &prep.module,
         &RewriteOptions {
             flavor: Flavor::Device,
             eager_header,
+            model,
         },
     )
     .map_err(|e| format!("instrumenting: {e}"))?;
@@ -392,7 +411,7 @@ impl Backend for Instrumented {
         } else if let Some(what) = prep.vgpu_only() {
             Err(format!("{what} run only on the vgpu backend"))
         } else {
-            match &*self.template(prep) {
+            match &*self.template(prep, spec.model) {
                 Ok(t) => run(t, prep, spec, cancel),
                 Err(e) => Err(e.clone()),
             }

@@ -126,14 +126,14 @@ fn a_spinning_worker_is_killed_and_the_campaign_goes_on() {
 fn the_supervisor_restarts_workers_and_reloads_variants() {
     let dir = tempfile::tempdir().unwrap();
     let prep = campaign(dir.path());
-    let load = load_for(&prep, 7, None).unwrap();
+    let load = load_for(&prep, 7, None, Model::Bugaroo).unwrap();
     assert!(
         load.ptx.contains("__fencehound_store"),
         "the worker gets the instrumented PTX"
     );
     assert!(!load.ptx.contains(".maxnreg"));
     // `fuzz --backend gpu --max-extra-registers 16`: the worker gets capped kernels.
-    let capped = load_for(&prep, 8, Some(16)).unwrap();
+    let capped = load_for(&prep, 8, Some(16), Model::Bugaroo).unwrap();
     assert!(
         capped.ptx.contains(".maxnreg") && capped.ptx.contains(".callprototype"),
         "the worker gets the register-capped PTX"

@@ -13,7 +13,11 @@
 //!   and its statistics at the exit: it computes what the form that writes them back
 //!   after every block (`RewriteOptions::eager_header`, the header current between
 //!   blocks, as the lockstep flavour the differential test checks keeps it) computes —
-//!   the same verdict, output bytes and buffer statistics, execution for execution.
+//!   the same verdict, output bytes and buffer statistics, execution for execution;
+//! - a module for one model (`RewriteOptions::model`: what `fencehound instrument --model`
+//!   writes and the instrumented backends run) computes what the module for both models
+//!   (the launch's flag choosing at each site) computes, in fewer lane instructions in
+//!   all (a few executions that spin or call the runtime differently run a few more).
 
 use fencehound_fuzzer::backend::instrumented::Instrumented;
 use fencehound_fuzzer::backend::{Backend, Vgpu};
@@ -136,4 +140,51 @@ fn registers_kept_to_the_exit_and_a_header_kept_current_agree_execution_for_exec
     assert!(compared >= 26 * 8, "{compared} executions");
     assert!(failing > 0);
     assert!(buffered > 0);
+}
+
+#[test]
+fn a_module_for_one_model_and_the_module_for_both_agree_execution_for_execution() {
+    let one = Instrumented::new();
+    let both = Instrumented::generic();
+    let mut compared = 0;
+    let mut fewer = 0;
+    let mut lanes = (0u64, 0u64);
+    let mut failing = 0;
+    let mut diffs = Vec::new();
+    for (name, prep) in variants() {
+        for (model, p) in [
+            (Model::Bugaroo, 0.5),
+            (Model::Bugaroo, 1.0),
+            (Model::Scoped, 0.5),
+            (Model::Scoped, 1.0),
+        ] {
+            for seed in 0..2 {
+                let a = one.execute(&prep, &ExecSpec::random(model, p, seed), None);
+                let b = both.execute(&prep, &ExecSpec::random(model, p, seed), None);
+                let what = format!("{name} {} p={p} seed {seed}", model.name());
+                assert!(a.lane_instructions > 0, "{what}: {:?}", a.verdict);
+                if a.verdict != b.verdict || a.output_hash != b.output_hash || a.stats != b.stats {
+                    diffs.push(format!(
+                        "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
+                        a.verdict, b.verdict, a.stats, b.stats
+                    ));
+                }
+                fewer += (a.lane_instructions < b.lane_instructions) as u32;
+                lanes.0 += a.lane_instructions;
+                lanes.1 += b.lane_instructions;
+                failing += a.verdict.is_failure() as u32;
+                compared += 1;
+            }
+        }
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    assert!(compared >= 26 * 8, "{compared} executions");
+    assert!(failing > 0);
+    // The specialisation removes work (no per-site model test) wherever a global access
+    // or a drain runs in a full launch.
+    assert!(
+        fewer > compared / 2,
+        "{fewer} of {compared} ran fewer instructions"
+    );
+    assert!(lanes.0 < lanes.1, "lane instructions in all: {lanes:?}");
 }

@@ -290,6 +290,16 @@ impl Ctx<'_> {
     /// Whether the thread's header is in `%fhd14` wherever the runtime is called: a fast
     /// kernel of the device flavour finds it at entry, and calls the runtime only in a
     /// full launch.
+    /// Whether the code is for `scoped` (`Some(true)`), for another model (`Some(false)`),
+    /// or for either, the launch's flag `%fhq4` deciding (`None`): see
+    /// `RewriteOptions::model`. Only the device flavour specialises.
+    fn scoped(&self) -> Option<bool> {
+        match self.opts.model {
+            Some(m) if self.opts.flavor == Flavor::Device => Some(m == crate::Model::Scoped),
+            _ => None,
+        }
+    }
+
     fn has_header(&self) -> bool {
         self.fast && self.opts.flavor == Flavor::Device
     }
@@ -462,7 +472,7 @@ const TEMP_DECLS: &str = "\
 .reg .pred %fhq<6>;
 .reg .b32 %fhc<4>;
 .reg .b32 %fhk<9>;
-.reg .b64 %fhe<9>;
+.reg .b64 %fhe<10>;
 ";
 
 /// What the fast path needs to know about the whole module.
@@ -612,6 +622,7 @@ const CTL_THR: u32 = 80;
 const CTL_LIVE1: u32 = 96;
 const CTL_TOTAL: u32 = 112;
 const CTL_TAG: u32 = 128;
+const CTL_LAST: u32 = 140;
 const CTL_EXITED: u32 = 64;
 const CTL_HOLDERS: u32 = 72;
 // Offset of the overlay length in FhCta.
@@ -624,7 +635,8 @@ const ALWAYS: u64 = 1 << 53;
 //   %fhk0 len, %fhk1/%fhk2 len_s[0]/[1], %fhk3 ticks, %fhe0 stores, %fhe1 blocks — the
 //     words the inlined paths change; written back before each runtime call (which reads
 //     and changes them) and read again after it ([`rt_call`]);
-//   %fhk4 the liveness period - 1, %fhk5 capacity, %fhk8 the flush histograms' bins,
+//   %fhk4 the liveness period - 1, %fhk5 capacity, %fhe9 the counters + 8 x the flush
+//     histograms' bins (the shared histogram's base, less its offset 128),
 //     %fhq4 (a predicate) scoped, %fhe3/%fhe4 the thresholds per space, %fhe8 the counters
 //     (from the control block), %fhe2 prefix, %fhe7 the CTA's area (from the header) —
 //     set at the start, never changed;
@@ -662,7 +674,7 @@ fn cache_load_const() -> String {
          ld.v2.u32 {{%fhk4, %fhk8}}, [%fhd15+{CTL_LIVE1}];\n\
          ld.u32 %fhr8, [%fhd15+{CTL_FLAGS}];\nld.u32 %fhk5, [%fhd15+{CTL_CAPACITY}];\n\
          and.b32 %fhr8, %fhr8, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr8, 0;\n\
-         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\n\
+         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\nmad.wide.u32 %fhe9, %fhk8, 8, %fhe8;\n\
          mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n\
          mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n",
         mix = mix_fhd12(),
@@ -787,11 +799,9 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
          bra.uni {index};\n\
          {flat}:\nmov.u32 %fhr3, %tid.x;\nmov.u32 %fhr0, %ctaid.x;\n\
          {index}:\nmad.lo.u32 %fhr3, %fhr0, %fhr9, %fhr3;\n\
-         ld.u64 %fhd11, [%fhd15+40];\nmul.wide.u32 %fhd14, %fhr3, %fhr6;\n\
-         add.u64 %fhd14, %fhd14, %fhd11;\n\
-         ld.u64 %fhd11, [%fhd15+48];\nmul.wide.u32 %fhe7, %fhr0, %fhr8;\n\
-         add.u64 %fhe7, %fhe7, %fhd11;\n\
-         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\n\
+         ld.u64 %fhd11, [%fhd15+40];\nmad.wide.u32 %fhd14, %fhr3, %fhr6, %fhd11;\n\
+         ld.u64 %fhd11, [%fhd15+48];\nmad.wide.u32 %fhe7, %fhr0, %fhr8, %fhd11;\n\
+         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\nmad.wide.u32 %fhe9, %fhk8, 8, %fhe8;\n\
          ld.v2.u64 {{%fhe3, %fhe4}}, [%fhd15+{CTL_THR}];\n\
          ld.u64 %fhd11, [%fhd15];\ncvt.u64.u32 %fhd10, %fhr3;\n\
          xor.b64 %fhe2, %fhd11, %fhd10;\n\
@@ -802,10 +812,16 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
          setp.eq.u32 %fhp2, %fhc0, 0;\n@%fhp2 bra {hashed};\n\
          mov.u64 %fhd12, %fhe2;\n{mix}mov.u64 %fhe2, %fhd12;\n\
          {hashed}:\n\
-         setp.ne.u32 %fhq4, %fhr2, 0;\n\
+         {scoped}\
          mov.u64 %fhe0, 0;\nmov.u64 %fhe1, 0;\n\
          mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n",
         mix = mix_fhd12(),
+        // A module for one model never tests the launch's scoped flag.
+        scoped = if cx.scoped().is_none() {
+            "setp.ne.u32 %fhq4, %fhr2, 0;\n"
+        } else {
+            ""
+        },
     )
 }
 
@@ -830,12 +846,17 @@ fn block_cache(cx: &Ctx<'_>) -> (String, String) {
 
 /// The runtime's `fh_fast_overlay` test inline, from the cache: under `scoped`, a
 /// nonempty own CTA overlay goes to `slow`; otherwise (not `scoped`, or empty) to `empty`.
-fn overlay_test(empty: &str, slow: &str) -> String {
-    format!(
-        "@!%fhq4 bra {empty};\n\
-         ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
+fn overlay_test(cx: &Ctx<'_>, empty: &str, slow: &str) -> String {
+    let test = format!(
+        "ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
          setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
-    )
+    );
+    match cx.scoped() {
+        None => format!("@!%fhq4 bra {empty};\n{test}"),
+        Some(true) => test,
+        // Not `scoped`: no overlay (the caller's code after this goes on to `empty`).
+        Some(false) => String::new(),
+    }
 }
 
 /// In a full launch, the first level of `__fencehound_load` inlined at a load of a
@@ -864,24 +885,42 @@ fn inline_load(
     let slow = cx.label();
     let (fast, held) = (cx.label(), cx.label());
     let mut t = String::new();
-    let _ = write!(
-        t,
-        "add.u32 %fhk3, %fhk3, 1;\nsetp.lt.or.u32 %fhp2, %fhk4, %fhk3, %fhq5;\n\
-         @%fhp2 bra {held};\n{fast}:\n"
-    );
-    if sp == MemSpace::Global {
-        let ok = cx.label();
-        t.push_str(&overlay_test(&ok, &slow));
-        let _ = writeln!(t, "{ok}:");
+    if sp == MemSpace::Global && cx.scoped() == Some(true) {
+        // A module for `scoped` alone: the overlay's length joins the one test (entries,
+        // liveness, overlay), and the slow side tells them apart.
+        let _ = write!(
+            t,
+            "add.u32 %fhk3, %fhk3, 1;\nld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
+             setp.lt.or.u32 %fhp2, %fhk4, %fhk3, %fhq5;\nsetp.ne.or.u32 %fhp2, %fhr8, 0, %fhp2;\n\
+             @%fhp2 bra {held};\n{fast}:\n{}{COLD}\
+             {held}:\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n@%fhp2 bra {slow};\n\
+             setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n",
+            original(i)
+        );
+    } else {
+        let _ = write!(
+            t,
+            "add.u32 %fhk3, %fhk3, 1;\nsetp.lt.or.u32 %fhp2, %fhk4, %fhk3, %fhq5;\n\
+             @%fhp2 bra {held};\n{fast}:\n"
+        );
+        if sp == MemSpace::Global {
+            let ok = cx.label();
+            t.push_str(&overlay_test(cx, &ok, &slow));
+            let _ = writeln!(t, "{ok}:");
+        }
+        let _ = write!(
+            t,
+            "{}{COLD}\
+             {held}:\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n@%fhp2 bra {slow};\n",
+            original(i)
+        );
     }
     let _ = write!(
         t,
-        "{}{COLD}\
-         {held}:\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n@%fhp2 bra {slow};\n\
+        "\
          {gaddr}cvt.u32.u64 %fhr7, %fhd8;\nbfe.u32 %fhr7, %fhr7, 3, 6;\n\
          shl.b64 %fhd9, 1, %fhr7;\nand.b64 %fhd9, %fhd9, %fhe1;\n\
-         setp.eq.u64 %fhp2, %fhd9, 0;\n@%fhp2 bra {fast};\n",
-        original(i)
+         setp.eq.u64 %fhp2, %fhd9, 0;\n@%fhp2 bra {fast};\n"
     );
     Some((t, format!("{slow}:\nsub.u32 %fhk3, %fhk3, 1;\n")))
 }
@@ -956,7 +995,7 @@ fn inline_store(
     }
     let _ = write!(
         t,
-        "mul.wide.u32 %fhd13, %fhk0, 16;\nadd.u64 %fhd13, %fhd13, %fhd14;\n\
+        "mad.wide.u32 %fhd13, %fhk0, 16, %fhd14;\n\
          and.b64 %fhd12, %fhd0, 0x00ffffffffffffff;\nor.b64 %fhd12, %fhd12, {key_bits};\n\
          st.v2.u64 [%fhd13+{T_ENTRIES}], {{%fhd12, %fhd1}};\n\
          add.u64 %fhe0, %fhe0, 1;\nadd.u64 {seen}, {seen}, 1;\nadd.u32 %fhk0, %fhk0, 1;\n\
@@ -969,7 +1008,7 @@ fn inline_store(
     // Not selected: counted and performed, unless a CTA overlay may hold the address.
     if s == 0 {
         let ok = cx.label();
-        t.push_str(&overlay_test(&ok, &slow));
+        t.push_str(&overlay_test(cx, &ok, &slow));
         let _ = writeln!(t, "{ok}:");
     }
     let _ = write!(
@@ -1001,8 +1040,13 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     // drain of shared entries alone (the runtime commits those without its lock too), or
     // a drain to memory while the overlay is empty (read as `fh_fast_overlay` reads it).
     let go = cx.label();
-    let _ = writeln!(t, "@!%fhq4 bra {go};");
-    if meta & m_scope(3) == 0 {
+    let scoped = cx.scoped();
+    if scoped.is_none() {
+        let _ = writeln!(t, "@!%fhq4 bra {go};");
+    }
+    if scoped == Some(false) {
+        // Not `scoped`: no overlay.
+    } else if meta & m_scope(3) == 0 {
         let _ = write!(t, "setp.ne.u32 %fhp2, %fhk1, 0;\n@%fhp2 bra {slow};\n");
     } else {
         let _ = write!(
@@ -1019,8 +1063,7 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     let _ = write!(
         t,
         "{go}:\n\
-         add.u64 %fhd9, %fhd14, {T_ENTRIES};\nmul.wide.u32 %fhd12, %fhk0, 16;\n\
-         add.u64 %fhd12, %fhd12, %fhd9;\n\
+         add.u64 %fhd9, %fhd14, {T_ENTRIES};\nmad.wide.u32 %fhd12, %fhk0, 16, %fhd9;\n\
          {top}:\n\
          ld.v2.u64 {{%fhd10, %fhd11}}, [%fhd9];\n\
          mov.b64 {{%fhr7, %fhr8}}, %fhd10;\nand.b32 %fhr8, %fhr8, 0x37000000;\n\
@@ -1047,13 +1090,12 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
         "mov.u32 %fhk0, 0;\nmov.u64 %fhe1, 0;\nsetp.ne.u32 %fhq5, %fhk0, 0;\n\
          red.add.u32 [%fhd15+{CTL_HOLDERS}], -1;\n\
          setp.eq.u32 %fhp2, %fhk1, 0;\n@%fhp2 bra {rec1};\n\
-         mul.wide.u32 %fhd9, %fhk1, 8;\nadd.u64 %fhd9, %fhd9, %fhe8;\n\
+         mad.wide.u32 %fhd9, %fhk1, 8, %fhe8;\n\
          red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk1;\nred.add.u64 [%fhe8+{reason}], %fhd9;\n\
          mov.u32 %fhk1, 0;\n\
          {rec1}:\n\
          setp.eq.u32 %fhp2, %fhk2, 0;\n@%fhp2 bra {done};\n\
-         add.u32 %fhr7, %fhk8, %fhk2;\n\
-         mul.wide.u32 %fhd9, %fhr7, 8;\nadd.u64 %fhd9, %fhd9, %fhe8;\n\
+         mad.wide.u32 %fhd9, %fhk2, 8, %fhe9;\n\
          red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk2;\nred.add.u64 [%fhe8+{reason}], %fhd9;\n\
          mov.u32 %fhk2, 0;\n\
          {done}:\n{COLD}"
@@ -1899,8 +1941,8 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
         let _ = write!(
             code,
             "@%fhq5 bra {slow};\n\
-             ld.u32 %fhr8, [%fhd14+{T_TOTAL}];\n\
-             atom.add.u32 %fhr9, [%fhd15+{CTL_EXITED}], 1;\nadd.u32 %fhr9, %fhr9, 1;\n\
+             ld.u32 %fhr8, [%fhd15+{CTL_LAST}];\n\
+             atom.add.u32 %fhr9, [%fhd15+{CTL_EXITED}], 1;\n\
              setp.ne.u32 %fhp2, %fhr9, %fhr8;\n@%fhp2 bra {{DONE}};\n\
              {last}bra.uni {{DONE}};\n{slow}:\n"
         );
@@ -1944,7 +1986,7 @@ fn drain_block(
             // A drain to a scope wider than the CTA (scope field not 0) publishes the
             // overlay.
             let _ = writeln!(t, "@%fhq5 bra {own};");
-            t.push_str(&overlay_test("{DONE}", &slow));
+            t.push_str(&overlay_test(cx, "{DONE}", &slow));
             t.push_str("bra.uni {DONE};\n");
         } else if cx.opts.flavor == Flavor::Lockstep {
             // (The device flavour's `wrap_early` has sent a thread holding nothing to the

@@ -292,7 +292,8 @@ pub fn control_bytes(
     // the launch's threads (112), the bytes per thread (header and entries) (116) and
     // per CTA area (120); 1 when some space's threshold needs the selection hash — neither
     // 0 (never selected) nor `ALWAYS` (every store) (124); the header's tag for this launch
-    // (`launch + 1`) (128), 1 under `scoped` (132), the capacity per space (136), padding.
+    // (`launch + 1`) (128), 1 under `scoped` (132), the capacity per space (136), the
+    // launch's threads - 1 (the number of exits the last thread to exit finds) (140).
     let thr = crate::select::threshold(cfg.p_w);
     let per_space = |on: bool| if on { thr } else { 0 };
     b.extend_from_slice(&per_space(cfg.buffer_global).to_le_bytes());
@@ -312,7 +313,7 @@ pub fn control_bytes(
     b.extend_from_slice(&launch.wrapping_add(1).to_le_bytes());
     b.extend_from_slice(&u32::from(flags & FLAG_SCOPED != 0).to_le_bytes());
     b.extend_from_slice(&area.capacity.to_le_bytes());
-    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&shape.threads().wrapping_sub(1).to_le_bytes());
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
@@ -559,6 +560,7 @@ mod tests {
         assert_eq!(u32_at(&b, 128), 3);
         assert_eq!(u32_at(&b, 132), 1);
         assert_eq!(u32_at(&b, 136), 256);
+        assert_eq!(u32_at(&b, 140), 191);
         let flat = LaunchShape::new([5, 1, 1], [64, 1, 1]);
         let mut only_shared = cfg.clone();
         only_shared.buffer_global = false;

@@ -225,6 +225,13 @@ pub struct RewriteOptions {
     /// executions, with more instructions: a test compares the two
     /// (`fuzzer/tests/it/instrumented_equivalence.rs`).
     pub eager_header: bool,
+    /// The write-buffer model the kernels are for. `None`: one module for `bugaroo` and
+    /// `scoped`, a flag of the launch's control block choosing at each site whether CTA
+    /// overlays take part; `Some(m)`: the device flavour's fast paths are emitted for `m`
+    /// alone (no per-site test of the flag: under `bugaroo` no overlay code at all), and
+    /// the host must run the module under `m` only (`fencehound instrument --model`, the
+    /// instrumented backends, which build one module per model).
+    pub model: Option<crate::Model>,
 }
 
 impl Default for RewriteOptions {
@@ -232,6 +239,7 @@ impl Default for RewriteOptions {
         RewriteOptions {
             flavor: Flavor::Device,
             eager_header: false,
+            model: None,
         }
     }
 }

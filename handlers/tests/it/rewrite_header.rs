@@ -45,7 +45,7 @@ const LAUNCHES: u32 = 2;
 /// known to the module.
 fn loaded(
     text: &str,
-    flavor: Flavor,
+    opts: RewriteOptions,
     (model, p_w): (Model, f64),
     seed: u64,
     liveness: u32,
@@ -59,14 +59,7 @@ fn loaded(
     layout::Area,
 ) {
     let m = fencehound_ptx::parse("k", text).unwrap();
-    let rw = rewrite::rewrite(
-        &m,
-        &RewriteOptions {
-            flavor,
-            eager_header: false,
-        },
-    )
-    .unwrap();
+    let rw = rewrite::rewrite(&m, &opts).unwrap();
     let mut dev = Device::new();
     let module = dev.load_module(&rw.module).unwrap();
     let out = dev.alloc_named(out_bytes, "out".to_string()).unwrap();
@@ -93,8 +86,15 @@ fn run(
         threads,
         ctas: grid.x * grid.y * grid.z,
     };
-    let (mut dev, module, out, cfg, area) =
-        loaded(KERNEL, flavor, (Model::Scoped, p_w), seed, 7, sizes, 4 * 64);
+    let (mut dev, module, out, cfg, area) = loaded(
+        KERNEL,
+        with(flavor),
+        (Model::Scoped, p_w),
+        seed,
+        7,
+        sizes,
+        4 * 64,
+    );
     for _ in 0..LAUNCHES {
         let index = dev.launch_count();
         let shape = layout::LaunchShape::of(grid, block);
@@ -114,6 +114,13 @@ fn run(
         .collect();
     let stats = layout::read_stats(&dev, &area).unwrap();
     (headers, stats, area)
+}
+
+fn with(flavor: Flavor) -> RewriteOptions {
+    RewriteOptions {
+        flavor,
+        ..Default::default()
+    }
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -242,7 +249,7 @@ fn a_module_function_sees_the_kernels_buffered_stores_and_the_kernel_its() {
         let sizes = layout::Sizes { threads, ctas: 1 };
         let (mut dev, module, out, cfg, area) = loaded(
             CALLS,
-            flavor,
+            with(flavor),
             (Model::Bugaroo, 1.0),
             3,
             1000,
@@ -284,5 +291,72 @@ fn a_module_function_sees_the_kernels_buffered_stores_and_the_kernel_its() {
             stats.forwarded_loads >= 2 * threads as u64,
             "{flavor:?}: {stats:?}"
         );
+    }
+}
+
+/// Thread 0 buffers a store to `x` and publishes it to its CTA (`membar.cta`: under
+/// `scoped`, to the CTA's overlay, not to memory); after a barrier thread 32 (another
+/// warp) buffers a store of its own — so it holds an entry — and loads `x`: it must read
+/// the overlay's 1, not memory's 0, whether the module is for `scoped` alone (the load's
+/// overlay test joined with its entries test) or for both models.
+const OVERLAY: &str = "
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 0;
+    @!%p1 bra $L_wait;
+    mov.u32 %r2, 1;
+    st.global.u32 [%rd1], %r2;
+    membar.cta;
+$L_wait:
+    bar.sync 0;
+    setp.eq.u32 %p2, %r1, 32;
+    @!%p2 bra $L_end;
+    mov.u32 %r2, 2;
+    st.global.u32 [%rd1+64], %r2;
+    ld.global.u32 %r3, [%rd1];
+    st.global.u32 [%rd1+128], %r3;
+$L_end:
+    ret;
+}
+";
+
+#[test]
+fn a_load_of_a_thread_holding_entries_reads_its_ctas_overlay() {
+    for model in [None, Some(Model::Scoped)] {
+        let threads = 64u32;
+        let sizes = layout::Sizes { threads, ctas: 1 };
+        let opts = RewriteOptions {
+            model,
+            ..with(Flavor::Device)
+        };
+        let (mut dev, module, out, cfg, area) =
+            loaded(OVERLAY, opts, (Model::Scoped, 1.0), 5, 1000, sizes, 256);
+        let one = Dim3 { x: 1, y: 1, z: 1 };
+        let block = Dim3 {
+            x: threads,
+            y: 1,
+            z: 1,
+        };
+        let shape = layout::LaunchShape::of(one, block);
+        layout::begin_launch(&mut dev, &cfg, &area, 0, shape, true).unwrap();
+        let r = dev
+            .launch(module, "k", one, block, 0, &[Arg::Ptr(out)])
+            .unwrap();
+        assert!(r.outcome.is_completed(), "{model:?}: {:?}", r.outcome);
+        let mut words = vec![0u8; 256];
+        dev.copy_from(out, &mut words).unwrap();
+        let got = [u32_at(&words, 0), u32_at(&words, 64), u32_at(&words, 128)];
+        assert_eq!(got, [1, 2, 1], "{model:?}: x, y, what thread 32 read of x");
+        let stats = layout::read_stats(&dev, &area).unwrap();
+        assert!(stats.overlay_loads >= 1, "{model:?}: {stats:?}");
     }
 }
