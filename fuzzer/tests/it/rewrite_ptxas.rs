@@ -2,7 +2,9 @@
 //! compute_90 and rewritten (device flavour, what the GPU backend loads), assembles with
 //! ptxas for the matching sm_75, sm_80 and sm_90; for sm_80 also register-capped
 //! (`fencehound instrument --max-extra-registers 16`: each kernel at most 16 registers
-//! over the original's count, as ptxas reports both).
+//! over the original's count, as ptxas reports both). sm_75 gets the module for both
+//! models, sm_80 the one for `bugaroo` alone, sm_90 the one for `scoped` alone
+//! (`fencehound instrument --model`; `RewriteOptions::model`).
 
 use fencehound_fuzzer::Campaign;
 use fencehound_handlers::rewrite::{self, RewriteOptions};
@@ -55,7 +57,15 @@ fn every_rewritten_campaign_variant_assembles_for_sm_75_80_90() {
                             }
                         };
                         let m = fencehound_ptx::parse(what, &ptx).unwrap();
-                        match rewrite::rewrite(&m, &RewriteOptions::default()) {
+                        let opts = RewriteOptions {
+                            model: match *arch {
+                                "80" => Some(fencehound_handlers::Model::Bugaroo),
+                                "90" => Some(fencehound_handlers::Model::Scoped),
+                                _ => None,
+                            },
+                            ..Default::default()
+                        };
+                        match rewrite::rewrite(&m, &opts) {
                             Ok(rw) => {
                                 let text = fencehound_ptx::print(&rw.module);
                                 if let Err(e) =

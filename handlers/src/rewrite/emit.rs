@@ -726,20 +726,33 @@ fn cache_persists(cx: &Ctx<'_>) -> bool {
 /// calls `__fencehound_begin` and loads the cache in each block, where its loads are not
 /// preemption points of their own.
 fn prologue(cx: &mut Ctx<'_>) -> String {
-    let mut t =
-        String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\nsetp.ne.u64 %fhq5, %fhd16, 0;\n");
-    if cx.opts.flavor == Flavor::Device {
-        t.push_str(&mode_code(cx));
-        if cx.body == Body::Full {
-            // Two bodies: a launch that is not full runs the quiet one.
+    let mut t = String::from("mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n");
+    match (cx.opts.flavor, cx.body) {
+        (Flavor::Device, Body::Full) => {
+            // Two bodies: `%fhq5` is read in the full one only, where the mode test's
+            // second destination (not full, or no control block) is false.
+            let full = format!(
+                "setp.eq.and.u16 %fhq0, %fhh3, {}, %fhq2;",
+                super::layout::MODE_FULL
+            );
+            let both = format!(
+                "setp.eq.and.u16 %fhq0|%fhq5, %fhh3, {}, %fhq2;",
+                super::layout::MODE_FULL
+            );
+            t.push_str(&mode_code(cx).replace(&full, &both));
+            // A launch that is not full runs the quiet body.
             let _ = writeln!(t, "@!%fhq0 bra {QUIET_BODY};");
             t.push_str(&inline_begin(cx));
-        } else {
+        }
+        (Flavor::Device, _) => {
+            t.push_str("setp.ne.u64 %fhq5, %fhd16, 0;\n");
+            t.push_str(&mode_code(cx));
             let skip = cx.label();
             let _ = writeln!(t, "@!%fhq0 bra {skip};");
             t.push_str(&inline_begin(cx));
             let _ = writeln!(t, "{skip}:");
         }
+        (Flavor::Lockstep, _) => t.push_str("setp.ne.u64 %fhq5, %fhd16, 0;\n"),
     }
     t
 }
@@ -1938,12 +1951,18 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
         }
         let slow = cx.label();
         let last = rt_call(cx, &format!("{PREFIX}last"), None, &[]);
+        // The launch's threads - 1: the device flavour's set-up keeps it in `%fhc3`.
+        let (last_word, last_reg) = if cx.has_header() {
+            (String::new(), "%fhc3")
+        } else {
+            (format!("ld.u32 %fhr8, [%fhd15+{CTL_LAST}];\n"), "%fhr8")
+        };
         let _ = write!(
             code,
             "@%fhq5 bra {slow};\n\
-             ld.u32 %fhr8, [%fhd15+{CTL_LAST}];\n\
+             {last_word}\
              atom.add.u32 %fhr9, [%fhd15+{CTL_EXITED}], 1;\n\
-             setp.ne.u32 %fhp2, %fhr9, %fhr8;\n@%fhp2 bra {{DONE}};\n\
+             setp.ne.u32 %fhp2, %fhr9, {last_reg};\n@%fhp2 bra {{DONE}};\n\
              {last}bra.uni {{DONE}};\n{slow}:\n"
         );
     }

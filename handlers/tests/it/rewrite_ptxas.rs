@@ -1,10 +1,23 @@
 //! Every kernel of `kernels/`, compiled by NVRTC for compute_75, compute_80 and compute_90
 //! and rewritten (device flavour, the one a GPU loads), assembles with ptxas for the
 //! matching sm_75, sm_80, sm_90. A kernel NVRTC cannot compile for an architecture (it uses
-//! a newer instruction) is reported and skipped for that architecture only.
+//! a newer instruction) is reported and skipped for that architecture only. Each
+//! architecture gets another form of the module (`model_for`): for both models, for
+//! `bugaroo` alone, for `scoped` alone (`fencehound instrument --model`), so every form
+//! meets ptxas on every kernel at no extra ptxas run.
 
 use fencehound_handlers::rewrite::{self, RewriteOptions};
+use fencehound_handlers::Model;
 use std::path::PathBuf;
+
+/// The module form assembled for `arch` (see the module docs).
+fn model_for(arch: &str) -> Option<Model> {
+    match arch {
+        "80" => Some(Model::Bugaroo),
+        "90" => Some(Model::Scoped),
+        _ => None,
+    }
+}
 
 const ARCHS: [&str; 3] = ["75", "80", "90"];
 
@@ -68,7 +81,11 @@ fn every_rewritten_kernel_assembles_for_sm_75_80_90() {
                             }
                         };
                         let m = fencehound_ptx::parse(&stem, &ptx).unwrap();
-                        let rw = match rewrite::rewrite(&m, &RewriteOptions::default()) {
+                        let opts = RewriteOptions {
+                            model: model_for(arch),
+                            ..Default::default()
+                        };
+                        let rw = match rewrite::rewrite(&m, &opts) {
                             Ok(r) => r,
                             Err(e) => {
                                 fails.push(format!("{stem}: rewrite: {e}"));
