@@ -158,7 +158,9 @@ fn a_module_for_one_model_and_the_module_for_both_agree_execution_for_execution(
             (Model::Scoped, 0.5),
             (Model::Scoped, 1.0),
         ] {
-            for seed in 0..2 {
+            // One seed: the variants, models and p_w cover the sites; the suite's time
+            // matters (CI).
+            for seed in 0..1 {
                 let a = one.execute(&prep, &ExecSpec::random(model, p, seed), None);
                 let b = both.execute(&prep, &ExecSpec::random(model, p, seed), None);
                 let what = format!("{name} {} p={p} seed {seed}", model.name());
@@ -178,7 +180,7 @@ fn a_module_for_one_model_and_the_module_for_both_agree_execution_for_execution(
         }
     }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
-    assert!(compared >= 26 * 8, "{compared} executions");
+    assert!(compared >= 26 * 4, "{compared} executions");
     assert!(failing > 0);
     // The specialisation removes work (no per-site model test) wherever a global access
     // or a drain runs in a full launch.
