@@ -21,7 +21,7 @@
 
 use fencehound_fuzzer::backend::instrumented::Instrumented;
 use fencehound_fuzzer::backend::{Backend, Vgpu};
-use fencehound_fuzzer::{prepare, Campaign, ExecSpec, Prepared};
+use fencehound_fuzzer::{prepare, Campaign, ExecResult, ExecSpec, Prepared};
 use fencehound_handlers::Model;
 use std::path::Path;
 use std::sync::Arc;
@@ -69,35 +69,60 @@ fn at_p_w_0_the_instrumented_kernel_runs_the_native_interleaving() {
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
 
-#[test]
-fn capped_and_uncapped_instrumented_kernels_agree_execution_for_execution() {
-    let plain = Instrumented::new();
-    let capped = Instrumented::with_register_caps(16);
-    let mut compared = 0;
-    let mut failing = 0;
-    let mut diffs = Vec::new();
+/// Each variant run by backends `a` and `b` with the same spec, for every (model, p_w)
+/// of `cases` and every seed of `seeds`: its name and both results (`a`'s checked to
+/// have run: an execution that could not run has no instructions).
+fn both_runs(
+    a: &Instrumented,
+    b: &Instrumented,
+    cases: &[(Model, f64)],
+    seeds: std::ops::Range<u64>,
+) -> Vec<(String, ExecResult, ExecResult)> {
+    let mut out = Vec::new();
     for (name, prep) in variants() {
-        for (model, p) in [(Model::Bugaroo, 0.5), (Model::Scoped, 1.0)] {
-            for seed in 0..2 {
-                let a = plain.execute(&prep, &ExecSpec::random(model, p, seed), None);
-                let b = capped.execute(&prep, &ExecSpec::random(model, p, seed), None);
+        for &(model, p) in cases {
+            for seed in seeds.clone() {
+                let ra = a.execute(&prep, &ExecSpec::random(model, p, seed), None);
+                let rb = b.execute(&prep, &ExecSpec::random(model, p, seed), None);
                 let what = format!("{name} {} p={p} seed {seed}", model.name());
-                // An execution that could not run has no instructions.
-                assert!(a.lane_instructions > 0, "{what}: {:?}", a.verdict);
-                if a.verdict != b.verdict || a.output_hash != b.output_hash || a.stats != b.stats {
-                    diffs.push(format!("{what}: {:?} vs {:?}", a.verdict, b.verdict));
-                }
-                if b.lane_instructions <= a.lane_instructions {
-                    diffs.push(format!(
-                        "{what}: capped ran {} lane instructions, uncapped {}",
-                        b.lane_instructions, a.lane_instructions
-                    ));
-                }
-                failing += a.verdict.is_failure() as u32;
-                compared += 1;
+                assert!(ra.lane_instructions > 0, "{what}: {:?}", ra.verdict);
+                out.push((what, ra, rb));
             }
         }
     }
+    out
+}
+
+/// Whether two executions computed the same: verdict, output bytes, buffer statistics.
+fn same(a: &ExecResult, b: &ExecResult) -> bool {
+    a.verdict == b.verdict && a.output_hash == b.output_hash && a.stats == b.stats
+}
+
+#[test]
+fn capped_and_uncapped_instrumented_kernels_agree_execution_for_execution() {
+    let runs = both_runs(
+        &Instrumented::new(),
+        &Instrumented::with_register_caps(16),
+        &[(Model::Bugaroo, 0.5), (Model::Scoped, 1.0)],
+        0..2,
+    );
+    let mut diffs = Vec::new();
+    for (what, a, b) in &runs {
+        if !same(a, b) {
+            diffs.push(format!("{what}: {:?} vs {:?}", a.verdict, b.verdict));
+        }
+        if b.lane_instructions <= a.lane_instructions {
+            diffs.push(format!(
+                "{what}: capped ran {} lane instructions, uncapped {}",
+                b.lane_instructions, a.lane_instructions
+            ));
+        }
+    }
+    let compared = runs.len();
+    let failing = runs
+        .iter()
+        .filter(|(_, a, _)| a.verdict.is_failure())
+        .count();
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
     assert!(compared >= 26 * 4, "{compared} executions");
     // The comparison covers failing executions too, not only passing ones.
@@ -106,36 +131,36 @@ fn capped_and_uncapped_instrumented_kernels_agree_execution_for_execution() {
 
 #[test]
 fn registers_kept_to_the_exit_and_a_header_kept_current_agree_execution_for_execution() {
-    let deferred = Instrumented::new();
-    let eager = Instrumented::with_eager_header();
-    let mut compared = 0;
-    let mut failing = 0;
-    let mut buffered = 0;
-    let mut diffs = Vec::new();
-    for (name, prep) in variants() {
-        for (model, p) in [
+    let runs = both_runs(
+        &Instrumented::new(),
+        &Instrumented::with_eager_header(),
+        &[
             (Model::Bugaroo, 0.5),
             (Model::Bugaroo, 1.0),
             (Model::Scoped, 0.25),
             (Model::Scoped, 1.0),
-        ] {
-            for seed in 0..2 {
-                let a = deferred.execute(&prep, &ExecSpec::random(model, p, seed), None);
-                let b = eager.execute(&prep, &ExecSpec::random(model, p, seed), None);
-                let what = format!("{name} {} p={p} seed {seed}", model.name());
-                assert!(a.lane_instructions > 0, "{what}: {:?}", a.verdict);
-                if a.verdict != b.verdict || a.output_hash != b.output_hash || a.stats != b.stats {
-                    diffs.push(format!(
-                        "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
-                        a.verdict, b.verdict, a.stats, b.stats
-                    ));
-                }
-                failing += a.verdict.is_failure() as u32;
-                buffered += a.stats.global.stores_buffered + a.stats.shared.stores_buffered;
-                compared += 1;
-            }
-        }
-    }
+        ],
+        0..2,
+    );
+    let diffs: Vec<String> = runs
+        .iter()
+        .filter(|(_, a, b)| !same(a, b))
+        .map(|(what, a, b)| {
+            format!(
+                "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
+                a.verdict, b.verdict, a.stats, b.stats
+            )
+        })
+        .collect();
+    let compared = runs.len();
+    let failing = runs
+        .iter()
+        .filter(|(_, a, _)| a.verdict.is_failure())
+        .count();
+    let buffered: u64 = runs
+        .iter()
+        .map(|(_, a, _)| a.stats.global.stores_buffered + a.stats.shared.stores_buffered)
+        .sum();
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
     assert!(compared >= 26 * 8, "{compared} executions");
     assert!(failing > 0);
@@ -144,41 +169,41 @@ fn registers_kept_to_the_exit_and_a_header_kept_current_agree_execution_for_exec
 
 #[test]
 fn a_module_for_one_model_and_the_module_for_both_agree_execution_for_execution() {
-    let one = Instrumented::new();
-    let both = Instrumented::generic();
-    let mut compared = 0;
-    let mut fewer = 0;
-    let mut lanes = (0u64, 0u64);
-    let mut failing = 0;
-    let mut diffs = Vec::new();
-    for (name, prep) in variants() {
-        for (model, p) in [
+    // One seed: the variants, models and p_w cover the sites; the suite's time matters
+    // (CI).
+    let runs = both_runs(
+        &Instrumented::new(),
+        &Instrumented::generic(),
+        &[
             (Model::Bugaroo, 0.5),
             (Model::Bugaroo, 1.0),
             (Model::Scoped, 0.5),
             (Model::Scoped, 1.0),
-        ] {
-            // One seed: the variants, models and p_w cover the sites; the suite's time
-            // matters (CI).
-            for seed in 0..1 {
-                let a = one.execute(&prep, &ExecSpec::random(model, p, seed), None);
-                let b = both.execute(&prep, &ExecSpec::random(model, p, seed), None);
-                let what = format!("{name} {} p={p} seed {seed}", model.name());
-                assert!(a.lane_instructions > 0, "{what}: {:?}", a.verdict);
-                if a.verdict != b.verdict || a.output_hash != b.output_hash || a.stats != b.stats {
-                    diffs.push(format!(
-                        "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
-                        a.verdict, b.verdict, a.stats, b.stats
-                    ));
-                }
-                fewer += (a.lane_instructions < b.lane_instructions) as u32;
-                lanes.0 += a.lane_instructions;
-                lanes.1 += b.lane_instructions;
-                failing += a.verdict.is_failure() as u32;
-                compared += 1;
-            }
-        }
-    }
+        ],
+        0..1,
+    );
+    let diffs: Vec<String> = runs
+        .iter()
+        .filter(|(_, a, b)| !same(a, b))
+        .map(|(what, a, b)| {
+            format!(
+                "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
+                a.verdict, b.verdict, a.stats, b.stats
+            )
+        })
+        .collect();
+    let compared = runs.len();
+    let failing = runs
+        .iter()
+        .filter(|(_, a, _)| a.verdict.is_failure())
+        .count();
+    let fewer = runs
+        .iter()
+        .filter(|(_, a, b)| a.lane_instructions < b.lane_instructions)
+        .count();
+    let lanes = runs.iter().fold((0u64, 0u64), |(x, y), (_, a, b)| {
+        (x + a.lane_instructions, y + b.lane_instructions)
+    });
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
     assert!(compared >= 26 * 4, "{compared} executions");
     assert!(failing > 0);

@@ -287,9 +287,6 @@ fn quiet_copy(body: &[Statement]) -> Vec<Statement> {
 }
 
 impl Ctx<'_> {
-    /// Whether the thread's header is in `%fhd14` wherever the runtime is called: a fast
-    /// kernel of the device flavour finds it at entry, and calls the runtime only in a
-    /// full launch.
     /// Whether the code is for `scoped` (`Some(true)`), for another model (`Some(false)`),
     /// or for either, the launch's flag `%fhq4` deciding (`None`): see
     /// `RewriteOptions::model`. Only the device flavour specialises.
@@ -300,6 +297,9 @@ impl Ctx<'_> {
         }
     }
 
+    /// Whether the thread's header is in `%fhd14` wherever the runtime is called: a fast
+    /// kernel of the device flavour finds it at entry, and calls the runtime only in a
+    /// full launch.
     fn has_header(&self) -> bool {
         self.fast && self.opts.flavor == Flavor::Device
     }
@@ -400,27 +400,33 @@ pub(super) fn rewrite_module(
                         nested: 0,
                     };
                     let two = cx.fast && opts.flavor == Flavor::Device && two_bodies_ok(&body);
-                    let quiet = two.then(|| quiet_copy(&body));
-                    let original = two.then(|| body.clone());
-                    let mut new_body = rewrite_body(&mut cx, body)?;
-                    let c = cx.counts;
-                    if let (Some(full), Some(quiet)) = (original, quiet) {
-                        if c != SiteCounts::default() {
-                            // The sites counted once (above); the two bodies replace the
-                            // one.
-                            cx.body = Body::Full;
-                            new_body = rewrite_body(&mut cx, full)?;
+                    let mut new_body = if two {
+                        let quiet = quiet_copy(&body);
+                        cx.body = Body::Full;
+                        let mut full = rewrite_body(&mut cx, body.clone())?;
+                        if cx.counts == SiteCounts::default() {
+                            // No site: one body, as it was (its calls need no cache).
+                            cx.body = Body::Both;
+                            cx.cold.clear();
+                            rewrite_body(&mut cx, body)?
+                        } else {
                             // The slow paths after the full body's last instruction (which
-                            // ends the thread or jumps: `two_bodies_ok`).
-                            new_body.append(&mut cx.cold);
+                            // ends the thread or jumps: `two_bodies_ok`); the sites counted
+                            // once, in the full body.
+                            full.append(&mut cx.cold);
+                            let c = cx.counts;
                             cx.body = Body::Quiet;
                             let quiet = rewrite_body(&mut cx, quiet)?;
                             cx.body = Body::Full;
                             cx.counts = c;
-                            new_body.push(Statement::Label(QUIET_BODY.to_string()));
-                            new_body.extend(quiet);
+                            full.push(Statement::Label(QUIET_BODY.to_string()));
+                            full.extend(quiet);
+                            full
                         }
-                    }
+                    } else {
+                        rewrite_body(&mut cx, body)?
+                    };
+                    let c = cx.counts;
                     if c != SiteCounts::default() {
                         let mut decls = parse_statements(TEMP_DECLS)?;
                         if cx.fast {
@@ -527,13 +533,15 @@ const CTL_COUNTERS: u32 = 56;
 /// The host decides which (`layout::launch_mode`, the control block's mode bytes); the
 /// kernel reads the byte for its module's kind (with no control block, neither: the byte
 /// is not read, and the compares are and-ed with the pointer test).
-fn mode_code(cx: &Ctx<'_>) -> String {
+/// `not_full`: a predicate also set to "the launch is not full" (the full test's second
+/// destination), e.g. `"|%fhq5"`, or `""`.
+fn mode_code(cx: &Ctx<'_>, not_full: &str) -> String {
     use super::layout::{CTL_MODE, MODE_FULL, MODE_QUIET};
     let byte = CTL_MODE + u32::from(cx.cta_atoms);
     format!(
         "ld.global.u64 %fhd15, [{PREFIX}ctl];\nsetp.ne.u64 %fhq2, %fhd15, 0;\n\
          @%fhq2 ld.u8 %fhh3, [%fhd15+{byte}];\n\
-         setp.eq.and.u16 %fhq0, %fhh3, {MODE_FULL}, %fhq2;\n\
+         setp.eq.and.u16 %fhq0{not_full}, %fhh3, {MODE_FULL}, %fhq2;\n\
          setp.eq.and.u16 %fhq1, %fhh3, {MODE_QUIET}, %fhq2;\n"
     )
 }
@@ -731,22 +739,14 @@ fn prologue(cx: &mut Ctx<'_>) -> String {
         (Flavor::Device, Body::Full) => {
             // Two bodies: `%fhq5` is read in the full one only, where the mode test's
             // second destination (not full, or no control block) is false.
-            let full = format!(
-                "setp.eq.and.u16 %fhq0, %fhh3, {}, %fhq2;",
-                super::layout::MODE_FULL
-            );
-            let both = format!(
-                "setp.eq.and.u16 %fhq0|%fhq5, %fhh3, {}, %fhq2;",
-                super::layout::MODE_FULL
-            );
-            t.push_str(&mode_code(cx).replace(&full, &both));
+            t.push_str(&mode_code(cx, "|%fhq5"));
             // A launch that is not full runs the quiet body.
             let _ = writeln!(t, "@!%fhq0 bra {QUIET_BODY};");
             t.push_str(&inline_begin(cx));
         }
         (Flavor::Device, _) => {
             t.push_str("setp.ne.u64 %fhq5, %fhd16, 0;\n");
-            t.push_str(&mode_code(cx));
+            t.push_str(&mode_code(cx, ""));
             let skip = cx.label();
             let _ = writeln!(t, "@!%fhq0 bra {skip};");
             t.push_str(&inline_begin(cx));
@@ -898,40 +898,39 @@ fn inline_load(
     let slow = cx.label();
     let (fast, held) = (cx.label(), cx.label());
     let mut t = String::new();
-    if sp == MemSpace::Global && cx.scoped() == Some(true) {
-        // A module for `scoped` alone: the overlay's length joins the one test (entries,
-        // liveness, overlay), and the slow side tells them apart.
-        let _ = write!(
-            t,
-            "add.u32 %fhk3, %fhk3, 1;\nld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
-             setp.lt.or.u32 %fhp2, %fhk4, %fhk3, %fhq5;\nsetp.ne.or.u32 %fhp2, %fhr8, 0, %fhp2;\n\
-             @%fhp2 bra {held};\n{fast}:\n{}{COLD}\
-             {held}:\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n@%fhp2 bra {slow};\n\
-             setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n",
-            original(i)
-        );
+    // In a module for `scoped` alone a global load's overlay length joins the one test
+    // (entries, liveness, overlay), and the slow side tells them apart; in a module for
+    // both models the overlay is tested after it, when the launch is `scoped`.
+    let joined = sp == MemSpace::Global && cx.scoped() == Some(true);
+    let (ov_load, ov_or) = if joined {
+        (
+            format!("ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n"),
+            "setp.ne.or.u32 %fhp2, %fhr8, 0, %fhp2;\n",
+        )
     } else {
-        let _ = write!(
-            t,
-            "add.u32 %fhk3, %fhk3, 1;\nsetp.lt.or.u32 %fhp2, %fhk4, %fhk3, %fhq5;\n\
-             @%fhp2 bra {held};\n{fast}:\n"
-        );
-        if sp == MemSpace::Global {
-            let ok = cx.label();
-            t.push_str(&overlay_test(cx, &ok, &slow));
-            let _ = writeln!(t, "{ok}:");
-        }
-        let _ = write!(
-            t,
-            "{}{COLD}\
-             {held}:\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n@%fhp2 bra {slow};\n",
-            original(i)
-        );
+        (String::new(), "")
+    };
+    let _ = write!(
+        t,
+        "add.u32 %fhk3, %fhk3, 1;\n{ov_load}setp.lt.or.u32 %fhp2, %fhk4, %fhk3, %fhq5;\n\
+         {ov_or}@%fhp2 bra {held};\n{fast}:\n"
+    );
+    if sp == MemSpace::Global && !joined {
+        let ok = cx.label();
+        t.push_str(&overlay_test(cx, &ok, &slow));
+        let _ = writeln!(t, "{ok}:");
     }
     let _ = write!(
         t,
-        "\
-         {gaddr}cvt.u32.u64 %fhr7, %fhd8;\nbfe.u32 %fhr7, %fhr7, 3, 6;\n\
+        "{}{COLD}{held}:\nsetp.lt.u32 %fhp2, %fhk4, %fhk3;\n@%fhp2 bra {slow};\n",
+        original(i)
+    );
+    if joined {
+        let _ = write!(t, "setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n");
+    }
+    let _ = write!(
+        t,
+        "{gaddr}cvt.u32.u64 %fhr7, %fhd8;\nbfe.u32 %fhr7, %fhr7, 3, 6;\n\
          shl.b64 %fhd9, 1, %fhr7;\nand.b64 %fhd9, %fhd9, %fhe1;\n\
          setp.eq.u64 %fhp2, %fhd9, 0;\n@%fhp2 bra {fast};\n"
     );
@@ -1459,7 +1458,8 @@ fn wrap_early(
                 t.push_str(&lane(cx, &end, &skip)?);
             } else {
                 t.push_str(&skip_if_unguarded(i, &end));
-                t.push_str(&lane_code.replace(COLD, "bra.uni {DONE};\n"));
+                // (Only a fast kernel's blocks have a `COLD` line.)
+                t.push_str(lane_code);
             }
             let _ = writeln!(t, "{end}:");
         }
@@ -1476,7 +1476,7 @@ fn wrap_early(
             let _ = writeln!(t, "@!%fhp0 bra {next};");
             t.push_str(&skip_if_unguarded(i, &next));
             if cx.fast {
-                let mode = mode_code(cx);
+                let mode = mode_code(cx, "");
                 t.push_str(&mode);
                 t.push_str(&lane(cx, &next, "")?);
             } else {

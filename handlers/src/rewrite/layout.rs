@@ -95,16 +95,19 @@ impl LaunchShape {
         LaunchShape::new([grid.x, grid.y, grid.z], [block.x, block.y, block.z])
     }
 
-    /// Threads per CTA.
-    pub fn cta_threads(&self) -> u32 {
-        self.block.iter().fold(1u32, |a, &d| a.wrapping_mul(d))
+    /// CTAs of the launch.
+    pub fn ctas(&self) -> u64 {
+        self.grid.iter().map(|&d| d as u64).product()
     }
 
-    /// Threads of the launch (as the runtime's `u32` product).
-    pub fn threads(&self) -> u32 {
-        self.grid
-            .iter()
-            .fold(self.cta_threads(), |a, &d| a.wrapping_mul(d))
+    /// Threads per CTA.
+    pub fn cta_threads(&self) -> u64 {
+        self.block.iter().map(|&d| d as u64).product()
+    }
+
+    /// Threads of the launch.
+    pub fn threads(&self) -> u64 {
+        self.ctas() * self.cta_threads()
     }
 
     /// Whether the grid and the CTA have one dimension (the inlined set-up then reads
@@ -301,8 +304,10 @@ pub fn control_bytes(
     b.extend_from_slice(&area.liveness_period.wrapping_sub(1).to_le_bytes());
     b.extend_from_slice(&(area.capacity.max(area.overlay_capacity) + 1).to_le_bytes());
     b.extend_from_slice(&u32::from(shape.flat()).to_le_bytes());
-    b.extend_from_slice(&shape.cta_threads().to_le_bytes());
-    b.extend_from_slice(&shape.threads().to_le_bytes());
+    // (As the runtime's `u32` products: `begin_launch` refuses a launch whose threads do
+    // not fit the buffers, so these do not wrap for a launch that runs.)
+    b.extend_from_slice(&(shape.cta_threads() as u32).to_le_bytes());
+    b.extend_from_slice(&(shape.threads() as u32).to_le_bytes());
     let stride = |bytes: u64| u32::try_from(bytes).unwrap_or(u32::MAX);
     b.extend_from_slice(&stride(thread_bytes(area.capacity)).to_le_bytes());
     b.extend_from_slice(&stride(overlay_bytes(area.overlay_capacity)).to_le_bytes());
@@ -313,7 +318,7 @@ pub fn control_bytes(
     b.extend_from_slice(&launch.wrapping_add(1).to_le_bytes());
     b.extend_from_slice(&u32::from(flags & FLAG_SCOPED != 0).to_le_bytes());
     b.extend_from_slice(&area.capacity.to_le_bytes());
-    b.extend_from_slice(&shape.threads().wrapping_sub(1).to_le_bytes());
+    b.extend_from_slice(&(shape.threads() as u32).wrapping_sub(1).to_le_bytes());
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
@@ -359,8 +364,7 @@ pub fn begin_launch<D: DeviceMemory>(
     shape: LaunchShape,
     active: bool,
 ) -> Result<(), LayoutError> {
-    let ctas: u64 = shape.grid.iter().map(|&d| d as u64).product();
-    let threads = ctas * shape.block.iter().map(|&d| d as u64).product::<u64>();
+    let (ctas, threads) = (shape.ctas(), shape.threads());
     if threads > area.sizes.threads as u64 || ctas > area.sizes.ctas as u64 {
         return Err(LayoutError::LaunchTooLarge {
             threads,
