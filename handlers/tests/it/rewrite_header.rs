@@ -116,6 +116,34 @@ fn run(
     (headers, stats, area)
 }
 
+/// Kernel `k` launched once as one CTA of `threads` (launch 0, its control block written
+/// first), run to completion; the first `out_bytes` of `out` after it.
+fn one_cta(
+    dev: &mut Device,
+    module: fencehound_vgpu::ModuleId,
+    out: u64,
+    cfg: &BufferConfig,
+    area: &layout::Area,
+    threads: u32,
+    out_bytes: u32,
+) -> Vec<u8> {
+    let one = Dim3 { x: 1, y: 1, z: 1 };
+    let block = Dim3 {
+        x: threads,
+        y: 1,
+        z: 1,
+    };
+    let shape = layout::LaunchShape::of(one, block);
+    layout::begin_launch(dev, cfg, area, 0, shape, true).unwrap();
+    let r = dev
+        .launch(module, "k", one, block, 0, &[Arg::Ptr(out)])
+        .unwrap();
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    let mut words = vec![0u8; out_bytes as usize];
+    dev.copy_from(out, &mut words).unwrap();
+    words
+}
+
 fn with(flavor: Flavor) -> RewriteOptions {
     RewriteOptions {
         flavor,
@@ -256,20 +284,7 @@ fn a_module_function_sees_the_kernels_buffered_stores_and_the_kernel_its() {
             sizes,
             16 * threads as u64,
         );
-        let one = Dim3 { x: 1, y: 1, z: 1 };
-        let block = Dim3 {
-            x: threads,
-            y: 1,
-            z: 1,
-        };
-        let shape = layout::LaunchShape::of(one, block);
-        layout::begin_launch(&mut dev, &cfg, &area, 0, shape, true).unwrap();
-        let r = dev
-            .launch(module, "k", one, block, 0, &[Arg::Ptr(out)])
-            .unwrap();
-        assert!(r.outcome.is_completed(), "{flavor:?}: {:?}", r.outcome);
-        let mut words = vec![0u8; 16 * threads as usize];
-        dev.copy_from(out, &mut words).unwrap();
+        let words = one_cta(&mut dev, module, out, &cfg, &area, threads, 16 * threads);
         for t in 0..threads {
             let got: Vec<u32> = (0..4)
                 .map(|k| u32_at(&words, (16 * t + 4 * k) as usize))
@@ -340,20 +355,7 @@ fn a_load_of_a_thread_holding_entries_reads_its_ctas_overlay() {
         };
         let (mut dev, module, out, cfg, area) =
             loaded(OVERLAY, opts, (Model::Scoped, 1.0), 5, 1000, sizes, 256);
-        let one = Dim3 { x: 1, y: 1, z: 1 };
-        let block = Dim3 {
-            x: threads,
-            y: 1,
-            z: 1,
-        };
-        let shape = layout::LaunchShape::of(one, block);
-        layout::begin_launch(&mut dev, &cfg, &area, 0, shape, true).unwrap();
-        let r = dev
-            .launch(module, "k", one, block, 0, &[Arg::Ptr(out)])
-            .unwrap();
-        assert!(r.outcome.is_completed(), "{model:?}: {:?}", r.outcome);
-        let mut words = vec![0u8; 256];
-        dev.copy_from(out, &mut words).unwrap();
+        let words = one_cta(&mut dev, module, out, &cfg, &area, threads, 256);
         let got = [u32_at(&words, 0), u32_at(&words, 64), u32_at(&words, 128)];
         assert_eq!(got, [1, 2, 1], "{model:?}: x, y, what thread 32 read of x");
         let stats = layout::read_stats(&dev, &area).unwrap();
