@@ -68,7 +68,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); cols.len() + 2];
     let mut regs: Vec<String> = Vec::new();
-    let mut extra_regs: Vec<i64> = Vec::new();
+    let mut extra_regs: std::collections::BTreeMap<&'static str, Vec<i64>> = Default::default();
     for f in &files {
         let c = match Campaign::load(f) {
             Ok(c) => Arc::new(c),
@@ -185,18 +185,26 @@ fn main() {
     }
     if with_ptxas {
         println!("\nptxas -v, sm_80, per kernel: registers / spill stores / spill loads (bytes) / stack frame (bytes), original -> instrumented (device flavour)\n");
-        println!("| campaign | variant | kernel | registers | spill st | spill ld | stack |");
-        println!("|---|---|---|---|---|---|---|");
+        println!(
+            "| campaign | variant | module | kernel | registers | spill st | spill ld | stack |"
+        );
+        println!("|---|---|---|---|---|---|---|---|");
         for r in &regs {
             println!("{r}");
         }
-        extra_regs.sort_unstable();
-        if let (Some(min), Some(max)) = (extra_regs.first(), extra_regs.last()) {
-            println!(
-                "\nextra registers per thread: min {min}, median {}, max {max} over {} kernels",
-                extra_regs[extra_regs.len() / 2],
-                extra_regs.len()
-            );
+        println!();
+        for (kind, _) in MODULES {
+            let Some(extra) = extra_regs.get_mut(kind) else {
+                continue;
+            };
+            extra.sort_unstable();
+            if let (Some(min), Some(max)) = (extra.first(), extra.last()) {
+                println!(
+                    "extra registers per thread, module for {kind}: min {min}, median {}, max {max} over {} kernels",
+                    extra[extra.len() / 2],
+                    extra.len()
+                );
+            }
         }
     }
     // Device memory of the buffers.
@@ -233,7 +241,7 @@ fn register_rows(
     variant: &str,
     module: &fencehound_ptx::Module,
     cap: Option<u32>,
-    extra: &mut Vec<i64>,
+    extra: &mut std::collections::BTreeMap<&'static str, Vec<i64>>,
 ) -> Vec<String> {
     let usage = |m: &fencehound_ptx::Module| {
         fencehound_toolchain::resource_usage(&fencehound_ptx::print(m), "sm_80")
@@ -248,46 +256,66 @@ fn register_rows(
         }
         Ok(rw)
     };
-    let after = match rewrite::rewrite(module, &RewriteOptions::default())
-        .map_err(|e| e.to_string())
-        .and_then(capped)
-    {
-        Ok(rw) => match usage(&rw.module) {
-            Ok(u) => u,
-            Err(e) => {
-                return vec![format!(
-                    "| {campaign} | {variant} | - | ptxas (instrumented): {e} | | | |"
-                )]
-            }
-        },
-        Err(e) => {
-            return vec![format!(
-                "| {campaign} | {variant} | - | rewrite: {e} | | | |"
-            )]
-        }
-    };
     let mut rows = Vec::new();
-    for b in before.iter().filter(|f| f.entry) {
-        let Some(a) = after.iter().find(|f| f.entry && f.name == b.name) else {
-            rows.push(format!(
-                "| {campaign} | {variant} | {} | missing after the rewrite | | | |",
-                b.name
-            ));
-            continue;
+    // What users run: a module for one model (`instrument --model`, both instrumented
+    // backends); the module for both models (`RewriteOptions::default()`) for comparison.
+    for (kind, model) in MODULES {
+        let opts = RewriteOptions {
+            model: *model,
+            ..RewriteOptions::default()
         };
-        extra.push(a.registers as i64 - b.registers as i64);
-        rows.push(format!(
-            "| {campaign} | {variant} | {} | {} -> {} | {} -> {} | {} -> {} | {} -> {} |",
-            b.name,
-            b.registers,
-            a.registers,
-            b.spill_stores,
-            a.spill_stores,
-            b.spill_loads,
-            a.spill_loads,
-            b.stack_bytes,
-            a.stack_bytes
-        ));
+        let after = match rewrite::rewrite(module, &opts)
+            .map_err(|e| e.to_string())
+            .and_then(capped)
+        {
+            Ok(rw) => match usage(&rw.module) {
+                Ok(u) => u,
+                Err(e) => {
+                    rows.push(format!(
+                        "| {campaign} | {variant} | {kind} | - | ptxas (instrumented): {e} | | | |"
+                    ));
+                    continue;
+                }
+            },
+            Err(e) => {
+                rows.push(format!(
+                    "| {campaign} | {variant} | {kind} | - | rewrite: {e} | | | |"
+                ));
+                continue;
+            }
+        };
+        for b in before.iter().filter(|f| f.entry) {
+            let Some(a) = after.iter().find(|f| f.entry && f.name == b.name) else {
+                rows.push(format!(
+                    "| {campaign} | {variant} | {kind} | {} | missing after the rewrite | | | |",
+                    b.name
+                ));
+                continue;
+            };
+            extra
+                .entry(kind)
+                .or_default()
+                .push(a.registers as i64 - b.registers as i64);
+            rows.push(format!(
+                "| {campaign} | {variant} | {kind} | {} | {} -> {} | {} -> {} | {} -> {} | {} -> {} |",
+                b.name,
+                b.registers,
+                a.registers,
+                b.spill_stores,
+                a.spill_stores,
+                b.spill_loads,
+                a.spill_loads,
+                b.stack_bytes,
+                a.stack_bytes
+            ));
+        }
     }
     rows
 }
+
+/// The module kinds the ptxas table measures, as its `module` column names them.
+const MODULES: &[(&str, Option<Model>)] = &[
+    ("bugaroo", Some(Model::Bugaroo)),
+    ("scoped", Some(Model::Scoped)),
+    ("both", None),
+];

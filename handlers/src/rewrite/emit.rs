@@ -475,7 +475,7 @@ const TEMP_DECLS: &str = "\
 .reg .b16 %fhh<4>;
 .reg .b32 %fhr<10>;
 .reg .b64 %fhd<18>;
-.reg .pred %fhq<6>;
+.reg .pred %fhq<8>;
 .reg .b32 %fhc<4>;
 .reg .b32 %fhk<9>;
 .reg .b64 %fhe<10>;
@@ -600,11 +600,6 @@ fn count_store(
     })
 }
 
-/// Counter words where a fast kernel adds the stores it buffered in a full launch, per
-/// space (kept in registers until then, like the stores it saw: see [`cache_flush`]).
-pub(crate) const BUFFERED_GLOBAL: u32 = 14;
-pub(crate) const BUFFERED_SHARED: u32 = 15;
-
 // Offsets in runtime.cu's FhThread.
 const T_LEN: u32 = 4;
 const T_LEN_S: u32 = 8;
@@ -612,6 +607,9 @@ const T_STORES: u32 = 16;
 const T_PREFIX: u32 = 24;
 const T_TICKS: u32 = 32;
 const T_PEAK: u32 = 112;
+const T_SEEN: u32 = 64;
+const T_MIXED: u32 = 136;
+const T_COUNTERS: u32 = 160;
 const T_LIVES: u32 = 152;
 const T_BLOCKS: u32 = 120;
 const T_CTA: u32 = 128;
@@ -620,7 +618,8 @@ const T_TOTAL: u32 = 144;
 // The set-up writes `total`, `atom_pending` and `lives` with one vector store.
 const _: () =
     assert!(T_ATOM_PENDING == T_TOTAL + 4 && T_LIVES == T_TOTAL + 8 && T_TOTAL.is_multiple_of(16));
-const T_ENTRIES: u32 = 176;
+const T_ENTRIES: u32 = 192;
+const T_PUSHED: u32 = 176;
 // Offsets in FhCtl: the flags, the capacities, the exited threads, the live-holder count;
 // after it (`layout::control_bytes`) the per-space thresholds, the liveness period - 1 and
 // the flush histograms' bins.
@@ -643,15 +642,22 @@ const ALWAYS: u64 = 1 << 53;
 //   %fhk0 len, %fhk1/%fhk2 len_s[0]/[1], %fhk3 ticks, %fhe0 stores, %fhe1 blocks — the
 //     words the inlined paths change; written back before each runtime call (which reads
 //     and changes them) and read again after it ([`rt_call`]);
-//   %fhk4 the liveness period - 1, %fhk5 capacity, %fhe9 the counters + 8 x the flush
-//     histograms' bins (the shared histogram's base, less its offset 128),
-//     %fhq4 (a predicate) scoped, %fhe3/%fhe4 the thresholds per space, %fhe8 the counters
-//     (from the control block), %fhe2 prefix, %fhe7 the CTA's area (from the header) —
-//     set at the start, never changed;
-//   %fhd16/%fhd17 stores seen, %fhe5/%fhe6 stores buffered (per space), %fhk6 the longest
-//     buffer — statistics not yet written, added to the counters and the header's `peak`
-//     at the thread's exit ([`cache_flush`]; the runtime adds its own to the header, so
-//     the host's sums do not change).
+//   %fhk4 the liveness period - 1, %fhk5 capacity, %fhq4 (a predicate) scoped,
+//     %fhq6/%fhq7 (predicates) "the space's threshold selects every store" (p_w = 1),
+//     %fhe7 the CTA's area (from the header) — set at the start, never changed.
+// Only what the common paths read is kept: every register here is live through the whole
+// kernel, and each one is a register the original kernel's own values compete with
+// (issue 25: at most 16 extra per thread). What rarer paths need stays in memory and is
+// read there: the mixed `prefix` (header word `mixed`, read by a store that hashes,
+// 0 < p_w < 1), the per-space thresholds (the control block, same stores), the counters'
+// and the shared flush histogram's addresses (header words `counters`, `hist_shared`,
+// read by a drain that records a flush). The statistics go where the host reads them
+// as they happen: a store seen and not buffered is a `red.add` on the header's `seen`
+// word, a store pushed one on its `pushed` word (the host counts it as seen and buffered:
+// one instruction, as the register add was), and the longest buffer a
+// `red.max` on its `peak` wherever the length can next fall (an inlined drain, and
+// [`cache_store`] before anything else may drain); the runtime keeps its own in the same
+// words, so the host's sums are unchanged.
 // The device flavour sets the cache up at the kernel's entry and keeps it to the
 // thread's exit; the lockstep flavour loads it at each block's start and writes all of it
 // back at the block's end, so the header is current between blocks, as it was when the
@@ -669,54 +675,35 @@ fn cache_load() -> String {
     )
 }
 
-/// The constant words of the cache — the header's `prefix` (mixed: the header keeps it
-/// unmixed, see [`inline_begin`]) and CTA area, the control
-/// block's thresholds, liveness period - 1, bins, flags, capacity and counters, as the
-/// device flavour's set-up loads them — and its statistics at 0.
+/// The constant words of the cache — the header's CTA area, the control block's
+/// liveness period - 1, flags, capacity and whether each space's threshold selects every
+/// store — as the device flavour's set-up loads them, and the header words that only
+/// inlined code reads (`mixed`, `counters`, `hist_shared`) written as that set-up writes
+/// them (the runtime's `fh_self`, which set the header up, does not).
 fn cache_load_const() -> String {
     use super::layout::FLAG_SCOPED;
     format!(
-        "ld.u64 %fhd12, [%fhd14+{T_PREFIX}];\n{mix}mov.u64 %fhe2, %fhd12;\n\
+        "ld.u64 %fhd12, [%fhd14+{T_PREFIX}];\n{mix}st.u64 [%fhd14+{T_MIXED}], %fhd12;\n\
          ld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
-         ld.v2.u64 {{%fhe3, %fhe4}}, [%fhd15+{CTL_THR}];\n\
+         ld.v2.u64 {{%fhd12, %fhd13}}, [%fhd15+{CTL_THR}];\n\
+         setp.ge.u64 %fhq6, %fhd12, {ALWAYS};\nsetp.ge.u64 %fhq7, %fhd13, {ALWAYS};\n\
          ld.v2.u32 {{%fhk4, %fhk8}}, [%fhd15+{CTL_LIVE1}];\n\
          ld.u32 %fhr8, [%fhd15+{CTL_FLAGS}];\nld.u32 %fhk5, [%fhd15+{CTL_CAPACITY}];\n\
          and.b32 %fhr8, %fhr8, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr8, 0;\n\
-         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\nmad.wide.u32 %fhe9, %fhk8, 8, %fhe8;\n\
-         mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n\
-         mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n",
+         ld.u64 %fhd12, [%fhd15+{CTL_COUNTERS}];\nmad.wide.u32 %fhd13, %fhk8, 8, %fhd12;\n\
+         st.v2.u64 [%fhd14+{T_COUNTERS}], {{%fhd12, %fhd13}};\n",
         mix = mix_fhd12(),
     )
 }
 
-/// The changing words of the cache, written back to the header.
+/// The changing words of the cache, written back to the header, and the buffer's length
+/// joined to its `peak` (what follows may drain).
 fn cache_store() -> String {
     format!(
         "st.u32 [%fhd14+{T_LEN}], %fhk0;\nst.v2.u32 [%fhd14+{T_LEN_S}], {{%fhk1, %fhk2}};\n\
          st.u32 [%fhd14+{T_TICKS}], %fhk3;\nst.u64 [%fhd14+{T_STORES}], %fhe0;\n\
-         st.u64 [%fhd14+{T_BLOCKS}], %fhe1;\n"
+         st.u64 [%fhd14+{T_BLOCKS}], %fhe1;\nred.max.u32 [%fhd14+{T_PEAK}], %fhk0;\n"
     )
-}
-
-/// The cache's statistics added where the host reads them (the counters, the header's
-/// `peak`), and set to 0 (`again`: unless the cache is not used again).
-fn cache_flush(again: bool) -> String {
-    let mut t = format!(
-        "red.add.u64 [%fhe8+{}], %fhd16;\nred.add.u64 [%fhe8+{}], %fhd17;\n\
-         red.add.u64 [%fhe8+{}], %fhe5;\nred.add.u64 [%fhe8+{}], %fhe6;\n\
-         red.max.u32 [%fhd14+{T_PEAK}], %fhk6;\n",
-        8 * SEEN_GLOBAL,
-        8 * SEEN_SHARED,
-        8 * BUFFERED_GLOBAL,
-        8 * BUFFERED_SHARED,
-    );
-    if again {
-        t.push_str(
-            "mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n\
-             mov.u64 %fhd16, 0;\nmov.u64 %fhd17, 0;\n",
-        );
-    }
-    t
 }
 
 /// Whether the cache lives from the kernel's entry to its exit (the device flavour), not
@@ -777,10 +764,10 @@ fn mix_fhd12() -> String {
 /// kernel, with the cache set from the values it computes instead of read back. A kernel's
 /// entry is the first time its thread looks its header up in the launch, so the header is
 /// set up without testing its tag first. Only the words the runtime reads are written —
-/// the tag, `prefix`, `lives`, `cta`, `atom_pending`, `total`; the cache's changing words
-/// reach the header before every runtime call ([`rt_call`]), and the copies `live1`,
-/// `scoped`, `thr` and `capacity` are read only by inlined code, which has them in
-/// registers. The control block's layout is runtime.cu's `FhCtl` — `key` at 0, `launch`,
+/// the tag, `prefix`, `lives`, `cta`, `atom_pending`, `total` — and those only inlined
+/// code reads (`counters`, `hist_shared`, and `mixed` when a store may hash); the cache's
+/// changing words reach the header before every runtime call ([`rt_call`]). The control
+/// block's layout is runtime.cu's `FhCtl` — `key` at 0, `launch`,
 /// `flags`, `capacity` at 16, `ov_capacity`, `nthreads` at 32, `threads` at 40,
 /// `overlays` at 48, `counters` at 56 — and after it the constants the host derives for
 /// inlined code ([`super::layout::control_bytes`]): the per-space thresholds at 80, the
@@ -814,20 +801,21 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
          {index}:\nmad.lo.u32 %fhr3, %fhr0, %fhr9, %fhr3;\n\
          ld.u64 %fhd11, [%fhd15+40];\nmad.wide.u32 %fhd14, %fhr3, %fhr6, %fhd11;\n\
          ld.u64 %fhd11, [%fhd15+48];\nmad.wide.u32 %fhe7, %fhr0, %fhr8, %fhd11;\n\
-         ld.u64 %fhe8, [%fhd15+{CTL_COUNTERS}];\nmad.wide.u32 %fhe9, %fhk8, 8, %fhe8;\n\
-         ld.v2.u64 {{%fhe3, %fhe4}}, [%fhd15+{CTL_THR}];\n\
+         ld.u64 %fhd12, [%fhd15+{CTL_COUNTERS}];\nmad.wide.u32 %fhd13, %fhk8, 8, %fhd12;\n\
+         st.v2.u64 [%fhd14+{T_COUNTERS}], {{%fhd12, %fhd13}};\n\
+         ld.v2.u64 {{%fhd12, %fhd13}}, [%fhd15+{CTL_THR}];\n\
+         setp.ge.u64 %fhq6, %fhd12, {ALWAYS};\nsetp.ge.u64 %fhq7, %fhd13, {ALWAYS};\n\
          ld.u64 %fhd11, [%fhd15];\ncvt.u64.u32 %fhd10, %fhr3;\n\
-         xor.b64 %fhe2, %fhd11, %fhd10;\n\
+         xor.b64 %fhd12, %fhd11, %fhd10;\n\
          mov.b64 {{%fhk0, %fhk1}}, %fhd16;\nmov.b64 {{%fhk2, %fhk3}}, %fhd16;\n\
-         st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_PREFIX}], %fhe2;\n\
+         st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_PREFIX}], %fhd12;\n\
          st.u64 [%fhd14+{T_CTA}], %fhe7;\n\
          st.v4.u32 [%fhd14+{T_TOTAL}], {{%fhr4, %fhk0, %fhk0, %fhk0}};\n\
          setp.eq.u32 %fhp2, %fhc0, 0;\n@%fhp2 bra {hashed};\n\
-         mov.u64 %fhd12, %fhe2;\n{mix}mov.u64 %fhe2, %fhd12;\n\
+         {mix}st.u64 [%fhd14+{T_MIXED}], %fhd12;\n\
          {hashed}:\n\
          {scoped}\
-         mov.u64 %fhe0, 0;\nmov.u64 %fhe1, 0;\n\
-         mov.u32 %fhk6, 0;\nmov.u64 %fhe5, 0;\nmov.u64 %fhe6, 0;\n",
+         mov.u64 %fhe0, 0;\nmov.u64 %fhe1, 0;\n",
         mix = mix_fhd12(),
         // A module for one model never tests the launch's scoped flag.
         scoped = if cx.scoped().is_none() {
@@ -844,7 +832,7 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
 /// the header current between blocks: the cache written back at the end); the lockstep
 /// flavour looks the header up and loads the cache first, and writes it back at the end.
 fn block_cache(cx: &Ctx<'_>) -> (String, String) {
-    let back = format!("{}{}", cache_store(), cache_flush(true));
+    let back = cache_store();
     match cx.opts.flavor {
         Flavor::Device if cx.opts.eager_header => (String::new(), back),
         Flavor::Device => (String::new(), String::new()),
@@ -972,9 +960,10 @@ fn inline_store(
     let unsel = cx.label();
     let sel = cx.label();
     let len_s = format!("%fhk{}", 1 + s);
-    let thr = format!("%fhe{}", 3 + s);
-    let seen = format!("%fhd{}", 16 + s);
-    let buffered = format!("%fhe{}", 5 + s);
+    let always = format!("%fhq{}", 6 + s);
+    let thr = CTL_THR + 8 * s;
+    let seen = T_SEEN + 8 * s;
+    let pushed = T_PUSHED + 8 * s;
     let mut t = String::new();
     // The filter bit of the store's 8-byte block (runtime.cu, fh_blocks), then: no own
     // entry of the space may overlap; then the selection (select::selected).
@@ -984,9 +973,10 @@ fn inline_store(
          setp.eq.u32 %fhp2, {len_s}, 0;\n@%fhp2 bra {nowaw};\n\
          and.b64 %fhd11, %fhe1, %fhd10;\nsetp.ne.u64 %fhp2, %fhd11, 0;\n@%fhp2 bra {slow};\n\
          {nowaw}:\n\
-         setp.ge.u64 %fhp2, {thr}, {ALWAYS};\n@%fhp2 bra {sel};\n\
-         xor.b64 %fhd12, %fhe2, %fhe0;\n{mix}shr.u64 %fhd12, %fhd12, 11;\n\
-         setp.ge.u64 %fhp2, %fhd12, {thr};\n@%fhp2 bra {unsel};\n\
+         @{always} bra {sel};\n\
+         ld.u64 %fhd12, [%fhd14+{T_MIXED}];\nxor.b64 %fhd12, %fhd12, %fhe0;\n{mix}\
+         shr.u64 %fhd12, %fhd12, 11;\nld.u64 %fhd13, [%fhd15+{thr}];\n\
+         setp.ge.u64 %fhp2, %fhd12, %fhd13;\n@%fhp2 bra {unsel};\n\
          {sel}:\n\
          setp.ge.u32 %fhp2, {len_s}, %fhk5;\n@%fhp2 bra {slow};\n",
         mix = mix_fhd12(),
@@ -1010,9 +1000,8 @@ fn inline_store(
         "mad.wide.u32 %fhd13, %fhk0, 16, %fhd14;\n\
          and.b64 %fhd12, %fhd0, 0x00ffffffffffffff;\nor.b64 %fhd12, %fhd12, {key_bits};\n\
          st.v2.u64 [%fhd13+{T_ENTRIES}], {{%fhd12, %fhd1}};\n\
-         add.u64 %fhe0, %fhe0, 1;\nadd.u64 {seen}, {seen}, 1;\nadd.u32 %fhk0, %fhk0, 1;\n\
+         add.u64 %fhe0, %fhe0, 1;\nred.add.u64 [%fhd14+{pushed}], 1;\nadd.u32 %fhk0, %fhk0, 1;\n\
          or.b64 %fhe1, %fhe1, %fhd10;\nadd.u32 {len_s}, {len_s}, 1;\n\
-         max.u32 %fhk6, %fhk6, %fhk0;\nadd.u64 {buffered}, {buffered}, 1;\n\
          @%fhq5 bra {{DONE}};\nsetp.ne.u32 %fhq5, %fhk0, 0;\n\
          red.add.u32 [%fhd15+{CTL_HOLDERS}], 1;\n{COLD}\
          {unsel}:\n"
@@ -1025,7 +1014,7 @@ fn inline_store(
     }
     let _ = write!(
         t,
-        "add.u64 %fhe0, %fhe0, 1;\nadd.u64 {seen}, {seen}, 1;\n{orig}bra.uni {{DONE}};\n"
+        "add.u64 %fhe0, %fhe0, 1;\nred.add.u64 [%fhd14+{seen}], 1;\n{orig}bra.uni {{DONE}};\n"
     );
     (t, format!("{slow}:\n"))
 }
@@ -1099,16 +1088,18 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     let (rec1, done) = (cx.label(), cx.label());
     let _ = write!(
         t,
-        "mov.u32 %fhk0, 0;\nmov.u64 %fhe1, 0;\nsetp.ne.u32 %fhq5, %fhk0, 0;\n\
+        "red.max.u32 [%fhd14+{T_PEAK}], %fhk0;\n\
+         mov.u32 %fhk0, 0;\nmov.u64 %fhe1, 0;\nsetp.ne.u32 %fhq5, %fhk0, 0;\n\
          red.add.u32 [%fhd15+{CTL_HOLDERS}], -1;\n\
+         ld.v2.u64 {{%fhd10, %fhd11}}, [%fhd14+{T_COUNTERS}];\n\
          setp.eq.u32 %fhp2, %fhk1, 0;\n@%fhp2 bra {rec1};\n\
-         mad.wide.u32 %fhd9, %fhk1, 8, %fhe8;\n\
-         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk1;\nred.add.u64 [%fhe8+{reason}], %fhd9;\n\
+         mad.wide.u32 %fhd9, %fhk1, 8, %fhd10;\n\
+         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk1;\nred.add.u64 [%fhd10+{reason}], %fhd9;\n\
          mov.u32 %fhk1, 0;\n\
          {rec1}:\n\
          setp.eq.u32 %fhp2, %fhk2, 0;\n@%fhp2 bra {done};\n\
-         mad.wide.u32 %fhd9, %fhk2, 8, %fhe9;\n\
-         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk2;\nred.add.u64 [%fhe8+{reason}], %fhd9;\n\
+         mad.wide.u32 %fhd9, %fhk2, 8, %fhd11;\n\
+         red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk2;\nred.add.u64 [%fhd10+{reason}], %fhd9;\n\
          mov.u32 %fhk2, 0;\n\
          {done}:\n{COLD}"
     );
@@ -1944,11 +1935,6 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
     // (`__fencehound_exit` does nothing else for it); the launch's last one drains the CTA
     // queues (`__fencehound_last`). A thread holding entries makes the call.
     if cx.fast {
-        // The cache's statistics where the host reads them (a block-scoped cache writes
-        // them at the block's end anyway).
-        if cache_persists(cx) {
-            code.push_str(&cache_flush(false));
-        }
         let slow = cx.label();
         let last = rt_call(cx, &format!("{PREFIX}last"), None, &[]);
         // The launch's threads - 1: the device flavour's set-up keeps it in `%fhc3`.

@@ -14,7 +14,7 @@ use crate::stats::{BufferStats, DrainReason};
 /// inlined code reads: see [`control_bytes`]).
 pub const CTL_BYTES: u64 = 144;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
-pub const THREAD_HEADER: u64 = 176;
+pub const THREAD_HEADER: u64 = 192;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
 pub const ENTRY_BYTES: u64 = 16;
 /// Bytes of a CTA header (`FhCta`: lock, overlay length, orphan length).
@@ -445,6 +445,12 @@ pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, 
         s.forwarded_loads += u64_at(&h, 96);
         s.overlay_loads += u64_at(&h, 104);
         s.peak_occupancy = s.peak_occupancy.max(u32_at(&h, 112));
+        // Stores the inlined code pushed: each was seen and buffered (runtime.cu, `pushed`).
+        let (pg, ps) = (u64_at(&h, 176), u64_at(&h, 184));
+        s.global.stores_seen += pg;
+        s.shared.stores_seen += ps;
+        s.global.stores_buffered += pg;
+        s.shared.stores_buffered += ps;
     }
     let words = counter_words(area.capacity, area.overlay_capacity) as usize;
     let mut c = vec![0u8; words * 8];
@@ -454,9 +460,6 @@ pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, 
     // `emit::SEEN_GLOBAL`).
     s.global.stores_seen += word(super::emit::SEEN_GLOBAL as usize);
     s.shared.stores_seen += word(super::emit::SEEN_SHARED as usize);
-    // Stores that fast kernels buffered in full launches (counted in registers too).
-    s.global.stores_buffered += word(super::emit::BUFFERED_GLOBAL as usize);
-    s.shared.stores_buffered += word(super::emit::BUFFERED_SHARED as usize);
     for (i, r) in REASON_ORDER.iter().enumerate() {
         let n = word(i);
         if n > 0 {
@@ -483,9 +486,9 @@ mod tests {
 
     #[test]
     fn memory_per_65536_threads_at_capacity_256() {
-        // 176-byte header + 2 × 256 × 16-byte entries per thread.
-        assert_eq!(thread_bytes(256), 8368);
-        assert_eq!(65_536 * thread_bytes(256), 548_405_248);
+        // 192-byte header + 2 × 256 × 16-byte entries per thread.
+        assert_eq!(thread_bytes(256), 8384);
+        assert_eq!(65_536 * thread_bytes(256), 549_453_824);
     }
 
     #[test]

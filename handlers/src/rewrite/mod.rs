@@ -32,12 +32,14 @@
 //! kernel itself (what `__fencehound_begin` does, without the call; the lockstep flavour
 //! calls the runtime's in each block), and keeps the header's hot words in registers (the
 //! *cache*: the entry count, per-space counts, liveness ticks, store count and address
-//! filter, the constants the fast paths compare against, and the statistics not yet
-//! written). The runtime reads and changes those words too, so the kernel writes the
-//! changing ones back to the header before every runtime call (and call of the module's
-//! functions, which may make runtime calls) and reads them again after it; the statistics
-//! (stores seen and buffered per space, the longest buffer) go to the counters and the
-//! header at the thread's exit, where the host reads them with the runtime's own. The
+//! filter, and the few constants every fast path compares against; what only rarer paths
+//! read stays in the header and the control block, since each register kept for the whole
+//! kernel is one the original's values compete with). The runtime reads and changes those
+//! words too, so the kernel writes the changing ones back to the header before every
+//! runtime call (and call of the module's functions, which may make runtime calls) and
+//! reads them again after it; the statistics (stores seen and buffered per space, the
+//! longest buffer) go to the header's words as they happen (`red` on the thread's own
+//! header), where the host reads them with the runtime's own. The
 //! lockstep flavour loads the cache at each block's start and writes it back at the
 //! block's end, so the differential test checks the inlined paths on the header as the
 //! runtime sees it; `RewriteOptions::eager_header` does the same in the device flavour, and

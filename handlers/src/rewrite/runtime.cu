@@ -82,7 +82,7 @@ struct FhEntry {
     u64 value;
 };
 
-// 176 bytes; the entries follow.
+// 192 bytes; the entries follow.
 struct FhThread {
     u32 tag;  // launch + 1 once initialised for that launch
     u32 len;  // entries, both spaces
@@ -109,13 +109,21 @@ struct FhThread {
     u64 cta;
     // The rewrite's inlined code reads the constants it compares against (thresholds per
     // space, liveness - 1, capacity, the scoped flag) from the control block's words after
-    // FhCtl (layout.rs, control_bytes), not from here.
-    u32 pad1[2];
+    // FhCtl (layout.rs, control_bytes), not from here. The words below marked "inlined
+    // code" are written and read by that code alone (the runtime never touches them):
+    // values it would otherwise keep in registers for the whole kernel, read where the
+    // rarer paths need them (emit.rs, "the cache").
+    u64 mixed;  // inlined code: fh_prefix(prefix), set when a store may hash
     // Set with the header, side by side so that the inlined set-up writes them at once.
     u32 total;  // threads of the launch (__fencehound_exit and the rewrite's inlined exit)
     u32 atom_pending;
     u32 lives;  // liveness drains of this thread this launch (seeds their pick)
-    u32 pad[5];
+    u32 pad;
+    u64 counters;     // inlined code: FhCtl::counters
+    u64 hist_shared;  // inlined code: the shared flush histogram's base, less 128
+    // Inlined code: stores it pushed to the buffer, per space (each one also seen and
+    // buffered: the host adds them to both, so that a push is one `red`, not two).
+    u64 pushed[2];
 };
 
 // 16 bytes; ov_capacity overlay entries and ov_capacity orphan entries follow.
@@ -132,14 +140,18 @@ __device__ u64 __fencehound_ctl;
 __device__ u32 __fencehound_mark[4];
 }
 
-#define HEADER 176u
+#define HEADER 192u
 // The offsets emit.rs's inlined code uses (its T_* constants).
-static_assert(sizeof(FhThread) == HEADER, "FhThread is the 176-byte header");
+static_assert(sizeof(FhThread) == HEADER, "FhThread is the 192-byte header");
+static_assert(__builtin_offsetof(FhThread, pushed) == 176, "emit.rs T_PUSHED");
 static_assert(__builtin_offsetof(FhThread, blocks) == 120, "emit.rs T_BLOCKS");
 static_assert(__builtin_offsetof(FhThread, cta) == 128, "emit.rs T_CTA");
 static_assert(__builtin_offsetof(FhThread, total) == 144, "emit.rs T_TOTAL");
 static_assert(__builtin_offsetof(FhThread, atom_pending) == 148, "emit.rs T_ATOM_PENDING");
 static_assert(__builtin_offsetof(FhThread, lives) == 152, "emit.rs T_LIVES");
+static_assert(__builtin_offsetof(FhThread, mixed) == 136, "emit.rs T_MIXED");
+static_assert(__builtin_offsetof(FhThread, counters) == 160, "emit.rs T_COUNTERS");
+static_assert(__builtin_offsetof(FhThread, hist_shared) == 168, "emit.rs T_COUNTERS + 8");
 
 static __device__ __forceinline__ u64 fh_mix(u64 x) {
     u64 z = x + 0x9E3779B97F4A7C15ull;

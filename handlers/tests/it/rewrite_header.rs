@@ -191,12 +191,13 @@ fn same_header_set_up(shape: (Dim3, Dim3), p_w: f64) {
     let last = LAUNCHES - 1;
     for (g, (a, b)) in inline.iter().zip(&called).enumerate() {
         // The words the runtime reads: tag, prefix, lives, cta, atom_pending, total; and
-        // the statistics it keeps (seen, buffered, peak).
+        // the statistics (seen, buffered, peak; pushed, which only inlined code keeps).
         for (what, at, len) in [
             ("tag", 0, 4),
             ("prefix", 24, 8),
             ("seen", 64, 16),
             ("buffered", 80, 16),
+            ("pushed", 176, 16),
             ("peak", 112, 4),
             ("lives", 152, 4),
             ("cta", 128, 8),
