@@ -604,12 +604,10 @@ fn count_store(
 const T_LEN: u32 = 4;
 const T_LEN_S: u32 = 8;
 const T_STORES: u32 = 16;
-const T_PREFIX: u32 = 24;
 const T_TICKS: u32 = 32;
 const T_PEAK: u32 = 112;
 const T_SEEN: u32 = 64;
 const T_MIXED: u32 = 136;
-const T_COUNTERS: u32 = 160;
 const T_LIVES: u32 = 152;
 const T_BLOCKS: u32 = 120;
 const T_CTA: u32 = 128;
@@ -618,8 +616,8 @@ const T_TOTAL: u32 = 144;
 // The set-up writes `total`, `atom_pending` and `lives` with one vector store.
 const _: () =
     assert!(T_ATOM_PENDING == T_TOTAL + 4 && T_LIVES == T_TOTAL + 8 && T_TOTAL.is_multiple_of(16));
-const T_ENTRIES: u32 = 192;
-const T_PUSHED: u32 = 176;
+const T_ENTRIES: u32 = 176;
+const T_PUSHED: u32 = 160;
 // Offsets in FhCtl: the flags, the capacities, the exited threads, the live-holder count;
 // after it (`layout::control_bytes`) the per-space thresholds, the liveness period - 1 and
 // the flush histograms' bins.
@@ -630,6 +628,8 @@ const CTL_LIVE1: u32 = 96;
 const CTL_TOTAL: u32 = 112;
 const CTL_TAG: u32 = 128;
 const CTL_LAST: u32 = 140;
+// The counters and the shared flush histogram (less 128), for an inlined drain.
+const CTL_FLUSH: u32 = 144;
 const CTL_EXITED: u32 = 64;
 const CTL_HOLDERS: u32 = 72;
 // Offset of the overlay length in FhCta.
@@ -650,8 +650,8 @@ const ALWAYS: u64 = 1 << 53;
 // (issue 25: at most 16 extra per thread). What rarer paths need stays in memory and is
 // read there: the mixed `prefix` (header word `mixed`, read by a store that hashes,
 // 0 < p_w < 1), the per-space thresholds (the control block, same stores), the counters'
-// and the shared flush histogram's addresses (header words `counters`, `hist_shared`,
-// read by a drain that records a flush). The statistics go where the host reads them
+// and the shared flush histogram's addresses (the control block, read by a drain that
+// records a flush). The statistics go where the host reads them
 // as they happen: a store seen and not buffered is a `red.add` on the header's `seen`
 // word, a store pushed one on its `pushed` word (the host counts it as seen and buffered:
 // one instruction, as the register add was), and the longest buffer a
@@ -677,22 +677,17 @@ fn cache_load() -> String {
 
 /// The constant words of the cache — the header's CTA area, the control block's
 /// liveness period - 1, flags, capacity and whether each space's threshold selects every
-/// store — as the device flavour's set-up loads them, and the header words that only
-/// inlined code reads (`mixed`, `counters`, `hist_shared`) written as that set-up writes
-/// them (the runtime's `fh_self`, which set the header up, does not).
+/// store — as the device flavour's set-up loads them (the header's `mixed`, which a store
+/// that hashes reads, the runtime's `fh_self` wrote when it set the header up).
 fn cache_load_const() -> String {
     use super::layout::FLAG_SCOPED;
     format!(
-        "ld.u64 %fhd12, [%fhd14+{T_PREFIX}];\n{mix}st.u64 [%fhd14+{T_MIXED}], %fhd12;\n\
-         ld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
+        "ld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
          ld.v2.u64 {{%fhd12, %fhd13}}, [%fhd15+{CTL_THR}];\n\
          setp.ge.u64 %fhq6, %fhd12, {ALWAYS};\nsetp.ge.u64 %fhq7, %fhd13, {ALWAYS};\n\
-         ld.v2.u32 {{%fhk4, %fhk8}}, [%fhd15+{CTL_LIVE1}];\n\
+         ld.u32 %fhk4, [%fhd15+{CTL_LIVE1}];\n\
          ld.u32 %fhr8, [%fhd15+{CTL_FLAGS}];\nld.u32 %fhk5, [%fhd15+{CTL_CAPACITY}];\n\
-         and.b32 %fhr8, %fhr8, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr8, 0;\n\
-         ld.u64 %fhd12, [%fhd15+{CTL_COUNTERS}];\nmad.wide.u32 %fhd13, %fhk8, 8, %fhd12;\n\
-         st.v2.u64 [%fhd14+{T_COUNTERS}], {{%fhd12, %fhd13}};\n",
-        mix = mix_fhd12(),
+         and.b32 %fhr8, %fhr8, {FLAG_SCOPED};\nsetp.ne.u32 %fhq4, %fhr8, 0;\n"
     )
 }
 
@@ -764,8 +759,9 @@ fn mix_fhd12() -> String {
 /// kernel, with the cache set from the values it computes instead of read back. A kernel's
 /// entry is the first time its thread looks its header up in the launch, so the header is
 /// set up without testing its tag first. Only the words the runtime reads are written —
-/// the tag, `prefix`, `lives`, `cta`, `atom_pending`, `total` — and those only inlined
-/// code reads (`counters`, `hist_shared`, and `mixed` when a store may hash); the cache's
+/// the tag, `lives`, `cta`, `atom_pending`, `total` — and, when a store may hash, `mixed`
+/// (the selection hash's per-thread part; the runtime computes it where it may be
+/// missing: `fh_thread_prefix`); the cache's
 /// changing words reach the header before every runtime call ([`rt_call`]). The control
 /// block's layout is runtime.cu's `FhCtl` — `key` at 0, `launch`,
 /// `flags`, `capacity` at 16, `ov_capacity`, `nthreads` at 32, `threads` at 40,
@@ -774,11 +770,11 @@ fn mix_fhd12() -> String {
 /// liveness period - 1 and the flush histograms' bins at 96, what the launch's shape
 /// gives at 104-127 (whether it is one-dimensional, the threads per CTA and in all, the
 /// strides of a thread's buffers and of a CTA's area, whether the selection hashes), and
-/// the header's tag, the scoped flag and the capacity at 128 — so a one-dimensional
-/// launch reads `%tid.x` and `%ctaid.x` alone, the thread's `prefix` is mixed only when a
-/// store may need it (0 < p_w < 1), and the host, not each thread, checks that the
-/// launch fits the buffers. The header keeps the unmixed
-/// `key ^ thread` (runtime.cu mixes it where it uses it; so does `fh_self`'s set-up).
+/// the header's tag, the scoped flag, the capacity and threads - 1 at 128, the counters and the
+/// shared flush histogram at 144 — so a one-dimensional
+/// launch reads `%tid.x` and `%ctaid.x` alone, the thread's selection prefix is
+/// computed only when a store may need it (0 < p_w < 1), and the host, not each thread,
+/// checks that the launch fits the buffers.
 fn inline_begin(cx: &mut Ctx<'_>) -> String {
     let (flat, index, hashed) = (cx.label(), cx.label(), cx.label());
     format!(
@@ -801,18 +797,14 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
          {index}:\nmad.lo.u32 %fhr3, %fhr0, %fhr9, %fhr3;\n\
          ld.u64 %fhd11, [%fhd15+40];\nmad.wide.u32 %fhd14, %fhr3, %fhr6, %fhd11;\n\
          ld.u64 %fhd11, [%fhd15+48];\nmad.wide.u32 %fhe7, %fhr0, %fhr8, %fhd11;\n\
-         ld.u64 %fhd12, [%fhd15+{CTL_COUNTERS}];\nmad.wide.u32 %fhd13, %fhk8, 8, %fhd12;\n\
-         st.v2.u64 [%fhd14+{T_COUNTERS}], {{%fhd12, %fhd13}};\n\
          ld.v2.u64 {{%fhd12, %fhd13}}, [%fhd15+{CTL_THR}];\n\
          setp.ge.u64 %fhq6, %fhd12, {ALWAYS};\nsetp.ge.u64 %fhq7, %fhd13, {ALWAYS};\n\
-         ld.u64 %fhd11, [%fhd15];\ncvt.u64.u32 %fhd10, %fhr3;\n\
-         xor.b64 %fhd12, %fhd11, %fhd10;\n\
          mov.b64 {{%fhk0, %fhk1}}, %fhd16;\nmov.b64 {{%fhk2, %fhk3}}, %fhd16;\n\
-         st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_PREFIX}], %fhd12;\n\
-         st.u64 [%fhd14+{T_CTA}], %fhe7;\n\
+         st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_CTA}], %fhe7;\n\
          st.v4.u32 [%fhd14+{T_TOTAL}], {{%fhr4, %fhk0, %fhk0, %fhk0}};\n\
          setp.eq.u32 %fhp2, %fhc0, 0;\n@%fhp2 bra {hashed};\n\
-         {mix}st.u64 [%fhd14+{T_MIXED}], %fhd12;\n\
+         ld.u64 %fhd11, [%fhd15];\ncvt.u64.u32 %fhd10, %fhr3;\n\
+         xor.b64 %fhd12, %fhd11, %fhd10;\n{mix}st.u64 [%fhd14+{T_MIXED}], %fhd12;\n\
          {hashed}:\n\
          {scoped}\
          mov.u64 %fhe0, 0;\nmov.u64 %fhe1, 0;\n",
@@ -930,7 +922,7 @@ fn inline_load(
 /// whose generic address is in `%fhd0` and value bits in `%fhd1` (`masked`: already
 /// zero-extended from `size` bytes): when the store overlaps none of the thread's own
 /// entries of its space (no write-after-write drain), the selection function decides
-/// (SplitMix64 of the header's `prefix` ^ the store count, against the per-space
+/// (SplitMix64 of the header's `mixed` ^ the store count, against the per-space
 /// threshold, 0 for a space not buffered; a threshold of 2^53 selects every store without
 /// the hash): selected with room in the space, the entry is pushed here (the address
 /// checked by a load first, as the runtime's `fh_read` does, and the statistics the
@@ -1091,7 +1083,7 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
         "red.max.u32 [%fhd14+{T_PEAK}], %fhk0;\n\
          mov.u32 %fhk0, 0;\nmov.u64 %fhe1, 0;\nsetp.ne.u32 %fhq5, %fhk0, 0;\n\
          red.add.u32 [%fhd15+{CTL_HOLDERS}], -1;\n\
-         ld.v2.u64 {{%fhd10, %fhd11}}, [%fhd14+{T_COUNTERS}];\n\
+         ld.v2.u64 {{%fhd10, %fhd11}}, [%fhd15+{CTL_FLUSH}];\n\
          setp.eq.u32 %fhp2, %fhk1, 0;\n@%fhp2 bra {rec1};\n\
          mad.wide.u32 %fhd9, %fhk1, 8, %fhd10;\n\
          red.add.u64 [%fhd9+128], 1;\ncvt.u64.u32 %fhd9, %fhk1;\nred.add.u64 [%fhd10+{reason}], %fhd9;\n\

@@ -12,9 +12,9 @@ use crate::stats::{BufferStats, DrainReason};
 
 /// Bytes of the control block (`FhCtl`, 80 bytes, then the words only the rewrite's
 /// inlined code reads: see [`control_bytes`]).
-pub const CTL_BYTES: u64 = 144;
+pub const CTL_BYTES: u64 = 160;
 /// Bytes of a thread header (`FhThread`); the entries follow it.
-pub const THREAD_HEADER: u64 = 192;
+pub const THREAD_HEADER: u64 = 176;
 /// Bytes of one buffered entry (`FhEntry`: packed address/size/space/semantics, value).
 pub const ENTRY_BYTES: u64 = 16;
 /// Bytes of a CTA header (`FhCta`: lock, overlay length, orphan length).
@@ -296,7 +296,9 @@ pub fn control_bytes(
     // per CTA area (120); 1 when some space's threshold needs the selection hash — neither
     // 0 (never selected) nor `ALWAYS` (every store) (124); the header's tag for this launch
     // (`launch + 1`) (128), 1 under `scoped` (132), the capacity per space (136), the
-    // launch's threads - 1 (the number of exits the last thread to exit finds) (140).
+    // launch's threads - 1 (the number of exits the last thread to exit finds) (140); the
+    // counters' address again and the shared flush histogram's (the counters + 8 x bins),
+    // which an inlined drain reads to record a flush (144, 152).
     let thr = crate::select::threshold(cfg.p_w);
     let per_space = |on: bool| if on { thr } else { 0 };
     b.extend_from_slice(&per_space(cfg.buffer_global).to_le_bytes());
@@ -319,6 +321,9 @@ pub fn control_bytes(
     b.extend_from_slice(&u32::from(flags & FLAG_SCOPED != 0).to_le_bytes());
     b.extend_from_slice(&area.capacity.to_le_bytes());
     b.extend_from_slice(&(shape.threads() as u32).wrapping_sub(1).to_le_bytes());
+    let bins = u64::from(area.capacity.max(area.overlay_capacity)) + 1;
+    b.extend_from_slice(&area.counters.to_le_bytes());
+    b.extend_from_slice(&(area.counters + 8 * bins).to_le_bytes());
     debug_assert_eq!(b.len() as u64, CTL_BYTES);
     b
 }
@@ -446,7 +451,7 @@ pub fn read_stats<D: DeviceMemory>(dev: &D, area: &Area) -> Result<BufferStats, 
         s.overlay_loads += u64_at(&h, 104);
         s.peak_occupancy = s.peak_occupancy.max(u32_at(&h, 112));
         // Stores the inlined code pushed: each was seen and buffered (runtime.cu, `pushed`).
-        let (pg, ps) = (u64_at(&h, 176), u64_at(&h, 184));
+        let (pg, ps) = (u64_at(&h, 160), u64_at(&h, 168));
         s.global.stores_seen += pg;
         s.shared.stores_seen += ps;
         s.global.stores_buffered += pg;
@@ -486,9 +491,9 @@ mod tests {
 
     #[test]
     fn memory_per_65536_threads_at_capacity_256() {
-        // 192-byte header + 2 × 256 × 16-byte entries per thread.
-        assert_eq!(thread_bytes(256), 8384);
-        assert_eq!(65_536 * thread_bytes(256), 549_453_824);
+        // 176-byte header + 2 × 256 × 16-byte entries per thread.
+        assert_eq!(thread_bytes(256), 8368);
+        assert_eq!(65_536 * thread_bytes(256), 548_405_248);
     }
 
     #[test]
@@ -541,7 +546,7 @@ mod tests {
         };
         let shape = LaunchShape::new([3, 2, 1], [32, 1, 1]);
         let b = control_bytes(&cfg, &area, 2, shape, true);
-        assert_eq!(b.len(), 144);
+        assert_eq!(b.len(), 160);
         assert_eq!(u32_at(&b, 16), 2);
         // The live-holder count starts at 0 each launch.
         assert_eq!(u32_at(&b, 72), 0);
@@ -568,6 +573,9 @@ mod tests {
         assert_eq!(u32_at(&b, 132), 1);
         assert_eq!(u32_at(&b, 136), 256);
         assert_eq!(u32_at(&b, 140), 191);
+        // The counters and the shared flush histogram: 257 bins after the global one.
+        assert_eq!(u64_at(&b, 144), 3);
+        assert_eq!(u64_at(&b, 152), 3 + 8 * 257);
         let flat = LaunchShape::new([5, 1, 1], [64, 1, 1]);
         let mut only_shared = cfg.clone();
         only_shared.buffer_global = false;

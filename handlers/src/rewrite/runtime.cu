@@ -82,13 +82,13 @@ struct FhEntry {
     u64 value;
 };
 
-// 192 bytes; the entries follow.
+// 176 bytes; the entries follow.
 struct FhThread {
     u32 tag;  // launch + 1 once initialised for that launch
     u32 len;  // entries, both spaces
     u32 len_s[2];
     u64 stores;  // stores this launch (the selection counter n)
-    u64 prefix;  // mix(mix(seed) ^ launch) ^ thread, unmixed: fh_prefix mixes it
+    u64 pad3;  // (was the unmixed prefix: see fh_thread_prefix)
     u32 ticks;   // loads and atomics since the last liveness drain
     u32 pad0;
     u64 scratch;  // forwarded load values; .cta atomics on the overlay
@@ -113,14 +113,15 @@ struct FhThread {
     // code" are written and read by that code alone (the runtime never touches them):
     // values it would otherwise keep in registers for the whole kernel, read where the
     // rarer paths need them (emit.rs, "the cache").
-    u64 mixed;  // inlined code: fh_prefix(prefix), set when a store may hash
+    // The selection hash's per-thread part, mix(key ^ thread): written by fh_self's set-up
+    // and by the inlined set-up when a store may hash (0 < p_w < 1), so it is there
+    // whenever fh_selected needs it; fh_thread_prefix computes it where it may not be.
+    u64 mixed;
     // Set with the header, side by side so that the inlined set-up writes them at once.
     u32 total;  // threads of the launch (__fencehound_exit and the rewrite's inlined exit)
     u32 atom_pending;
     u32 lives;  // liveness drains of this thread this launch (seeds their pick)
     u32 pad;
-    u64 counters;     // inlined code: FhCtl::counters
-    u64 hist_shared;  // inlined code: the shared flush histogram's base, less 128
     // Inlined code: stores it pushed to the buffer, per space (each one also seen and
     // buffered: the host adds them to both, so that a push is one `red`, not two).
     u64 pushed[2];
@@ -140,18 +141,16 @@ __device__ u64 __fencehound_ctl;
 __device__ u32 __fencehound_mark[4];
 }
 
-#define HEADER 192u
+#define HEADER 176u
 // The offsets emit.rs's inlined code uses (its T_* constants).
-static_assert(sizeof(FhThread) == HEADER, "FhThread is the 192-byte header");
-static_assert(__builtin_offsetof(FhThread, pushed) == 176, "emit.rs T_PUSHED");
+static_assert(sizeof(FhThread) == HEADER, "FhThread is the 176-byte header");
+static_assert(__builtin_offsetof(FhThread, pushed) == 160, "emit.rs T_PUSHED");
 static_assert(__builtin_offsetof(FhThread, blocks) == 120, "emit.rs T_BLOCKS");
 static_assert(__builtin_offsetof(FhThread, cta) == 128, "emit.rs T_CTA");
 static_assert(__builtin_offsetof(FhThread, total) == 144, "emit.rs T_TOTAL");
 static_assert(__builtin_offsetof(FhThread, atom_pending) == 148, "emit.rs T_ATOM_PENDING");
 static_assert(__builtin_offsetof(FhThread, lives) == 152, "emit.rs T_LIVES");
 static_assert(__builtin_offsetof(FhThread, mixed) == 136, "emit.rs T_MIXED");
-static_assert(__builtin_offsetof(FhThread, counters) == 160, "emit.rs T_COUNTERS");
-static_assert(__builtin_offsetof(FhThread, hist_shared) == 168, "emit.rs T_COUNTERS + 8");
 
 static __device__ __forceinline__ u64 fh_mix(u64 x) {
     u64 z = x + 0x9E3779B97F4A7C15ull;
@@ -160,17 +159,13 @@ static __device__ __forceinline__ u64 fh_mix(u64 x) {
     return z ^ (z >> 31);
 }
 
-// The selection hash's per-thread part (select::mix of the launch key ^ the thread): the
-// header keeps it unmixed, so that the inlined set-up (emit.rs) mixes it only when its
-// stores may hash (0 < p_w < 1).
-static __device__ __forceinline__ u64 fh_prefix(const FhThread *t) { return fh_mix(t->prefix); }
-
 // Whether the thread's store number n is selected (select::selected): a threshold of
-// 2^53 (p_w = 1) selects every store, 0 none, without the hash.
+// 2^53 (p_w = 1) selects every store, 0 none, without the hash, which uses the header's
+// `mixed` (there whenever a store may hash: see FhThread).
 static __device__ __forceinline__ bool fh_selected(const FhThread *t, u64 n, u64 threshold) {
     if (threshold >= (1ull << 53)) return true;
     if (threshold == 0) return false;
-    return (fh_mix(fh_prefix(t) ^ n) >> 11) < threshold;
+    return (fh_mix(t->mixed ^ n) >> 11) < threshold;
 }
 
 struct Fh {
@@ -184,6 +179,20 @@ struct Fh {
 
 static __device__ __forceinline__ u32 fh_cta() {
     return blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y;
+}
+
+// The calling thread's index in the launch (the header's index).
+static __device__ __forceinline__ u32 fh_thread_index() {
+    u32 tpc = blockDim.x * blockDim.y * blockDim.z;
+    u32 tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
+    return fh_cta() * tpc + tid;
+}
+
+// The selection hash's per-thread part, mix(key ^ thread) (select::mix of the launch key
+// ^ the thread), computed: at p_w = 1 the inlined set-up does not write the header's
+// `mixed` (no store hashes), and the liveness pick needs it at every p_w.
+static __device__ __forceinline__ u64 fh_thread_prefix(const FhCtl *c) {
+    return fh_mix(c->key ^ (u64)fh_thread_index());
 }
 
 static __device__ __forceinline__ FhCta *fh_cta_area(const FhCtl *c, u32 cta) {
@@ -219,7 +228,7 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->lives = 0;
         t->atom_pending = 0;
         t->blocks = 0;
-        t->prefix = key ^ (u64)g;
+        t->mixed = fh_mix(key ^ (u64)g);
         t->cta = area;
         t->total = gridDim.x * gridDim.y * gridDim.z * tpc;
     }
@@ -703,7 +712,7 @@ static __device__ void fh_tick(Fh &f) {
     if (f.c->liveness > 0 && f.t->ticks >= f.c->liveness) {
         f.t->ticks = 0;
         f.t->lives += 1;
-        u64 r = fh_mix(fh_prefix(f.t) ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
+        u64 r = fh_mix(fh_thread_prefix(f.c) ^ 0x6c69766500000000ull ^ (u64)f.t->lives);
         // The own buffer weighs as many holders as there are live ones (at least 1): each
         // live holder drains only itself, at its own ticks, so the own share of a tick is
         // what the native stall rule gives all live holders together (see the rewrite's

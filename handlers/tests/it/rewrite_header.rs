@@ -190,14 +190,13 @@ fn same_header_set_up(shape: (Dim3, Dim3), p_w: f64) {
     let tpc = (shape.1.x * shape.1.y * shape.1.z) as u64;
     let last = LAUNCHES - 1;
     for (g, (a, b)) in inline.iter().zip(&called).enumerate() {
-        // The words the runtime reads: tag, prefix, lives, cta, atom_pending, total; and
+        // The words the runtime reads: tag, lives, cta, atom_pending, total; and
         // the statistics (seen, buffered, peak; pushed, which only inlined code keeps).
         for (what, at, len) in [
             ("tag", 0, 4),
-            ("prefix", 24, 8),
             ("seen", 64, 16),
             ("buffered", 80, 16),
-            ("pushed", 176, 16),
+            ("pushed", 160, 16),
             ("peak", 112, 4),
             ("lives", 152, 4),
             ("cta", 128, 8),
@@ -211,9 +210,14 @@ fn same_header_set_up(shape: (Dim3, Dim3), p_w: f64) {
             );
         }
         assert_eq!(u32_at(a, 0), last + 1, "thread {g}: tag");
-        // The selection hash's per-thread part, unmixed (the runtime mixes it).
+        // The selection hash's per-thread part, mixed, where stores hash (at p_w = 1 the
+        // inlined set-up skips it: nothing reads it).
         let key = select::launch_key(seed, last);
-        assert_eq!(u64_at(a, 24), key ^ g as u64, "thread {g}: prefix");
+        let mixed = select::mix(key ^ g as u64);
+        assert_eq!(u64_at(b, 136), mixed, "thread {g}: mixed (runtime)");
+        if p_w < 1.0 {
+            assert_eq!(u64_at(a, 136), mixed, "thread {g}: mixed (inlined)");
+        }
         let cta = g as u64 / tpc;
         assert_eq!(
             u64_at(a, 128),
