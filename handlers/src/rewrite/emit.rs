@@ -192,6 +192,9 @@ struct Ctx<'a> {
     /// Nested scopes (`{ }`) around the current instruction: labels are scoped to them,
     /// so code inside one stays in line.
     nested: u32,
+    /// A full body whose thread sets its header up after the kernel's entry, at
+    /// [`SETUP`] ([`setup_point`]): an exit may be reached without it.
+    late_setup: bool,
 }
 
 /// A fast kernel of the device flavour decides its launch's mode once, at entry, and runs
@@ -238,6 +241,55 @@ fn two_bodies_ok(body: &[Statement]) -> bool {
         if i.guard.is_none()
             && matches!(i.opcode, Opcode::Ret | Opcode::Exit | Opcode::Trap | Opcode::Bra));
     plain(body) && ends
+}
+
+/// Where a full body's thread sets its header up.
+const SETUP: &str = "$__fh_setup";
+
+/// Where in a kernel body (top-level statement index) the full body's set-up can go
+/// instead of the kernel's entry, so that threads which return at once — `if
+/// (threadIdx.x != 0) return;`, a bounds check — skip it: the end of the body's first
+/// straight run of instructions that touch no memory the rewrite instruments (moves,
+/// arithmetic, compares, `ld.param`, `cvta`), where the only branches go to a label whose
+/// first instruction is the kernel's `ret`/`exit`. Every path from the entry to any site
+/// then passes that point, except paths straight to such an exit, and an exit is the one
+/// site that needs no header from a thread that never buffered (`exit_block`). `None`
+/// when the run is empty (the set-up stays at the entry).
+fn setup_point(body: &[Statement]) -> Option<usize> {
+    let ends_at = |label: &str| {
+        let mut after = body
+            .iter()
+            .skip_while(|s| !matches!(s, Statement::Label(l) if l == label))
+            .skip(1)
+            .filter(|s| !matches!(s, Statement::Loc(_) | Statement::Label(_)));
+        matches!(after.next(), Some(Statement::Inst(i))
+            if i.guard.is_none() && matches!(i.opcode, Opcode::Ret | Opcode::Exit))
+    };
+    let pure = |i: &Instruction| {
+        use Opcode::*;
+        match i.opcode {
+            Mov | Cvta | Cvt | Setp | Selp | Add | Sub | Mul | Mad | And | Or | Xor | Shl | Shr
+            | Not | Neg => true,
+            Ld => i.space() == Some(Mod::Param),
+            Bra => matches!(i.operands.first(), Some(Operand::Name(l)) if ends_at(l)),
+            _ => false,
+        }
+    };
+    let mut at = None;
+    for (k, st) in body.iter().enumerate() {
+        match st {
+            Statement::Var(_) | Statement::Loc(_) | Statement::Pragma(_) => {}
+            Statement::Inst(i) if pure(i) => at = Some(k + 1),
+            _ => break,
+        }
+    }
+    // Past the last instruction of the run (after it come its `.loc`s: theirs belong to
+    // the next instruction).
+    at.filter(|&k| {
+        body[..k]
+            .iter()
+            .any(|s| matches!(s, Statement::Inst(i) if i.opcode == Opcode::Bra))
+    })
 }
 
 /// The quiet copy of a kernel body: its labels renamed, its declarations (which the full
@@ -398,18 +450,36 @@ pub(super) fn rewrite_module(
                         body: Body::Both,
                         cold: Vec::new(),
                         nested: 0,
+                        late_setup: false,
                     };
                     let two = cx.fast && opts.flavor == Flavor::Device && two_bodies_ok(&body);
                     let mut new_body = if two {
                         let quiet = quiet_copy(&body);
                         cx.body = Body::Full;
-                        let mut full = rewrite_body(&mut cx, body.clone())?;
+                        let mut marked = body.clone();
+                        // (Not with `eager_header`, whose blocks write the header back at
+                        // their end: also an exit's, which may come before the set-up.)
+                        let late = cache_persists(&cx).then(|| setup_point(&body)).flatten();
+                        if let Some(at) = late {
+                            marked.insert(at, Statement::Label(SETUP.to_string()));
+                            cx.late_setup = true;
+                        }
+                        let mut full = rewrite_body(&mut cx, marked)?;
                         if cx.counts == SiteCounts::default() {
                             // No site: one body, as it was (its calls need no cache).
                             cx.body = Body::Both;
+                            cx.late_setup = false;
                             cx.cold.clear();
                             rewrite_body(&mut cx, body)?
                         } else {
+                            if cx.late_setup {
+                                let at = full
+                                    .iter()
+                                    .position(|s| matches!(s, Statement::Label(l) if l == SETUP))
+                                    .map_or(0, |k| k + 1);
+                                let setup = parse_statements(&inline_begin(&mut cx))?;
+                                full.splice(at..at, setup);
+                            }
                             // The slow paths after the full body's last instruction (which
                             // ends the thread or jumps: `two_bodies_ok`); the sites counted
                             // once, in the full body.
@@ -724,19 +794,35 @@ fn prologue(cx: &mut Ctx<'_>) -> String {
             t.push_str(&mode_code(cx, "|%fhq5"));
             // A launch that is not full runs the quiet body.
             let _ = writeln!(t, "@!%fhq0 bra {QUIET_BODY};");
-            t.push_str(&inline_begin(cx));
+            if cx.late_setup {
+                // The set-up comes later ([`SETUP`]); an exit needs the launch's
+                // threads - 1 from every thread (`exit_block`).
+                t.push_str(&tag_words());
+            } else {
+                t.push_str(&tag_words());
+                t.push_str(&inline_begin(cx));
+            }
         }
         (Flavor::Device, _) => {
             t.push_str("setp.ne.u64 %fhq5, %fhd16, 0;\n");
             t.push_str(&mode_code(cx, ""));
             let skip = cx.label();
             let _ = writeln!(t, "@!%fhq0 bra {skip};");
+            t.push_str(&tag_words());
             t.push_str(&inline_begin(cx));
             let _ = writeln!(t, "{skip}:");
         }
         (Flavor::Lockstep, _) => t.push_str("setp.ne.u64 %fhq5, %fhd16, 0;\n"),
     }
     t
+}
+
+/// The control block's words at [`CTL_TAG`] — the header's tag, the scoped flag, the
+/// capacity (`%fhk5`), the launch's threads - 1 (`%fhc3`, which an exit compares with) —
+/// read before [`inline_begin`], at the kernel's entry (a set-up placed later still finds
+/// them: no code between touches `%fh` registers).
+fn tag_words() -> String {
+    format!("ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhc3}}, [%fhd15+{CTL_TAG}];\n")
 }
 
 /// SplitMix64's finaliser (`select::mix`) of `%fhd12` into `%fhd12` (`%fhd13` scratch).
@@ -776,6 +862,7 @@ fn mix_fhd12() -> String {
 /// computed only when a store may need it (0 < p_w < 1), and the host, not each thread,
 /// checks that the launch fits the buffers.
 fn inline_begin(cx: &mut Ctx<'_>) -> String {
+    // (`%fhr1`, `%fhr2`, `%fhk5`, `%fhc3`: [`tag_words`], before it.)
     let (flat, index, hashed) = (cx.label(), cx.label(), cx.label());
     format!(
         // The constants the host derived (see `layout::control_bytes`): liveness - 1,
@@ -784,7 +871,6 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
         // buffers (`layout::begin_launch` checks), so the thread's header is not tested.
         "ld.v4.u32 {{%fhk4, %fhk8, %fhr5, %fhr9}}, [%fhd15+{CTL_LIVE1}];\n\
          ld.v4.u32 {{%fhr4, %fhr6, %fhr8, %fhc0}}, [%fhd15+{CTL_TOTAL}];\n\
-         ld.v4.u32 {{%fhr1, %fhr2, %fhk5, %fhc3}}, [%fhd15+{CTL_TAG}];\n\
          setp.ne.u32 %fhp2, %fhr5, 0;\n@%fhp2 bra {flat};\n\
          mov.u32 %fhr0, %ntid.x;\nmov.u32 %fhc1, %ntid.y;\n\
          mov.u32 %fhr3, %tid.z;\nmov.u32 %fhc2, %tid.y;\nmad.lo.u32 %fhr3, %fhr3, %fhc1, %fhc2;\n\
@@ -1928,8 +2014,16 @@ fn exit_block(cx: &mut Ctx<'_>, i: &Instruction) -> Result<Vec<Statement>, Rewri
     // queues (`__fencehound_last`). A thread holding entries makes the call.
     if cx.fast {
         let slow = cx.label();
-        let last = rt_call(cx, &format!("{PREFIX}last"), None, &[]);
-        // The launch's threads - 1: the device flavour's set-up keeps it in `%fhc3`.
+        // A thread may reach an exit of a late set-up's body without a header
+        // ([`setup_point`]; it never buffered, so it takes this path): the last one calls
+        // the runtime without it (`fh_self` looks it up, setting it up if need be), and
+        // without the cache (nothing of it matters after the thread's last drain).
+        let last = if cx.late_setup {
+            call(&format!("{PREFIX}last"), None, &[("b64", "0")])
+        } else {
+            rt_call(cx, &format!("{PREFIX}last"), None, &[])
+        };
+        // The launch's threads - 1: the device flavour's entry reads it into `%fhc3`.
         let (last_word, last_reg) = if cx.has_header() {
             (String::new(), "%fhc3")
         } else {
@@ -2019,6 +2113,64 @@ mod tests {
         mov.u32 %r1, 0;\n$L_top:\nst.global.u32 [%rd1], %r1;\nadd.u32 %r1, %r1, 1;\n\
         setp.lt.u32 %p1, %r1, 4;\n@%p1 bra $L_top;\nld.global.u32 %r2, [%rd1];\n\
         membar.gl;\nret;\n}\n";
+
+    fn kernel(lines: &str) -> Vec<Statement> {
+        body_of(&format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{{\n.reg .pred %p<3>;\n.reg .b32 %r<4>;\n\
+             .reg .b64 %rd<3>;\n{lines}}}\n"
+        ))
+    }
+
+    /// The instruction right after the set-up point, as text.
+    fn after_setup(body: &[Statement]) -> Option<String> {
+        let at = setup_point(body)?;
+        body[at..].iter().find_map(|s| match s {
+            Statement::Inst(i) => Some(pr(i)),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn the_set_up_waits_only_past_branches_to_the_kernels_exit() {
+        let prefix = "ld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd1, %rd1;\n\
+                      mov.u32 %r1, %tid.x;\nsetp.ne.u32 %p1, %r1, 0;\n";
+        // `if (threadIdx.x != 0) return;` then a site: the set-up comes after the branch.
+        let early = kernel(&format!(
+            "{prefix}@%p1 bra $L_out;\nmov.u32 %r2, 7;\nst.global.u32 [%rd1], %r2;\n\
+             $L_out:\nret;\n"
+        ));
+        let next = after_setup(&early).expect("a set-up point");
+        assert!(next.contains("st.global.u32"), "{next}");
+        // A second branch to code with sites ends the run before it (the writer/reader
+        // split of a seqlock): both paths pass the set-up.
+        let split = kernel(&format!(
+            "{prefix}@%p1 bra $L_out;\nmov.u32 %r2, %ctaid.x;\nsetp.eq.u32 %p2, %r2, 0;\n\
+             @%p2 bra $L_w;\nld.global.u32 %r3, [%rd1];\nret;\n$L_w:\n\
+             st.global.u32 [%rd1], %r2;\n$L_out:\nret;\n"
+        ));
+        let next = after_setup(&split).expect("a set-up point");
+        assert!(next.contains("@%p2 bra"), "{next}");
+        // A branch to a label whose code is not an exit (a bounds check that skips a loop
+        // and then stores): no late set-up.
+        let skip = kernel(&format!(
+            "{prefix}@%p1 bra $L_tail;\nld.global.u32 %r3, [%rd1];\n$L_tail:\n\
+             st.global.u32 [%rd1], %r1;\nret;\n"
+        ));
+        assert_eq!(setup_point(&skip), None);
+        // No branch before the first site: every thread sets up, at the entry as before.
+        let straight = kernel(&format!("{prefix}st.global.u32 [%rd1], %r1;\nret;\n"));
+        assert_eq!(setup_point(&straight), None);
+        // A guarded exit at the target is no exit for every thread.
+        let guarded = kernel(&format!(
+            "{prefix}@%p1 bra $L_out;\nst.global.u32 [%rd1], %r1;\n$L_out:\n@%p1 ret;\n\
+             st.global.u32 [%rd1], %r1;\nret;\n"
+        ));
+        assert_eq!(setup_point(&guarded), None);
+        // The first instruction a site: nothing to wait for.
+        let site = kernel("ld.param.u64 %rd1, [p];\nst.global.u32 [%rd1], 1;\nret;\n");
+        assert_eq!(setup_point(&site), None);
+    }
 
     #[test]
     fn a_kernel_gets_two_bodies_only_when_its_end_cannot_be_run_into() {

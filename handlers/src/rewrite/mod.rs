@@ -28,9 +28,12 @@
 //! the runtime's counters (the `stores_seen` statistics). An inactive launch runs the
 //! original instructions. The lockstep flavour reads the mode inside each block.
 //!
-//! In a full launch the kernel also sets its thread's header up once, at entry, in the
-//! kernel itself (what `__fencehound_begin` does, without the call; the lockstep flavour
-//! calls the runtime's in each block), and keeps the header's hot words in registers (the
+//! In a full launch the kernel also sets its thread's header up once, in the kernel
+//! itself (what `__fencehound_begin` does, without the call; the lockstep flavour calls
+//! the runtime's in each block): at entry, or, when the body begins with branches that
+//! only return (`if (threadIdx.x != 0) return;`), after them, so that threads which return
+//! at once skip it (`emit::setup_point`: an exit is the one site such a thread reaches,
+//! and it needs no header), and keeps the header's hot words in registers (the
 //! *cache*: the entry count, per-space counts, liveness ticks, store count and address
 //! filter, and the few constants every fast path compares against; what only rarer paths
 //! read stays in the header and the control block, since each register kept for the whole

@@ -367,3 +367,93 @@ fn a_load_of_a_thread_holding_entries_reads_its_ctas_overlay() {
         assert!(stats.overlay_loads >= 1, "{model:?}: {stats:?}");
     }
 }
+
+/// `if (threadIdx.x != 0) return;` then thread 0 stores: the full body sets a thread's
+/// header up after that branch (`emit::setup_point`), so lanes 1-31 exit without one.
+/// The lanes reconverge at the `ret` and run its block in lane order, so lane 31 — which
+/// never set up — is the launch's last thread to exit and drains the CTA's orphan queue,
+/// where thread 0's buffered store went at its exit: it must reach memory.
+const EARLY_RETURN: &str = "
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra $L_out;
+    mov.u32 %r2, 7;
+    st.global.u32 [%rd1], %r2;
+$L_out:
+    ret;
+}
+";
+
+#[test]
+fn a_thread_that_returns_before_the_set_up_can_drain_the_launch_as_its_last() {
+    let m = fencehound_ptx::parse("k", EARLY_RETURN).unwrap();
+    let rw = rewrite::rewrite(&m, &with(Flavor::Device)).unwrap();
+    let text = fencehound_ptx::print(&rw.module);
+    assert!(
+        text.contains("$__fh_setup:"),
+        "the set-up is not late:\n{text}"
+    );
+    for model in [Model::Bugaroo, Model::Scoped] {
+        let threads = 64u32;
+        let sizes = layout::Sizes { threads, ctas: 1 };
+        let (mut dev, module, out, cfg, area) = loaded(
+            EARLY_RETURN,
+            with(Flavor::Device),
+            (model, 1.0),
+            5,
+            1000,
+            sizes,
+            4,
+        );
+        // Warp 0 to its end before warp 1 runs (a long round-robin quantum): thread 0
+        // exits holding its entry, and the last thread to exit is lane 63, which
+        // returned at once.
+        let (one, block) = (Dim3::x(1), Dim3::x(threads));
+        let shape = layout::LaunchShape::of(one, block);
+        layout::begin_launch(&mut dev, &cfg, &area, 0, shape, true).unwrap();
+        let r = dev
+            .launch_with(
+                module,
+                "k",
+                one,
+                block,
+                0,
+                &[Arg::Ptr(out)],
+                Default::default(),
+                &mut fencehound_vgpu::NoHooks,
+                &mut fencehound_vgpu::RoundRobin::new(1_000_000),
+            )
+            .unwrap();
+        assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+        let mut words = vec![0u8; 4];
+        dev.copy_from(out, &mut words).unwrap();
+        assert_eq!(
+            u32_at(&words, 0),
+            7,
+            "{model:?}: the buffered store was lost"
+        );
+        assert_eq!(layout::buffered(&dev, &area).unwrap(), 0, "{model:?}");
+        let stats = layout::read_stats(&dev, &area).unwrap();
+        assert_eq!(stats.global.stores_buffered, 1, "{model:?}: {stats:?}");
+        // The last thread looked its header up itself: it is this launch's.
+        let stride = layout::thread_bytes(area.capacity);
+        let tags: Vec<u32> = (0..threads as u64)
+            .map(|t| {
+                let mut h = vec![0u8; 4];
+                dev.copy_from(area.threads + t * stride, &mut h).unwrap();
+                u32_at(&h, 0)
+            })
+            .collect();
+        assert_eq!(tags[63], 1, "{model:?}: thread 63's tag {tags:?}");
+    }
+}
