@@ -714,7 +714,8 @@ const ALWAYS: u64 = 1 << 53;
 //     and changes them) and read again after it ([`rt_call`]);
 //   %fhk4 the liveness period - 1, %fhk5 capacity, %fhq4 (a predicate) scoped,
 //     %fhq6/%fhq7 (predicates) "the space's threshold selects every store" (p_w = 1),
-//     %fhe7 the CTA's area (from the header) — set at the start, never changed.
+//     %fhe7 the CTA's area (from the header), %fhc3 the launch's threads - 1 (for the
+//     exit) — set at the start, never changed.
 // Only what the common paths read is kept: every register here is live through the whole
 // kernel, and each one is a register the original kernel's own values compete with
 // (issue 25: at most 16 extra per thread). What rarer paths need stays in memory and is
@@ -728,8 +729,8 @@ const ALWAYS: u64 = 1 << 53;
 // `red.max` on its `peak` wherever the length can next fall (an inlined drain, and
 // [`cache_store`] before anything else may drain); the runtime keeps its own in the same
 // words, so the host's sums are unchanged.
-// The device flavour sets the cache up at the kernel's entry and keeps it to the
-// thread's exit; the lockstep flavour loads it at each block's start and writes all of it
+// The device flavour sets the cache up at the kernel's entry (or a little later:
+// [`setup_point`]) and keeps it to the thread's exit; the lockstep flavour loads it at each block's start and writes all of it
 // back at the block's end, so the header is current between blocks, as it was when the
 // inlined paths read and wrote the header itself (the device flavour with
 // `eager_header` writes it back at each block's end too, keeping the registers). `%fhd15` holds the control block's address wherever the cache is live (the
