@@ -1,12 +1,15 @@
 //! Register caps for an instrumented module (issue 25: at most 16 registers per thread
 //! more than the original kernel).
 //!
-//! Why the instrumented kernels need 50–74 registers more (BENCHMARKS.md, issue 25): in a
-//! whole-program compile ptxas gives a kernel about (its values live at a call) + (the
-//! callee's registers), and each level of the runtime's call chains stacks the same way.
-//! The kernel-side code of the blocks is not the problem: with every runtime function
-//! replaced by an empty one of the same signature, the instrumented kernels need −6 … +11
-//! registers over the originals.
+//! Why the instrumented kernels need 50–91 registers more (median 66; BENCHMARKS.md,
+//! issue 25): in a whole-program compile ptxas gives a kernel about (its values live at a
+//! call) + (the callee's registers), and each level of the runtime's call chains stacks
+//! the same way. The kernel-side code is the smaller part: with every runtime function
+//! replaced by an empty one of the same signature, sdk_red's `reduce` (14 registers)
+//! needs 38 (2026-12-06, 8e3d7b9; 54 before the inlined paths' register cache was
+//! trimmed to what the common paths read — see `emit.rs`, "the cache"). Under a cap,
+//! what the kernel keeps live across a call and past the cap is what ptxas spills in the
+//! kernel itself.
 //!
 //! [`cap_registers`] turns that around: the kernel's calls into the runtime become
 //! indirect calls (through a `.callprototype`), which ptxas compiles with the ABI's
