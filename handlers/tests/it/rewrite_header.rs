@@ -369,10 +369,10 @@ fn a_load_of_a_thread_holding_entries_reads_its_ctas_overlay() {
 }
 
 /// `if (threadIdx.x != 0) return;` then thread 0 stores: the full body sets a thread's
-/// header up after that branch (`emit::setup_point`), so lanes 1-31 exit without one.
-/// The lanes reconverge at the `ret` and run its block in lane order, so lane 31 — which
-/// never set up — is the launch's last thread to exit and drains the CTA's orphan queue,
-/// where thread 0's buffered store went at its exit: it must reach memory.
+/// header up after that branch (`emit::setup_point`), so threads 1-63 exit without one.
+/// Run so that warp 0 ends before warp 1 starts, thread 63 — which never set up — is the
+/// launch's last thread to exit and drains the CTA's orphan queue, where thread 0's
+/// buffered store went at its exit: it must reach memory.
 const EARLY_RETURN: &str = "
 .version 7.0
 .target sm_75
@@ -455,5 +455,8 @@ fn a_thread_that_returns_before_the_set_up_can_drain_the_launch_as_its_last() {
             })
             .collect();
         assert_eq!(tags[63], 1, "{model:?}: thread 63's tag {tags:?}");
+        // Thread 0 set up at the set-up point; 1-62 never did (fresh headers).
+        assert_eq!(tags[0], 1, "{model:?}: {tags:?}");
+        assert!(tags[1..63].iter().all(|&t| t == 0), "{model:?}: {tags:?}");
     }
 }
