@@ -911,24 +911,87 @@ extern "C" __device__ __noinline__ void __fencehound_atom_done(u64 th, u32 meta)
 
 // Thread exit (WriteBuffers::orphan_thread): the thread's entries join its CTA's orphan
 // queue; the launch's last thread to exit drains every CTA.
+// The thread's entries appended to its CTA's orphan queue, the lock held (by this thread
+// or, in fh_orphan_warp, by a lane of its warp for it): oldest first, the queue drained
+// to memory when full.
+static __device__ __forceinline__ void fh_orphan_append(Fh &f) {
+    FhThread *t = f.t;
+    FhEntry *orph = fh_orphan_entries(f, f.o);
+    for (u32 i = 0; i < t->len; i++) {
+        if (f.o->orph_len >= f.c->ov_capacity) fh_drain_orphans_c(f, f.o, R_FULL);
+        orph[f.o->orph_len] = f.q[i];
+        f.o->orph_len += 1;
+    }
+    f.o->orph_thr += 1;
+}
+
+// The buffer emptied after its entries became orphans.
+static __device__ __forceinline__ void fh_orphaned(Fh &f) {
+    FhThread *t = f.t;
+    t->len = 0;
+    fh_holders(f, -1);
+    t->blocks = 0;
+    t->len_s[0] = 0;
+    t->len_s[1] = 0;
+}
+
+// A whole warp exiting at once (`holding`: its lanes with entries; a warp is in one
+// CTA): one lane takes the CTA's lock for all of them, and each lane copies its entries
+// to its place in the queue — the places the lanes would take one after the other in
+// lane order (an exclusive prefix sum of their lengths), so the queue ends as the
+// one-lane-at-a-time path leaves it. Taking the lock lane by lane made lane k spin for
+// the k lanes before it (hotspot at p_w = 1: three quarters of __fencehound_exit's
+// instructions). When the queue would overflow, the lanes append one at a time in lane
+// order under the same lock (fh_orphan_append drains a full queue, as alone).
+static __device__ __noinline__ void fh_orphan_warp(Fh &f, u32 holding) {
+    const u32 all = 0xffffffffu;
+    u32 lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    u32 len = f.t->len;  // 0 for a lane without entries
+    u32 incl = len;
+    for (u32 d = 1; d < 32; d <<= 1) {
+        u32 y = __shfl_up_sync(all, incl, d);
+        if (lane >= d) incl += y;
+    }
+    u32 total = __shfl_sync(all, incl, 31);
+    u32 lead = __ffs(holding) - 1;
+    if (lane == lead) fh_cta_lock(f.o);
+    __syncwarp(all);
+    u32 base = *(volatile u32 *)&f.o->orph_len;
+    if (base + total <= f.c->ov_capacity) {
+        FhEntry *orph = fh_orphan_entries(f, f.o);
+        u32 at = base + incl - len;
+        for (u32 i = 0; i < len; i++) orph[at + i] = f.q[i];
+        __syncwarp(all);
+        if (lane == lead) {
+            f.o->orph_len = base + total;
+            f.o->orph_thr += __popc(holding);
+        }
+    } else {
+        for (u32 m = holding; m != 0; m &= m - 1) {
+            if (lane == (u32)(__ffs(m) - 1)) fh_orphan_append(f);
+            __syncwarp(all);
+        }
+    }
+    if (len > 0) fh_orphaned(f);
+    __syncwarp(all);
+    if (lane == lead) fh_cta_unlock(f.o);
+}
+
 extern "C" __device__ __noinline__ void __fencehound_exit(u64 th) {
     Fh f;
     if (!fh_begin(f, th)) return;
     FhThread *t = f.t;
-    if (t->len > 0) {
+    // A full warp here together (the common exit of a kernel whose threads end holding
+    // stores) orphans its entries at once; otherwise each thread on its own.
+    u32 mask = __activemask();
+    if (mask == 0xffffffffu) {
+        u32 holding = __ballot_sync(mask, t->len > 0);
+        if (holding != 0) fh_orphan_warp(f, holding);
+    } else if (t->len > 0) {
         fh_cta_lock(f.o);
-        FhEntry *orph = fh_orphan_entries(f, f.o);
-        for (u32 i = 0; i < t->len; i++) {
-            if (f.o->orph_len >= f.c->ov_capacity) fh_drain_orphans_c(f, f.o, R_FULL);
-            orph[f.o->orph_len] = f.q[i];
-            f.o->orph_len += 1;
-        }
-        t->len = 0;
-        fh_holders(f, -1);
-        t->blocks = 0;
-        t->len_s[0] = 0;
-        t->len_s[1] = 0;
-        f.o->orph_thr += 1;
+        fh_orphan_append(f);
+        fh_orphaned(f);
         fh_cta_unlock(f.o);
     }
     u32 before = atomicAdd((u32 *)&f.c->exited, 1u);

@@ -460,3 +460,94 @@ fn a_thread_that_returns_before_the_set_up_can_drain_the_launch_as_its_last() {
         assert!(tags[1..63].iter().all(|&t| t == 0), "{model:?}: {tags:?}");
     }
 }
+
+/// Every thread stores index + 1 and index + 1001 to its two words and exits holding
+/// both entries (p_w = 1): a full warp that arrives at its exit together leaves them in its
+/// CTA's orphan queue at once (`fh_orphan_warp`, each lane at its prefix-sum place), a
+/// partial warp lane by lane; either way every word must reach memory at the end. (No
+/// branch before the exit: lanes that diverged on the vgpu may reach it apart, and then
+/// take the lane-by-lane path.)
+const EXIT_HOLDING: &str = "
+.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<5>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 8;
+    add.s64 %rd3, %rd1, %rd2;
+    add.u32 %r2, %r1, 1;
+    st.global.u32 [%rd3], %r2;
+    add.u32 %r4, %r1, 1001;
+    st.global.u32 [%rd3+4], %r4;
+    ret;
+}
+";
+
+#[test]
+fn a_warp_exiting_with_entries_orphans_them_all_at_their_places() {
+    let mut lanes_spent = Vec::new();
+    for threads in [32u32, 31] {
+        for model in [Model::Bugaroo, Model::Scoped] {
+            // As `fuzz --instrumented` runs it: the runtime and the generated code quiet
+            // (no preemption point inside), so the warp arrives at its exit together.
+            let m = fencehound_ptx::parse("k", EXIT_HOLDING).unwrap();
+            let rw = rewrite::rewrite(&m, &with(Flavor::Device)).unwrap();
+            let mut dev = Device::new();
+            dev.set_quiet(Some(fencehound_vgpu::Quiet {
+                functions: rewrite::runtime_functions().unwrap(),
+                generated: true,
+            }));
+            let module = dev.load_module(&rw.module).unwrap();
+            let out = dev
+                .alloc_named(8 * threads as u64, "out".to_string())
+                .unwrap();
+            let mut cfg = BufferConfig::new(model, 1.0, 9);
+            cfg.policy = DrainPolicy::Device {
+                liveness_period: 1000,
+                overlay_capacity: 64,
+            };
+            let sizes = layout::Sizes { threads, ctas: 1 };
+            let area = layout::allocate(&mut dev, &cfg, sizes).unwrap();
+            let (ctl, _) = dev.global_by_name(module, rewrite::CTL).unwrap();
+            dev.copy_to(ctl, &area.ctl.to_le_bytes()).unwrap();
+            let (one, block) = (Dim3::x(1), Dim3::x(threads));
+            let shape = layout::LaunchShape::of(one, block);
+            layout::begin_launch(&mut dev, &cfg, &area, 0, shape, true).unwrap();
+            let r = dev
+                .launch(module, "k", one, block, 0, &[Arg::Ptr(out)])
+                .unwrap();
+            assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+            let mut words = vec![0u8; 8 * threads as usize];
+            dev.copy_from(out, &mut words).unwrap();
+            for t in 0..threads {
+                let want = [t + 1, t + 1001];
+                let got = [
+                    u32_at(&words, 8 * t as usize),
+                    u32_at(&words, 8 * t as usize + 4),
+                ];
+                assert_eq!(got, want, "{threads} threads, {model:?}: thread {t}");
+            }
+            assert_eq!(layout::buffered(&dev, &area).unwrap(), 0);
+            let stats = layout::read_stats(&dev, &area).unwrap();
+            let stores = 2 * threads as u64;
+            assert_eq!(stats.global.stores_buffered, stores, "{stats:?}");
+            if model == Model::Bugaroo {
+                lanes_spent.push(r.stats.lane_instructions);
+            }
+        }
+    }
+    // The full warp took the CTA's lock once; 31 threads took it one by one, each
+    // spinning while the lanes before it appended: the one more thread costs less.
+    assert!(
+        lanes_spent[0] < lanes_spent[1],
+        "32 threads {} vs 31 threads {} lane instructions",
+        lanes_spent[0],
+        lanes_spent[1]
+    );
+}
