@@ -98,6 +98,26 @@ fn same(a: &ExecResult, b: &ExecResult) -> bool {
     a.verdict == b.verdict && a.output_hash == b.output_hash && a.stats == b.stats
 }
 
+/// The pairs of `runs` that did not compute the same, with both verdicts and statistics.
+fn differing(runs: &[(String, ExecResult, ExecResult)]) -> Vec<String> {
+    runs.iter()
+        .filter(|(_, a, b)| !same(a, b))
+        .map(|(what, a, b)| {
+            format!(
+                "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
+                a.verdict, b.verdict, a.stats, b.stats
+            )
+        })
+        .collect()
+}
+
+/// How many of `runs` failed (first side).
+fn failures(runs: &[(String, ExecResult, ExecResult)]) -> usize {
+    runs.iter()
+        .filter(|(_, a, _)| a.verdict.is_failure())
+        .count()
+}
+
 #[test]
 fn capped_and_uncapped_instrumented_kernels_agree_execution_for_execution() {
     let runs = both_runs(
@@ -119,10 +139,7 @@ fn capped_and_uncapped_instrumented_kernels_agree_execution_for_execution() {
         }
     }
     let compared = runs.len();
-    let failing = runs
-        .iter()
-        .filter(|(_, a, _)| a.verdict.is_failure())
-        .count();
+    let failing = failures(&runs);
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
     assert!(compared >= 26 * 4, "{compared} executions");
     // The comparison covers failing executions too, not only passing ones.
@@ -142,21 +159,9 @@ fn registers_kept_to_the_exit_and_a_header_kept_current_agree_execution_for_exec
         ],
         0..2,
     );
-    let diffs: Vec<String> = runs
-        .iter()
-        .filter(|(_, a, b)| !same(a, b))
-        .map(|(what, a, b)| {
-            format!(
-                "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
-                a.verdict, b.verdict, a.stats, b.stats
-            )
-        })
-        .collect();
+    let diffs = differing(&runs);
     let compared = runs.len();
-    let failing = runs
-        .iter()
-        .filter(|(_, a, _)| a.verdict.is_failure())
-        .count();
+    let failing = failures(&runs);
     let buffered: u64 = runs
         .iter()
         .map(|(_, a, _)| a.stats.global.stores_buffered + a.stats.shared.stores_buffered)
@@ -182,21 +187,9 @@ fn a_module_for_one_model_and_the_module_for_both_agree_execution_for_execution(
         ],
         0..1,
     );
-    let diffs: Vec<String> = runs
-        .iter()
-        .filter(|(_, a, b)| !same(a, b))
-        .map(|(what, a, b)| {
-            format!(
-                "{what}: {:?} vs {:?}\n  {:?}\n  {:?}",
-                a.verdict, b.verdict, a.stats, b.stats
-            )
-        })
-        .collect();
+    let diffs = differing(&runs);
     let compared = runs.len();
-    let failing = runs
-        .iter()
-        .filter(|(_, a, _)| a.verdict.is_failure())
-        .count();
+    let failing = failures(&runs);
     let fewer = runs
         .iter()
         .filter(|(_, a, b)| a.lane_instructions < b.lane_instructions)

@@ -476,9 +476,14 @@ pub(super) fn rewrite_module(
                                 let at = full
                                     .iter()
                                     .position(|s| matches!(s, Statement::Label(l) if l == SETUP))
-                                    .map_or(0, |k| k + 1);
+                                    .ok_or_else(|| {
+                                        RewriteError::Generated(format!(
+                                            "{}: the set-up point {SETUP} was lost",
+                                            f.name
+                                        ))
+                                    })?;
                                 let setup = parse_statements(&inline_begin(&mut cx))?;
-                                full.splice(at..at, setup);
+                                full.splice(at + 1..at + 1, setup);
                             }
                             // The slow paths after the full body's last instruction (which
                             // ends the thread or jumps: `two_bodies_ok`); the sites counted
@@ -548,7 +553,7 @@ const TEMP_DECLS: &str = "\
 .reg .pred %fhq<8>;
 .reg .b32 %fhc<4>;
 .reg .b32 %fhk<9>;
-.reg .b64 %fhe<10>;
+.reg .b64 %fhe<3>;
 ";
 
 /// What the fast path needs to know about the whole module.
@@ -714,7 +719,7 @@ const ALWAYS: u64 = 1 << 53;
 //     and changes them) and read again after it ([`rt_call`]);
 //   %fhk4 the liveness period - 1, %fhk5 capacity, %fhq4 (a predicate) scoped,
 //     %fhq6/%fhq7 (predicates) "the space's threshold selects every store" (p_w = 1),
-//     %fhe7 the CTA's area (from the header), %fhc3 the launch's threads - 1 (for the
+//     %fhe2 the CTA's area (from the header), %fhc3 the launch's threads - 1 (for the
 //     exit) — set at the start, never changed.
 // Only what the common paths read is kept: every register here is live through the whole
 // kernel, and each one is a register the original kernel's own values compete with
@@ -722,19 +727,19 @@ const ALWAYS: u64 = 1 << 53;
 // read there: the mixed `prefix` (header word `mixed`, read by a store that hashes,
 // 0 < p_w < 1), the per-space thresholds (the control block, same stores), the counters'
 // and the shared flush histogram's addresses (the control block, read by a drain that
-// records a flush). The statistics go where the host reads them
-// as they happen: a store seen and not buffered is a `red.add` on the header's `seen`
-// word, a store pushed one on its `pushed` word (the host counts it as seen and buffered:
-// one instruction, as the register add was), and the longest buffer a
-// `red.max` on its `peak` wherever the length can next fall (an inlined drain, and
-// [`cache_store`] before anything else may drain); the runtime keeps its own in the same
-// words, so the host's sums are unchanged.
+// records a flush). The statistics go where the host reads them as they happen: a store
+// seen and not buffered is a `red.add` on the header's `seen` word, a store pushed one on
+// its `pushed` word (the host counts it as seen and buffered: one instruction, as the
+// register add was), and the longest buffer a `red.max` on its `peak` wherever the length
+// can next fall (an inlined drain, and [`cache_store`] before anything else may drain);
+// the runtime keeps its own in the same words, so the host's sums are unchanged.
 // The device flavour sets the cache up at the kernel's entry (or a little later:
-// [`setup_point`]) and keeps it to the thread's exit; the lockstep flavour loads it at each block's start and writes all of it
-// back at the block's end, so the header is current between blocks, as it was when the
-// inlined paths read and wrote the header itself (the device flavour with
-// `eager_header` writes it back at each block's end too, keeping the registers). `%fhd15` holds the control block's address wherever the cache is live (the
-// mode test leaves it there).
+// [`setup_point`]) and keeps it to the thread's exit; the lockstep flavour loads it at
+// each block's start and writes all of it back at the block's end, so the header is
+// current between blocks, as it was when the inlined paths read and wrote the header
+// itself (the device flavour with `eager_header` writes it back at each block's end too,
+// keeping the registers). `%fhd15` holds the control block's address wherever the cache
+// is live (the mode test leaves it there).
 
 /// The changing words of the cache, read from the header.
 fn cache_load() -> String {
@@ -753,7 +758,7 @@ fn cache_load() -> String {
 fn cache_load_const() -> String {
     use super::layout::FLAG_SCOPED;
     format!(
-        "ld.u64 %fhe7, [%fhd14+{T_CTA}];\n\
+        "ld.u64 %fhe2, [%fhd14+{T_CTA}];\n\
          ld.v2.u64 {{%fhd12, %fhd13}}, [%fhd15+{CTL_THR}];\n\
          setp.ge.u64 %fhq6, %fhd12, {ALWAYS};\nsetp.ge.u64 %fhq7, %fhd13, {ALWAYS};\n\
          ld.u32 %fhk4, [%fhd15+{CTL_LIVE1}];\n\
@@ -795,12 +800,10 @@ fn prologue(cx: &mut Ctx<'_>) -> String {
             t.push_str(&mode_code(cx, "|%fhq5"));
             // A launch that is not full runs the quiet body.
             let _ = writeln!(t, "@!%fhq0 bra {QUIET_BODY};");
-            if cx.late_setup {
-                // The set-up comes later ([`SETUP`]); an exit needs the launch's
-                // threads - 1 from every thread (`exit_block`).
-                t.push_str(&tag_words());
-            } else {
-                t.push_str(&tag_words());
+            // Read by every thread: an exit needs the launch's threads - 1 also from a
+            // thread that never reaches a late set-up ([`SETUP`]).
+            t.push_str(&tag_words());
+            if !cx.late_setup {
                 t.push_str(&inline_begin(cx));
             }
         }
@@ -883,11 +886,11 @@ fn inline_begin(cx: &mut Ctx<'_>) -> String {
          {flat}:\nmov.u32 %fhr3, %tid.x;\nmov.u32 %fhr0, %ctaid.x;\n\
          {index}:\nmad.lo.u32 %fhr3, %fhr0, %fhr9, %fhr3;\n\
          ld.u64 %fhd11, [%fhd15+40];\nmad.wide.u32 %fhd14, %fhr3, %fhr6, %fhd11;\n\
-         ld.u64 %fhd11, [%fhd15+48];\nmad.wide.u32 %fhe7, %fhr0, %fhr8, %fhd11;\n\
+         ld.u64 %fhd11, [%fhd15+48];\nmad.wide.u32 %fhe2, %fhr0, %fhr8, %fhd11;\n\
          ld.v2.u64 {{%fhd12, %fhd13}}, [%fhd15+{CTL_THR}];\n\
          setp.ge.u64 %fhq6, %fhd12, {ALWAYS};\nsetp.ge.u64 %fhq7, %fhd13, {ALWAYS};\n\
          mov.b64 {{%fhk0, %fhk1}}, %fhd16;\nmov.b64 {{%fhk2, %fhk3}}, %fhd16;\n\
-         st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_CTA}], %fhe7;\n\
+         st.u32 [%fhd14], %fhr1;\nst.u64 [%fhd14+{T_CTA}], %fhe2;\n\
          st.v4.u32 [%fhd14+{T_TOTAL}], {{%fhr4, %fhk0, %fhk0, %fhk0}};\n\
          setp.eq.u32 %fhp2, %fhc0, 0;\n@%fhp2 bra {hashed};\n\
          ld.u64 %fhd11, [%fhd15];\ncvt.u64.u32 %fhd10, %fhr3;\n\
@@ -928,7 +931,7 @@ fn block_cache(cx: &Ctx<'_>) -> (String, String) {
 /// nonempty own CTA overlay goes to `slow`; otherwise (not `scoped`, or empty) to `empty`.
 fn overlay_test(cx: &Ctx<'_>, empty: &str, slow: &str) -> String {
     let test = format!(
-        "ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
+        "ld.volatile.u32 %fhr8, [%fhe2+{CTA_OV_LEN}];\n\
          setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
     );
     match cx.scoped() {
@@ -971,7 +974,7 @@ fn inline_load(
     let joined = sp == MemSpace::Global && cx.scoped() == Some(true);
     let (ov_load, ov_or) = if joined {
         (
-            format!("ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n"),
+            format!("ld.volatile.u32 %fhr8, [%fhe2+{CTA_OV_LEN}];\n"),
             "setp.ne.or.u32 %fhp2, %fhr8, 0, %fhp2;\n",
         )
     } else {
@@ -1131,7 +1134,7 @@ fn inline_drain(cx: &mut Ctx<'_>, meta: u32, slow: &str) -> String {
     } else {
         let _ = write!(
             t,
-            "ld.volatile.u32 %fhr8, [%fhe7+{CTA_OV_LEN}];\n\
+            "ld.volatile.u32 %fhr8, [%fhe2+{CTA_OV_LEN}];\n\
              setp.ne.u32 %fhp2, %fhr8, 0;\n@%fhp2 bra {slow};\n"
         );
     }

@@ -109,10 +109,7 @@ struct FhThread {
     u64 cta;
     // The rewrite's inlined code reads the constants it compares against (thresholds per
     // space, liveness - 1, capacity, the scoped flag) from the control block's words after
-    // FhCtl (layout.rs, control_bytes), not from here. The words below marked "inlined
-    // code" are written and read by that code alone (the runtime never touches them):
-    // values it would otherwise keep in registers for the whole kernel, read where the
-    // rarer paths need them (emit.rs, "the cache").
+    // FhCtl (layout.rs, control_bytes), not from here.
     // The selection hash's per-thread part, mix(key ^ thread): written by fh_self's set-up
     // and by the inlined set-up when a store may hash (0 < p_w < 1), so it is there
     // whenever fh_selected needs it; fh_thread_prefix computes it where it may not be.
@@ -122,8 +119,9 @@ struct FhThread {
     u32 atom_pending;
     u32 lives;  // liveness drains of this thread this launch (seeds their pick)
     u32 pad;
-    // Inlined code: stores it pushed to the buffer, per space (each one also seen and
-    // buffered: the host adds them to both, so that a push is one `red`, not two).
+    // Written by the inlined code alone (emit.rs, "the cache"): stores it pushed to the
+    // buffer, per space (each one also seen and buffered: the host adds them to both, so
+    // that a push is one `red`, not two).
     u64 pushed[2];
 };
 
@@ -206,10 +204,7 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
     const FhCtl *c = (const FhCtl *)__fencehound_ctl;
     *cp = c;
     if (c == 0 || !(c->flags & FH_ACTIVE)) return 0;
-    u32 tpc = blockDim.x * blockDim.y * blockDim.z;
-    u32 tid = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
-    u32 cta = fh_cta();
-    u32 g = cta * tpc + tid;
+    u32 g = fh_thread_index();
     if (g >= c->nthreads) __trap();
     u64 stride = HEADER + 2ull * c->capacity * sizeof(FhEntry);
     FhThread *t = (FhThread *)(c->threads + (u64)g * stride);
@@ -218,7 +213,7 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         // The control block's words read once, before the header's stores (which the
         // compiler must otherwise assume may alias them and reload each).
         u64 key = c->key;
-        u64 area = (u64)fh_cta_area(c, cta);
+        u64 area = (u64)fh_cta_area(c, fh_cta());
         t->tag = tag;
         t->len = 0;
         t->len_s[0] = 0;
@@ -228,9 +223,9 @@ static __device__ __forceinline__ FhThread *fh_self(const FhCtl **cp) {
         t->lives = 0;
         t->atom_pending = 0;
         t->blocks = 0;
-        t->mixed = fh_mix(key ^ (u64)g);
+        t->mixed = fh_mix(key ^ (u64)g);  // fh_thread_prefix, with the key read above
         t->cta = area;
-        t->total = gridDim.x * gridDim.y * gridDim.z * tpc;
+        t->total = gridDim.x * gridDim.y * gridDim.z * (blockDim.x * blockDim.y * blockDim.z);
     }
     return t;
 }
@@ -909,8 +904,6 @@ extern "C" __device__ __noinline__ void __fencehound_atom_done(u64 th, u32 meta)
     fh_end(f);
 }
 
-// Thread exit (WriteBuffers::orphan_thread): the thread's entries join its CTA's orphan
-// queue; the launch's last thread to exit drains every CTA.
 // The thread's entries appended to its CTA's orphan queue, the lock held (by this thread
 // or, in fh_orphan_warp, by a lane of its warp for it): oldest first, the queue drained
 // to memory when full.
@@ -978,6 +971,8 @@ static __device__ __noinline__ void fh_orphan_warp(Fh &f, u32 holding) {
     if (lane == lead) fh_cta_unlock(f.o);
 }
 
+// Thread exit (WriteBuffers::orphan_thread): the thread's entries join its CTA's orphan
+// queue; the launch's last thread to exit drains every CTA.
 extern "C" __device__ __noinline__ void __fencehound_exit(u64 th) {
     Fh f;
     if (!fh_begin(f, th)) return;

@@ -46,6 +46,28 @@ const LAUNCHES: u32 = 2;
 fn loaded(
     text: &str,
     opts: RewriteOptions,
+    model_p: (Model, f64),
+    seed: u64,
+    liveness: u32,
+    sizes: layout::Sizes,
+    out_bytes: u64,
+) -> (
+    Device,
+    fencehound_vgpu::ModuleId,
+    u64,
+    BufferConfig,
+    layout::Area,
+) {
+    let dev = Device::new();
+    loaded_on(dev, text, opts, model_p, seed, liveness, sizes, out_bytes)
+}
+
+/// [`loaded`] on a device the caller set up (e.g. with quiet code).
+#[allow(clippy::too_many_arguments)]
+fn loaded_on(
+    mut dev: Device,
+    text: &str,
+    opts: RewriteOptions,
     (model, p_w): (Model, f64),
     seed: u64,
     liveness: u32,
@@ -60,7 +82,6 @@ fn loaded(
 ) {
     let m = fencehound_ptx::parse("k", text).unwrap();
     let rw = rewrite::rewrite(&m, &opts).unwrap();
-    let mut dev = Device::new();
     let module = dev.load_module(&rw.module).unwrap();
     let out = dev.alloc_named(out_bytes, "out".to_string()).unwrap();
     let mut cfg = BufferConfig::new(model, p_w, seed);
@@ -496,26 +517,22 @@ fn a_warp_exiting_with_entries_orphans_them_all_at_their_places() {
         for model in [Model::Bugaroo, Model::Scoped] {
             // As `fuzz --instrumented` runs it: the runtime and the generated code quiet
             // (no preemption point inside), so the warp arrives at its exit together.
-            let m = fencehound_ptx::parse("k", EXIT_HOLDING).unwrap();
-            let rw = rewrite::rewrite(&m, &with(Flavor::Device)).unwrap();
-            let mut dev = Device::new();
-            dev.set_quiet(Some(fencehound_vgpu::Quiet {
+            let mut quiet = Device::new();
+            quiet.set_quiet(Some(fencehound_vgpu::Quiet {
                 functions: rewrite::runtime_functions().unwrap(),
                 generated: true,
             }));
-            let module = dev.load_module(&rw.module).unwrap();
-            let out = dev
-                .alloc_named(8 * threads as u64, "out".to_string())
-                .unwrap();
-            let mut cfg = BufferConfig::new(model, 1.0, 9);
-            cfg.policy = DrainPolicy::Device {
-                liveness_period: 1000,
-                overlay_capacity: 64,
-            };
             let sizes = layout::Sizes { threads, ctas: 1 };
-            let area = layout::allocate(&mut dev, &cfg, sizes).unwrap();
-            let (ctl, _) = dev.global_by_name(module, rewrite::CTL).unwrap();
-            dev.copy_to(ctl, &area.ctl.to_le_bytes()).unwrap();
+            let (mut dev, module, out, cfg, area) = loaded_on(
+                quiet,
+                EXIT_HOLDING,
+                with(Flavor::Device),
+                (model, 1.0),
+                9,
+                1000,
+                sizes,
+                8 * threads as u64,
+            );
             let (one, block) = (Dim3::x(1), Dim3::x(threads));
             let shape = layout::LaunchShape::of(one, block);
             layout::begin_launch(&mut dev, &cfg, &area, 0, shape, true).unwrap();
