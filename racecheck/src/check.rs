@@ -86,6 +86,25 @@
 //!      pair was reported as well: `fence_message_passing` without its fences gave the flag
 //!      pair besides the data pair.)
 //!
+//!   4. **The store-buffering handshake** (Dekker's and Peterson's words): neither rule 2
+//!      nor rule 3 reports a pair, outside critical sections, whose earlier write (rule 2;
+//!      the write, rule 3) is followed in its thread by a `fence.sc` and whose other
+//!      access is preceded in its thread by one, the two fences morally strong (each
+//!      scope includes the other thread: any scopes within one CTA, `.gpu`/`.sys`
+//!      across CTAs). Fence-SC order orders the two fences: if the write's comes first,
+//!      the pair is ordered; if the other's does, everything its thread did before its
+//!      fence happens before everything the writer does after its own — each side
+//!      announces, fences, then checks the other's word, and the two checks cannot both
+//!      miss. The pair left unordered is the handshake deciding who goes first, every
+//!      outcome is a sequentially consistent one, and advising "`__threadfence()` before
+//!      the write and after the read" to code that has `__threadfence()` after the write
+//!      and before the read was a false alarm (`atomic_thread_fence(seq_cst)` between
+//!      relaxed atomics, and Peterson's `turn`, before 2026-12-06). With
+//!      `__threadfence_block()` across CTAs, or a fence on one side only, the pair is
+//!      reported as before (`racecheck/tests/kernels/unordered.cu`, `uh_*`).
+//!      [`RaceCheck::handshake`] decides it at the end of the launch, from each thread's
+//!      epochs at its first and latest `fence.sc`.
+//!
 //!   Why not "every unordered pair": the read-write pairs of every correct flag hand-off
 //!   (the polls that read the old value, the poll that reads the new one) are unordered
 //!   in every execution, so that rule would report all correct message passing. Rules 2
@@ -366,6 +385,25 @@ struct StrongCandidate {
     read: (u32, u32, u64),
     /// The read is a load (not an RMW that left the value as it was).
     read_is_load: bool,
+    /// The read's epoch (for [`RaceCheck::handshake`]).
+    read_epoch: Epoch,
+    /// Either access held a lock (no handshake exemption: a critical section's accesses
+    /// are judged by the lock rules).
+    locked: bool,
+}
+
+/// A morally strong write–write pair, unordered, different values, whose second write
+/// comes after a fence.sc of its thread: decided at the end of the launch, when it is
+/// known whether the first write is followed by a fence.sc of its own (then the pair is a
+/// store-buffering handshake, [`RaceCheck::handshake`], and not reported).
+#[derive(Debug)]
+struct WawCandidate {
+    key: RaceKey,
+    raw: RawRace,
+    /// The first write: (thread, epoch).
+    first: (u32, Epoch),
+    /// The second write: (thread, epoch).
+    second: (u32, Epoch),
 }
 
 /// Racecheck-specific per-thread state (happens-before itself is in [`Hb`]).
@@ -405,6 +443,12 @@ struct ThreadState {
     /// strong read: (writer, number, site, epoch). (Inline: most threads read one writer's
     /// strong writes.)
     observed: SmallVec<[(u32, u32, u32, Epoch); 1]>,
+    /// The thread's epoch at its first and at its latest `fence.sc` (index 0: any scope;
+    /// 1: `.gpu`/`.sys` only), taken before the fence raises it: an access of epoch `e`
+    /// comes after a fence recorded `f < e`, before one recorded `f >= e`
+    /// ([`RaceCheck::handshake`]). `Epoch::NONE`: none.
+    sc_first: [Epoch; 2],
+    sc_last: [Epoch; 2],
 }
 
 /// What a thread without state reads as ([`Threads`]).
@@ -1060,6 +1104,8 @@ pub struct RaceCheck<H> {
     /// `unordered` candidates: kept if the read (thread, epoch) is never followed by an
     /// acquire in its thread.
     strong_pending: Vec<StrongCandidate>,
+    /// `unordered` write–write candidates that may be a handshake ([`WawCandidate`]).
+    waw_pending: Vec<WawCandidate>,
     lock_table: LockTable,
     races: RaceSet,
     stats: ShadowStats,
@@ -1094,6 +1140,7 @@ impl<H: Hooks> RaceCheck<H> {
             deferred: FastMap::default(),
             lock_pending: Vec::new(),
             strong_pending: Vec::new(),
+            waw_pending: Vec::new(),
             lock_table: LockTable::default(),
             races: RaceSet::default(),
             stats: ShadowStats::default(),
@@ -1189,6 +1236,7 @@ impl<H: Hooks> RaceCheck<H> {
         self.deferred.clear();
         self.lock_pending.clear();
         self.strong_pending.clear();
+        self.waw_pending.clear();
         self.lock_table = LockTable::default();
         self.cta_rmws.clear();
         self.cta_rmws.resize_with(info.ctas as usize, SmallVec::new);
@@ -1817,6 +1865,8 @@ impl<H: Hooks> RaceCheck<H> {
             write_release,
             read,
             read_is_load: r.kind() == meta::LOAD,
+            read_epoch: r.epoch,
+            locked,
         });
     }
 
@@ -1894,7 +1944,70 @@ impl<H: Hooks> RaceCheck<H> {
         let (mut key, mut raw) = self.race(mem, a, p, cur, Conflict::Waw);
         key.class = RaceClass::Unordered;
         raw.class = RaceClass::Unordered;
+        let locked = p.locks() != 0 || cur.locks() != 0;
+        if !locked && self.sc_fence_before(cur.g, cur.epoch, self.same_cta(p.g, cur.g)) {
+            let (first, second) = ((p.g, p.epoch), (cur.g, cur.epoch));
+            if let Some(x) = self
+                .waw_pending
+                .iter_mut()
+                .find(|x| x.key == key && x.first == first && x.second.0 == second.0)
+            {
+                // Keep the earliest second write: if a fence.sc came before it, it came
+                // before the later ones too.
+                x.raw.occurrences += 1;
+                return;
+            }
+            self.waw_pending.push(WawCandidate {
+                key,
+                raw,
+                first,
+                second,
+            });
+            return;
+        }
         self.commit(key, raw);
+    }
+
+    /// Whether threads `a` and `b` are in one CTA.
+    fn same_cta(&self, a: u32, b: u32) -> bool {
+        a / self.launch.tpb == b / self.launch.tpb
+    }
+
+    /// Whether thread `g` executed a `fence.sc` before its access of epoch `e` — of any
+    /// scope when the other side of the pair is in its CTA (`same_cta`), else of `.gpu`
+    /// or `.sys` scope (a `.cta` one is not morally strong with another CTA's fence).
+    fn sc_fence_before(&self, g: u32, e: Epoch, same_cta: bool) -> bool {
+        let f = self
+            .threads
+            .get(g as usize)
+            .map_or(Epoch::NONE, |t| t.sc_first[usize::from(!same_cta)]);
+        f != Epoch::NONE && f < e
+    }
+
+    /// Whether thread `g` executed a `fence.sc` after its access of epoch `e` (scopes as
+    /// for [`Self::sc_fence_before`]).
+    fn sc_fence_after(&self, g: u32, e: Epoch, same_cta: bool) -> bool {
+        let f = self
+            .threads
+            .get(g as usize)
+            .map_or(Epoch::NONE, |t| t.sc_last[usize::from(!same_cta)]);
+        f != Epoch::NONE && f >= e
+    }
+
+    /// The store-buffering handshake (Dekker, Peterson): an access `x` (thread, epoch)
+    /// followed by a `fence.sc` of its thread and an access `y` preceded by one of its
+    /// thread, the two fences morally strong. The fences are ordered (fence-SC order):
+    /// if `x`'s comes first, `x` happens before `y`; if `y`'s does, what `y`'s thread did
+    /// before its fence happens before everything `x`'s thread does after its own — so
+    /// the pair `x`, `y` being unordered is the handshake deciding who goes first (each
+    /// side checks the other's word after its fence, and they cannot both miss), not a
+    /// stale read or a lost update: every outcome is one a sequentially consistent
+    /// interleaving gives. Not an exemption for pairs that hold locks (a critical
+    /// section's accesses are judged by the lock rules). The axiomatic reference states
+    /// the same rule (`litmus/src/axiom/check.rs`, rules 2 and 3).
+    fn handshake(&self, x: (u32, Epoch), y: (u32, Epoch)) -> bool {
+        let same = self.same_cta(x.0, y.0);
+        self.sc_fence_after(x.0, x.1, same) && self.sc_fence_before(y.0, y.1, same)
     }
 
     /// A strong write (`store`) or RMW of thread `g`: its program-order number (a store's
@@ -2587,6 +2700,21 @@ impl<H: Hooks> RaceCheck<H> {
 
     fn on_fence(&mut self, f: &Fence) {
         self.scoped_event(f.scope);
+        if f.kind == FenceKind::Sc {
+            // Before `hb.fence`, which raises the thread's epoch.
+            let e = self.hb.epoch(f.thread.global);
+            let wide = fencehound_hb::wide(f.scope);
+            if let Some(ts) = self.threads.get_mut(f.thread.global as usize) {
+                for i in [0, 1] {
+                    if i == 0 || wide {
+                        if ts.sc_first[i] == Epoch::NONE {
+                            ts.sc_first[i] = e;
+                        }
+                        ts.sc_last[i] = e;
+                    }
+                }
+            }
+        }
         if f.kind != FenceKind::Acquire && fencehound_hb::wide(f.scope) {
             self.note_wide_release(f.thread.global);
         }
@@ -2645,7 +2773,14 @@ impl<H: Hooks> RaceCheck<H> {
             if outside {
                 c.raw.lock = Some(LockProblem::Unprotected);
             }
-            if (!c.write_release && !followed && !validated) || outside {
+            let handshake =
+                !c.locked && self.handshake((c.write.0, c.write.2), (c.read.0, c.read_epoch));
+            if (!c.write_release && !followed && !validated && !handshake) || outside {
+                self.commit(c.key, c.raw);
+            }
+        }
+        for c in std::mem::take(&mut self.waw_pending) {
+            if !self.handshake(c.first, c.second) {
                 self.commit(c.key, c.raw);
             }
         }

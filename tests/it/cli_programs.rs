@@ -680,6 +680,36 @@ fn subword_release_acquire_synchronizes() {
     );
 }
 
+/// The C++ memory orders through libcu++ (store buffering with seq_cst atomics and with
+/// seq_cst fences, IRIW, a release sequence continued by other blocks' relaxed RMWs, an
+/// `atomic_flag` lock, an acq_rel ticket) and Peterson's lock with `__threadfence()`:
+/// correct code, it passes under `sc` and the default model, and the race check is
+/// silent under both. Before the store-buffering handshake rule (racecheck's
+/// `RaceCheck::handshake`) the race check reported sb_fence's words (RAW) and Peterson's
+/// `turn` (WAW) as `unordered`, telling the user to add the `__threadfence()` the code
+/// has. The twin with every order relaxed and no fences fails and is reported.
+#[test]
+fn memory_orders_and_store_buffering_handshakes() {
+    let arch = ["-arch=sm_80"];
+    passes_with("memorder", &arch, 3);
+    race_check_silent("memorder", &arch);
+    let o = exec(&["--race", "--seed", "1"], &build("memorder", &arch));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "weak:\n{err}");
+    assert!(err.contains("race check: no races"), "weak:\n{err}");
+    racy_twin_reported(
+        "memorder",
+        &["-arch=sm_80", "-DRELAXED"],
+        &[
+            "unordered race (RAW) in `sb_fence`",
+            "unordered race (WAW) in `peterson`",
+            "inter-block race (RAW) in `release_seq`",
+            "race (WAW) in `flag_lock`",
+        ],
+        1,
+    );
+}
+
 #[test]
 fn libcudacxx_barrier_and_atomic_ref() {
     passes("libcu_sync", 3);

@@ -1179,6 +1179,18 @@ impl Checker<'_> {
                 if x.atomic && y.atomic || (wx && wy && !total) {
                     continue;
                 }
+                // The store-buffering handshake (Dekker, Peterson; the race check's
+                // `handshake`): `p` followed in program order by a fence.sc, `q` preceded
+                // by one, the two fences morally strong. Fence-SC order orders the fences,
+                // so one side's accesses before its fence happen before the other's after
+                // its own: the pair being unordered is the handshake deciding who goes
+                // first, and every outcome is a sequentially consistent one.
+                let handshake = |p: &Acc, q: &Acc| {
+                    members(b.sc_fences).any(|f| {
+                        b.po.has(p.last, f)
+                            && members(b.sc_fences).any(|g| b.po.has(g, q.first) && b.ms.has(f, g))
+                    })
+                };
                 let must = match (wx, wy) {
                     (false, false) => false,
                     (true, true) => {
@@ -1205,6 +1217,7 @@ impl Checker<'_> {
                             && !second.atomic
                             && !seen
                             && ex.wval != ey.wval
+                            && !handshake(first, second)
                     }
                     _ => {
                         // Rule 3: neither side is synchronization.
@@ -1212,7 +1225,7 @@ impl Checker<'_> {
                         let read_ev = r.read.unwrap_or(r.first);
                         let acquire = b.acqpat.rows[read_ev] != 0;
                         let release = b.relpat.iter().any(|&(_, v)| v == w.last);
-                        !acquire && !release && !cas_checked(r)
+                        !acquire && !release && !cas_checked(r) && !handshake(w, r)
                     }
                 };
                 if let Some(f) = self.out.races.get_mut(&key).filter(|_| must) {

@@ -297,6 +297,11 @@ pub struct PairFacts {
     ///   form), and the read is no load that a later `cas` of its thread on the
     ///   location checks (the CAS loop, exempt as for data races). An atomic that wrote
     ///   the value it read counts as a read here.
+    ///   Neither rule requires a pair that is a store-buffering *handshake*: the earlier
+    ///   write (rule 2; the write, rule 3) followed in program order by a `fence.sc`, the
+    ///   other access preceded by one, the two fences morally strong (Dekker's and
+    ///   Peterson's words: fence-SC order decides which side goes first, and every
+    ///   outcome is a sequentially consistent one).
     pub must_report: bool,
 }
 

@@ -23,6 +23,12 @@
 // case: ug_counter_atomics; expect: none; grid: 4; block: 32; args: c:u32[1], out:u32[128]
 // case: ug_volatile_unlock; expect: none; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
 // case: ug_volatile_unlock_no_fence; expect: unordered:WAW; grid: 4; block: 32; args: lock:u32[1], data:u32[1]
+// case: uh_dekker_fenced; expect: none; grid: 2; block: 32; args: x:u32[1], y:u32[1], out:u32[2]
+// case: uh_dekker_one_fence; expect: unordered; grid: 2; block: 32; args: x:u32[1], y:u32[1], out:u32[2]
+// case: uh_dekker_block_fence_across; expect: unordered; grid: 2; block: 32; args: x:u32[1], y:u32[1], out:u32[2]
+// case: uh_dekker_block_fence_one_cta; expect: none; grid: 1; block: 64; args: x:u32[1], y:u32[1], out:u32[2]
+// case: uh_peterson; expect: none; grid: 2; block: 32; args: flag:u32[2], turn:u32[1], counter:u32[1]
+// case: uh_turn_fenced_before_only; expect: unordered:WAW; grid: 2; block: 32; args: flag:u32[2], turn:u32[1], counter:u32[1]
 
 /* (a) Two threads write different values to one volatile word, no synchronization:
    in one CTA (two warps) and across CTAs. */
@@ -260,4 +266,78 @@ extern "C" __global__ void ug_volatile_unlock_no_fence(unsigned *lock, unsigned 
     u_lock(lock);
     *(volatile unsigned *)data = blockIdx.x + 1;
     *(volatile unsigned *)lock = 0;
+}
+
+/* (h) The store-buffering handshake (Dekker): each side announces with a strong store,
+   fences with fence.sc, then checks the other's word. Whichever fence.sc comes second
+   sees the other side's store, so the two reads cannot both miss; the pair whose fence
+   came first is left unordered by happens-before, and that is the handshake working, not
+   a stale read: no report when both sides fence with fence.sc whose scopes include each
+   other. Twins: one side without its fence, and __threadfence_block() across CTAs (its
+   fence.sc.cta is not morally strong with the other CTA's), are reported. */
+static __device__ void uh_side(unsigned *mine, unsigned *theirs, unsigned *out, int side,
+                               int fence)
+{
+    *(volatile unsigned *)mine = 1;
+    if (fence == 1) __threadfence();
+    if (fence == 2) __threadfence_block();
+    out[side] = *(volatile unsigned *)theirs;
+}
+
+extern "C" __global__ void uh_dekker_fenced(unsigned *x, unsigned *y, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    int side = blockIdx.x;
+    uh_side(side ? y : x, side ? x : y, out, side, 1);
+}
+
+extern "C" __global__ void uh_dekker_one_fence(unsigned *x, unsigned *y, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    int side = blockIdx.x;
+    uh_side(side ? y : x, side ? x : y, out, side, side == 0 ? 1 : 0);
+}
+
+extern "C" __global__ void uh_dekker_block_fence_across(unsigned *x, unsigned *y, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    int side = blockIdx.x;
+    uh_side(side ? y : x, side ? x : y, out, side, 2);
+}
+
+extern "C" __global__ void uh_dekker_block_fence_one_cta(unsigned *x, unsigned *y, unsigned *out)
+{
+    if (threadIdx.x % 32 != 0) return;
+    int side = threadIdx.x / 32;
+    uh_side(side ? y : x, side ? x : y, out, side, 2);
+}
+
+/* Peterson's lock between two CTAs in the classic CUDA form. Its `turn` is written by
+   both sides with different values and nothing orders the two stores: the last writer
+   waits, by design. Each store is preceded and followed by __threadfence(). */
+extern "C" __global__ void uh_peterson(unsigned *flag, unsigned *turn, unsigned *counter)
+{
+    if (threadIdx.x != 0) return;
+    unsigned me = blockIdx.x, other = 1 - me;
+    volatile unsigned *f = flag, *t = turn;
+    for (int i = 0; i < 2; i++) {
+        f[me] = 1;
+        __threadfence();
+        *t = other;
+        __threadfence();
+        while (f[other] && *t == other) { }
+        __threadfence();
+        *counter += 1;
+        __threadfence();
+        f[me] = 0;
+    }
+}
+
+/* Twin: `turn` stored after a fence but with none after it (no handshake): reported. */
+extern "C" __global__ void uh_turn_fenced_before_only(unsigned *flag, unsigned *turn,
+                                                      unsigned *counter)
+{
+    if (threadIdx.x != 0) return;
+    __threadfence();
+    *(volatile unsigned *)turn = blockIdx.x + 1;
 }
