@@ -710,6 +710,28 @@ fn memory_orders_and_store_buffering_handshakes() {
     );
 }
 
+/// Synchronization written by hand, as CUDA programmers do without a library: a
+/// sense-reversing grid barrier under a two-step stencil, a decoupled look-back with
+/// 64-bit status words, warp-aggregated atomics (`__match_any_sync`), block-scope
+/// release/acquire flags between warps in shared memory, a 64-bit `atomicCAS` maximum.
+/// Passes under `sc` and the default model, the race check is silent; `-DBROKEN` fails
+/// and is reported.
+#[test]
+fn hand_written_grid_barrier_lookback_and_flags() {
+    let arch = ["-arch=sm_80"];
+    passes_with("handmade", &arch, 2);
+    race_check_silent("handmade", &arch);
+    racy_twin_reported(
+        "handmade",
+        &["-arch=sm_80", "-DBROKEN"],
+        &[
+            "in `stencil` on global",
+            "intra-block race (RAW) in `shared_flags` on shared",
+        ],
+        1,
+    );
+}
+
 #[test]
 fn libcudacxx_barrier_and_atomic_ref() {
     passes("libcu_sync", 3);
