@@ -30,6 +30,7 @@ fn main() {
         ("oneline", "unfenced"),
         ("dowhile", "unfenced"),
         ("unrolled", "no_slot_fence"),
+        ("loopexit", "unfenced"),
         ("helper", "unfenced"),
         ("library", "unfenced"),
         ("unbraced", "unfenced"),

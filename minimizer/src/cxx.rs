@@ -702,6 +702,28 @@ impl SourceFile {
         )
     }
 
+    /// The loop (`for`/`while`, not `do`) whose body ends with the statement at `path`: the
+    /// statement is the loop's unbraced body, or the last statement of its braced body.
+    pub fn loop_ended_by(&self, path: &[usize]) -> Option<Path> {
+        let parent = path.get(..path.len().checked_sub(1)?)?;
+        let is_loop = |p: &[usize]| {
+            matches!(
+                self.get(p).map(|s| &s.kind),
+                Some(StmtKind::Loop { cond }) if self.tok(cond.0.saturating_sub(1)) != "switch"
+            )
+        };
+        if is_loop(parent) {
+            return Some(parent.to_vec());
+        }
+        let block = self.get(parent)?;
+        let last = block.children.len().checked_sub(1)?;
+        if block.kind != StmtKind::Block || path.last() != Some(&last) {
+            return None;
+        }
+        let grand = parent.get(..parent.len().checked_sub(1)?)?;
+        is_loop(grand).then(|| grand.to_vec())
+    }
+
     /// Edits that insert statement `new` (e.g. `__threadfence();`) before or after the
     /// statement at `path`, in the same block. An unbraced body of a control statement
     /// gets braces around it and the new statement, so that both stay under the control
@@ -977,6 +999,51 @@ extern "C" __global__ void k(int *a, int *f, int *top, int *next) {
     while (atomicAdd(f, 0) == 0) {}
 }
 "#;
+
+    /// The loop each simple statement on `line` ends (its text), in source order.
+    fn loops_ended(f: &SourceFile, line: u32) -> Vec<Option<String>> {
+        f.stmts_on_line(line)
+            .iter()
+            .filter(|p| f.get(p).is_some_and(|s| s.kind == StmtKind::Simple))
+            .map(|p| {
+                f.loop_ended_by(p)
+                    .and_then(|l| f.get(&l).map(|s| f.stmt_text(s).to_string()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_loop_a_statement_ends() {
+        let src = r#"__global__ void k(int *a, int n) {
+    for (int j = 0; j < 4; j++)
+        a[j] = j;
+    for (int j = 0; j < 4; j++) { a[j] = 1; a[j + 4] = 2; }
+    while (n) { n--; }
+    do { a[0] = 3; } while (a[1]);
+    switch (n) { case 0: a[2] = 4; }
+    if (n) a[3] = 5;
+}
+"#;
+        let f = SourceFile::parse(src);
+        let unbraced = "for (int j = 0; j < 4; j++)\n        a[j] = j;";
+        assert_eq!(loops_ended(&f, 3), vec![Some(unbraced.to_string())]);
+        // Only the last statement of a braced body ends the loop.
+        assert_eq!(
+            loops_ended(&f, 4),
+            vec![
+                None,
+                Some("for (int j = 0; j < 4; j++) { a[j] = 1; a[j + 4] = 2; }".to_string())
+            ]
+        );
+        assert_eq!(
+            loops_ended(&f, 5),
+            vec![Some("while (n) { n--; }".to_string())]
+        );
+        // Not a `do` (its condition follows the body), a `switch` or an `if`.
+        assert_eq!(loops_ended(&f, 6), vec![None]);
+        assert_eq!(loops_ended(&f, 7), vec![None]);
+        assert_eq!(loops_ended(&f, 8), vec![None]);
+    }
 
     #[test]
     fn statements_on_a_line() {

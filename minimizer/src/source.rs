@@ -600,6 +600,31 @@ impl<'a> Placer<'a> {
                             );
                         }
                     }
+                    // After the loop whose body the statement ends: an unrolled loop's
+                    // copies of the statement need one fence after the last of them (the
+                    // search moves fences to the end of each run of copies), which a fence
+                    // after the statement would put after every copy. Tried after the
+                    // statement's own candidate, so it is taken only when it compiles to
+                    // the searched change and that one does not (`place`).
+                    for p in &paths {
+                        let Some(s) = sf.get(p) else { continue };
+                        if s.kind != StmtKind::Simple {
+                            continue;
+                        }
+                        if let Some(lp) = sf.loop_ended_by(p) {
+                            if let Some(l) = sf.get(&lp) {
+                                push(
+                                    sf.insert_stmt(&lp, Side::After, new),
+                                    SourceSite {
+                                        file: shown.clone(),
+                                        line: sf.lines_of(l).1,
+                                        text: one_line(sf.stmt_text(l)),
+                                        action: format!("insert `{new}` after the loop"),
+                                    },
+                                );
+                            }
+                        }
+                    }
                     for p in &paths {
                         let Some(s) = sf.get(p) else { continue };
                         let cond_line = |c: (usize, usize)| {

@@ -62,6 +62,26 @@ fn two_statements_on_one_line() {
     patched_passes(&c, p, "unfenced", &[DEFAULT_MODEL], SEEDS);
 }
 
+/// A fence needed after a loop that NVRTC unrolls goes after the loop: the search puts
+/// one fence after the last copy of the store, which a fence after the statement (in the
+/// loop's body) would not compile to — it gave a fence after every store.
+#[test]
+fn a_fence_after_an_unrolled_loop_goes_after_the_loop() {
+    let (c, r) = minimized("loopexit", "unfenced");
+    assert_eq!(r.fences.len(), 1, "{r:#?}");
+    assert_eq!(r.fences[0].fit, Some(Fit::Exact), "{r:#?}");
+    let p = verified(&r);
+    assert!(
+        p.diff.contains(
+            "             record[i * 4 + k] = 10 * i + k + 1;\n+        __threadfence();\n         RECORD_FENCE;\n"
+        ),
+        "{}",
+        p.diff
+    );
+    assert_eq!(changed(&p.diff, '+'), 1, "{}", p.diff);
+    patched_passes(&c, p, "unfenced", &[DEFAULT_MODEL], SEEDS);
+}
+
 #[test]
 fn do_while_with_the_store_and_the_cas_on_one_line() {
     let (c, r) = minimized("dowhile", "unfenced");
