@@ -991,13 +991,15 @@ pub unsafe extern "C" fn cudaHostAlloc(
     flags: c_uint,
 ) -> CudaError {
     if flags & 2 != 0 {
-        // cudaHostAllocMapped: the device would access host memory directly.
-        return host_call("cudaHostAlloc", |rt| {
-            not_supported(
-                rt,
-                "cudaHostAlloc with cudaHostAllocMapped",
-                "the virtual GPU cannot address host memory",
-            )
+        // cudaHostAllocMapped: zero-copy memory, one address on both sides
+        // (`Runtime::host_alloc_mapped`).
+        return device_call("cudaHostAlloc", |rt| {
+            if ptr.is_null() {
+                return Err(errors::INVALID_VALUE);
+            }
+            let p = rt.host_alloc_mapped(size as u64)?;
+            // SAFETY: API contract.
+            unsafe { put(ptr, p as *mut c_void) }
         });
     }
     // SAFETY: forwarded API contract.
@@ -1009,6 +1011,9 @@ pub unsafe extern "C" fn cudaFreeHost(ptr: *mut c_void) -> CudaError {
     host_call("cudaFreeHost", |rt| {
         if ptr.is_null() {
             return Ok(());
+        }
+        if rt.mapped_host.remove(&(ptr as u64)) {
+            return rt.free(ptr as u64);
         }
         if rt.host_allocs.remove(&(ptr as usize)).is_none() {
             rt.say(&format!(
@@ -1048,16 +1053,38 @@ pub unsafe extern "C" fn cudaHostUnregister(_ptr: *mut c_void) -> CudaError {
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaHostGetDevicePointer(
-    _dev: *mut *mut c_void,
-    _host: *mut c_void,
-    _flags: c_uint,
+    dev: *mut *mut c_void,
+    host: *mut c_void,
+    flags: c_uint,
 ) -> CudaError {
     host_call("cudaHostGetDevicePointer", |rt| {
-        not_supported(
-            rt,
-            "cudaHostGetDevicePointer (mapped host memory)",
-            "the virtual GPU cannot address host memory",
-        )
+        if dev.is_null() || flags != 0 {
+            return Err(errors::INVALID_VALUE);
+        }
+        let h = host as u64;
+        // Memory from cudaHostAlloc(…, cudaHostAllocMapped): the device's pointer is the
+        // host's (unified addressing), anywhere inside the block.
+        let mapped = rt
+            .mapped_host
+            .range(..=h)
+            .next_back()
+            .is_some_and(|&b| rt.is_managed(b) && rt.device_range(b) == rt.device_range(h));
+        if mapped {
+            // SAFETY: API contract.
+            return unsafe { put(dev, host) };
+        }
+        let pinned = rt
+            .host_allocs
+            .iter()
+            .any(|(&b, &n)| (b..b + n.max(1)).contains(&(h as usize)));
+        if pinned {
+            return not_supported(
+                rt,
+                "cudaHostGetDevicePointer on memory from cudaMallocHost or cudaHostAlloc without cudaHostAllocMapped",
+                "the virtual GPU addresses host memory only when it was allocated with cudaHostAllocMapped",
+            );
+        }
+        Err(errors::INVALID_VALUE)
     })
 }
 
@@ -1159,7 +1186,15 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(
 ) -> CudaError {
     host_call("cudaPointerGetAttributes", |rt| {
         let p = ptr as u64;
-        let (kind, dev, host) = if rt.is_managed(p) {
+        let mapped = rt
+            .mapped_host
+            .range(..=p)
+            .next_back()
+            .is_some_and(|&b| rt.device_range(b) == rt.device_range(p) && rt.is_managed(p));
+        let (kind, dev, host) = if mapped {
+            // cudaMemoryTypeHost, mapped: the device's pointer is the host's.
+            (1, ptr as *mut c_void, ptr as *mut c_void)
+        } else if rt.is_managed(p) {
             // cudaMemoryTypeManaged: one address on both sides.
             (3, ptr as *mut c_void, ptr as *mut c_void)
         } else if rt.device_range(p).is_some() {

@@ -105,6 +105,9 @@ pub struct Runtime {
     pub limits: HashMap<i32, usize>,
     /// Managed allocations (`cudaMallocManaged`): base → size. See [`Runtime::malloc_managed`].
     managed: BTreeMap<u64, u64>,
+    /// Mapped host allocations (`cudaHostAlloc` with `cudaHostAllocMapped`): bases of
+    /// managed allocations that `cudaFreeHost` frees ([`Runtime::host_alloc_mapped`]).
+    pub mapped_host: std::collections::BTreeSet<u64>,
     /// CUDA graphs and stream captures.
     pub graphs: crate::graph::Graphs,
     /// Memory pools made by `cudaMemPoolCreate`, and the default pool's attributes
@@ -231,6 +234,7 @@ impl Runtime {
             device_flags: 0,
             limits: HashMap::new(),
             managed: BTreeMap::new(),
+            mapped_host: Default::default(),
             graphs: Default::default(),
             pools: HashMap::new(),
             current_pool: None,
@@ -482,11 +486,31 @@ impl Runtime {
         if size == 0 {
             return Err(errors::INVALID_VALUE);
         }
-        let name = format!("cudaMallocManaged #{} ({size} bytes)", self.allocs.len());
+        self.shared_alloc("cudaMallocManaged", size)
+    }
+
+    /// `cudaHostAlloc` with `cudaHostAllocMapped` (zero-copy memory): host memory the
+    /// device reads and writes through the pointer `cudaHostGetDevicePointer` gives. With
+    /// unified addressing that pointer is the host's, so the block is made exactly as a
+    /// managed allocation ([`Runtime::malloc_managed`]): one address for both sides, the
+    /// copies coherent around every device operation — what a program sees that reads a
+    /// kernel's zero-copy results after synchronizing (this runtime runs every operation
+    /// to completion before returning, so a host polling the block *during* a kernel is
+    /// the one use it cannot give). Freed by `cudaFreeHost`.
+    pub fn host_alloc_mapped(&mut self, size: u64) -> Result<u64, CudaError> {
+        let p = self.shared_alloc("cudaHostAlloc (mapped)", size.max(1))?;
+        self.mapped_host.insert(p);
+        Ok(p)
+    }
+
+    /// A vgpu allocation of `size` bytes whose pages are shared with the host
+    /// ([`Runtime::share_with_host`]).
+    fn shared_alloc(&mut self, what: &str, size: u64) -> Result<u64, CudaError> {
+        let name = format!("{what} #{} ({size} bytes)", self.allocs.len());
         let Ok(p) = self.dev.alloc_aligned(size, PAGE, name) else {
             return Err(errors::MEMORY_ALLOCATION);
         };
-        if !self.share_with_host("cudaMallocManaged", p, size) {
+        if !self.share_with_host(what, p, size) {
             let _ = self.dev.free(p);
             return Err(errors::MEMORY_ALLOCATION);
         }

@@ -341,10 +341,13 @@ fn tensor_cores_through_wmma() {
 /// Managed memory: `cudaMallocManaged` arrays written and read by the host in place
 /// between launches, hints, copies to and from device memory, a struct holding a managed
 /// pointer passed by value, `cudaPointerGetAttributes`, `__managed__` variables (initial
-/// value, host writes, kernel atomics). It was refused before (2026-12-03: "managed memory
-/// … needs one address space for host and device"), and the program then crashed on its
-/// first host write; a `__managed__` variable's `.attribute(.managed)` did not parse. Under every model it passes with the race check
-/// silent; the twin without the reduction's `__syncthreads()` is a race the check reports.
+/// value, host writes, kernel atomics), zero-copy memory (`cudaHostAlloc` with
+/// `cudaHostAllocMapped`, `cudaHostGetDevicePointer`). Managed memory was refused before
+/// (2026-12-03: "managed memory … needs one address space for host and device"), and the
+/// program then crashed on its first host write; a `__managed__` variable's
+/// `.attribute(.managed)` did not parse; zero-copy memory returned `cudaErrorNotSupported`
+/// before 2026-12-06. Under every model it passes with the race check silent; the twin
+/// without the reduction's `__syncthreads()` is a race the check reports.
 #[test]
 fn managed_memory_one_address_for_host_and_device() {
     let prog = build("managed", &[]);
