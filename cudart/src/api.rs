@@ -2024,3 +2024,6 @@ mod graph_api;
 
 #[path = "api_mem3d.rs"]
 mod mem3d;
+
+#[path = "api_texture.rs"]
+pub(crate) mod texture_api;

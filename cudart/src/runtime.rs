@@ -108,6 +108,9 @@ pub struct Runtime {
     /// Mapped host allocations (`cudaHostAlloc` with `cudaHostAllocMapped`): bases of
     /// managed allocations that `cudaFreeHost` frees ([`Runtime::host_alloc_mapped`]).
     pub mapped_host: std::collections::BTreeSet<u64>,
+    /// CUDA arrays (`cudaMallocArray`), by handle (the base of the device allocation
+    /// holding their elements).
+    pub arrays: HashMap<u64, crate::api::texture_api::ArrayInfo>,
     /// CUDA graphs and stream captures.
     pub graphs: crate::graph::Graphs,
     /// Memory pools made by `cudaMemPoolCreate`, and the default pool's attributes
@@ -235,6 +238,7 @@ impl Runtime {
             limits: HashMap::new(),
             managed: BTreeMap::new(),
             mapped_host: Default::default(),
+            arrays: HashMap::new(),
             graphs: Default::default(),
             pools: HashMap::new(),
             current_pool: None,
@@ -579,6 +583,11 @@ impl Runtime {
             let host = unsafe { std::slice::from_raw_parts_mut(b as *mut u8, n as usize) };
             let _ = self.dev.copy_from(b, host);
         }
+    }
+
+    /// The vgpu's texture objects.
+    pub fn textures(&mut self) -> &mut fencehound_vgpu::texture::Textures {
+        self.dev.textures_mut()
     }
 
     pub fn bytes_allocated(&self) -> u64 {

@@ -414,6 +414,12 @@ pub enum Operand {
     Sink,
     /// `(a, b)` — call return/argument lists.
     List(Vec<Operand>),
+    /// `[tex, {c0, c1}]` — a texture fetch's texture (a texture object's handle in a
+    /// register, or a `.texref` name) and coordinates (`tex`, unified mode).
+    TexAddr {
+        tex: Box<Operand>,
+        coords: Vec<Operand>,
+    },
     /// `name+off` as an immediate address (e.g. `mov.u64 %rd1, tbl+8`).
     SymOffset {
         name: String,

@@ -766,7 +766,7 @@ impl<'a> Parser<'a> {
             self.i -= 1;
             let what = if matches!(
                 name.as_str(),
-                "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep"
+                "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep"
             ) {
                 "texture and surface instructions are not supported"
             } else {
@@ -842,6 +842,20 @@ impl<'a> Parser<'a> {
                     }
                     _ => return self.err("expected a register, variable or address"),
                 };
+                // `[tex, {x, y}]`: a texture fetch's texture and coordinates.
+                if self.eat_punct(',') {
+                    let AddrBase::Name(n) = base else {
+                        return self.err("expected a texture before `,`");
+                    };
+                    let Operand::Vector(coords) = self.operand(depth + 1)? else {
+                        return self.err("expected `{…}` coordinates after the texture");
+                    };
+                    self.expect_punct(']')?;
+                    return Ok(Operand::TexAddr {
+                        tex: Box::new(Operand::Name(n)),
+                        coords,
+                    });
+                }
                 let mut offset = 0i64;
                 // `[a+4]`, `[a+-4]` (NVRTC's spelling) and `[a-4]`.
                 if self.eat_punct('+') || self.is_punct('-') {

@@ -390,6 +390,18 @@ fn operand(o: &mut String, op: &Operand) {
             o.push('|');
             operand(o, b);
         }
+        Operand::TexAddr { tex, coords } => {
+            o.push('[');
+            operand(o, tex);
+            o.push_str(", {");
+            for (k, x) in coords.iter().enumerate() {
+                if k > 0 {
+                    o.push_str(", ");
+                }
+                operand(o, x);
+            }
+            o.push_str("}]");
+        }
         Operand::Not(a) => {
             o.push('!');
             operand(o, a);

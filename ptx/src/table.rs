@@ -140,6 +140,8 @@ modifiers! {
     Bulk = "bulk": Flag, CompleteTxBytes = "mbarrier::complete_tx::bytes": Flag,
     /// `griddepcontrol` (programmatic dependent launch, sm_90).
     Wait = "wait": Flag, LaunchDependents = "launch_dependents": Flag,
+    // Texture geometries (`tex`).
+    Geom1d = "1d": Flag, Geom2d = "2d": Flag, Geom3d = "3d": Flag,
 }
 
 /// Fixed properties of one opcode.
@@ -194,6 +196,7 @@ opcodes! {
     Bmsk = "bmsk" [3, 3] Type | Flag;
     Bra = "bra" [1, 1] Flag;
     Brev = "brev" [2, 2] Type;
+    Tex = "tex" [2, 2] Type | Vector | Flag;
     Brkpt = "brkpt" [0, 0];
     Brx = "brx" [2, 2] Flag;
     Call = "call" [1, 4] Flag;

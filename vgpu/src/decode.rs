@@ -1085,6 +1085,7 @@ impl Cx<'_, '_> {
             Opcode::Activemask => Op::Activemask {
                 d: self.dst1(&ops[0])?,
             },
+            Opcode::Tex => self.decode_tex()?,
             Opcode::Nanosleep => Op::Nanosleep,
             Opcode::Prefetch | Opcode::Prefetchu | Opcode::Discard | Opcode::Pmevent => Op::Nop,
             // Programmatic dependent launch (sm_90; CUB's and Thrust's kernels for sm_90
@@ -1163,6 +1164,74 @@ impl Cx<'_, '_> {
             Some(n) if n <= 8 => Ok((n, is_signed(ty))),
             _ => self.unsupported("type"),
         }
+    }
+
+    /// `tex.geom.v4.dtype.ctype d, [tex, {c…}]` (unified mode; `crate::texture`).
+    fn decode_tex(&self) -> Result<Op, LoadError> {
+        use crate::texture::TexType;
+        let ops = self.operands();
+        let mods = &self.inst.mods;
+        let dims = if mods.contains(&Mod::Geom1d) {
+            1
+        } else if mods.contains(&Mod::Geom2d) {
+            2
+        } else if mods.contains(&Mod::Geom3d) {
+            3
+        } else {
+            return self.unsupported("texture geometry other than .1d, .2d, .3d");
+        };
+        let types: Vec<Mod> = mods
+            .iter()
+            .copied()
+            .filter(|m| m.class() == ptx::ModClass::Type)
+            .collect();
+        let ty = match types.first() {
+            Some(Mod::S32) => TexType::S32,
+            Some(Mod::U32) => TexType::U32,
+            Some(Mod::F32) => TexType::F32,
+            _ => return self.unsupported("texture result type other than .s32, .u32, .f32"),
+        };
+        let int_coords = match types.get(1) {
+            Some(Mod::S32) => true,
+            Some(Mod::F32) => false,
+            _ => return self.unsupported("texture coordinate type other than .s32, .f32"),
+        };
+        if ops.len() != 2 || self.inst.vector() != Some(4) {
+            return self.unsupported("texture fetch form (LOD, offsets, depth compare, non-.v4)");
+        }
+        let Operand::TexAddr { tex, coords } = &ops[1] else {
+            return self.unsupported("texture operand other than `[handle, {coordinates}]`");
+        };
+        // A 3-D fetch names four coordinates (the fourth ignored).
+        if coords.len() < dims || coords.len() > dims.max(4) {
+            return self.unsupported("coordinate count for the geometry");
+        }
+        let mut ds = [None; 4];
+        let elems = self.elements(&ops[0])?;
+        if elems.len() != 4 {
+            return self.unsupported("texture result other than four registers");
+        }
+        for (k, o) in elems.iter().enumerate() {
+            ds[k] = self.dst(o)?;
+        }
+        let tex = match &**tex {
+            Operand::Name(n) if matches!(self.lookup(n), Some(Name::Reg(_))) => self.src(tex)?,
+            _ => {
+                return self
+                    .unsupported("a texture reference (`.texref`) instead of a texture object")
+            }
+        };
+        let coords = coords[..dims]
+            .iter()
+            .map(|c| self.src(c))
+            .collect::<Result<_, _>>()?;
+        Ok(Op::Tex {
+            ds,
+            tex,
+            coords,
+            int_coords,
+            ty,
+        })
     }
 
     fn decode_ld(&self) -> Result<Op, LoadError> {

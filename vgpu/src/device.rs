@@ -223,6 +223,11 @@ impl Device {
         &self.mem
     }
 
+    /// The texture objects kernels fetch from (`crate::texture`).
+    pub fn textures_mut(&mut self) -> &mut crate::texture::Textures {
+        &mut self.mem.textures
+    }
+
     /// The most device-side `malloc` may hand out at once (`cudaLimitMallocHeapSize`).
     pub fn set_device_heap_limit(&mut self, bytes: u64) {
         self.mem.device_heap_limit = bytes;

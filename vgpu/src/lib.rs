@@ -21,6 +21,7 @@ pub mod program;
 mod regalloc;
 pub mod rng;
 pub mod sched;
+pub mod texture;
 mod unwritten;
 
 pub use device::{Arg, Device, LaunchOptions, ModuleId, Quiet, Stop, DEFAULT_FUEL, MAX_THREADS};

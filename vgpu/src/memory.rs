@@ -266,6 +266,8 @@ pub struct Memory {
     /// `cudaLimitMallocHeapSize`, 8 MiB unless the program sets it) and the bytes live.
     pub device_heap_limit: u64,
     pub device_heap_used: u64,
+    /// The live texture objects (`crate::texture`).
+    pub textures: crate::texture::Textures,
 }
 
 /// The name of the allocations device-side `malloc` makes (`free` frees only those).
@@ -299,6 +301,7 @@ impl Default for Memory {
             guard: None,
             device_heap_limit: 8 << 20,
             device_heap_used: 0,
+            textures: Default::default(),
         }
     }
 }

@@ -437,6 +437,16 @@ pub enum Op {
     Activemask {
         d: Slot,
     },
+    /// `tex.{1d,2d,3d}.v4.{s32,u32,f32}.{s32,f32}` in unified mode: a fetch from the
+    /// texture object whose handle `tex` holds, at `coords` (`int_coords`: `.s32`
+    /// texel indices, else `.f32`), into four registers (`crate::texture::fetch`).
+    Tex {
+        ds: [Option<Slot>; 4],
+        tex: Src,
+        coords: Vec<Src>,
+        int_coords: bool,
+        ty: crate::texture::TexType,
+    },
     /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16`: a warp-collective
     /// load of 8x8 matrices of 16-bit elements (one destination register per matrix).
     Ldmatrix {

@@ -243,6 +243,17 @@ fn visit(inst: &mut Inst, f: &mut impl FnMut(&mut Slot, Role)) {
             }
         }
         Op::Activemask { d } => f(d, Def),
+        Op::Tex {
+            ds, tex, coords, ..
+        } => {
+            src(tex, Use, f);
+            for c in coords.iter_mut() {
+                src(c, Use, f);
+            }
+            for d in ds.iter_mut().flatten() {
+                f(d, Def);
+            }
+        }
         Op::Ldmatrix { ds, addr: a, .. } => {
             addr(&mut a.base, CrossUse, f);
             for d in ds.iter_mut() {

@@ -47,12 +47,12 @@ fn unknown_opcode_names_line_col_and_token() {
     );
 }
 
-/// Texture and surface fetches (valid PTX the tool does not run) are named as such; their
-/// geometry modifiers (`.1d`) used to stop the lexer as "malformed number".
+/// Surface and gather instructions (valid PTX the tool does not run) are named as such;
+/// their geometry modifiers (`.2d`) used to stop the lexer as "malformed number".
+/// (`tex` itself parses: `texture_fetches_parse_and_print_back`.)
 #[test]
 fn texture_instructions_are_named_not_supported() {
     for inst in [
-        "tex.1d.v4.f32.s32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1}];",
         "suld.b.2d.b32.trap \t{%r1}, [%rd1, {%r1, %r2}];",
         "tld4.r.2d.v4.f32.f32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1, %r2}];",
     ] {
@@ -137,4 +137,27 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         "}".repeat(10_000)
     );
     assert!(err(&init).message.contains("too deep"));
+}
+
+/// `tex` in unified mode (a texture object's handle in a register): every geometry the
+/// vgpu runs, integer and float coordinates, printed back as written.
+#[test]
+fn texture_fetches_parse_and_print_back() {
+    for inst in [
+        "tex.1d.v4.s32.s32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1}];",
+        "tex.2d.v4.f32.f32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1, %r2}];",
+        "tex.3d.v4.u32.f32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1, %r2, %r1, %r2}];",
+    ] {
+        let src = GOOD.replace("mov.u32 \t%r1, %tid.x;", inst);
+        let m = fencehound_ptx::parse("t.ptx", &src).unwrap_or_else(|e| panic!("{inst}: {e}"));
+        let printed = fencehound_ptx::printer::print(&m);
+        let want = inst.replace(" \t", "\t");
+        assert!(printed.contains(&want), "{inst}:\n{printed}");
+    }
+    // A texture operand needs its coordinates in braces.
+    let e = err(&GOOD.replace(
+        "mov.u32 \t%r1, %tid.x;",
+        "tex.1d.v4.s32.s32 \t{%r1, %r2, %r1, %r2}, [%rd1, %r1];",
+    ));
+    assert!(e.message.contains("coordinates"), "{e}");
 }

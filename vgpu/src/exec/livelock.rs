@@ -1284,6 +1284,9 @@ pub(super) fn is_event(op: &Op) -> bool {
                 | crate::program::MbarKind::Inval
         ),
         Op::St { space, .. } => !matches!(space, MemSpace::Local | MemSpace::FrameParam),
+        // A texture fetch reads memory without the load path that records what a parked
+        // warp waits on: a loop with one is never parked.
+        Op::Tex { .. } => true,
         // Stores to global or shared memory (local memory faults).
         Op::WmmaStore { .. } => true,
         Op::Atom { .. }

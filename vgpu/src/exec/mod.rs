@@ -2091,6 +2091,52 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 }
                 Ok(Flow::Next)
             }
+            Op::Tex {
+                ds,
+                tex,
+                coords,
+                int_coords,
+                ty,
+            } => {
+                let mut c = [0u32; 3];
+                for l in lanes(active) {
+                    let handle = self.src(w, l, *tex);
+                    for (k, s) in coords.iter().enumerate().take(3) {
+                        c[k] = self.src(w, l, *s) as u32;
+                    }
+                    let got = crate::texture::fetch(
+                        self.mem,
+                        &self.mem.textures,
+                        handle,
+                        &c[..coords.len().min(3)],
+                        *int_coords,
+                        *ty,
+                    );
+                    let v = match got {
+                        Ok(v) => v,
+                        Err(crate::texture::FetchError::Memory(e)) => {
+                            return Err(self.mem_fault(w, l, pc, e))
+                        }
+                        Err(crate::texture::FetchError::NoTexture(h)) => {
+                            return Err(self.fault(
+                                w,
+                                l,
+                                pc,
+                                FaultKind::InvalidAddress,
+                                format!(
+                                    "texture fetch from {h:#x}, which is no live texture object"
+                                ),
+                            ))
+                        }
+                    };
+                    for (d, x) in ds.iter().zip(v) {
+                        if let Some(d) = d {
+                            self.set(w, l, *d, x as u64);
+                        }
+                    }
+                }
+                Ok(Flow::Next)
+            }
             Op::Nanosleep | Op::Nop => Ok(Flow::Next),
         }
     }
