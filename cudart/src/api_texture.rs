@@ -36,6 +36,8 @@ pub struct ArrayInfo {
     pub depth: u64,
     pub desc: ChannelFormatDesc,
     pub format: Format,
+    /// The flags it was made with (`cudaArrayGetInfo` gives them back).
+    pub flags: c_uint,
 }
 
 impl ArrayInfo {
@@ -86,11 +88,14 @@ fn malloc_array(
     }
     // SAFETY: API contract (a readable descriptor).
     let d = unsafe { desc.read_unaligned() };
-    if flags != 0 {
+    // cudaArraySurfaceLoadStore (2) and cudaArrayTextureGather (8) change nothing for
+    // textures (surface and gather instructions are refused where a kernel has them);
+    // layered (1) and cubemap (4) arrays are other shapes.
+    if flags & !(2 | 8) != 0 {
         return not_supported(
             rt,
             &format!("{what} with flags {flags:#x}"),
-            "only plain arrays (no layered, cubemap, surface or texture-gather arrays)",
+            "layered and cubemap arrays are not implemented",
         );
     }
     let Some(format) = format_of(&d) else {
@@ -110,6 +115,7 @@ fn malloc_array(
         depth: dims[2] as u64,
         desc: d,
         format,
+        flags,
     };
     let bytes = info
         .row_bytes()
@@ -207,7 +213,7 @@ pub unsafe extern "C" fn cudaArrayGetInfo(
                 )?;
             }
             if !flags.is_null() {
-                put(flags, 0)?;
+                put(flags, a.flags)?;
             }
         }
         Ok(())

@@ -207,6 +207,17 @@ int main() {
     CK(cudaDestroyTextureObject(t));
   }
   CK(cudaFreeArray(arr));
+  // An array made for surfaces too keeps its flags.
+  {
+    cudaArray_t sa;
+    CK(cudaMallocArray(&sa, &fch, 8, 8, cudaArraySurfaceLoadStore));
+    cudaChannelFormatDesc got;
+    cudaExtent ext;
+    unsigned flags = 0;
+    CK(cudaArrayGetInfo(&got, &ext, &flags, sa));
+    EXPECT(flags == cudaArraySurfaceLoadStore && ext.width == 8 && ext.height == 8, "surface array flags %u", flags);
+    CK(cudaFreeArray(sa));
+  }
   if (bad) return 1;
   printf("OK: textures\n");
   return 0;
