@@ -2,8 +2,9 @@
 //! `cudaFreeArray`, copies into and out of arrays (`cudaMemcpy2DToArray`,
 //! `cudaMemcpyToArray`, `cudaMemcpy2DFromArray`, `cudaMemcpyFromArray`),
 //! `cudaGetChannelDesc`, `cudaArrayGetInfo`, `cudaCreateTextureObject` over an array, linear
-//! or pitched memory, and `cudaDestroyTextureObject`. A child of `api`: copies go through
-//! its `copy`, one row at a time.
+//! or pitched memory, and `cudaDestroyTextureObject`; surface objects over arrays
+//! (`cudaCreateSurfaceObject`, `cudaDestroySurfaceObject`) for `suld.b`/`sust.b`. A child
+//! of `api`: copies go through its `copy`, one row at a time.
 //!
 //! An array is a global allocation of the vgpu holding its elements packed row after row
 //! (`width × height × depth` elements of the channel format's size); its handle
@@ -569,6 +570,56 @@ pub unsafe extern "C" fn cudaDestroyTextureObject(tex: u64) -> CudaError {
             return Ok(());
         }
         match rt.textures().remove(tex) {
+            Some(_) => Ok(()),
+            None => Err(errors::INVALID_VALUE),
+        }
+    })
+}
+
+/// `cudaCreateSurfaceObject`: a CUDA array kernels read and write with `suld`/`sust`
+/// (`fencehound_vgpu::texture::surface_address`), registered like a texture object.
+#[no_mangle]
+pub unsafe extern "C" fn cudaCreateSurfaceObject(surf: *mut u64, res: *const u8) -> CudaError {
+    device_call("cudaCreateSurfaceObject", |rt| {
+        if surf.is_null() || res.is_null() {
+            return Err(errors::INVALID_VALUE);
+        }
+        // struct cudaResourceDesc, as in cudaCreateTextureObject.
+        // SAFETY: API contract.
+        let (res_type, ptr): (c_int, u64) = unsafe { (field(res, 0), field(res, 8)) };
+        if res_type != 0 {
+            return Err(errors::INVALID_VALUE);
+        }
+        let a = *rt.arrays.get(&ptr).ok_or(errors::INVALID_VALUE)?;
+        let t = Texture {
+            resource: Resource::Array {
+                base: a.base,
+                width: a.width,
+                height: a.height.max(1),
+                depth: a.depth.max(1),
+            },
+            format: a.format,
+            sampler: Sampler {
+                address: [AddressMode::Clamp; 3],
+                linear: false,
+                normalized_read: false,
+                normalized_coords: false,
+                border: [0.0; 4],
+            },
+        };
+        let h = rt.textures().insert(t);
+        // SAFETY: API contract.
+        unsafe { put(surf, h) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn cudaDestroySurfaceObject(surf: u64) -> CudaError {
+    host_call("cudaDestroySurfaceObject", |rt| {
+        if surf == 0 {
+            return Ok(());
+        }
+        match rt.textures().remove(surf) {
             Some(_) => Ok(()),
             None => Err(errors::INVALID_VALUE),
         }

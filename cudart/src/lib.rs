@@ -14,7 +14,7 @@
 //! | registration | `__cudaRegisterFatBinary`/`End`, `__cudaUnregisterFatBinary`, `__cudaRegisterFunction`, `__cudaRegisterVar`, `__cudaPushCallConfiguration`/`Pop`, `__cudaGetKernel`, `__cudaLaunchKernel` |
 //! | launches | `cudaLaunchKernel`, `cudaLaunchCooperativeKernel`, `cudaLaunchKernelExC` (cooperative/priority attributes), `cudaFuncGetAttributes`, `cudaFuncSetAttribute`, occupancy |
 //! | memory | `cudaMalloc`/`Free` (+`Async`, `Pitch`, `3D`), `cudaMemcpy3D`/`Async` and `cudaMemset3D`/`Async` on pitched memory, memory pools (default and created pools, attributes, `cudaMallocFromPoolAsync`), `cudaMallocManaged` and `__managed__` variables (one address for host and device, coherent around every device operation; `cudaMemPrefetchAsync`, `cudaMemAdvise`, `cudaStreamAttachMemAsync` as hints), `cudaMallocHost`, `cudaHostAlloc` (with `cudaHostAllocMapped`: zero-copy memory made as a managed allocation, `cudaHostGetDevicePointer` giving the host's pointer), `cudaMemcpy`/`Async`/`2D`, `cudaMemset`/`2D`, `cudaMemcpyToSymbol`/`FromSymbol`, `cudaGetSymbolAddress`/`Size`, `cudaMemGetInfo`, `cudaPointerGetAttributes` |
-//! | arrays, textures | `cudaMallocArray`/`cudaMalloc3DArray`, `cudaFreeArray`, `cudaMemcpy2DToArray`/`FromArray`, `cudaMemcpyToArray`/`FromArray`, `cudaGetChannelDesc`, `cudaArrayGetInfo`; `cudaCreateTextureObject` over an array, linear or pitched memory (point or linear filtering, every address mode, element or normalized-float reads, normalized coordinates) and `cudaDestroyTextureObject`, which kernels' `tex` fetches read (`fencehound_vgpu::texture`) ([`api::texture_api`]) |
+//! | arrays, textures | `cudaMallocArray`/`cudaMalloc3DArray`, `cudaFreeArray`, `cudaMemcpy2DToArray`/`FromArray`, `cudaMemcpyToArray`/`FromArray`, `cudaGetChannelDesc`, `cudaArrayGetInfo`; `cudaCreateTextureObject` over an array, linear or pitched memory (point or linear filtering, every address mode, element or normalized-float reads, normalized coordinates) and `cudaDestroyTextureObject`, which kernels' `tex` fetches read; `cudaCreateSurfaceObject`/`Destroy` over arrays for `suld.b`/`sust.b` (`fencehound_vgpu::texture`) ([`api::texture_api`]) |
 //! | streams, events | all synchronous: create/destroy/synchronize/query/wait, host functions and callbacks run at once; events time the vgpu's work in wall-clock milliseconds |
 //! | graphs | stream capture (launches, 1-D copies, sets, host functions, events across streams), `cudaGraphAdd{Kernel,Memcpy1D,Memset,Host,Empty}Node`, dependencies, instantiate, launch (nodes one after another in dependency order), kernel-node parameter updates ([`graph`]) |
 //! | errors, devices | `cudaGetLastError`, `cudaPeekAtLastError`, `cudaGetErrorString`/`Name`; one device, `cudaGetDeviceProperties` and `cudaDeviceGetAttribute` describe the vgpu |
@@ -24,7 +24,8 @@
 //! `cudaErrorNotSupported` — never a crash, never a silent success. Not supported:
 //! `cudaHostRegister` with `cudaHostRegisterMapped` and kernels dereferencing
 //! `cudaMallocHost` memory (host memory the vgpu did not allocate); mipmapped, layered and
-//! cubemap arrays, 3-D copies to arrays, texture references, surfaces, graph
+//! cubemap arrays, 3-D copies to arrays, texture and surface references, formatted
+//! surface accesses and surface reductions, graph
 //! nodes other than those above (3-D copies, memory, event, child-graph, conditional
 //! nodes), IPC, `-rdc` device linking (its fat binaries carry no PTX).
 //!

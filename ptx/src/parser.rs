@@ -764,10 +764,7 @@ impl<'a> Parser<'a> {
         let name = self.ident("an instruction")?;
         let Some(opcode) = Opcode::parse(&name) else {
             self.i -= 1;
-            let what = if matches!(
-                name.as_str(),
-                "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep"
-            ) {
+            let what = if matches!(name.as_str(), "tld4" | "txq" | "sured" | "suq" | "istypep") {
                 "texture and surface instructions are not supported"
             } else {
                 "unknown instruction"

@@ -140,8 +140,9 @@ modifiers! {
     Bulk = "bulk": Flag, CompleteTxBytes = "mbarrier::complete_tx::bytes": Flag,
     /// `griddepcontrol` (programmatic dependent launch, sm_90).
     Wait = "wait": Flag, LaunchDependents = "launch_dependents": Flag,
-    // Texture geometries (`tex`).
+    // Texture and surface geometries (`tex`, `suld`, `sust`), surface boundary modes.
     Geom1d = "1d": Flag, Geom2d = "2d": Flag, Geom3d = "3d": Flag,
+    TrapMode = "trap": Flag, Zero = "zero": Flag,
 }
 
 /// Fixed properties of one opcode.
@@ -197,6 +198,8 @@ opcodes! {
     Bra = "bra" [1, 1] Flag;
     Brev = "brev" [2, 2] Type;
     Tex = "tex" [2, 2] Type | Vector | Flag;
+    Suld = "suld" [2, 2] Type | Vector | Flag;
+    Sust = "sust" [2, 2] Type | Vector | Flag;
     Brkpt = "brkpt" [0, 0];
     Brx = "brx" [2, 2] Flag;
     Call = "call" [1, 4] Flag;

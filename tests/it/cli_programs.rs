@@ -738,9 +738,10 @@ fn hand_written_grid_barrier_lookback_and_flags() {
 /// Texture objects (`tex1Dfetch` over linear memory, `tex2D` over a CUDA array with
 /// point sampling, clamp and border addressing and linear filtering, normalized
 /// coordinates with wrap, `uchar4` read as normalized floats, a pitched 2-D texture under
-/// a box blur), every value checked by the program. Before 2026-12-06 the module did not
-/// load ("texture and surface instructions are not supported") and
-/// `cudaCreateTextureObject` returned `cudaErrorNotSupported`. Passes under `sc` and the
+/// a box blur) and surface objects (`surf2Dread`/`surf2Dwrite`, `uchar4` surfaces with
+/// the zero and clamp boundary modes), every value checked by the program. Before
+/// 2026-12-06 the module did not load ("texture and surface instructions are not
+/// supported") and `cudaCreateTextureObject` returned `cudaErrorNotSupported`. Passes under `sc` and the
 /// default model; the race check is silent (a fetch reads memory as the previous
 /// operations left it: the texture path is not the load path).
 #[test]

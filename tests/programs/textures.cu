@@ -2,7 +2,9 @@
 // (out of range reads 0), tex2D over a CUDA array with point sampling and clamp or border
 // addressing, linear filtering between texels, normalized coordinates with wrap,
 // 8-bit channels read as normalized floats (uchar4), a pitched 2-D texture over
-// cudaMallocPitch memory, and a box blur whose result goes to global memory. Every value
+// cudaMallocPitch memory, and a box blur whose result goes to global memory; surface
+// objects (surf2Dread/surf2Dwrite on a float array, uchar4 surf1Dread with the zero
+// boundary mode and surf1Dwrite with clamp), read back through a texture. Every value
 // is checked on the host; exit 1 on any mismatch. Built with `fencehound nvcc`, run by
 // tests/it/cli_programs.rs.
 #include <cstdio>
@@ -39,6 +41,27 @@ __global__ void blur(cudaTextureObject_t t, float *out, int w, int h) {
   for (int dy = -1; dy <= 1; dy++)
     for (int dx = -1; dx <= 1; dx++) s += tex2D<float>(t, x + dx + 0.5f, y + dy + 0.5f);
   out[y * w + x] = s / 9.0f;
+}
+
+// Each element v of a W x H float surface becomes 2 v + 1 (x in bytes).
+__global__ void surf_scale(cudaSurfaceObject_t s, int w, int h) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x < w && y < h) {
+    float v = surf2Dread<float>(s, x * 4, y);
+    surf2Dwrite(2.0f * v + 1.0f, s, x * 4, y);
+  }
+}
+
+// Lane i reads pixel i of `a` (zeros past its four pixels); lanes 1 and 2 write their
+// pixel plus one to `b`, lane 0 writes (7, 7, 7, 7) at pixel 9, which the clamp mode
+// puts at pixel 3.
+__global__ void surf_rgba(cudaSurfaceObject_t a, cudaSurfaceObject_t b, uchar4 *out) {
+  int i = threadIdx.x;
+  uchar4 p = surf1Dread<uchar4>(a, i * 4, cudaBoundaryModeZero);
+  out[i] = p;
+  p.x += 1; p.y += 1; p.z += 1; p.w += 1;
+  if (i == 1 || i == 2) surf1Dwrite(p, b, i * 4, cudaBoundaryModeClamp);
+  if (i == 0) surf1Dwrite(make_uchar4(7, 7, 7, 7), b, 9 * 4, cudaBoundaryModeClamp);
 }
 
 static cudaTextureObject_t make(const cudaResourceDesc &rd, cudaTextureAddressMode am, cudaTextureFilterMode fm,
@@ -207,6 +230,67 @@ int main() {
     CK(cudaDestroyTextureObject(t));
   }
   CK(cudaFreeArray(arr));
+  // Surfaces: a float array scaled in place, read back by a copy and through a texture.
+  {
+    cudaArray_t sa;
+    CK(cudaMallocArray(&sa, &fch, W, H, cudaArraySurfaceLoadStore));
+    CK(cudaMemcpy2DToArray(sa, 0, 0, img.data(), W * sizeof(float), W * sizeof(float), H, cudaMemcpyHostToDevice));
+    cudaResourceDesc rd = {};
+    rd.resType = cudaResourceTypeArray;
+    rd.res.array.array = sa;
+    cudaSurfaceObject_t so;
+    CK(cudaCreateSurfaceObject(&so, &rd));
+    surf_scale<<<dim3(1, H), 32>>>(so, W, H);
+    CK(cudaDeviceSynchronize());
+    std::vector<float> back(W * H);
+    CK(cudaMemcpy2DFromArray(back.data(), W * sizeof(float), sa, 0, 0, W * sizeof(float), H, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < W * H; k++) EXPECT(back[k] == 2.0f * img[k] + 1.0f, "surface %d: %g", k, back[k]);
+    cudaTextureObject_t t = make(rd, cudaAddressModeClamp, cudaFilterModePoint, cudaReadModeElementType, 0);
+    sample2d<<<1, 32>>>(t, dp, dout, np);
+    CK(cudaDeviceSynchronize());
+    std::vector<float> r(np);
+    CK(cudaMemcpy(r.data(), dout, np * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int k = 0; k < np; k++) {
+      int xi = (int)floorf(pts[k].x), yi = (int)floorf(pts[k].y);
+      xi = xi < 0 ? 0 : xi >= W ? W - 1 : xi;
+      yi = yi < 0 ? 0 : yi >= H ? H - 1 : yi;
+      EXPECT(r[k] == 2.0f * texel(xi, yi) + 1.0f, "texture over the surface at %d: %g", k, r[k]);
+    }
+    CK(cudaDestroyTextureObject(t));
+    CK(cudaDestroySurfaceObject(so));
+    CK(cudaFreeArray(sa));
+    // uchar4 pixels with the zero and clamp boundary modes.
+    std::vector<uchar4> px = {{1, 2, 3, 4}, {10, 20, 30, 40}, {100, 110, 120, 130}, {250, 251, 252, 253}};
+    cudaChannelFormatDesc c4 = cudaCreateChannelDesc<uchar4>();
+    cudaArray_t pa, pz;
+    CK(cudaMallocArray(&pa, &c4, 4, 0, cudaArraySurfaceLoadStore));
+    CK(cudaMallocArray(&pz, &c4, 4, 0, cudaArraySurfaceLoadStore));
+    CK(cudaMemcpy2DToArray(pa, 0, 0, px.data(), 4 * sizeof(uchar4), 4 * sizeof(uchar4), 1, cudaMemcpyHostToDevice));
+    std::vector<uchar4> zero(4, make_uchar4(0, 0, 0, 0));
+    CK(cudaMemcpy2DToArray(pz, 0, 0, zero.data(), 4 * sizeof(uchar4), 4 * sizeof(uchar4), 1, cudaMemcpyHostToDevice));
+    cudaSurfaceObject_t sb;
+    rd.res.array.array = pa;
+    CK(cudaCreateSurfaceObject(&so, &rd));
+    rd.res.array.array = pz;
+    CK(cudaCreateSurfaceObject(&sb, &rd));
+    uchar4 *dout4;
+    CK(cudaMalloc(&dout4, 8 * sizeof(uchar4)));
+    surf_rgba<<<1, 8>>>(so, sb, dout4);
+    CK(cudaDeviceSynchronize());
+    std::vector<uchar4> got(8), pb(4);
+    CK(cudaMemcpy(got.data(), dout4, 8 * sizeof(uchar4), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy2DFromArray(pb.data(), 4 * sizeof(uchar4), pz, 0, 0, 4 * sizeof(uchar4), 1, cudaMemcpyDeviceToHost));
+    auto same = [](uchar4 a, uchar4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; };
+    for (int i = 0; i < 8; i++)
+      EXPECT(same(got[i], i < 4 ? px[i] : make_uchar4(0, 0, 0, 0)), "surf1Dread %d: (%d, %d, %d, %d)", i, got[i].x, got[i].y, got[i].z, got[i].w);
+    uchar4 want[4] = {make_uchar4(0, 0, 0, 0), make_uchar4(11, 21, 31, 41), make_uchar4(101, 111, 121, 131), make_uchar4(7, 7, 7, 7)};
+    for (int i = 0; i < 4; i++)
+      EXPECT(same(pb[i], want[i]), "surf1Dwrite %d: (%d, %d, %d, %d)", i, pb[i].x, pb[i].y, pb[i].z, pb[i].w);
+    CK(cudaDestroySurfaceObject(so));
+    CK(cudaDestroySurfaceObject(sb));
+    CK(cudaFreeArray(pa));
+    CK(cudaFreeArray(pz));
+  }
   // An array made for surfaces too keeps its flags.
   {
     cudaArray_t sa;

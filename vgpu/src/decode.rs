@@ -1086,6 +1086,7 @@ impl Cx<'_, '_> {
                 d: self.dst1(&ops[0])?,
             },
             Opcode::Tex => self.decode_tex()?,
+            Opcode::Suld | Opcode::Sust => self.decode_surface()?,
             Opcode::Nanosleep => Op::Nanosleep,
             Opcode::Prefetch | Opcode::Prefetchu | Opcode::Discard | Opcode::Pmevent => Op::Nop,
             // Programmatic dependent launch (sm_90; CUB's and Thrust's kernels for sm_90
@@ -1231,6 +1232,93 @@ impl Cx<'_, '_> {
             coords,
             int_coords,
             ty,
+        })
+    }
+
+    /// `suld.b.geom{.v}.bN.mode d, [surf, {c…}]` and `sust.b.geom{.v}.bN.mode [surf,
+    /// {c…}], {v…}` (`crate::texture::surface_address`).
+    fn decode_surface(&self) -> Result<Op, LoadError> {
+        use crate::texture::Boundary;
+        let ops = self.operands();
+        let mods = &self.inst.mods;
+        if !mods.contains(&Mod::FragB) {
+            return self.unsupported("formatted surface access (only `.b`)");
+        }
+        let dims = if mods.contains(&Mod::Geom1d) {
+            1
+        } else if mods.contains(&Mod::Geom2d) {
+            2
+        } else if mods.contains(&Mod::Geom3d) {
+            3
+        } else {
+            return self.unsupported("surface geometry other than .1d, .2d, .3d");
+        };
+        let size = match self.inst.ty() {
+            Some(Mod::B8) => 1,
+            Some(Mod::B16) => 2,
+            Some(Mod::B32) => 4,
+            Some(Mod::B64) => 8,
+            _ => return self.unsupported("surface element type other than .b8-.b64"),
+        };
+        let mode = if mods.contains(&Mod::Zero) {
+            Boundary::Zero
+        } else if mods.contains(&Mod::Clamp) {
+            Boundary::Clamp
+        } else {
+            Boundary::Trap
+        };
+        let load = self.inst.opcode == Opcode::Suld;
+        if ops.len() != 2 {
+            return self.unsupported("surface access operands");
+        }
+        let (addr, data) = if load {
+            (&ops[1], &ops[0])
+        } else {
+            (&ops[0], &ops[1])
+        };
+        let Operand::TexAddr { tex, coords } = addr else {
+            return self.unsupported("surface operand other than `[handle, {coordinates}]`");
+        };
+        if coords.len() < dims || coords.len() > dims.max(4) {
+            return self.unsupported("coordinate count for the geometry");
+        }
+        let surf = match &**tex {
+            Operand::Name(n) if matches!(self.lookup(n), Some(Name::Reg(_))) => self.src(tex)?,
+            _ => {
+                return self
+                    .unsupported("a surface reference (`.surfref`) instead of a surface object")
+            }
+        };
+        let coords: Vec<Src> = coords[..dims]
+            .iter()
+            .map(|c| self.src(c))
+            .collect::<Result<_, _>>()?;
+        let elems = self.elements(data)?;
+        if elems.len() != self.inst.vector().unwrap_or(1) as usize {
+            return self.unsupported("vector width and operand count differ");
+        }
+        Ok(if load {
+            Op::Suld {
+                ds: elems
+                    .iter()
+                    .map(|o| self.dst(o))
+                    .collect::<Result<_, _>>()?,
+                surf,
+                coords,
+                size,
+                mode,
+            }
+        } else {
+            Op::Sust {
+                surf,
+                coords,
+                vals: elems
+                    .iter()
+                    .map(|o| self.src(o))
+                    .collect::<Result<_, _>>()?,
+                size,
+                mode,
+            }
         })
     }
 

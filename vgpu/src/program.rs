@@ -447,6 +447,23 @@ pub enum Op {
         int_coords: bool,
         ty: crate::texture::TexType,
     },
+    /// `suld.b.{1d,2d,3d}{.v2,.v4}.b{8,16,32,64}.{trap,clamp,zero}`: a surface load (x
+    /// in bytes, y and z in rows), each component `size` bytes (`crate::texture::surface`).
+    Suld {
+        ds: Vec<Option<Slot>>,
+        surf: Src,
+        coords: Vec<Src>,
+        size: u32,
+        mode: crate::texture::Boundary,
+    },
+    /// `sust.b…`: a surface store of `vals`.
+    Sust {
+        surf: Src,
+        coords: Vec<Src>,
+        vals: Vec<Src>,
+        size: u32,
+        mode: crate::texture::Boundary,
+    },
     /// `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16`: a warp-collective
     /// load of 8x8 matrices of 16-bit elements (one destination register per matrix).
     Ldmatrix {

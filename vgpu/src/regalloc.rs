@@ -243,6 +243,25 @@ fn visit(inst: &mut Inst, f: &mut impl FnMut(&mut Slot, Role)) {
             }
         }
         Op::Activemask { d } => f(d, Def),
+        Op::Suld {
+            ds, surf, coords, ..
+        } => {
+            src(surf, Use, f);
+            for c in coords.iter_mut() {
+                src(c, Use, f);
+            }
+            for d in ds.iter_mut().flatten() {
+                f(d, Def);
+            }
+        }
+        Op::Sust {
+            surf, coords, vals, ..
+        } => {
+            src(surf, Use, f);
+            for c in coords.iter_mut().chain(vals.iter_mut()) {
+                src(c, Use, f);
+            }
+        }
         Op::Tex {
             ds, tex, coords, ..
         } => {

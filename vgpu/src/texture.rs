@@ -1,5 +1,6 @@
 //! Texture objects and `tex` fetches (PTX ISA §9.7.9.3, unified mode: the texture is a
-//! 64-bit texture-object handle in a register).
+//! 64-bit texture-object handle in a register), and surface objects with their `suld.b`
+//! loads and `sust.b` stores ([`surface_address`]).
 //!
 //! A texture is a view of device memory — a linear range, a pitched 2-D range, or a CUDA
 //! array (row-major, rows of `width` elements, kept in a global allocation of its own) —
@@ -318,6 +319,71 @@ pub fn fetch(
     }))
 }
 
+/// What a surface access (`suld`, `sust`) does outside the surface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boundary {
+    /// Fault.
+    Trap,
+    /// Access the nearest location inside.
+    Clamp,
+    /// Read zeros; drop the store.
+    Zero,
+}
+
+/// Why a surface access failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SurfaceError {
+    /// No live surface (or texture) object has this handle, or it is no array.
+    NoSurface(u64),
+    /// Outside the surface under [`Boundary::Trap`]: the coordinates.
+    OutOfRange(Vec<i64>),
+}
+
+/// The address of a surface access of `bytes` bytes at `coords` (PTX: `x` in bytes, `y`
+/// and `z` in rows and layers) of the array behind `handle`: `None` when it falls
+/// outside under [`Boundary::Zero`]. Surfaces are CUDA arrays
+/// (`cudaCreateSurfaceObject`); their loads and stores, like texture fetches, go to
+/// memory directly, not through the write buffers or the race check.
+pub fn surface_address(
+    textures: &Textures,
+    handle: u64,
+    coords: &[u32],
+    bytes: u32,
+    mode: Boundary,
+) -> Result<Option<u64>, SurfaceError> {
+    let t = textures
+        .get(handle)
+        .filter(|t| matches!(t.resource, Resource::Array { .. }))
+        .ok_or(SurfaceError::NoSurface(handle))?;
+    let ext = t.extent();
+    let row = (ext[0] * t.format.element_bytes()) as i64;
+    let limits = [row - bytes as i64, ext[1] as i64 - 1, ext[2] as i64 - 1];
+    let mut at = [0i64; 3];
+    for (k, &c) in coords.iter().enumerate().take(3) {
+        at[k] = c as i32 as i64;
+    }
+    let inside = (0..3).all(|k| at[k] >= 0 && at[k] <= limits[k]);
+    if !inside {
+        match mode {
+            Boundary::Trap => {
+                return Err(SurfaceError::OutOfRange(at[..coords.len().min(3)].to_vec()))
+            }
+            Boundary::Zero => return Ok(None),
+            Boundary::Clamp => {
+                for k in 0..3 {
+                    at[k] = at[k].clamp(0, limits[k].max(0));
+                }
+            }
+        }
+    }
+    let Resource::Array { base, .. } = t.resource else {
+        return Err(SurfaceError::NoSurface(handle));
+    };
+    Ok(Some(
+        base + ((at[2] as u64 * ext[1] + at[1] as u64) * row as u64) + at[0] as u64,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,6 +405,52 @@ mod tests {
             assert_eq!(m(i, AddressMode::Mirror), mirror, "mirror {i}");
             assert_eq!(m(i, AddressMode::Border), border, "border {i}");
         }
+    }
+
+    #[test]
+    fn surface_boundary_modes() {
+        let mut tex = Textures::default();
+        // 4 x 2 elements of 4 bytes: rows of 16 bytes at 0x1000.
+        let h = tex.insert(Texture {
+            resource: Resource::Array {
+                base: 0x1000,
+                width: 4,
+                height: 2,
+                depth: 1,
+            },
+            format: Format {
+                bits: [32, 0, 0, 0],
+                kind: ChannelKind::Float,
+            },
+            sampler: Sampler {
+                address: [AddressMode::Clamp; 3],
+                linear: false,
+                normalized_read: false,
+                normalized_coords: false,
+                border: [0.0; 4],
+            },
+        });
+        let at = |c: &[i32], bytes, mode| {
+            let c: Vec<u32> = c.iter().map(|&x| x as u32).collect();
+            surface_address(&tex, h, &c, bytes, mode)
+        };
+        assert_eq!(at(&[4, 1], 4, Boundary::Trap), Ok(Some(0x1000 + 16 + 4)));
+        // The last 8 bytes of a row are inside; one byte further is not.
+        assert_eq!(at(&[8, 0], 8, Boundary::Trap), Ok(Some(0x1008)));
+        assert_eq!(
+            at(&[9, 0], 8, Boundary::Trap),
+            Err(SurfaceError::OutOfRange(vec![9, 0]))
+        );
+        assert_eq!(at(&[9, 0], 8, Boundary::Zero), Ok(None));
+        assert_eq!(
+            at(&[100, 5], 4, Boundary::Clamp),
+            Ok(Some(0x1000 + 16 + 12))
+        );
+        assert_eq!(at(&[-4, -1], 4, Boundary::Clamp), Ok(Some(0x1000)));
+        assert_eq!(
+            surface_address(&tex, 77, &[0], 4, Boundary::Trap),
+            Err(SurfaceError::NoSurface(77))
+        );
     }
 
     /// A 1-D array of signed 8-bit pairs read as normalized floats, and float texels

@@ -242,6 +242,10 @@ pub(crate) fn function_writes(
     }
     let mut targets = Vec::new();
     for inst in insts {
+        // A surface store writes the array behind a handle, which no pointer names.
+        if let Op::Sust { .. } = inst.op {
+            return Writes::Anywhere;
+        }
         let (space, addr) = match &inst.op {
             Op::St { space, addr, .. }
             | Op::Atom { space, addr, .. }

@@ -47,14 +47,15 @@ fn unknown_opcode_names_line_col_and_token() {
     );
 }
 
-/// Surface and gather instructions (valid PTX the tool does not run) are named as such;
-/// their geometry modifiers (`.2d`) used to stop the lexer as "malformed number".
-/// (`tex` itself parses: `texture_fetches_parse_and_print_back`.)
+/// Gather, query and surface-reduction instructions (valid PTX the tool does not run)
+/// are named as such; their geometry modifiers (`.2d`) used to stop the lexer as
+/// "malformed number". (`tex`, `suld` and `sust` parse:
+/// `texture_fetches_parse_and_print_back`.)
 #[test]
 fn texture_instructions_are_named_not_supported() {
     for inst in [
-        "suld.b.2d.b32.trap \t{%r1}, [%rd1, {%r1, %r2}];",
         "tld4.r.2d.v4.f32.f32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1, %r2}];",
+        "sured.b.add.2d.u32.trap \t[%rd1, {%r1, %r2}], %r1;",
     ] {
         let e = err(&GOOD.replace("mov.u32 \t%r1, %tid.x;", inst));
         assert_eq!((e.line, e.col), (14, 2), "{e}");
@@ -147,6 +148,8 @@ fn texture_fetches_parse_and_print_back() {
         "tex.1d.v4.s32.s32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1}];",
         "tex.2d.v4.f32.f32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1, %r2}];",
         "tex.3d.v4.u32.f32 \t{%r1, %r2, %r1, %r2}, [%rd1, {%r1, %r2, %r1, %r2}];",
+        "suld.b.2d.b32.trap \t{%r1}, [%rd1, {%r1, %r2}];",
+        "sust.b.1d.v4.b8.clamp \t[%rd1, {%r1}], {%r1, %r2, %r1, %r2};",
     ] {
         let src = GOOD.replace("mov.u32 \t%r1, %tid.x;", inst);
         let m = fencehound_ptx::parse("t.ptx", &src).unwrap_or_else(|e| panic!("{inst}: {e}"));

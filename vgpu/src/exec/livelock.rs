@@ -1286,7 +1286,7 @@ pub(super) fn is_event(op: &Op) -> bool {
         Op::St { space, .. } => !matches!(space, MemSpace::Local | MemSpace::FrameParam),
         // A texture fetch reads memory without the load path that records what a parked
         // warp waits on: a loop with one is never parked.
-        Op::Tex { .. } => true,
+        Op::Tex { .. } | Op::Suld { .. } | Op::Sust { .. } => true,
         // Stores to global or shared memory (local memory faults).
         Op::WmmaStore { .. } => true,
         Op::Atom { .. }

@@ -1184,6 +1184,42 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.fault(w, lane, pc, e.kind, e.to_string())
     }
 
+    /// The address of lane `l`'s surface access (`crate::texture::surface_address`), or
+    /// the fault it makes.
+    #[allow(clippy::too_many_arguments)]
+    fn surface_at(
+        &self,
+        w: u32,
+        l: usize,
+        pc: u32,
+        handle: u64,
+        coords: &[u32],
+        bytes: u32,
+        mode: crate::texture::Boundary,
+    ) -> Result<Option<u64>, LaunchOutcome> {
+        use crate::texture::SurfaceError;
+        crate::texture::surface_address(&self.mem.textures, handle, coords, bytes, mode).map_err(
+            |e| match e {
+                SurfaceError::NoSurface(h) => self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::InvalidAddress,
+                    format!("surface access through {h:#x}, which is no live surface object"),
+                ),
+                SurfaceError::OutOfRange(at) => self.fault(
+                    w,
+                    l,
+                    pc,
+                    FaultKind::OutOfBounds,
+                    format!(
+                        "surface access of {bytes} byte(s) at {at:?} (x in bytes) outside the surface (.trap)"
+                    ),
+                ),
+            },
+        )
+    }
+
     /// Reads any source operand for one lane: registers and immediates inline, the rest
     /// out of line.
     #[inline(always)]
@@ -2088,6 +2124,90 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             Op::Activemask { d } => {
                 for l in lanes(active) {
                     self.set(w, l, *d, group as u64);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Suld {
+                ds,
+                surf,
+                coords,
+                size,
+                mode,
+            } => {
+                let n = ds.len();
+                let mut c = [0u32; 3];
+                for l in lanes(active) {
+                    for (k, s) in coords.iter().enumerate().take(3) {
+                        c[k] = self.src(w, l, *s) as u32;
+                    }
+                    let handle = self.src(w, l, *surf);
+                    let at = self.surface_at(
+                        w,
+                        l,
+                        pc,
+                        handle,
+                        &c[..coords.len().min(3)],
+                        *size * n as u32,
+                        *mode,
+                    )?;
+                    let mut buf = [0u8; 32];
+                    let bytes = &mut buf[..*size as usize * n];
+                    if let Some(a) = at {
+                        if let Err(e) = self.mem.read(Location::Global(a), bytes) {
+                            return Err(self.mem_fault(w, l, pc, e));
+                        }
+                    }
+                    for (k, d) in ds.iter().enumerate() {
+                        if let Some(d) = d {
+                            let mut v = 0u64;
+                            for (i, &b) in bytes[k * *size as usize..(k + 1) * *size as usize]
+                                .iter()
+                                .enumerate()
+                            {
+                                v |= (b as u64) << (8 * i);
+                            }
+                            self.set(w, l, *d, v);
+                        }
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::Sust {
+                surf,
+                coords,
+                vals,
+                size,
+                mode,
+            } => {
+                let n = vals.len();
+                let mut c = [0u32; 3];
+                for l in lanes(active) {
+                    for (k, s) in coords.iter().enumerate().take(3) {
+                        c[k] = self.src(w, l, *s) as u32;
+                    }
+                    let handle = self.src(w, l, *surf);
+                    let at = self.surface_at(
+                        w,
+                        l,
+                        pc,
+                        handle,
+                        &c[..coords.len().min(3)],
+                        *size * n as u32,
+                        *mode,
+                    )?;
+                    let Some(a) = at else { continue };
+                    let mut buf = [0u8; 32];
+                    for (k, v) in vals.iter().enumerate() {
+                        let x = self.src(w, l, *v).to_le_bytes();
+                        buf[k * *size as usize..(k + 1) * *size as usize]
+                            .copy_from_slice(&x[..*size as usize]);
+                    }
+                    if let Err(e) = self
+                        .mem
+                        .write(Location::Global(a), &buf[..*size as usize * n])
+                    {
+                        return Err(self.mem_fault(w, l, pc, e));
+                    }
                 }
                 Ok(Flow::Next)
             }
