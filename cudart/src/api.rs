@@ -1064,20 +1064,11 @@ pub unsafe extern "C" fn cudaHostGetDevicePointer(
         let h = host as u64;
         // Memory from cudaHostAlloc(…, cudaHostAllocMapped): the device's pointer is the
         // host's (unified addressing), anywhere inside the block.
-        let mapped = rt
-            .mapped_host
-            .range(..=h)
-            .next_back()
-            .is_some_and(|&b| rt.is_managed(b) && rt.device_range(b) == rt.device_range(h));
-        if mapped {
+        if rt.is_mapped_host(h) {
             // SAFETY: API contract.
             return unsafe { put(dev, host) };
         }
-        let pinned = rt
-            .host_allocs
-            .iter()
-            .any(|(&b, &n)| (b..b + n.max(1)).contains(&(h as usize)));
-        if pinned {
+        if rt.is_pinned_host(h) {
             return not_supported(
                 rt,
                 "cudaHostGetDevicePointer on memory from cudaMallocHost or cudaHostAlloc without cudaHostAllocMapped",
@@ -1186,12 +1177,7 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(
 ) -> CudaError {
     host_call("cudaPointerGetAttributes", |rt| {
         let p = ptr as u64;
-        let mapped = rt
-            .mapped_host
-            .range(..=p)
-            .next_back()
-            .is_some_and(|&b| rt.device_range(b) == rt.device_range(p) && rt.is_managed(p));
-        let (kind, dev, host) = if mapped {
+        let (kind, dev, host) = if rt.is_mapped_host(p) {
             // cudaMemoryTypeHost, mapped: the device's pointer is the host's.
             (1, ptr as *mut c_void, ptr as *mut c_void)
         } else if rt.is_managed(p) {
@@ -1199,11 +1185,7 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(
             (3, ptr as *mut c_void, ptr as *mut c_void)
         } else if rt.device_range(p).is_some() {
             (2, ptr as *mut c_void, std::ptr::null_mut())
-        } else if rt
-            .host_allocs
-            .keys()
-            .any(|&b| (b..b + rt.host_allocs[&b].max(1)).contains(&(p as usize)))
-        {
+        } else if rt.is_pinned_host(p) {
             (1, std::ptr::null_mut(), ptr as *mut c_void)
         } else {
             (0, std::ptr::null_mut(), ptr as *mut c_void)

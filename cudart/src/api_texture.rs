@@ -42,6 +42,16 @@ pub struct ArrayInfo {
 }
 
 impl ArrayInfo {
+    /// What a texture or surface over the array views.
+    fn resource(&self) -> Resource {
+        Resource::Array {
+            base: self.base,
+            width: self.width,
+            height: self.height.max(1),
+            depth: self.depth.max(1),
+        }
+    }
+
     fn row_bytes(&self) -> u64 {
         self.width * self.format.element_bytes()
     }
@@ -96,7 +106,7 @@ fn malloc_array(
         return not_supported(
             rt,
             &format!("{what} with flags {flags:#x}"),
-            "layered and cubemap arrays are not implemented",
+            "the virtual GPU's arrays are plain 1-D, 2-D and 3-D ones (no layers or cube faces)",
         );
     }
     let Some(format) = format_of(&d) else {
@@ -458,16 +468,8 @@ pub unsafe extern "C" fn cudaCreateTextureObject(
         };
         let (resource, format) = match res_type {
             0 => {
-                let a = *rt.arrays.get(&ptr).ok_or(errors::INVALID_VALUE)?;
-                (
-                    Resource::Array {
-                        base: a.base,
-                        width: a.width,
-                        height: a.height.max(1),
-                        depth: a.depth.max(1),
-                    },
-                    a.format,
-                )
+                let a = rt.arrays.get(&ptr).ok_or(errors::INVALID_VALUE)?;
+                (a.resource(), a.format)
             }
             2 => {
                 let f = channel(rt)?;
@@ -503,7 +505,7 @@ pub unsafe extern "C" fn cudaCreateTextureObject(
                 return not_supported(
                     rt,
                     "a texture over a mipmapped array",
-                    "mipmaps are not implemented",
+                    "the virtual GPU has no mipmap levels",
                 )
             }
         };
@@ -532,8 +534,8 @@ pub unsafe extern "C" fn cudaCreateTextureObject(
         if srgb != 0 || aniso > 1 {
             return not_supported(
                 rt,
-                "a texture with sRGB or anisotropic filtering",
-                "not implemented",
+                "a texture with sRGB conversion or anisotropic filtering",
+                "the virtual GPU fetches without either",
             );
         }
         let mut address = [AddressMode::Wrap; 3];
@@ -563,17 +565,20 @@ pub unsafe extern "C" fn cudaCreateTextureObject(
     })
 }
 
+/// Forgets texture or surface object `h` (0: nothing to do).
+fn destroy_object(rt: &mut Runtime, h: u64) -> Result<(), CudaError> {
+    if h == 0 {
+        return Ok(());
+    }
+    match rt.textures().remove(h) {
+        Some(_) => Ok(()),
+        None => Err(errors::INVALID_VALUE),
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn cudaDestroyTextureObject(tex: u64) -> CudaError {
-    host_call("cudaDestroyTextureObject", |rt| {
-        if tex == 0 {
-            return Ok(());
-        }
-        match rt.textures().remove(tex) {
-            Some(_) => Ok(()),
-            None => Err(errors::INVALID_VALUE),
-        }
-    })
+    host_call("cudaDestroyTextureObject", |rt| destroy_object(rt, tex))
 }
 
 /// `cudaCreateSurfaceObject`: a CUDA array kernels read and write with `suld`/`sust`
@@ -590,14 +595,9 @@ pub unsafe extern "C" fn cudaCreateSurfaceObject(surf: *mut u64, res: *const u8)
         if res_type != 0 {
             return Err(errors::INVALID_VALUE);
         }
-        let a = *rt.arrays.get(&ptr).ok_or(errors::INVALID_VALUE)?;
+        let a = rt.arrays.get(&ptr).ok_or(errors::INVALID_VALUE)?;
         let t = Texture {
-            resource: Resource::Array {
-                base: a.base,
-                width: a.width,
-                height: a.height.max(1),
-                depth: a.depth.max(1),
-            },
+            resource: a.resource(),
             format: a.format,
             sampler: Sampler {
                 address: [AddressMode::Clamp; 3],
@@ -615,13 +615,5 @@ pub unsafe extern "C" fn cudaCreateSurfaceObject(surf: *mut u64, res: *const u8)
 
 #[no_mangle]
 pub unsafe extern "C" fn cudaDestroySurfaceObject(surf: u64) -> CudaError {
-    host_call("cudaDestroySurfaceObject", |rt| {
-        if surf == 0 {
-            return Ok(());
-        }
-        match rt.textures().remove(surf) {
-            Some(_) => Ok(()),
-            None => Err(errors::INVALID_VALUE),
-        }
-    })
+    host_call("cudaDestroySurfaceObject", |rt| destroy_object(rt, surf))
 }

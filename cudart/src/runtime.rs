@@ -558,6 +558,24 @@ impl Runtime {
             .then_some(p)
     }
 
+    /// Whether `ptr` lies in a mapped host allocation ([`Runtime::host_alloc_mapped`]).
+    pub fn is_mapped_host(&self, ptr: u64) -> bool {
+        self.mapped_host
+            .range(..=ptr)
+            .next_back()
+            .is_some_and(|&b| {
+                self.is_managed(ptr) && self.device_range(b) == self.device_range(ptr)
+            })
+    }
+
+    /// Whether `ptr` lies in a block from `cudaMallocHost` (or `cudaHostAlloc` without
+    /// `cudaHostAllocMapped`).
+    pub fn is_pinned_host(&self, ptr: u64) -> bool {
+        self.host_allocs
+            .iter()
+            .any(|(&b, &n)| (b..b + n.max(1)).contains(&(ptr as usize)))
+    }
+
     /// Whether `ptr` lies in a managed allocation.
     pub fn is_managed(&self, ptr: u64) -> bool {
         self.managed

@@ -2705,13 +2705,12 @@ impl<H: Hooks> RaceCheck<H> {
             let e = self.hb.epoch(f.thread.global);
             let wide = fencehound_hb::wide(f.scope);
             if let Some(ts) = self.threads.get_mut(f.thread.global as usize) {
-                for i in [0, 1] {
-                    if i == 0 || wide {
-                        if ts.sc_first[i] == Epoch::NONE {
-                            ts.sc_first[i] = e;
-                        }
-                        ts.sc_last[i] = e;
+                // Index 0 counts every fence.sc, index 1 the `.gpu`/`.sys` ones.
+                for i in 0..1 + usize::from(wide) {
+                    if ts.sc_first[i] == Epoch::NONE {
+                        ts.sc_first[i] = e;
                     }
+                    ts.sc_last[i] = e;
                 }
             }
         }

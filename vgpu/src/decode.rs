@@ -1167,10 +1167,10 @@ impl Cx<'_, '_> {
         }
     }
 
-    /// `tex.geom.v4.dtype.ctype d, [tex, {c…}]` (unified mode; `crate::texture`).
-    fn decode_tex(&self) -> Result<Op, LoadError> {
-        use crate::texture::TexType;
-        let ops = self.operands();
+    /// A texture or surface access's `[handle, {c…}]`: the register holding the object's
+    /// handle, and as many coordinates as the geometry (`.1d`, `.2d`, `.3d`) has (a 3-D
+    /// access names four, the fourth ignored).
+    fn texture_operand(&self, op: &Operand) -> Result<(Src, Vec<Src>), LoadError> {
         let mods = &self.inst.mods;
         let dims = if mods.contains(&Mod::Geom1d) {
             1
@@ -1179,8 +1179,34 @@ impl Cx<'_, '_> {
         } else if mods.contains(&Mod::Geom3d) {
             3
         } else {
-            return self.unsupported("texture geometry other than .1d, .2d, .3d");
+            return self.unsupported("geometry other than .1d, .2d, .3d");
         };
+        let Operand::TexAddr { tex, coords } = op else {
+            return self.unsupported("operand other than `[handle, {coordinates}]`");
+        };
+        if coords.len() < dims || coords.len() > dims.max(4) {
+            return self.unsupported("coordinate count for the geometry");
+        }
+        let handle = match &**tex {
+            Operand::Name(n) if matches!(self.lookup(n), Some(Name::Reg(_))) => self.src(tex)?,
+            _ => {
+                return self.unsupported(
+                    "a texture or surface reference (`.texref`, `.surfref`) instead of an object",
+                )
+            }
+        };
+        let coords = coords[..dims]
+            .iter()
+            .map(|c| self.src(c))
+            .collect::<Result<_, _>>()?;
+        Ok((handle, coords))
+    }
+
+    /// `tex.geom.v4.dtype.ctype d, [tex, {c…}]` (unified mode; `crate::texture`).
+    fn decode_tex(&self) -> Result<Op, LoadError> {
+        use crate::texture::TexType;
+        let ops = self.operands();
+        let mods = &self.inst.mods;
         let types: Vec<Mod> = mods
             .iter()
             .copied()
@@ -1200,13 +1226,7 @@ impl Cx<'_, '_> {
         if ops.len() != 2 || self.inst.vector() != Some(4) {
             return self.unsupported("texture fetch form (LOD, offsets, depth compare, non-.v4)");
         }
-        let Operand::TexAddr { tex, coords } = &ops[1] else {
-            return self.unsupported("texture operand other than `[handle, {coordinates}]`");
-        };
-        // A 3-D fetch names four coordinates (the fourth ignored).
-        if coords.len() < dims || coords.len() > dims.max(4) {
-            return self.unsupported("coordinate count for the geometry");
-        }
+        let (tex, coords) = self.texture_operand(&ops[1])?;
         let mut ds = [None; 4];
         let elems = self.elements(&ops[0])?;
         if elems.len() != 4 {
@@ -1215,17 +1235,6 @@ impl Cx<'_, '_> {
         for (k, o) in elems.iter().enumerate() {
             ds[k] = self.dst(o)?;
         }
-        let tex = match &**tex {
-            Operand::Name(n) if matches!(self.lookup(n), Some(Name::Reg(_))) => self.src(tex)?,
-            _ => {
-                return self
-                    .unsupported("a texture reference (`.texref`) instead of a texture object")
-            }
-        };
-        let coords = coords[..dims]
-            .iter()
-            .map(|c| self.src(c))
-            .collect::<Result<_, _>>()?;
         Ok(Op::Tex {
             ds,
             tex,
@@ -1244,15 +1253,6 @@ impl Cx<'_, '_> {
         if !mods.contains(&Mod::FragB) {
             return self.unsupported("formatted surface access (only `.b`)");
         }
-        let dims = if mods.contains(&Mod::Geom1d) {
-            1
-        } else if mods.contains(&Mod::Geom2d) {
-            2
-        } else if mods.contains(&Mod::Geom3d) {
-            3
-        } else {
-            return self.unsupported("surface geometry other than .1d, .2d, .3d");
-        };
         let size = match self.inst.ty() {
             Some(Mod::B8) => 1,
             Some(Mod::B16) => 2,
@@ -1276,23 +1276,7 @@ impl Cx<'_, '_> {
         } else {
             (&ops[0], &ops[1])
         };
-        let Operand::TexAddr { tex, coords } = addr else {
-            return self.unsupported("surface operand other than `[handle, {coordinates}]`");
-        };
-        if coords.len() < dims || coords.len() > dims.max(4) {
-            return self.unsupported("coordinate count for the geometry");
-        }
-        let surf = match &**tex {
-            Operand::Name(n) if matches!(self.lookup(n), Some(Name::Reg(_))) => self.src(tex)?,
-            _ => {
-                return self
-                    .unsupported("a surface reference (`.surfref`) instead of a surface object")
-            }
-        };
-        let coords: Vec<Src> = coords[..dims]
-            .iter()
-            .map(|c| self.src(c))
-            .collect::<Result<_, _>>()?;
+        let (surf, coords) = self.texture_operand(addr)?;
         let elems = self.elements(data)?;
         if elems.len() != self.inst.vector().unwrap_or(1) as usize {
             return self.unsupported("vector width and operand count differ");

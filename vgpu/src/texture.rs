@@ -241,6 +241,15 @@ fn texel_at(mem: &Memory, t: &Texture, at: [i64; 3], dims: usize) -> Result<Texe
     read_texel(mem, t, idx)
 }
 
+/// Up to three 32-bit coordinates as signed integers (0 past the last).
+fn signed(coords: &[u32]) -> [i64; 3] {
+    let mut a = [0i64; 3];
+    for (x, &c) in a.iter_mut().zip(coords) {
+        *x = c as i32 as i64;
+    }
+    a
+}
+
 /// A `tex` fetch of one lane: `dims` coordinates, integer (`int_coords`, the raw
 /// 32-bit values as signed texel indices) or `f32` bits; four 32-bit results of type
 /// `ty`.
@@ -256,9 +265,7 @@ pub fn fetch(
     let dims = coords.len().min(3);
     let ext = t.extent();
     let v: Texel = if int_coords {
-        let at: Vec<i64> = coords.iter().map(|&c| c as i32 as i64).collect();
-        let mut a = [0i64; 3];
-        a[..dims].copy_from_slice(&at[..dims]);
+        let a = signed(coords);
         if matches!(t.resource, Resource::Linear { .. }) {
             // tex1Dfetch: no address modes; outside the range reads zeros.
             if a[0] < 0 || a[0] as u64 >= ext[0] {
@@ -358,10 +365,7 @@ pub fn surface_address(
     let ext = t.extent();
     let row = (ext[0] * t.format.element_bytes()) as i64;
     let limits = [row - bytes as i64, ext[1] as i64 - 1, ext[2] as i64 - 1];
-    let mut at = [0i64; 3];
-    for (k, &c) in coords.iter().enumerate().take(3) {
-        at[k] = c as i32 as i64;
-    }
+    let mut at = signed(coords);
     let inside = (0..3).all(|k| at[k] >= 0 && at[k] <= limits[k]);
     if !inside {
         match mode {

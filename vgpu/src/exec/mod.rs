@@ -1184,21 +1184,27 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.fault(w, lane, pc, e.kind, e.to_string())
     }
 
-    /// The address of lane `l`'s surface access (`crate::texture::surface_address`), or
-    /// the fault it makes.
+    /// The address of lane `l`'s surface access of `bytes` bytes through the surface in
+    /// `surf` at `coords` (`crate::texture::surface_address`), or the fault it makes.
     #[allow(clippy::too_many_arguments)]
     fn surface_at(
         &self,
         w: u32,
         l: usize,
         pc: u32,
-        handle: u64,
-        coords: &[u32],
-        bytes: u32,
+        surf: Src,
+        coords: &[Src],
+        bytes: usize,
         mode: crate::texture::Boundary,
     ) -> Result<Option<u64>, LaunchOutcome> {
         use crate::texture::SurfaceError;
-        crate::texture::surface_address(&self.mem.textures, handle, coords, bytes, mode).map_err(
+        let mut c = [0u32; 3];
+        for (x, s) in c.iter_mut().zip(coords) {
+            *x = self.src(w, l, *s) as u32;
+        }
+        let handle = self.src(w, l, surf);
+        let c = &c[..coords.len().min(3)];
+        crate::texture::surface_address(&self.mem.textures, handle, c, bytes as u32, mode).map_err(
             |e| match e {
                 SurfaceError::NoSurface(h) => self.fault(
                     w,
@@ -2134,39 +2140,21 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 size,
                 mode,
             } => {
-                let n = ds.len();
-                let mut c = [0u32; 3];
+                let (n, size) = (ds.len(), *size as usize);
                 for l in lanes(active) {
-                    for (k, s) in coords.iter().enumerate().take(3) {
-                        c[k] = self.src(w, l, *s) as u32;
-                    }
-                    let handle = self.src(w, l, *surf);
-                    let at = self.surface_at(
-                        w,
-                        l,
-                        pc,
-                        handle,
-                        &c[..coords.len().min(3)],
-                        *size * n as u32,
-                        *mode,
-                    )?;
+                    let at = self.surface_at(w, l, pc, *surf, coords, size * n, *mode)?;
+                    // Zeros outside under `.zero` (`at` is None).
                     let mut buf = [0u8; 32];
-                    let bytes = &mut buf[..*size as usize * n];
                     if let Some(a) = at {
-                        if let Err(e) = self.mem.read(Location::Global(a), bytes) {
+                        if let Err(e) = self.mem.read(Location::Global(a), &mut buf[..size * n]) {
                             return Err(self.mem_fault(w, l, pc, e));
                         }
                     }
-                    for (k, d) in ds.iter().enumerate() {
+                    for (d, bytes) in ds.iter().zip(buf.chunks(size)) {
                         if let Some(d) = d {
-                            let mut v = 0u64;
-                            for (i, &b) in bytes[k * *size as usize..(k + 1) * *size as usize]
-                                .iter()
-                                .enumerate()
-                            {
-                                v |= (b as u64) << (8 * i);
-                            }
-                            self.set(w, l, *d, v);
+                            let mut v = [0u8; 8];
+                            v[..size].copy_from_slice(bytes);
+                            self.set(w, l, *d, u64::from_le_bytes(v));
                         }
                     }
                 }
@@ -2179,33 +2167,17 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 size,
                 mode,
             } => {
-                let n = vals.len();
-                let mut c = [0u32; 3];
+                let (n, size) = (vals.len(), *size as usize);
                 for l in lanes(active) {
-                    for (k, s) in coords.iter().enumerate().take(3) {
-                        c[k] = self.src(w, l, *s) as u32;
-                    }
-                    let handle = self.src(w, l, *surf);
-                    let at = self.surface_at(
-                        w,
-                        l,
-                        pc,
-                        handle,
-                        &c[..coords.len().min(3)],
-                        *size * n as u32,
-                        *mode,
-                    )?;
-                    let Some(a) = at else { continue };
+                    // Dropped outside under `.zero`.
+                    let Some(a) = self.surface_at(w, l, pc, *surf, coords, size * n, *mode)? else {
+                        continue;
+                    };
                     let mut buf = [0u8; 32];
-                    for (k, v) in vals.iter().enumerate() {
-                        let x = self.src(w, l, *v).to_le_bytes();
-                        buf[k * *size as usize..(k + 1) * *size as usize]
-                            .copy_from_slice(&x[..*size as usize]);
+                    for (v, bytes) in vals.iter().zip(buf.chunks_mut(size)) {
+                        bytes.copy_from_slice(&self.src(w, l, *v).to_le_bytes()[..size]);
                     }
-                    if let Err(e) = self
-                        .mem
-                        .write(Location::Global(a), &buf[..*size as usize * n])
-                    {
+                    if let Err(e) = self.mem.write(Location::Global(a), &buf[..size * n]) {
                         return Err(self.mem_fault(w, l, pc, e));
                     }
                 }
