@@ -1117,6 +1117,8 @@ pub struct RaceCheck<H> {
     /// Whether [`Self::check`] may take its fast paths (off only for tests that compare
     /// them with the general path).
     fast_paths: bool,
+    /// Whether the vgpu may park spinning warps ([`RaceCheck::park_spins`]).
+    park_spins: bool,
 }
 
 /// Unacquired RMWs remembered per CTA.
@@ -1147,7 +1149,50 @@ impl<H: Hooks> RaceCheck<H> {
             cur_value: 0,
             cta_rmws: Vec::new(),
             fast_paths: true,
+            park_spins: true,
         }
+    }
+
+    /// Whether the vgpu may park spinning warps under the checker (on by default; off
+    /// only for tests that compare the two).
+    ///
+    /// A parked warp's repeated steps are *applied*, not interpreted: their counts are
+    /// added and its state is set, but no hook is called (the vgpu's `livelock` module).
+    /// The checker then answers the model's own load-effect counts
+    /// ([`Hooks::load_effects`], [`Hooks::shared_effects`], [`Hooks::changed_blocks`]),
+    /// so the vgpu parks exactly the warps it parks without the race check: the
+    /// execution is the one `fencehound exec` runs without `--race`, step for step.
+    ///
+    /// What the checker does not see is the parked turns of a spin loop, and it checks the
+    /// execution in which the spinning warp did not run them — it sat unscheduled from its
+    /// parking to its wake. That is an execution of the same program with the same values:
+    /// a parked turn writes nothing, its loads return what the same loads returned in
+    /// the warp's last interpreted turn (nothing changed their blocks since: any change
+    /// wakes the warp), and a fence in it drained nothing (else the model's count would
+    /// have moved). So a reported pair is still a pair that an execution leaves
+    /// unordered. The turns left out repeat accesses already checked — same sites, same
+    /// addresses, same values — at later epochs of the same thread (a probe interprets at
+    /// least two turns before the warp is parked, and the turn after the wake is
+    /// interpreted and reads the store that woke it), so the pairs they would add are
+    /// mostly pairs already reported from those sites. The one kind they can add alone:
+    /// a left-out read that follows the turn's fence, against a later write of the
+    /// polled word by a thread ordered after that fence (and so after every interpreted
+    /// read) — a WAR of a poll, never reported when the poll is strong (a poll is
+    /// synchronization, see the module docs), and for a weak poll the woken warp's read
+    /// of that write is a RAW pair of the same two lines. On every program of
+    /// tests/programs and every campaign, under `sc`, `bugaroo` and `scoped`, the reports
+    /// with parking and without it were the same (BENCHMARKS.md, 2026-12-06).
+    ///
+    /// Why: without parking, a look-back under `scoped` at `p_w = 1` is interpreted turn
+    /// by turn until its predecessor's status store drains — one drain per liveness
+    /// period, with every spinning warp running its poll loop in between. `exec --race
+    /// --model scoped` of a CUB/Thrust device-layer program (tests/programs/cub_device.cu)
+    /// took 218 s against 5.4 s with parking (2026-12-06, team VM, BENCHMARKS.md), and
+    /// with `LaunchOptions::quick_stalls` (on in `exec`) the race check used to see
+    /// another execution than the one `exec` without `--race` ran.
+    pub fn park_spins(mut self, on: bool) -> Self {
+        self.park_spins = on;
+        self
     }
 
     /// A checker for kernels of `module`: recognizes locks taken with `atom.cas` or
@@ -2900,6 +2945,24 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
 
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         self.inner.stalled(mem)
+    }
+
+    // Spin parking (see [`RaceCheck::park_spins`]): the model's counts, when allowed.
+    #[inline]
+    fn load_effects(&self) -> Option<u64> {
+        self.park_spins.then(|| self.inner.load_effects()).flatten()
+    }
+
+    #[inline]
+    fn shared_effects(&self) -> Option<u64> {
+        self.park_spins
+            .then(|| self.inner.shared_effects())
+            .flatten()
+    }
+
+    #[inline]
+    fn changed_blocks(&mut self, out: &mut Vec<u64>) -> bool {
+        self.park_spins && self.inner.changed_blocks(out)
     }
 
     fn launch_end(&mut self, mem: &mut Memory) {

@@ -28,12 +28,10 @@ pub struct Args {
     /// Show which stores were buffered, when they drained, and stale loads, per launch.
     #[arg(long)]
     pub trace: bool,
-    /// Also run the shadow-memory race check. Every access and every turn of a spin loop is
-    /// checked: the vgpu cannot park a spinning warp under the race check (a turn changes
-    /// its happens-before state), so decoupled look-back code (CUB's scans, radix sort,
-    /// select) under `--model scoped`, whose waits last until a buffered status store
-    /// drains, runs tens to a hundred times slower than without `--race`; under `weak`
-    /// (the default), `sc` and `bugaroo` its waits are short.
+    /// Also run the shadow-memory race check, on the execution this command runs without
+    /// it (same seed, same steps). Every access is checked except the repeated turns of a
+    /// spin loop that the vgpu parks (a turn that reads what the previous one read and
+    /// writes nothing): those repeat accesses already checked.
     #[arg(long)]
     pub race: bool,
     /// Lane instructions per launch before a launch counts as hung. Default: no limit — a

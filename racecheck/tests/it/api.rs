@@ -280,3 +280,100 @@ extern "C" __global__ void oob(unsigned *out)
         assert_eq!(&out[..7], &[1, 2, 3, 4, 5, 0, 0], "fast paths {fast}");
     }
 }
+
+/// Spin parking under the race check (`RaceCheck::park_spins`, on by default): a warp that
+/// spins on a flag whose store sits in a buffer (`scoped`, `p_w = 1`) is parked and its
+/// repeated turns are applied without calling the hooks. The execution is the one the
+/// unparked run makes — same schedule, lane instructions and memory (the launch options
+/// leave parking invisible to the scheduler) — and the races reported are the same, with
+/// and without a fence inside the spin loop (a fence that drains nothing can be inside a
+/// parked cycle), for the racy message passing and for its fenced twin.
+#[test]
+fn parked_spins_change_neither_the_execution_nor_the_reports() {
+    const MP: &str = r#"
+extern "C" __global__ void mp_spin(unsigned *data, volatile unsigned *flag, unsigned *out)
+{
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        data[0] = 42;
+#ifdef FENCED
+        __threadfence();
+#endif
+        *flag = 1;
+    } else {
+        while (*flag == 0) {
+#ifdef LOOP_FENCE
+            __threadfence_block();
+#endif
+        }
+#ifdef FENCED
+        __threadfence();
+#endif
+        out[0] = data[0];
+    }
+}
+"#;
+    use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
+    use fencehound_vgpu::RandomScheduler;
+    for defines in [
+        &[][..],
+        &["LOOP_FENCE"][..],
+        &["FENCED"][..],
+        &["FENCED", "LOOP_FENCE"][..],
+    ] {
+        let m = compile("mp_spin.cu", MP, defines);
+        let racy = !defines.contains(&"FENCED");
+        let mut parked_somewhere = false;
+        for seed in 0..4u64 {
+            let mut seen = Vec::new();
+            for park in [false, true] {
+                let mut dev = Device::new();
+                let id = dev.load_module(&m).unwrap();
+                let specs = argspec::parse_args("data:u32[1], flag:u32[1], out:u32[1]").unwrap();
+                let bound = argspec::bind(&mut dev, &specs).unwrap();
+                let wb = WriteBuffers::new(BufferConfig::new(Model::Scoped, 1.0, seed));
+                let mut rc = RaceCheck::for_module(wb, &dev, id).park_spins(park);
+                let r = dev
+                    .launch_with(
+                        id,
+                        "mp_spin",
+                        Dim3::x(2),
+                        Dim3::x(32),
+                        0,
+                        &bound.args,
+                        LaunchOptions::default(),
+                        &mut rc,
+                        &mut RandomScheduler::new(seed),
+                    )
+                    .unwrap();
+                assert!(
+                    r.outcome.is_completed(),
+                    "{defines:?} {seed}: {:?}",
+                    r.outcome
+                );
+                if !park {
+                    assert_eq!(r.stats.parked_steps, 0, "{defines:?} seed {seed}");
+                }
+                parked_somewhere |= r.stats.parked_steps > 0;
+                let memory = format!("{:?}", bound.read_all(&dev).unwrap());
+                let reports: Vec<String> = rc
+                    .races()
+                    .reports(&dev, id)
+                    .iter()
+                    .map(|r| format!("{r:?}"))
+                    .collect();
+                assert_eq!(
+                    reports.is_empty(),
+                    !racy,
+                    "{defines:?} seed {seed}: {reports:?}"
+                );
+                seen.push((r.stats.lane_instructions, r.stats.steps, memory, reports));
+            }
+            assert_eq!(
+                seen[0], seen[1],
+                "{defines:?} seed {seed}: unparked vs parked"
+            );
+        }
+        assert!(parked_somewhere, "{defines:?}: no spin was parked");
+    }
+}
