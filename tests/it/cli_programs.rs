@@ -179,6 +179,17 @@ fn floating_point_matches_the_hosts_ieee_arithmetic() {
     passes("mathcheck", 0);
 }
 
+/// Integer, bit and SIMD-in-a-word intrinsics against host implementations of their
+/// documented meaning: 61 operations (`__byte_perm`, funnel shifts, `__mul64hi`, `__sad`,
+/// `__dp4a`/`__dp2a`, 23 `__v*` SIMD functions, the CUDA 12 DPX functions, 32- and 64-bit
+/// division) on 4,096 inputs with edge values (tests/programs/intcheck.cu). The corpus'
+/// int_* kernels only compare the vgpu with its own golden runs. `dp2a` reading its bytes
+/// unsigned fails it.
+#[test]
+fn integer_intrinsics_match_their_documented_meaning() {
+    passes("intcheck", 0);
+}
+
 #[test]
 fn cooperative_groups_tiles_and_partitions() {
     passes("cg_groups", 3);
