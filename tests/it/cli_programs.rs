@@ -190,6 +190,35 @@ fn integer_intrinsics_match_their_documented_meaning() {
     passes("intcheck", 0);
 }
 
+/// Atomics of every width and type against their documented results
+/// (tests/programs/atomcheck.cu): passes under every model; the program's one scope bug —
+/// `atomicAdd_block` on a global counter from eight blocks — loses increments under
+/// `scoped` (a .cta RMW is atomic only within its CTA), never under `sc`, and the race
+/// check names it: one insufficient-scope WAW on that counter.
+#[test]
+fn atomics_of_every_width_and_a_block_scoped_counter_across_blocks() {
+    let prog = build("atomcheck", &[]);
+    for model in ["sc", "bugaroo", "scoped", "weak"] {
+        let o = exec(&["--model", model, "--seed", "1"], &prog);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(0), "{model}:\n{out}\n{err}");
+        assert!(out.contains("OK: atomics"), "{model}:\n{out}");
+        assert_eq!(
+            out.contains("NOTE atomicAdd_block"),
+            model == "scoped" || model == "weak",
+            "{model}:\n{out}"
+        );
+    }
+    let o = exec(&["--race", "--model", "sc"], &prog);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("race check: 1 race(s)"), "{err}");
+    assert!(
+        err.contains("insufficient-scope race (WAW) in `k`"),
+        "{err}"
+    );
+}
+
 #[test]
 fn cooperative_groups_tiles_and_partitions() {
     passes("cg_groups", 3);
