@@ -219,6 +219,30 @@ fn atomics_of_every_width_and_a_block_scoped_counter_across_blocks() {
     );
 }
 
+/// Device `printf` formats as the host's C library does (CUDA formats it on the host):
+/// tests/programs/printf_check.cu prints each of 16 lines from a kernel ("D") and from
+/// the host ("H") with the same format and arguments, and the two must agree line for
+/// line. Before 2026-12-06 ten of the sixteen differed — `%a`/`%A` printed decimal,
+/// `%.0d` of 0 a digit, `hh`/`h` did not narrow, `0` did not pad floats with a precision,
+/// `#` kept no point for `%.0f`/`%.0e`, `%g` chose its form before rounding (999999.5
+/// printed 1000000), null `%p`/`%s` printed `0x0` and nothing — and a negative `*`
+/// precision (`%.*d` with -3, which C reads as no precision) hung the run, padding
+/// towards 2^64 digits.
+#[test]
+fn device_printf_formats_as_the_hosts_printf() {
+    let o = exec(&["--model", "sc"], &build("printf_check", &[]));
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let lines = |tag: &str| -> Vec<String> {
+        out.lines()
+            .filter_map(|l| l.strip_prefix(tag).map(str::to_string))
+            .collect()
+    };
+    let (dev, host) = (lines("D "), lines("H "));
+    assert_eq!(dev.len(), 16, "{out}");
+    assert_eq!(dev, host);
+}
+
 #[test]
 fn cooperative_groups_tiles_and_partitions() {
     passes("cg_groups", 3);
