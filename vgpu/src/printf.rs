@@ -149,9 +149,15 @@ pub fn format(
             'c' => ((next(4) as u8) as char).to_string(),
             's' => {
                 let p = next(8);
-                // glibc prints a null string as `(null)` (and cuts it with a precision).
+                // glibc prints a null string as `(null)`, or as nothing when a precision
+                // below 6 would cut it.
                 let s = if p == 0 {
-                    "(null)".to_string()
+                    if prec.is_some_and(|n| n < 6) {
+                        ""
+                    } else {
+                        "(null)"
+                    }
+                    .to_string()
                 } else {
                     read_str(p)
                 };
