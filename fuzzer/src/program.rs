@@ -119,6 +119,27 @@ pub fn check_program(path: &Path) -> Result<(), ProgramError> {
     Ok(())
 }
 
+/// What `fencehound exec` should tell the user about `path` before running it: a program
+/// that names `libcuda.so.1` (linked against it, or loading it itself) calls the CUDA
+/// driver API, which fencehound does not replace — its driver calls reach the machine's
+/// driver if there is one (not the virtual GPU), and without one the program cannot start.
+pub fn program_notes(path: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    if bytes.starts_with(b"\x7fELF") && bytes.windows(12).any(|w| w == b"libcuda.so.1") {
+        notes.push(DRIVER_API_NOTE.to_string());
+    }
+    notes
+}
+
+/// See [`program_notes`].
+pub const DRIVER_API_NOTE: &str = "the program uses the CUDA driver API (it names libcuda.so.1): \
+     fencehound replaces the runtime API (libcudart.so.13) only, so its driver calls \
+     (cuInit, cuModuleLoad, cuLaunchKernel, ...) do not reach the virtual GPU, and on a \
+     machine without an NVIDIA driver the program cannot start";
+
 /// How the program's standard streams are handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Streams {

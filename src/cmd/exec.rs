@@ -82,6 +82,10 @@ pub fn run(a: Args) -> Result<u8> {
     }
     let prog = PathBuf::from(&a.argv[0]);
     program::check_program(&prog)?;
+    let notes = program::program_notes(&prog);
+    for n in &notes {
+        eprintln!("fencehound exec: note: {n}");
+    }
     let rt = RuntimeDir::new()?;
     let config = RuntimeConfig {
         model: a.model.clone(),
@@ -105,10 +109,14 @@ pub fn run(a: Args) -> Result<u8> {
         cancel: None,
     };
     let out = program::run_program(&rt, &run).with_context(|| format!("running {}", a.argv[0]))?;
-    Ok(report(&a, &out))
+    let driver = notes.iter().any(|n| n == program::DRIVER_API_NOTE);
+    Ok(report(&a, &out, driver))
 }
 
-fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
+/// The dynamic loader's exit status when it cannot load a program's libraries.
+const LOADER_FAILED: i32 = 127;
+
+fn report(a: &Args, out: &program::ProgramOutcome, driver: bool) -> u8 {
     let sc = &out.side;
     eprintln!(
         "\nfencehound exec: {} under {} (p_w={}, seed {}): {} launch(es) in {:.2}s",
@@ -196,6 +204,9 @@ fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
         eprintln!("  problem: {e}");
     }
     let failed_launch = sc.first_failure();
+    // Status 127 before any CUDA call: the loader could not start the program (a missing
+    // shared library) — an input problem, not a finding.
+    let loader_failed = !sc.started && out.status == Some(LOADER_FAILED);
     let verdict = if let Some(l) = failed_launch {
         let first = l.message.lines().next().unwrap_or("");
         format!(
@@ -203,6 +214,15 @@ fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
             outcome_name(l.outcome),
             l.name,
             l.index
+        )
+    } else if loader_failed {
+        format!(
+            "could not start (exit status 127: the dynamic loader failed{})",
+            if driver {
+                "; it needs libcuda.so.1, the CUDA driver, which fencehound does not provide"
+            } else {
+                ", see its message above"
+            }
         )
     } else if let Some(sig) = out.signal {
         format!("the program was killed by signal {sig}")
@@ -221,13 +241,16 @@ fn report(a: &Args, out: &program::ProgramOutcome) -> u8 {
             None => "the program ended without a status".to_string(),
         }
     };
-    if !sc.started {
+    if !sc.started && !loader_failed {
         eprintln!(
             "  note: the program never called the CUDA runtime (no CUDA calls, or it loaded another libcudart: check `ldd {}`)",
             a.argv[0]
         );
     }
     eprintln!("verdict: {verdict}");
+    if loader_failed {
+        return crate::exit::INPUT;
+    }
     let failed = failed_launch.is_some()
         || !races.is_empty()
         || out.signal.is_some()

@@ -165,6 +165,55 @@ fn a_call_the_runtime_lacks_is_named() {
     assert!(err.contains("exited with status 4"), "{err}");
 }
 
+/// A program that calls the CUDA driver API (it links libcuda.so.1): `exec` says before
+/// running it that fencehound replaces only the runtime API, and where no driver is
+/// installed (this machine, CI) the dynamic loader cannot start it: verdict "could not
+/// start", exit 2 (an input problem, not a finding). Linked here against a stub
+/// libcuda.so.1 built with the host's cc, which is not on the loader's path at run time.
+#[test]
+fn a_driver_api_program_is_named_and_a_missing_driver_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let stub = dir.path().join("stub.c");
+    std::fs::write(
+        &stub,
+        "int cuInit(unsigned f) { return 100; }\nint cuDeviceGet(int *d, int o) { return 100; }\n",
+    )
+    .unwrap();
+    let cc = run(Command::new("cc")
+        .args(["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o"])
+        .arg(dir.path().join("libcuda.so"))
+        .arg(&stub));
+    assert_exit(&cc, 0);
+    let exe = dir.path().join("driver_api");
+    let nvcc = run(Command::new(BIN)
+        .arg("nvcc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(programs().join("driver_api.cu"))
+        .arg(format!("-L{}", dir.path().display()))
+        .arg("-lcuda"));
+    assert_exit(&nvcc, 0);
+    let o = exec(&["--model", "sc"], &exe);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("the program uses the CUDA driver API (it names libcuda.so.1)"),
+        "{err}"
+    );
+    // Without a driver on the machine the loader fails (status 127) before any CUDA call.
+    let direct = run(&mut Command::new(&exe));
+    if direct.status.code() == Some(127) {
+        assert_exit(&o, 2);
+        assert!(err.contains("verdict: could not start (exit status 127: the dynamic loader failed; it needs libcuda.so.1"), "{err}");
+    }
+    // A runtime-only program gets no such note.
+    let plain = exec(&["--model", "sc"], &build("struct_args", &[]));
+    assert!(
+        !text(&plain.stderr).contains("driver API"),
+        "{}",
+        text(&plain.stderr)
+    );
+}
+
 #[test]
 fn a_hung_kernel_ends_the_program_with_the_timeout_status() {
     let o = exec(&["--model", "sc", "--fuel", "200000"], &build("spin", &[]));
