@@ -801,9 +801,11 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(
         a.num_regs = regs;
         a.ptx_version = ptx;
         a.binary_version = crate::runtime::CC_MAJOR * 10 + crate::runtime::CC_MINOR;
-        a.max_dynamic_shared_size_bytes = (fencehound_vgpu::device::MAX_SHARED
-            - shared.min(fencehound_vgpu::device::MAX_SHARED))
-            as c_int;
+        // What a launch may ask for now: the opt-in, or 48 KB less the static part.
+        a.max_dynamic_shared_size_bytes = rt.max_dynamic_shared.get(&(func as usize)).map_or(
+            crate::runtime::SHARED_PER_BLOCK.saturating_sub(shared),
+            |&n| u64::from(n),
+        ) as c_int;
         a.preferred_shmem_carveout = -1;
         // SAFETY: API contract: a pointer to a cudaFuncAttributes.
         unsafe { put(attr, a) }
@@ -835,9 +837,13 @@ pub unsafe extern "C" fn cudaFuncSetAttribute(
             return Err(errors::INVALID_DEVICE_FUNCTION);
         }
         match attr {
-            // cudaFuncAttributeMaxDynamicSharedMemorySize: the vgpu allows up to its limit
-            // without opting in, so only the bound is checked.
-            8 if value >= 0 && value as u64 <= fencehound_vgpu::device::MAX_SHARED => Ok(()),
+            // cudaFuncAttributeMaxDynamicSharedMemorySize: the kernel's launches may then
+            // ask for up to `value` bytes (without it, 48 KB less its static shared memory;
+            // `Runtime::dynamic_shared_limit`).
+            8 if value >= 0 && value as u64 <= fencehound_vgpu::device::MAX_SHARED => {
+                rt.max_dynamic_shared.insert(func as usize, value as u32);
+                Ok(())
+            }
             // cudaFuncAttributePreferredSharedMemoryCarveout: a hint.
             9 if (-1..=100).contains(&value) => Ok(()),
             8 | 9 => Err(errors::INVALID_VALUE),

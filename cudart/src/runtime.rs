@@ -103,6 +103,10 @@ pub struct Runtime {
     reported: std::collections::HashSet<String>,
     pub device_flags: u32,
     pub limits: HashMap<i32, usize>,
+    /// Per kernel (host stub address): the dynamic shared memory it opted in to with
+    /// `cudaFuncSetAttribute(…, cudaFuncAttributeMaxDynamicSharedMemorySize, n)`; without
+    /// one a launch may use 48 KB less the kernel's static shared memory, as on a GPU.
+    pub max_dynamic_shared: HashMap<usize, u32>,
     /// Managed allocations (`cudaMallocManaged`): base → size. See [`Runtime::malloc_managed`].
     managed: BTreeMap<u64, u64>,
     /// Mapped host allocations (`cudaHostAlloc` with `cudaHostAllocMapped`): bases of
@@ -236,6 +240,7 @@ impl Runtime {
             reported: Default::default(),
             device_flags: 0,
             limits: HashMap::new(),
+            max_dynamic_shared: HashMap::new(),
             managed: BTreeMap::new(),
             mapped_host: Default::default(),
             arrays: HashMap::new(),
@@ -438,6 +443,20 @@ impl Runtime {
 
     pub fn is_kernel(&self, host: usize) -> bool {
         self.kernels.contains_key(&host)
+    }
+
+    /// The most dynamic shared memory a launch of kernel `host` (loaded as `id`) may ask
+    /// for: its opt-in, or 48 KB less its static shared memory.
+    pub fn dynamic_shared_limit(&self, host: usize, id: ModuleId) -> u64 {
+        if let Some(&n) = self.max_dynamic_shared.get(&host) {
+            return u64::from(n);
+        }
+        let static_shared = self.kernels.get(&host).and_then(|k| {
+            let p = self.dev.program(id)?;
+            let f = p.funcs.iter().find(|f| f.is_kernel && f.name == k.name)?;
+            Some(f.shared_bytes as u64)
+        });
+        SHARED_PER_BLOCK.saturating_sub(static_shared.unwrap_or(0))
     }
 
     // ---- memory ---------------------------------------------------------------------
@@ -820,6 +839,19 @@ impl Runtime {
                 return refuse(self, rec, errors::COOPERATIVE_LAUNCH_TOO_LARGE, msg);
             }
         }
+        // A GPU refuses more dynamic shared memory than the kernel's limit: 48 KB less its
+        // static shared memory, unless the program raised it with cudaFuncSetAttribute.
+        // (The vgpu itself would run it, up to its MAX_SHARED: a program that forgot the
+        // opt-in must fail here as it would on hardware.)
+        let allowed = self.dynamic_shared_limit(host, id);
+        if shared as u64 > allowed {
+            let msg = format!(
+                "{shared} bytes of dynamic shared memory exceed the kernel's limit of {allowed} \
+                 (above 48 KB per block a kernel must opt in first: \
+                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes))"
+            );
+            return refuse(self, rec, errors::INVALID_VALUE, msg);
+        }
         let shared_u32 = match u32::try_from(shared) {
             Ok(s) => s,
             Err(_) => {
@@ -924,7 +956,12 @@ impl Runtime {
             Err(e) => {
                 use fencehound_vgpu::DeviceError as D;
                 let code = match &e {
-                    D::LaunchConfig(m) if m.contains("limit") => errors::LAUNCH_OUT_OF_RESOURCES,
+                    // More threads than the vgpu holds: resources. A grid or block beyond
+                    // what CUDA allows (grid y or z > 65535 included) is a configuration
+                    // error, as on a GPU.
+                    D::LaunchConfig(m) if m.contains("virtual GPU's limit") => {
+                        errors::LAUNCH_OUT_OF_RESOURCES
+                    }
                     D::LaunchConfig(_) => errors::INVALID_CONFIGURATION,
                     D::ArgCount { .. } | D::ArgSize { .. } => errors::INVALID_VALUE,
                     D::NoSuchKernel(..) => errors::INVALID_DEVICE_FUNCTION,
