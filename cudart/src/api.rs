@@ -47,6 +47,7 @@ impl From<Dim3> for Dim3C {
 
 /// `struct cudaChannelFormatDesc`.
 #[repr(C)]
+#[derive(Clone, Copy, Debug)]
 pub struct ChannelFormatDesc {
     pub x: c_int,
     pub y: c_int,
@@ -802,10 +803,7 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(
         a.ptx_version = ptx;
         a.binary_version = crate::runtime::CC_MAJOR * 10 + crate::runtime::CC_MINOR;
         // What a launch may ask for now: the opt-in, or 48 KB less the static part.
-        a.max_dynamic_shared_size_bytes = rt.max_dynamic_shared.get(&(func as usize)).map_or(
-            crate::runtime::SHARED_PER_BLOCK.saturating_sub(shared),
-            |&n| u64::from(n),
-        ) as c_int;
+        a.max_dynamic_shared_size_bytes = rt.dynamic_shared_limit(func as usize, shared) as c_int;
         a.preferred_shmem_carveout = -1;
         // SAFETY: API contract: a pointer to a cudaFuncAttributes.
         unsafe { put(attr, a) }

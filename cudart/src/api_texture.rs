@@ -17,17 +17,6 @@
 use super::*;
 use fencehound_vgpu::texture::{AddressMode, ChannelKind, Format, Resource, Sampler, Texture};
 
-/// `struct cudaChannelFormatDesc`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct ChannelFormatDesc {
-    pub x: c_int,
-    pub y: c_int,
-    pub z: c_int,
-    pub w: c_int,
-    pub f: c_int,
-}
-
 /// A CUDA array: its elements' allocation, size in elements, and format.
 #[derive(Clone, Copy, Debug)]
 pub struct ArrayInfo {
@@ -599,13 +588,7 @@ pub unsafe extern "C" fn cudaCreateSurfaceObject(surf: *mut u64, res: *const u8)
         let t = Texture {
             resource: a.resource(),
             format: a.format,
-            sampler: Sampler {
-                address: [AddressMode::Clamp; 3],
-                linear: false,
-                normalized_read: false,
-                normalized_coords: false,
-                border: [0.0; 4],
-            },
+            sampler: Sampler::POINT,
         };
         let h = rt.textures().insert(t);
         // SAFETY: API contract.

@@ -445,18 +445,14 @@ impl Runtime {
         self.kernels.contains_key(&host)
     }
 
-    /// The most dynamic shared memory a launch of kernel `host` (loaded as `id`) may ask
-    /// for: its opt-in, or 48 KB less its static shared memory.
-    pub fn dynamic_shared_limit(&self, host: usize, id: ModuleId) -> u64 {
-        if let Some(&n) = self.max_dynamic_shared.get(&host) {
-            return u64::from(n);
-        }
-        let static_shared = self.kernels.get(&host).and_then(|k| {
-            let p = self.dev.program(id)?;
-            let f = p.funcs.iter().find(|f| f.is_kernel && f.name == k.name)?;
-            Some(f.shared_bytes as u64)
-        });
-        SHARED_PER_BLOCK.saturating_sub(static_shared.unwrap_or(0))
+    /// The most dynamic shared memory a launch of kernel `host`, whose static shared
+    /// memory is `static_shared` bytes, may ask for: its opt-in, or 48 KB less the static.
+    pub fn dynamic_shared_limit(&self, host: usize, static_shared: u64) -> u64 {
+        self.max_dynamic_shared
+            .get(&host)
+            .map_or(SHARED_PER_BLOCK.saturating_sub(static_shared), |&n| {
+                u64::from(n)
+            })
     }
 
     // ---- memory ---------------------------------------------------------------------
@@ -843,7 +839,8 @@ impl Runtime {
         // static shared memory, unless the program raised it with cudaFuncSetAttribute.
         // (The vgpu itself would run it, up to its MAX_SHARED: a program that forgot the
         // opt-in must fail here as it would on hardware.)
-        let allowed = self.dynamic_shared_limit(host, id);
+        let static_shared = self.kernel_attributes(host).map_or(0, |a| a.0);
+        let allowed = self.dynamic_shared_limit(host, static_shared);
         if shared as u64 > allowed {
             let msg = format!(
                 "{shared} bytes of dynamic shared memory exceed the kernel's limit of {allowed} \
@@ -959,7 +956,7 @@ impl Runtime {
                     // More threads than the vgpu holds: resources. A grid or block beyond
                     // what CUDA allows (grid y or z > 65535 included) is a configuration
                     // error, as on a GPU.
-                    D::LaunchConfig(m) if m.contains("virtual GPU's limit") => {
+                    D::LaunchConfig(m) if m.contains(fencehound_vgpu::device::THREAD_LIMIT) => {
                         errors::LAUNCH_OUT_OF_RESOURCES
                     }
                     D::LaunchConfig(_) => errors::INVALID_CONFIGURATION,

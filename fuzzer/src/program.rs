@@ -99,15 +99,26 @@ impl RuntimeDir {
     }
 }
 
+/// What [`check_program`] learned of a program it lets through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgramInfo {
+    /// The program names `libcuda.so.1` (linked against it, or loading it itself): it
+    /// calls the CUDA driver API, which fencehound does not replace — its driver calls
+    /// reach the machine's driver if there is one (not the virtual GPU), and without one
+    /// the program cannot start ([`DRIVER_API_NOTE`]).
+    pub driver_api: bool,
+}
+
 /// Refuses programs that cannot load our runtime: an ELF that has CUDA registration code
 /// but no `libcudart.so.13` dependency was linked with the static runtime (nvcc's default).
-/// Anything else (scripts, programs that start others) is let through.
-pub fn check_program(path: &Path) -> Result<(), ProgramError> {
+/// Anything else (scripts, programs that start others) is let through, with what the
+/// binary shows of it ([`ProgramInfo`]).
+pub fn check_program(path: &Path) -> Result<ProgramInfo, ProgramError> {
     let Ok(bytes) = std::fs::read(path) else {
-        return Ok(());
+        return Ok(ProgramInfo::default());
     };
     if !bytes.starts_with(b"\x7fELF") {
-        return Ok(());
+        return Ok(ProgramInfo::default());
     }
     let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
     if has(b"__cudaRegisterFatBinary") && !has(b"libcudart.so.13") {
@@ -116,25 +127,12 @@ pub fn check_program(path: &Path) -> Result<(), ProgramError> {
             message: "linked with the static CUDA runtime (nvcc's default), which fencehound cannot replace; rebuild with `fencehound nvcc` (or nvcc -cudart shared)".into(),
         });
     }
-    Ok(())
+    Ok(ProgramInfo {
+        driver_api: has(b"libcuda.so.1"),
+    })
 }
 
-/// What `fencehound exec` should tell the user about `path` before running it: a program
-/// that names `libcuda.so.1` (linked against it, or loading it itself) calls the CUDA
-/// driver API, which fencehound does not replace — its driver calls reach the machine's
-/// driver if there is one (not the virtual GPU), and without one the program cannot start.
-pub fn program_notes(path: &Path) -> Vec<String> {
-    let Ok(bytes) = std::fs::read(path) else {
-        return Vec::new();
-    };
-    let mut notes = Vec::new();
-    if bytes.starts_with(b"\x7fELF") && bytes.windows(12).any(|w| w == b"libcuda.so.1") {
-        notes.push(DRIVER_API_NOTE.to_string());
-    }
-    notes
-}
-
-/// See [`program_notes`].
+/// What `fencehound exec` tells the user of a program with [`ProgramInfo::driver_api`].
 pub const DRIVER_API_NOTE: &str = "the program uses the CUDA driver API (it names libcuda.so.1): \
      fencehound replaces the runtime API (libcudart.so.13) only, so its driver calls \
      (cuInit, cuModuleLoad, cuLaunchKernel, ...) do not reach the virtual GPU, and on a \

@@ -81,10 +81,9 @@ pub fn run(a: Args) -> Result<u8> {
         );
     }
     let prog = PathBuf::from(&a.argv[0]);
-    program::check_program(&prog)?;
-    let notes = program::program_notes(&prog);
-    for n in &notes {
-        eprintln!("fencehound exec: note: {n}");
+    let info = program::check_program(&prog)?;
+    if info.driver_api {
+        eprintln!("fencehound exec: note: {}", program::DRIVER_API_NOTE);
     }
     let rt = RuntimeDir::new()?;
     let config = RuntimeConfig {
@@ -109,8 +108,7 @@ pub fn run(a: Args) -> Result<u8> {
         cancel: None,
     };
     let out = program::run_program(&rt, &run).with_context(|| format!("running {}", a.argv[0]))?;
-    let driver = notes.iter().any(|n| n == program::DRIVER_API_NOTE);
-    Ok(report(&a, &out, driver))
+    Ok(report(&a, &out, info.driver_api))
 }
 
 /// The dynamic loader's exit status when it cannot load a program's libraries.

@@ -216,10 +216,8 @@ pub fn format(
 fn zero_pads(conv: char, prec: Option<usize>, body: &str) -> bool {
     match conv {
         'd' | 'i' | 'u' | 'x' | 'X' | 'o' => prec.is_none(),
-        'f' | 'F' | 'e' | 'E' | 'g' | 'G' | 'a' | 'A' => {
-            let b = body.to_ascii_lowercase();
-            !b.contains("inf") && !b.contains("nan")
-        }
+        // `inf` and `nan` are the float bodies without a digit.
+        'f' | 'F' | 'e' | 'E' | 'g' | 'G' | 'a' | 'A' => body.bytes().any(|b| b.is_ascii_digit()),
         _ => false,
     }
 }

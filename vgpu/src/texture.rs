@@ -88,6 +88,18 @@ pub struct Sampler {
     pub border: [f32; 4],
 }
 
+impl Sampler {
+    /// Texel coordinates clamped at the edges, no filtering, raw reads: what a surface
+    /// object reads with.
+    pub const POINT: Sampler = Sampler {
+        address: [AddressMode::Clamp; 3],
+        linear: false,
+        normalized_read: false,
+        normalized_coords: false,
+        border: [0.0; 4],
+    };
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Texture {
     pub resource: Resource,
@@ -426,13 +438,7 @@ mod tests {
                 bits: [32, 0, 0, 0],
                 kind: ChannelKind::Float,
             },
-            sampler: Sampler {
-                address: [AddressMode::Clamp; 3],
-                linear: false,
-                normalized_read: false,
-                normalized_coords: false,
-                border: [0.0; 4],
-            },
+            sampler: Sampler::POINT,
         });
         let at = |c: &[i32], bytes, mode| {
             let c: Vec<u32> = c.iter().map(|&x| x as u32).collect();
@@ -475,11 +481,8 @@ mod tests {
             .collect();
         mem.write(Location::Global(f), &vals).unwrap();
         let sampler = Sampler {
-            address: [AddressMode::Clamp; 3],
-            linear: false,
             normalized_read: true,
-            normalized_coords: false,
-            border: [0.0; 4],
+            ..Sampler::POINT
         };
         let mut tex = Textures::default();
         let a = tex.insert(Texture {
