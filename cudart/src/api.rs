@@ -710,8 +710,9 @@ unsafe fn launch_ex(
                         not_supported(
                             rt,
                             &format!("{name} with launch attribute {id}"),
-                            "the cooperative and programmatic-serialization attributes, hints, \
-                             and clusters of one CTA are",
+                            "it takes the cooperative and programmatic-serialization \
+                             attributes, hints, and clusters of one CTA (the virtual GPU has no \
+                             thread block clusters of more)",
                         )
                         .err()
                         .unwrap_or(errors::NOT_SUPPORTED)

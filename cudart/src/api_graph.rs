@@ -426,7 +426,7 @@ unsafe fn kernel_op(rt: &mut Runtime, p: *const KernelNodeParams) -> Result<Node
         not_supported(
             rt,
             "kernel nodes with `extra` arguments",
-            "`kernelParams` is",
+            "a kernel node takes its arguments through `kernelParams`",
         )?;
     }
     // SAFETY: the caller's contract (`kernelParams` as a launch's `args`).
