@@ -67,6 +67,16 @@
 //! `sc_seen`. A fence folds only the clock chunks that changed since the last fence into
 //! the order, so it costs O(threads per CTA).
 //!
+//! **Release sequences as labelled chains.** An RMW's message continues the chain of the
+//! write it read by reference, and the chain collapses level by level
+//! ([`Message::continued`]). A reader keeps what it read pending until an acquire, and
+//! asks two questions of chains: does a newer message cover a pending older one, and where
+//! does the part of a chain it has not joined yet end. Each node carries a [`Label`] —
+//! its sequence and its place there — that answers both after the older nodes have
+//! collapsed away (pointers alone cannot), and a collapsed node's CTA parts and spill
+//! share the wide part's clock chunks where they are equal, so an acquirer that takes
+//! both compares them by pointer. Neither changes what any thread knows.
+//!
 //! **Shared with `Rc`, not `Arc`.** Knowledge, clock chunks, observations and messages are
 //! shared by reference counting, and an engine (with the race check or weak model around
 //! it) lives and dies inside one execution on one OS thread: nothing is ever shared across
@@ -304,6 +314,17 @@ fn join_all_into(dst: &mut Rc<Knowledge>, srcs: &[&Rc<Knowledge>], tpb: Tpb) {
     }
 }
 
+/// Makes `k`'s clock chunks that equal `w`'s the very chunks of `w` (the same knowledge).
+fn share_chunks_of(k: &mut Rc<Knowledge>, w: &Rc<Knowledge>) {
+    if Rc::ptr_eq(k, w) {
+        return;
+    }
+    let mut c = k.clock.clone();
+    if c.share_equal_chunks(&w.clock) {
+        Rc::make_mut(k).clock = c;
+    }
+}
+
 /// [`join_all_into`] for an optional destination (the first source is taken as it is).
 fn join_all(dst: &mut Option<Rc<Knowledge>>, srcs: &[&Rc<Knowledge>], tpb: Tpb) {
     match dst {
@@ -342,8 +363,46 @@ impl Part {
     }
 }
 
+/// Where a [`Message`] node stands in its release sequence: sequence `chain` (0: none
+/// known), up to and including its RMW number `hi` there.
+///
+/// The nodes of one sequence id form one line: a write's message starts a sequence, the
+/// *first* RMW that continues a node takes the node's id and `hi + 1`, and any later one
+/// (two RMWs that read one write: an old value matched again) starts a new id; a node
+/// that collapses the nodes below it takes the label of the newest; a copy
+/// ([`Message`]'s `Clone`) has none. So a node labelled (`chain`, `h`) publishes at least
+/// what every node (`chain`, `h' ≤ h`) publishes — it continues that node, or the node it
+/// collapsed into — and the two comparisons that used pointer identity (does a newer
+/// message of a counter cover a pending older one; where does a chain's unknown part
+/// end) still hold after the older nodes collapsed away: with pointers alone, a poller of
+/// a counter every CTA increments joined its whole chain again after each collapse
+/// (`scale_reduce`, racecheck bench).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Label {
+    chain: u64,
+    hi: u32,
+}
+
+impl Label {
+    /// A new sequence.
+    fn fresh() -> Label {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Label {
+            chain: NEXT.fetch_add(1, Ordering::Relaxed),
+            hi: 0,
+        }
+    }
+
+    /// Whether a node labelled `self` publishes everything a node labelled `older` does.
+    #[inline]
+    fn covers(self, older: Label) -> bool {
+        self.chain != 0 && self.chain == older.chain && self.hi >= older.hi
+    }
+}
+
 /// What a strong write publishes to the acquire patterns that observe it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Message {
     /// Release patterns whose first operation has scope ≥ `.gpu`.
     wide: Option<Rc<Knowledge>>,
@@ -364,6 +423,29 @@ pub struct Message {
     level: u8,
     /// Nodes of this node's level from it down `prev`, itself included.
     run: u32,
+    /// Its place in its release sequence.
+    label: Label,
+    /// An RMW has continued this node (the next one that does starts a new sequence id).
+    extended: std::cell::Cell<bool>,
+}
+
+/// A copy publishes what the original does, but is not the original's node in its
+/// sequence: it has no label (so it never claims to cover another node by label), and a
+/// continuation of it starts a new sequence.
+impl Clone for Message {
+    fn clone(&self) -> Message {
+        Message {
+            wide: self.wide.clone(),
+            local: self.local.clone(),
+            spill: self.spill.clone(),
+            tpb: self.tpb,
+            prev: self.prev.clone(),
+            level: self.level,
+            run: self.run,
+            label: Label::default(),
+            extended: std::cell::Cell::new(false),
+        }
+    }
 }
 
 /// Nodes of one level a [`Message`] chain keeps before they collapse into one node of
@@ -408,11 +490,21 @@ impl Message {
             m.merge(&o);
             m
         };
+        let label = if chain.label.chain != 0 && !chain.extended.replace(true) {
+            Label {
+                chain: chain.label.chain,
+                hi: chain.label.hi.saturating_add(1),
+            }
+        } else {
+            Label::fresh()
+        };
         let mut head = Message {
             tpb: own.tpb.max(chain.tpb),
             prev: Some(chain.clone()),
             level: 0,
             run: if chain.level == 0 { chain.run + 1 } else { 1 },
+            label,
+            extended: std::cell::Cell::new(false),
             ..own
         };
         while head.run >= CHAIN {
@@ -441,6 +533,7 @@ impl Message {
         let prev = top.last().and_then(|n| n.prev.clone());
         let mut m = Message {
             level: level.saturating_add(1),
+            label: self.label,
             ..Message::default()
         };
         m.merge_nodes(&top);
@@ -521,6 +614,17 @@ impl Message {
             join_all_into(&mut self.local[i].1, rest, tpb);
         }
         join_all(&mut self.spill, &spills, tpb);
+        // The CTA parts and the spill were joined apart from the wide part, from the same
+        // releases: their chunks equal to the wide part's become the wide part's own, so
+        // an acquirer that takes both compares them by pointer (`VClock::share_equal_chunks`).
+        if let Some(w) = &self.wide {
+            for (_, k) in self.local.iter_mut() {
+                share_chunks_of(k, w);
+            }
+            if let Some(s) = &mut self.spill {
+                share_chunks_of(s, w);
+            }
+        }
     }
 
     /// Every publication of the message with who may take it.
@@ -792,8 +896,12 @@ fn takes(part: Part, wide: bool, cta: CtaId) -> bool {
 
 impl Pending {
     fn add(&mut self, m: &Rc<Message>, wide: bool, cta: CtaId, tpb: Tpb) {
-        if self.msgs.iter().any(|x| Rc::ptr_eq(x, m))
-            || self.done.as_ref().is_some_and(|d| Rc::ptr_eq(d, m))
+        // Already pending, or taken: the same node, or one that covers it.
+        if self
+            .msgs
+            .iter()
+            .chain(&self.done)
+            .any(|x| Rc::ptr_eq(x, m) || x.label.covers(m.label))
         {
             return;
         }
@@ -803,7 +911,7 @@ impl Pending {
         // A later message on the same release sequence continues the earlier one (it
         // holds it by reference): it covers it.
         if let Some(last) = self.msgs.last_mut() {
-            if m.nodes().any(|n| std::ptr::eq(n, &**last)) {
+            if m.label.covers(last.label) || m.nodes().any(|n| std::ptr::eq(n, &**last)) {
                 *last = m.clone();
                 return;
             }
@@ -833,9 +941,10 @@ impl Pending {
     #[inline(never)]
     fn take_into_slow(&mut self, know: &mut Knowledge, wide: bool, cta: CtaId, tpb: Tpb) {
         for x in self.msgs.drain(..) {
-            let known = self.done.as_deref().map(|d| d as *const Message);
+            let known = self.done.as_deref().map(|d| (d as *const Message, d.label));
             for n in x.nodes() {
-                if known == Some(n as *const Message) {
+                // `done` itself, or a node it covers (and so every node below it).
+                if known.is_some_and(|(p, l)| std::ptr::eq(p, n) || l.covers(n.label)) {
                     break;
                 }
                 for (p, k) in n.own_parts() {
@@ -1331,6 +1440,8 @@ impl Hb {
             prev: None,
             level: 0,
             run: 1,
+            label: Label::fresh(),
+            extended: std::cell::Cell::new(false),
         })
     }
 
@@ -1768,6 +1879,80 @@ mod tests {
     }
 
     #[test]
+    fn sequence_labels_cover_only_what_a_node_publishes() {
+        // A counter's chain through two collapses: every head covers every earlier node
+        // of its line by label (the pointers of the collapsed ones are gone from it); a
+        // second RMW on an already-continued node starts a new line, which covers neither
+        // way; a copy claims nothing.
+        let (ctas, tpc) = (4u32, 64u32);
+        let mut hb = Hb::new();
+        hb.begin(ctas * tpc, ctas, tpc);
+        let (chain, _) = counter_chain(&mut hb, 2 * CHAIN + 5, tpc);
+        let nodes: Vec<&Message> = chain.nodes().collect();
+        assert!(nodes.iter().any(|n| n.level == 1));
+        for n in &nodes[1..] {
+            assert!(chain.label.covers(n.label));
+            assert!(!n.label.covers(chain.label));
+        }
+        let w = t(3, 7, tpc);
+        hb.fence(w, FenceKind::Sc, Scope::Gpu);
+        let own = || hb_own(&mut Hb::clone(&hb), w);
+        let first = Message::continued(&chain, own());
+        let second = Message::continued(&chain, own());
+        assert!(first.label.covers(chain.label));
+        assert!(!second.label.covers(chain.label));
+        assert!(!second.label.covers(first.label) && !first.label.covers(second.label));
+        let copy = first.clone();
+        assert!(!copy.label.covers(chain.label) && !first.label.covers(copy.label));
+        // A poller that read the counter before the collapses and after them holds one
+        // pending message, and its fence joins what the reference (a reader of the last
+        // message only) knows.
+        let mut a = Hb::new();
+        a.begin(ctas * tpc, ctas, tpc);
+        let mut msgs = Vec::new();
+        let mut last: Option<Rc<Message>> = None;
+        for g in 0..2 * CHAIN + 5 {
+            let wr = t(g / tpc, g % tpc, tpc);
+            a.fence(wr, FenceKind::Sc, Scope::Gpu);
+            let own = a.write_message(wr, WriteOrd::Relaxed, Scope::Gpu, X, 4);
+            let m = Rc::new(match &last {
+                Some(c) => Message::continued(c, own),
+                None => own.unwrap_or_default(),
+            });
+            msgs.push(m.clone());
+            last = Some(m);
+        }
+        let mut b = a.clone();
+        let p = t(3, 63, tpc);
+        for i in [10usize, 70, 100, 132] {
+            a.read(p, ReadOrd::Relaxed, Scope::Gpu, Some(&msgs[i]));
+        }
+        let pending = a
+            .threads
+            .get(p.global as usize)
+            .and_then(|s| s.rare.as_ref());
+        assert_eq!(pending.map(|r| r.pending_wide.msgs.len()), Some(1));
+        a.fence(p, FenceKind::AcqRel, Scope::Gpu);
+        b.read(p, ReadOrd::Relaxed, Scope::Gpu, Some(&msgs[132]));
+        b.fence(p, FenceKind::AcqRel, Scope::Gpu);
+        for g in 0..2 * CHAIN + 5 {
+            let wr = t(g / tpc, g % tpc, tpc);
+            for e in 1..4 {
+                let e = Epoch::new(e);
+                assert_eq!(
+                    a.knows(p.global, wr.global, e),
+                    b.knows(p.global, wr.global, e)
+                );
+            }
+        }
+    }
+
+    /// What thread `w` (which has fenced) publishes with a relaxed write to `X`.
+    fn hb_own(hb: &mut Hb, w: ThreadRef) -> Option<Message> {
+        hb.write_message(w, WriteOrd::Relaxed, Scope::Gpu, X, 4)
+    }
+
+    #[test]
     fn pending_survives_a_narrow_fence_until_a_wide_one() {
         let mut hb = Hb::new();
         hb.begin(4, 2, 2);
@@ -2127,6 +2312,43 @@ mod tests {
             }
             assert!(!hb.knows(b.global, w.global, e), "{w:?}");
             assert!(hb.knows(c.global, w.global, e), "{w:?}");
+        }
+    }
+
+    #[test]
+    fn a_collapsed_spill_shares_the_wide_parts_chunks() {
+        // 64 CTAs of one thread each fence (.gpu) and increment one counter: the collapse
+        // keeps LOCAL_CAP CTAs' parts and joins the others into the spill, apart from the
+        // wide part. Every spill chunk that equals the wide part's is the wide part's own,
+        // so a `.gpu` acquirer, which takes both, compares them by pointer — and it knows
+        // what it knew before: every writer.
+        let (ctas, tpc) = (65u32, 1u32);
+        let mut hb = Hb::new();
+        hb.begin(ctas * tpc, ctas, tpc);
+        let (chain, epochs) = counter_chain(&mut hb, CHAIN, tpc);
+        let node = chain
+            .nodes()
+            .find(|n| n.level == 1)
+            .expect("a collapsed node");
+        let wide = node.wide.as_ref().expect("a wide part");
+        let spill = node.spill.as_ref().expect("a spill");
+        let mut shared = 0;
+        for (c, r) in spill.clock().chunks() {
+            let w = wide
+                .clock()
+                .chunks()
+                .find(|(x, _)| *x == c)
+                .expect("in the wide part");
+            assert_eq!(r[..], w.1[..]);
+            assert!(Rc::ptr_eq(r, w.1), "CTA {} not shared", c.0);
+            shared += 1;
+        }
+        assert_eq!(shared, CHAIN as usize - LOCAL_CAP);
+        let r = t(64, 0, tpc);
+        hb.read(r, ReadOrd::Relaxed, Scope::Gpu, Some(&chain));
+        hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
+        for &(w, e) in &epochs {
+            assert!(hb.knows(r.global, w.global, e), "{w:?}");
         }
     }
 
