@@ -105,6 +105,15 @@ pub enum CampaignError {
     },
     #[error("{path}: {message}")]
     Toml { path: PathBuf, message: String },
+    /// A kernel or program source where a campaign file was expected (the TOML parser's
+    /// "invalid key" at line 1 told a user who ran `fencehound fuzz kernel.cu` nothing).
+    #[error(
+        "{path} is {what}, not a campaign file: a campaign is a TOML file that names the \
+         kernel's source, its launch, arguments and oracle, and its variants (see the \
+         campaigns/ directory and README.md); to run one kernel use `fencehound run-kernel`, \
+         a whole program `fencehound nvcc` then `fencehound exec`"
+    )]
+    NotCampaign { path: PathBuf, what: &'static str },
     #[error("{path}{}: {key}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     Invalid {
         path: PathBuf,
@@ -422,6 +431,29 @@ fn dim(v: &[u32], path: &Path, key: &str, text: &str) -> Result<Dim3, CampaignEr
     })
 }
 
+/// What a file that is not TOML looks like, when it is a kernel or a program's source:
+/// by its extension, or (any name) by its first line that is not blank.
+fn source_kind(path: &Path, text: &str) -> Option<&'static str> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("cu" | "cuh") => return Some("CUDA source"),
+        Some("ptx") => return Some("PTX"),
+        Some("litmus") => return Some("a litmus test (run it with `fencehound litmus`)"),
+        _ => {}
+    }
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if first.starts_with(".version") || first.starts_with(".target") {
+        Some("PTX")
+    } else if first.starts_with("#include") || first.starts_with("__global__") {
+        Some("CUDA source")
+    } else {
+        None
+    }
+}
+
 impl Campaign {
     pub fn load(path: &Path) -> Result<Campaign, CampaignError> {
         let text = std::fs::read_to_string(path).map_err(|error| CampaignError::Read {
@@ -432,10 +464,17 @@ impl Campaign {
     }
 
     pub fn from_text(path: &Path, text: String) -> Result<Campaign, CampaignError> {
-        let file: CampaignFile = toml::from_str(&text).map_err(|e| CampaignError::Toml {
-            path: path.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let file: CampaignFile =
+            toml::from_str(&text).map_err(|e| match source_kind(path, &text) {
+                Some(what) => CampaignError::NotCampaign {
+                    path: path.to_path_buf(),
+                    what,
+                },
+                None => CampaignError::Toml {
+                    path: path.to_path_buf(),
+                    message: e.to_string().trim_end().to_string(),
+                },
+            })?;
         let invalid = |key: String, message: String| CampaignError::Invalid {
             path: path.to_path_buf(),
             line: locate(&text, &key, &message),

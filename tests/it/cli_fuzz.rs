@@ -280,6 +280,22 @@ fn bad_campaigns_exit_2_with_a_clear_message_and_no_report() {
         assert_exit(&o, 2);
         assert!(stderr(&o).contains(args[1]), "{args:?}: {}", stderr(&o));
     }
+    // A kernel or a PTX file where a campaign goes (2026-12-06: "TOML parse error at
+    // line 1, column 1 … invalid key"): named for what it is, with where to go instead.
+    s.write("kernel.ptx", ".version 8.0\n.target sm_80\n");
+    s.write("kernel_ptx.txt", "\n.version 8.0\n.target sm_80\n");
+    for (args, what) in [
+        (&["fuzz", "broken.cu"][..], "is CUDA source"),
+        (&["race", "kernel.ptx"], "is PTX"),
+        (&["minimize", "kernel_ptx.txt", "--variant", "x"], "is PTX"),
+    ] {
+        let o = s.run(args);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        for w in [args[1], what, "not a campaign file", "run-kernel", "exec"] {
+            assert!(err.contains(w), "{args:?}: message lacks `{w}`:\n{err}");
+        }
+    }
     // A missing campaign file: one clear line, the OS error once.
     let o = s.run(&["fuzz", "nothing.toml"]);
     assert_exit(&o, 2);
