@@ -956,9 +956,7 @@ impl Runtime {
                     // More threads than the vgpu holds: resources. A grid or block beyond
                     // what CUDA allows (grid y or z > 65535 included) is a configuration
                     // error, as on a GPU.
-                    D::LaunchConfig(m) if m.contains(fencehound_vgpu::device::THREAD_LIMIT) => {
-                        errors::LAUNCH_OUT_OF_RESOURCES
-                    }
+                    D::ThreadLimit { .. } => errors::LAUNCH_OUT_OF_RESOURCES,
                     D::LaunchConfig(_) => errors::INVALID_CONFIGURATION,
                     D::ArgCount { .. } | D::ArgSize { .. } => errors::INVALID_VALUE,
                     D::NoSuchKernel(..) => errors::INVALID_DEVICE_FUNCTION,

@@ -14,10 +14,6 @@ use std::collections::HashMap;
 
 /// Largest grid we run (threads); beyond this a launch is refused, not attempted.
 pub const MAX_THREADS: u64 = 1 << 22;
-/// The words of a [`DeviceError::LaunchConfig`] for a launch of more than [`MAX_THREADS`]
-/// threads: a limit of the virtual GPU (a runtime reports it as out of resources), where
-/// every other launch-configuration error is one CUDA itself defines.
-pub const THREAD_LIMIT: &str = "the virtual GPU's limit";
 /// Shared memory per CTA (sm_90's maximum opt-in size).
 pub const MAX_SHARED: u64 = 227 * 1024;
 /// Default fuel: lane instructions per launch.
@@ -671,10 +667,10 @@ impl Device {
             return bad(format!("grid {grid} exceeds the limits (y, z ≤ 65535)"));
         }
         if grid.count() * block.count() > MAX_THREADS {
-            return bad(format!(
-                "{} threads exceed {THREAD_LIMIT} of {MAX_THREADS}",
-                grid.count() * block.count()
-            ));
+            return Err(DeviceError::ThreadLimit {
+                threads: grid.count() * block.count(),
+                limit: MAX_THREADS,
+            });
         }
         if prog.dyn_shared_offset as u64 + dynamic_shared as u64 > MAX_SHARED {
             return bad(format!(

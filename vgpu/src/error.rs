@@ -37,6 +37,13 @@ pub enum DeviceError {
     },
     #[error("invalid launch configuration: {0}")]
     LaunchConfig(String),
+    /// A launch CUDA allows but with more threads than the virtual GPU runs
+    /// ([`crate::MAX_THREADS`]): a limit of this device (a runtime reports it as out of
+    /// resources), where [`DeviceError::LaunchConfig`] is a configuration CUDA refuses.
+    #[error(
+        "invalid launch configuration: {threads} threads exceed the virtual GPU's limit of {limit}"
+    )]
+    ThreadLimit { threads: u64, limit: u64 },
     #[error("device address {addr:#x} (+{len} bytes) is not inside an allocation")]
     BadAddress { addr: u64, len: usize },
     #[error("out of device memory: requested {0} bytes")]

@@ -479,9 +479,18 @@ fn host_api_misuse_is_an_error_not_a_panic() {
         };
     let dev = &mut s.dev;
     let cfg = |r: Result<LaunchResult, DeviceError>| match r {
-        Err(DeviceError::LaunchConfig(msg)) => msg,
+        Err(e @ (DeviceError::LaunchConfig(_) | DeviceError::ThreadLimit { .. })) => e.to_string(),
         other => panic!("expected a launch-config error, got {other:?}"),
     };
+    // More threads than the vgpu runs: its own limit, told apart from a configuration
+    // CUDA refuses (a runtime reports it as out of resources).
+    assert!(matches!(
+        launch(dev, "simple", Dim3::x(1 << 20), Dim3::x(1024), 0, &ok),
+        Err(DeviceError::ThreadLimit {
+            limit: MAX_THREADS,
+            ..
+        })
+    ));
     cfg(launch(
         dev,
         "simple",
