@@ -358,8 +358,8 @@ impl VClock {
         if self.same(other) || other.is_empty() {
             return false;
         }
-        // Pairs (index in self, index in other) to share, found without copying anything.
-        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        // The chunks of `other` to take, by index in `self`, found without copying.
+        let mut take: Vec<(usize, Chunk)> = Vec::new();
         let (a, b) = (self.list(), other.list());
         let mut j = 0;
         for (i, (c, ra)) in a.iter().enumerate() {
@@ -368,20 +368,16 @@ impl VClock {
             }
             match b.get(j) {
                 Some((cb, rb)) if cb == c && !Rc::ptr_eq(ra, rb) && ra[..] == rb[..] => {
-                    pairs.push((i, j))
+                    take.push((i, rb.clone()))
                 }
                 _ => {}
             }
         }
-        if pairs.is_empty() {
+        if take.is_empty() {
             return false;
         }
-        let theirs: Vec<Chunk> = pairs
-            .iter()
-            .map(|&(_, j)| other.list()[j].1.clone())
-            .collect();
         let list = self.list_mut();
-        for (&(i, _), r) in pairs.iter().zip(theirs) {
+        for (i, r) in take {
             list[i].1 = r;
         }
         self.debug_check();

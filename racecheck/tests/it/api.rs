@@ -6,7 +6,9 @@ use crate::common;
 use common::{compile, run, Memory};
 use fencehound_argspec as argspec;
 use fencehound_racecheck::{Conflict, LockProblem, RaceCheck, RaceClass, RaceReport};
-use fencehound_vgpu::{Device, Dim3, LaunchOptions, NoHooks, RoundRobin};
+use fencehound_vgpu::{
+    Device, Dim3, Hooks, LaunchOptions, LaunchResult, NoHooks, RoundRobin, Scheduler,
+};
 
 const SRC: &str = r#"
 extern "C" __global__ void produce(unsigned *data) { data[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x; }
@@ -35,6 +37,32 @@ extern "C" __global__ void wide_reduce(unsigned *out)
 }
 "#;
 
+/// One 1-D launch of kernel `k` under `hooks` and `sched`, default options.
+#[allow(clippy::too_many_arguments)]
+fn launch_on<H: Hooks>(
+    dev: &mut Device,
+    id: fencehound_vgpu::ModuleId,
+    k: &str,
+    grid: u32,
+    block: u32,
+    args: &[fencehound_vgpu::Arg],
+    hooks: &mut H,
+    sched: &mut impl Scheduler,
+) -> LaunchResult {
+    dev.launch_with(
+        id,
+        k,
+        Dim3::x(grid),
+        Dim3::x(block),
+        0,
+        args,
+        LaunchOptions::default(),
+        hooks,
+        sched,
+    )
+    .unwrap()
+}
+
 fn launch(
     dev: &mut Device,
     id: fencehound_vgpu::ModuleId,
@@ -44,19 +72,7 @@ fn launch(
     block: u32,
     args: &[fencehound_vgpu::Arg],
 ) {
-    let r = dev
-        .launch_with(
-            id,
-            k,
-            Dim3::x(grid),
-            Dim3::x(block),
-            0,
-            args,
-            LaunchOptions::default(),
-            rc,
-            &mut RoundRobin::new(1),
-        )
-        .unwrap();
+    let r = launch_on(dev, id, k, grid, block, args, rc, &mut RoundRobin::new(1));
     assert!(r.outcome.is_completed(), "{k}: {:?}", r.outcome);
 }
 
@@ -252,19 +268,16 @@ extern "C" __global__ void oob(unsigned *out)
         if !fast {
             rc = rc.without_fast_paths();
         }
-        let r = dev
-            .launch_with(
-                id,
-                "oob",
-                Dim3::x(1),
-                Dim3::x(32),
-                0,
-                &bound.args,
-                LaunchOptions::default(),
-                &mut rc,
-                &mut RoundRobin::new(1),
-            )
-            .unwrap();
+        let r = launch_on(
+            &mut dev,
+            id,
+            "oob",
+            1,
+            32,
+            &bound.args,
+            &mut rc,
+            &mut RoundRobin::new(1),
+        );
         assert!(!r.outcome.is_completed(), "the out-of-bounds lane faults");
         assert_eq!(
             rc.stats().accesses,
@@ -333,19 +346,16 @@ extern "C" __global__ void mp_spin(unsigned *data, volatile unsigned *flag, unsi
                 let bound = argspec::bind(&mut dev, &specs).unwrap();
                 let wb = WriteBuffers::new(BufferConfig::new(Model::Scoped, 1.0, seed));
                 let mut rc = RaceCheck::for_module(wb, &dev, id).park_spins(park);
-                let r = dev
-                    .launch_with(
-                        id,
-                        "mp_spin",
-                        Dim3::x(2),
-                        Dim3::x(32),
-                        0,
-                        &bound.args,
-                        LaunchOptions::default(),
-                        &mut rc,
-                        &mut RandomScheduler::new(seed),
-                    )
-                    .unwrap();
+                let r = launch_on(
+                    &mut dev,
+                    id,
+                    "mp_spin",
+                    2,
+                    32,
+                    &bound.args,
+                    &mut rc,
+                    &mut RandomScheduler::new(seed),
+                );
                 assert!(
                     r.outcome.is_completed(),
                     "{defines:?} {seed}: {:?}",
