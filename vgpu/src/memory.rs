@@ -673,6 +673,57 @@ impl Memory {
         }
     }
 
+    /// [`Memory::read_u64`] through [`Memory::load_hinted`]: the same value, or the same
+    /// error (a lane whose bytes are not all in one allocation takes `read_u64`'s path).
+    /// [`NoHooks`](crate::NoHooks)' warp loads, which the race check wraps under `sc`.
+    #[inline(always)]
+    pub fn read_hinted(&self, loc: Location, size: u32, hint: &mut usize) -> Result<u64, MemError> {
+        match self.load_hinted(loc, size, hint) {
+            Some(v) => Ok(v),
+            None => self.read_u64(loc, size),
+        }
+    }
+
+    /// [`Memory::write_u64`] through the allocation hint: the same bytes written and the
+    /// same write noted once, or the same error (which `write_u64` reports, noting the
+    /// write as it does). [`NoHooks`](crate::NoHooks)' warp stores.
+    #[inline(always)]
+    pub fn write_hinted(
+        &mut self,
+        loc: Location,
+        size: u32,
+        v: u64,
+        hint: &mut usize,
+    ) -> Result<(), MemError> {
+        let done = match self.bytes_mut(loc, size, hint) {
+            Some(b) => match size {
+                1 => {
+                    b[0] = v as u8;
+                    true
+                }
+                2 => b
+                    .first_chunk_mut::<2>()
+                    .map(|c| *c = (v as u16).to_le_bytes())
+                    .is_some(),
+                4 => b
+                    .first_chunk_mut::<4>()
+                    .map(|c| *c = (v as u32).to_le_bytes())
+                    .is_some(),
+                8 => b
+                    .first_chunk_mut::<8>()
+                    .map(|c| *c = v.to_le_bytes())
+                    .is_some(),
+                _ => false,
+            },
+            None => false,
+        };
+        if !done {
+            return self.write_u64(loc, size, v);
+        }
+        self.note_write(loc, size);
+        Ok(())
+    }
+
     /// Reads a little-endian value of `size` bytes (1, 2, 4, 8).
     #[inline]
     pub fn read_u64(&self, loc: Location, size: u32) -> Result<u64, MemError> {
