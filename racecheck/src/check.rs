@@ -1113,7 +1113,7 @@ pub struct RaceCheck<H> {
     cur_value: u64,
     /// Per CTA: its threads' latest device-scope relaxed RMWs with no acquire after them
     /// yet, (thread, site, epoch), the last [`CTA_RMWS`] (for naming the reader side).
-    cta_rmws: Vec<SmallVec<[(u32, u32, Epoch); 2]>>,
+    cta_rmws: Vec<RecentRmws>,
     /// Whether [`Self::check`] may take its fast paths (off only for tests that compare
     /// them with the general path).
     fast_paths: bool,
@@ -1123,6 +1123,45 @@ pub struct RaceCheck<H> {
 
 /// Unacquired RMWs remembered per CTA.
 const CTA_RMWS: usize = 4;
+
+/// One CTA's [`RaceCheck::cta_rmws`]: (thread, site, epoch), oldest first, one entry per
+/// thread, at most [`CTA_RMWS`], in place. (A `SmallVec` of two spilled to the heap at
+/// the third thread, and its `retain`, `remove(0)` and `push` at every device-scope RMW
+/// were a visible part of an RMW's check on a shared histogram: the shared atomics of
+/// `atomicAdd` have the default `.gpu` scope.)
+#[derive(Debug, Clone, Copy, Default)]
+struct RecentRmws {
+    n: u8,
+    e: [(u32, u32, Epoch); CTA_RMWS],
+}
+
+impl RecentRmws {
+    fn iter(&self) -> impl DoubleEndedIterator<Item = &(u32, u32, Epoch)> {
+        self.e[..self.n as usize].iter()
+    }
+
+    /// Drops thread `t`'s entry, keeping the others' order.
+    #[inline]
+    fn forget(&mut self, t: u32) {
+        let n = self.n as usize;
+        if let Some(i) = self.e[..n].iter().position(|x| x.0 == t) {
+            self.e.copy_within(i + 1..n, i);
+            self.n -= 1;
+        }
+    }
+
+    /// Thread `t`'s newest RMW: its older entry dropped, then the oldest if full.
+    #[inline]
+    fn note(&mut self, t: u32, site: u32, epoch: Epoch) {
+        self.forget(t);
+        if self.n as usize >= CTA_RMWS {
+            self.e.copy_within(1.., 0);
+            self.n -= 1;
+        }
+        self.e[self.n as usize] = (t, site, epoch);
+        self.n += 1;
+    }
+}
 
 impl<H: Hooks> RaceCheck<H> {
     /// A checker without lock recognition.
@@ -1284,7 +1323,8 @@ impl<H: Hooks> RaceCheck<H> {
         self.waw_pending.clear();
         self.lock_table = LockTable::default();
         self.cta_rmws.clear();
-        self.cta_rmws.resize_with(info.ctas as usize, SmallVec::new);
+        self.cta_rmws
+            .resize_with(info.ctas as usize, RecentRmws::default);
         self.races.executions += 1;
         self.stats = ShadowStats::default();
     }
@@ -2399,7 +2439,7 @@ impl<H: Hooks> RaceCheck<H> {
     fn note_acquire(&mut self, t: ThreadRef, scope: Scope, loc: Option<u64>) {
         if fencehound_hb::wide(scope) {
             if let Some(l) = self.cta_rmws.get_mut(t.cta as usize) {
-                l.retain(|x| x.0 != t.global);
+                l.forget(t.global);
             }
         }
         let ops = self.ops.get(t.global as usize).copied().unwrap_or(0);
@@ -2634,12 +2674,9 @@ impl<H: Hooks> RaceCheck<H> {
         };
         self.observe_found(a, src);
         if !acquires(a.sem) && fencehound_hb::wide(a.scope) {
+            let e = self.hb.epoch(t.global);
             if let Some(l) = self.cta_rmws.get_mut(t.cta as usize) {
-                l.retain(|x| x.0 != t.global);
-                if l.len() >= CTA_RMWS {
-                    l.remove(0);
-                }
-                l.push((t.global, a.site, self.hb.epoch(t.global)));
+                l.note(t.global, a.site, e);
             }
         }
         let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
@@ -2974,6 +3011,35 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`RecentRmws`] is the list it replaced: per note, the thread's older entry dropped,
+    /// then the oldest if [`CTA_RMWS`] are held, then the new one at the end; `forget`
+    /// drops the thread's entry. Checked against a `Vec` on a long pseudo-random sequence.
+    #[test]
+    fn recent_rmws_keep_the_lists_order_and_bound() {
+        let mut r = RecentRmws::default();
+        let mut v: Vec<(u32, u32, Epoch)> = Vec::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..5000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let t = (x % 7) as u32;
+            if x.is_multiple_of(5) {
+                r.forget(t);
+                v.retain(|e| e.0 != t);
+            } else {
+                let e = (t, i, Epoch::FIRST);
+                r.note(e.0, e.1, e.2);
+                v.retain(|e| e.0 != t);
+                if v.len() >= CTA_RMWS {
+                    v.remove(0);
+                }
+                v.push(e);
+            }
+            assert_eq!(r.iter().copied().collect::<Vec<_>>(), v, "step {i}");
+        }
+    }
 
     /// Each side of the location table behaves as a map of its own: an entry made for
     /// hidden writes is no window (a plain store to it is not remembered, `on_store`),
