@@ -995,8 +995,8 @@ fn sync_write(
     a: &Access,
     value: u64,
     strong: bool,
-    msg: Option<Message>,
-    blind: Option<Message>,
+    msg: Option<Rc<Message>>,
+    blind: Option<Rc<Message>>,
     number: u32,
     epoch: Epoch,
     signal: bool,
@@ -1012,8 +1012,22 @@ fn sync_write(
         cta: a.thread.cta,
         scope: a.scope,
         strong,
-        msg: msg.filter(|m| !m.is_empty()).map(Rc::new),
-        blind: blind.filter(|m| !m.is_empty()).map(Rc::new),
+        msg,
+        blind,
+    }
+}
+
+/// A message under construction, moved to the heap when it publishes something (and left
+/// `None`). Through a reference: an `Option<Message>` moved by value is copied whole even
+/// when it is `None`, and the RMW path moved two of them from call to call — the copy of
+/// [`RaceCheck::messages`]' result was a tenth of `on_atomic`'s samples on a shared
+/// histogram (`perf`: a store-forwarding stall, the tuple read back with wider loads than
+/// it was written with).
+#[inline]
+fn boxed(m: &mut Option<Message>) -> Option<Rc<Message>> {
+    match m {
+        Some(x) if !x.is_empty() => Some(Rc::new(std::mem::take(x))),
+        _ => None,
     }
 }
 
@@ -2458,20 +2472,19 @@ impl<H: Hooks> RaceCheck<H> {
         }
     }
 
-    fn messages(&mut self, a: &Access) -> (Option<Message>, Option<Message>) {
+    fn messages(&mut self, a: &Access, msg: &mut Option<Message>, bmsg: &mut Option<Message>) {
         let ord = WriteOrd::of(a.kind, a.sem);
         let g = a.thread.global;
         if !self.hb.may_publish(g, ord)
             && !self.blind.as_ref().is_some_and(|b| b.may_publish(g, ord))
         {
-            return (None, None);
+            return;
         }
-        let m = self.hb.write_message(a.thread, ord, a.scope, a.loc, a.size);
-        let b = self
+        *msg = self.hb.write_message(a.thread, ord, a.scope, a.loc, a.size);
+        *bmsg = self
             .blind
             .as_mut()
             .and_then(|b| b.write_message(a.thread, ord, Scope::Sys, a.loc, a.size));
-        (m, b)
     }
 
     fn on_load(&mut self, mem: &Memory, a: &Access, buf: &[u8]) {
@@ -2574,7 +2587,8 @@ impl<H: Hooks> RaceCheck<H> {
         }
         let value = le_value(data);
         // The message first: a release raises the epoch, and the store is after it.
-        let (msg, bmsg) = self.messages(a);
+        let (mut msg, mut bmsg) = (None, None);
+        self.messages(a, &mut msg, &mut bmsg);
         let epoch = self.hb.epoch(g);
         self.cur_value = value;
         self.check(mem, a, true, fl);
@@ -2584,7 +2598,16 @@ impl<H: Hooks> RaceCheck<H> {
         let same_op = a.indivisible && !a.loc.addr().is_multiple_of(16);
         let (number, signal) =
             self.note_strong_write(g, loc_key(a.loc), a.site, epoch, true, same_op);
-        let w = sync_write(a, value, true, msg, bmsg, number, epoch, signal);
+        let w = sync_write(
+            a,
+            value,
+            true,
+            boxed(&mut msg),
+            boxed(&mut bmsg),
+            number,
+            epoch,
+            signal,
+        );
         remember_in(self.locs.sync_entry(loc_key(a.loc)), a, w);
         if value == 0 {
             self.unlock(a);
@@ -2618,11 +2641,10 @@ impl<H: Hooks> RaceCheck<H> {
         }
         // Release part (publishes what precedes the RMW), then the access, then the read
         // part (observes `old`), and the write continues the release sequence it read.
-        let (mut msg, mut bmsg) = if stored {
-            self.messages(a)
-        } else {
-            (None, None)
-        };
+        let (mut msg, mut bmsg) = (None, None);
+        if stored {
+            self.messages(a, &mut msg, &mut bmsg);
+        }
         let t = a.thread;
         let epoch = self.hb.epoch(t.global);
         // Only an RMW that wrote nothing (a failed CAS) or left the value as it was is a
@@ -2645,12 +2667,14 @@ impl<H: Hooks> RaceCheck<H> {
                     || scopes_meet(CtaId(w.cta), w.scope, CtaId::of(t), a.scope))
             {
                 if let Some(m) = &w.msg {
-                    *msg = Some(Message::continued(m, msg.take()));
+                    let own = msg.as_mut().map(std::mem::take);
+                    *msg = Some(Message::continued(m, own));
                 }
             }
             if w.strong {
                 if let Some(m) = &w.blind {
-                    *bmsg = Some(Message::continued(m, bmsg.take()));
+                    let own = bmsg.as_mut().map(std::mem::take);
+                    *bmsg = Some(Message::continued(m, own));
                 }
             }
         };
@@ -2666,7 +2690,16 @@ impl<H: Hooks> RaceCheck<H> {
             remember_in(
                 q,
                 a,
-                sync_write(a, new, true, msg, bmsg, number, epoch, signal),
+                sync_write(
+                    a,
+                    new,
+                    true,
+                    boxed(&mut msg),
+                    boxed(&mut bmsg),
+                    number,
+                    epoch,
+                    signal,
+                ),
             );
             src
         } else {
