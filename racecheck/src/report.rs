@@ -460,6 +460,9 @@ impl RaceReport {
         if let Some(side) = side_text(r, acquire_after.as_ref(), &first) {
             missing = format!("{side}; {missing}");
         }
+        if let Some(plain) = plain_against_atomic(r, &first, &second) {
+            missing = format!("{plain}{missing}");
+        }
         RaceReport {
             kernel: r.kernel.clone(),
             class: r.class,
@@ -581,6 +584,57 @@ fn side_text(
         ));
     }
     None
+}
+
+/// A data race between a plain (weak) load or store and an atomic RMW of the same word:
+/// the atomic marks the word as one that threads update concurrently, and the plain side
+/// is the first thing to fix — no barrier or fence makes a plain access of a word that
+/// other threads keep updating race-free unless it really waits for all of them. A
+/// compare-and-swap loop whose first read is plain and may leave the loop without a CAS
+/// (`if (old >= v) break;`, an atomic maximum of floats) needs only that read made atomic;
+/// the ordering advice that follows applies when the access must see (or be seen by) a
+/// particular update. (Before, such a pair got only the ordering advice: `__syncwarp()`,
+/// `__syncthreads()` or `__threadfence()`, none of which fixes the loop.)
+fn plain_against_atomic(
+    r: &RawRace,
+    first: &AccessReport,
+    second: &AccessReport,
+) -> Option<String> {
+    if !matches!(
+        r.class,
+        RaceClass::IntraWarp | RaceClass::IntraBlock | RaceClass::InterBlock
+    ) || r.lock.is_some()
+    {
+        return None;
+    }
+    let (plain, rmw) = match (r.first.kind, r.second.kind) {
+        (AccessKind::Atomic, k) if k != AccessKind::Atomic && r.second.sem == Sem::Weak => {
+            (second, first)
+        }
+        (k, AccessKind::Atomic) if k != AccessKind::Atomic && r.first.sem == Sem::Weak => {
+            (first, second)
+        }
+        _ => return None,
+    };
+    let (call, _) = rmw_names(&rmw.instruction);
+    let how = if plain.access == "load" {
+        "a `volatile` read, `atomicAdd(p, 0)`, or `cuda::atomic_ref<T>(*p).load(cuda::memory_order_relaxed)`; \
+         enough where any recent value will do, as for a compare-and-swap loop's first read"
+    } else {
+        "`atomicExch(p, v)` or `cuda::atomic_ref<T>(*p).store(v, …)`"
+    };
+    // The atomic comes from CUDA's headers: name the kernel's line that called it.
+    let rmw_at = match &rmw.called_from {
+        Some(c) => format!("{}:{}", c.file, c.line),
+        None => rmw.place(),
+    };
+    Some(format!(
+        "the plain {} at {} meets the `{call}` at {rmw_at}, which other threads use on this \
+         word without synchronizing with it: make it atomic too ({how}); if it must see or \
+         be seen by a particular update, also: ",
+        plain.access,
+        plain.place(),
+    ))
 }
 
 fn missing_text(

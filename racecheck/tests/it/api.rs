@@ -387,3 +387,81 @@ extern "C" __global__ void mp_spin(unsigned *data, volatile unsigned *flag, unsi
         assert!(parked_somewhere, "{defines:?}: no spin was parked");
     }
 }
+
+/// An atomic maximum of floats as commonly written: a plain first read, a loop that
+/// leaves without a CAS when the value is already large enough. The plain read races
+/// with the other threads' CAS (PTX: a weak read against a write, not morally strong),
+/// and the fix is to make that read atomic — which the report says first, before the
+/// ordering advice of its class (that alone, `__syncthreads()` or `__threadfence()`,
+/// does not fix the loop). With the read `volatile` the checker is silent; so it is with
+/// the Programming Guide's form, whose plain read always feeds the CAS.
+#[test]
+fn a_plain_read_of_a_cas_loops_word_is_told_to_be_atomic() {
+    let src = r#"
+#ifdef VOLATILE
+#define FIRST_READ(p) (*(volatile int *)(p))
+#else
+#define FIRST_READ(p) (*(p))
+#endif
+__device__ void atomic_max_float(float *addr, float v)
+{
+    int *a = (int *)addr;
+    int old = FIRST_READ(a), assumed;
+    do {
+        assumed = old;
+#ifndef GUIDE
+        if (__int_as_float(assumed) >= v) break;
+        old = atomicCAS(a, assumed, __float_as_int(v));
+#else
+        old = atomicCAS(a, assumed, __float_as_int(fmaxf(__int_as_float(assumed), v)));
+#endif
+    } while (old != assumed);
+}
+extern "C" __global__ void fmax_all(const unsigned *in, float *m)
+{
+    atomic_max_float(m, (float)in[blockIdx.x * blockDim.x + threadIdx.x]);
+}
+"#;
+    let args = "in:u32[512] random(9,0,1000), m:f32[1]";
+    let plain = run(
+        &compile("fmax.cu", src, &[]),
+        "fmax_all",
+        8,
+        64,
+        args,
+        0..2,
+        Memory::Sc,
+        "",
+    );
+    assert!(!plain.reports.is_empty(), "the plain first read races");
+    for r in &plain.reports {
+        assert!(
+            r.missing.starts_with("the plain load at ")
+                && r.missing.contains("fmax.cu:10 meets the `atomicCAS` at ")
+                && r.missing.contains("fmax.cu:15, which other threads use"),
+            "{}",
+            r.missing
+        );
+        assert!(
+            r.missing.contains("make it atomic too (a `volatile` read"),
+            "{}",
+            r.missing
+        );
+        assert!(r
+            .missing
+            .contains("; if it must see or be seen by a particular update, also: "));
+    }
+    for defines in [&["VOLATILE"][..], &["GUIDE"][..]] {
+        let out = run(
+            &compile("fmax.cu", src, defines),
+            "fmax_all",
+            8,
+            64,
+            args,
+            0..2,
+            Memory::Sc,
+            "",
+        );
+        assert!(out.reports.is_empty(), "{defines:?}: {:?}", out.reports);
+    }
+}
