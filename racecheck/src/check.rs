@@ -1112,9 +1112,10 @@ pub struct RaceCheck<H> {
     site_flags: Vec<u8>,
     /// Races between a weak load and an atomic, held back until we know whether the
     /// loading thread validates the value with a CAS on the same address (CAS loop).
-    deferred: FastMap<(u32, u64), Vec<(RaceKey, RawRace)>>,
+    /// One entry per distinct pending race ([`PendingRaces`]), not per occurrence.
+    deferred: FastMap<(u32, u64), PendingRaces>,
     /// Races whose accesses held locks, classified at the end of the launch.
-    lock_pending: Vec<(RaceKey, RawRace)>,
+    lock_pending: PendingRaces,
     /// `unordered` candidates: kept if the read (thread, epoch) is never followed by an
     /// acquire in its thread.
     strong_pending: Vec<StrongCandidate>,
@@ -1137,6 +1138,84 @@ pub struct RaceCheck<H> {
 
 /// Unacquired RMWs remembered per CTA.
 const CTA_RMWS: usize = 4;
+
+/// Races held back until the end of a launch (or until a CAS validates them), one entry
+/// per distinct race *as the end of the launch will classify it*: the key and what
+/// [`RaceCheck::finalize`] reads (the lock sets, the acquiring RMW and lock, the first
+/// thread). A later occurrence of an entry adds its count and addresses to it, as
+/// [`RaceCheck::commit`] would have when the entries were committed one by one, so the
+/// committed races are the same — but for which addresses are listed past
+/// [`crate::report::MAX_ADDRESSES`] distinct ones. (These lists grew by one entry per
+/// occurrence: a spinlock released by a plain store, under `exec --race --model weak`,
+/// pushed a lock-misuse race at every failed `atomicCAS` of the spinning threads, about
+/// 470 MB a second, until the kernel's OOM kill.)
+#[derive(Debug, Default)]
+struct PendingRaces {
+    list: Vec<(RaceKey, RawRace)>,
+    /// Index in `list` by the identity above, once the list is long enough to need one.
+    index: FastMap<PendingId, usize>,
+}
+
+/// The identity of a pending race (see [`PendingRaces`]).
+type PendingId = (
+    RaceKey,
+    (u16, u16),
+    Option<fencehound_vgpu::SiteId>,
+    u64,
+    u32,
+);
+
+/// Lists up to this long are searched without the index.
+const PENDING_SCAN: usize = 8;
+
+impl PendingRaces {
+    fn id(key: &RaceKey, raw: &RawRace) -> PendingId {
+        (
+            key.clone(),
+            raw.lock_ids,
+            raw.acquire_site,
+            raw.acquire_lock,
+            raw.first.global,
+        )
+    }
+
+    fn add(&mut self, key: RaceKey, raw: RawRace) {
+        let same = |(k, r): &(RaceKey, RawRace)| {
+            *k == key
+                && r.lock_ids == raw.lock_ids
+                && r.acquire_site == raw.acquire_site
+                && r.acquire_lock == raw.acquire_lock
+                && r.first.global == raw.first.global
+        };
+        let found = if self.list.len() <= PENDING_SCAN {
+            self.list.iter().position(same)
+        } else {
+            if self.index.is_empty() {
+                for (i, (k, r)) in self.list.iter().enumerate() {
+                    self.index.entry(Self::id(k, r)).or_insert(i);
+                }
+            }
+            self.index.get(&Self::id(&key, &raw)).copied()
+        };
+        match found {
+            Some(i) => {
+                // What `commit` does with a later occurrence of a committed race.
+                let into = &mut self.list[i].1;
+                if into.addresses.len() < crate::report::MAX_ADDRESSES {
+                    into.addresses.insert(raw.addr);
+                }
+                crate::report::add_addresses(&mut into.addresses, &raw.addresses);
+                into.occurrences += raw.occurrences.max(1);
+            }
+            None => {
+                if !self.index.is_empty() {
+                    self.index.insert(Self::id(&key, &raw), self.list.len());
+                }
+                self.list.push((key, raw));
+            }
+        }
+    }
+}
 
 /// One CTA's [`RaceCheck::cta_rmws`]: (thread, site, epoch), oldest first, one entry per
 /// thread, at most [`CTA_RMWS`], in place. (A `SmallVec` of two spilled to the heap at
@@ -1193,7 +1272,7 @@ impl<H: Hooks> RaceCheck<H> {
             locs: Locs::default(),
             site_flags: Vec::new(),
             deferred: FastMap::default(),
-            lock_pending: Vec::new(),
+            lock_pending: PendingRaces::default(),
             strong_pending: Vec::new(),
             waw_pending: Vec::new(),
             lock_table: LockTable::default(),
@@ -1332,7 +1411,7 @@ impl<H: Hooks> RaceCheck<H> {
         self.read_sets.clear();
         self.locs.clear();
         self.deferred.clear();
-        self.lock_pending.clear();
+        self.lock_pending = PendingRaces::default();
         self.strong_pending.clear();
         self.waw_pending.clear();
         self.lock_table = LockTable::default();
@@ -1849,8 +1928,8 @@ impl<H: Hooks> RaceCheck<H> {
                     .deferred
                     .entry((g, loc_key(a.loc)))
                     .or_default()
-                    .push((key, raw)),
-                _ if raw.lock_ids != (0, 0) => self.lock_pending.push((key, raw)),
+                    .add(key, raw),
+                _ if raw.lock_ids != (0, 0) => self.lock_pending.add(key, raw),
                 _ => self.commit(key, raw),
             }
         }
@@ -2861,8 +2940,8 @@ impl<H: Hooks> RaceCheck<H> {
     }
 
     fn end_launch(&mut self) {
-        let mut held: Vec<_> = self.deferred.drain().flat_map(|(_, v)| v).collect();
-        held.append(&mut self.lock_pending);
+        let mut held: Vec<_> = self.deferred.drain().flat_map(|(_, v)| v.list).collect();
+        held.append(&mut std::mem::take(&mut self.lock_pending).list);
         for (key, raw) in held {
             let (key, raw) = self.finalize(key, raw);
             self.commit(key, raw);
@@ -3044,6 +3123,78 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pending races keep one entry per race as the end of the launch classifies it, and
+    /// later occurrences add to its count and addresses exactly as `commit` would; past
+    /// [`PENDING_SCAN`] entries the index finds them.
+    #[test]
+    fn pending_races_hold_one_entry_per_race_not_per_occurrence() {
+        let access = |global: u32| crate::report::RawAccess {
+            cta: global / 32,
+            tid: global % 32,
+            global,
+            site: 1,
+            kind: AccessKind::Atomic,
+            sem: Sem::Relaxed,
+            scope: Scope::Gpu,
+        };
+        let race = |first: u32, addr: u64| {
+            (
+                RaceKey::new("k", 1, 2, RaceClass::IntraBlock),
+                RawRace {
+                    kernel: "k".into(),
+                    class: RaceClass::IntraBlock,
+                    conflict: Conflict::War,
+                    first: access(first),
+                    second: access(99),
+                    shared_cta: None,
+                    addr,
+                    allocation: None,
+                    lock: None,
+                    acquire_site: None,
+                    signal: None,
+                    acquire_lock: 0,
+                    lock_ids: (1, 0),
+                    addresses: Default::default(),
+                    reader_rmw: None,
+                    writer_unreleased: false,
+                    occurrences: 1,
+                    executions: 1,
+                    last_execution: 0,
+                },
+            )
+        };
+        let mut p = PendingRaces::default();
+        for i in 0..1000u64 {
+            // 20 first threads (past the scan length), each race at two addresses.
+            let (k, r) = race((i % 20) as u32, 0x100 + (i / 20 % 2) * 8);
+            p.add(k, r);
+        }
+        assert_eq!(p.list.len(), 20);
+        for (i, (_, r)) in p.list.iter().enumerate() {
+            assert_eq!(
+                r.first.global, i as u32,
+                "first occurrences keep their order"
+            );
+            assert_eq!(r.occurrences, 50);
+            // The first occurrence's own address is added when it is committed.
+            assert_eq!(
+                r.addresses.iter().copied().collect::<Vec<_>>(),
+                vec![0x100, 0x108]
+            );
+        }
+        // Committed one by one or merged first: the same race set.
+        let mut one = RaceCheck::new(fencehound_vgpu::NoHooks);
+        let mut merged = RaceCheck::new(fencehound_vgpu::NoHooks);
+        for i in 0..1000u64 {
+            let (k, r) = race((i % 20) as u32, 0x100 + (i / 20 % 2) * 8);
+            one.commit(k, r);
+        }
+        for (k, r) in p.list {
+            merged.commit(k, r);
+        }
+        assert_eq!(format!("{:?}", one.races), format!("{:?}", merged.races));
+    }
 
     /// [`RecentRmws`] is the list it replaced: per note, the thread's older entry dropped,
     /// then the oldest if [`CTA_RMWS`] are held, then the new one at the end; `forget`
