@@ -1262,7 +1262,6 @@ impl WeakMemory {
     ) -> Result<u64, MemError> {
         let current = mem.read_u64(a.loc, a.size)?;
         self.stats.rmws += 1;
-        self.fresh = false;
         let t = a.thread;
         let g = t.global;
         let (key, off, size) = (pack(a.loc) & !7, (pack(a.loc) & 7) as u8, a.size as u8);
@@ -1343,6 +1342,14 @@ impl WeakMemory {
             return Ok(old);
         };
         let new = new & mask;
+        // Progress, which ends the liveness rule's fresh reads ([`Self::stalled`]), is a
+        // store that changes a value: an RMW that fails or writes the value it read is a
+        // poll, as the vgpu counts it. (It ended them at every RMW, before its own read:
+        // the failed CASes of a spinlock released by a plain store read the stale "held"
+        // at every stall, and `exec --model weak` of such a lock never ended.)
+        if new != old {
+            self.fresh = false;
+        }
         self.seq += 1;
         let m = self.put_msg(msg.filter(|m| !m.is_empty()).map(Rc::new));
         let e = Entry::new(

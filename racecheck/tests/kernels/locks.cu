@@ -4,6 +4,7 @@
 // case: lk_no_fences; expect: lock-misuse; grid: 4; block: 32; args: locks:u32[4], counter:u32[1]
 // case: lk_unprotected; expect: lock-misuse; grid: 4; block: 32; args: locks:u32[4], counter:u32[1]
 // case: lk_lock_in_shared; expect: none; grid: 1; block: 128; args: counter:u32[1]
+// case: lk_plain_release; expect: lock-misuse; grid: 4; block: 32; args: locks:u32[4], counter:u32[1]
 
 __device__ void lock(unsigned *l, bool fence)
 {
@@ -51,6 +52,18 @@ extern "C" __global__ void lk_unprotected(unsigned *locks, unsigned *counter)
         counter[0] += 1;
         unlock(&locks[0], true);
     }
+}
+
+/* Fenced on both sides, but released with a plain store: the store races with the other
+   CTAs' atomicCAS on the lock word (and is no release pattern). Under `weak` the spinning
+   CASes may read the stale "held" until the liveness rule makes the store visible. */
+extern "C" __global__ void lk_plain_release(unsigned *locks, unsigned *counter)
+{
+    if (threadIdx.x != 0) return;
+    lock(&locks[0], true);
+    counter[0] += 1;
+    __threadfence();
+    locks[0] = 0u;
 }
 
 /* One leader per warp takes a shared-memory lock with block-scope fences. */

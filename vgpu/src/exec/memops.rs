@@ -934,8 +934,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     let cv = c.map_or(0, |c| self.src(w, l, c));
                     let new = rmw(op, size, bv, cv)(old).unwrap_or(old);
                     if new == old || self.mem.store_hinted(loc, size, new, &mut hint).is_some() {
-                        self.since_progress = 0;
+                        // An RMW that leaves memory as it was (a failed CAS, `atomicAdd(p,
+                        // 0)`) is a read: no progress (see `atomic_one`).
                         if new != old {
+                            self.since_progress = 0;
                             self.changed();
                         }
                         if let Some(d) = d {
@@ -992,8 +994,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             Ok(v) => v,
             Err(e) => return Err(self.mem_fault(w, l, pc, e)),
         };
-        self.since_progress = 0;
+        // Progress only when memory changed: an RMW that leaves it as it was (a failed
+        // compare-and-swap, `atomicAdd(p, 0)`) is a poll, as a load is. Counted as
+        // progress, a spin of failed CASes on a lock whose release waits to become
+        // visible (a plain-store unlock under `weak`, a buffered one under the buffer
+        // models) kept the stall rule from ever firing: under `weak` the lock's CAS read
+        // the stale "held" forever (`exec` of such a spinlock never ended).
         if changed {
+            self.since_progress = 0;
             self.changed();
         }
         Ok(old)
@@ -1303,10 +1311,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     .hooks
                     .atomic_warp(self.mem, &acc[..n], &mut f, &mut old[..n]);
                 let done = r.as_ref().map_or_else(|e| e.0, |_| n);
-                if done > 0 {
-                    self.since_progress = 0;
-                }
+                // Progress only when memory changed (see `atomic_one`).
                 if changed {
+                    self.since_progress = 0;
                     self.changed();
                 }
                 if let Some(d) = d {
