@@ -2225,6 +2225,19 @@ impl<H: Hooks> RaceCheck<H> {
         };
         let (lp, lc) = (real(raw.lock_ids.0), real(raw.lock_ids.1));
         let shared_lock = lp.iter().any(|l| lc.contains(l));
+        // The race is on a held lock's own word, between a plain store (the release) and
+        // an atomic (another thread's attempt to take it).
+        let word = loc_key(match raw.shared_cta {
+            Some(cta) => Location::Shared {
+                cta,
+                offset: raw.addr as u32,
+            },
+            None => Location::Global(raw.addr),
+        });
+        let plain_store = |x: &RawAccess| x.kind == AccessKind::Store && x.sem == Sem::Weak;
+        let plain_release = (lp.contains(&word) || lc.contains(&word))
+            && ((plain_store(&raw.first) && raw.second.kind == AccessKind::Atomic)
+                || (plain_store(&raw.second) && raw.first.kind == AccessKind::Atomic));
         // The previous holder released properly, and this thread took the lock without
         // acquire ordering (of enough scope): the acquire is what to fix.
         let acquire_problem = shared_lock
@@ -2247,14 +2260,16 @@ impl<H: Hooks> RaceCheck<H> {
             }
             return (key, raw);
         }
-        raw.lock = Some(if shared_lock {
+        raw.lock = Some(if plain_release {
+            LockProblem::PlainRelease
+        } else if shared_lock {
             LockProblem::Unordered
         } else if !lp.is_empty() && !lc.is_empty() {
             LockProblem::DifferentLocks
         } else {
             LockProblem::Unprotected
         });
-        let class = if acquire_problem {
+        let class = if acquire_problem && !plain_release {
             RaceClass::LockAcquire
         } else {
             RaceClass::LockMisuse

@@ -126,6 +126,9 @@ pub enum LockProblem {
     DifferentLocks,
     /// One holds a lock, the other none.
     Unprotected,
+    /// The race is on the lock word itself: a holder releases it with a plain store,
+    /// which races with the other threads' atomics on the word (and is no release).
+    PlainRelease,
 }
 
 /// One side of a race, as recorded.
@@ -672,6 +675,13 @@ fn missing_text(
             }
             Some(LockProblem::Unprotected) => {
                 "one access holds a lock and the other none: take the lock for both".into()
+            }
+            Some(LockProblem::PlainRelease) => {
+                "the lock word itself: its holder releases it with a plain store, which \
+                 races with the other threads' atomics on the word and is no release (the \
+                 next holder does not synchronize with it): release it with \
+                 `atomicExch(lock, 0)`, after `__threadfence()`"
+                    .into()
             }
             _ => "both hold the lock, but its release does not order the critical \
                   sections: __threadfence() before releasing it (and after acquiring it)"

@@ -137,6 +137,7 @@ fn lock_problems_are_named() {
         ("lk_per_block_locks", LockProblem::DifferentLocks),
         ("lk_no_fences", LockProblem::Unordered),
         ("lk_unprotected", LockProblem::Unprotected),
+        ("lk_plain_release", LockProblem::PlainRelease),
     ] {
         let out = run(&m, k, 4, 32, args, 0..3, Memory::Sc, "");
         assert!(
