@@ -457,3 +457,67 @@ fn quick_stalls_keep_the_hang_verdict_with_unparked_spinners() {
         );
     });
 }
+
+/// A lock that is never released: thread 0 of every CTA spins on `atom.cas` until it
+/// takes `buf[0]`; the first taker exits holding it. The spinners' failed CASes change
+/// nothing, so they are no progress: under every model the launch ends in the livelock
+/// verdict. (Every atomic counted as progress before: under `weak` the stall rule never
+/// fired and the launch ran until its fuel or wall clock ran out — here a Timeout.)
+const NO_UNLOCK: &str = r#"
+.visible .entry no_unlock(.param .u64 buf)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [buf];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r2, %tid.x;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra DONE;
+SPIN:
+    atom.global.cas.b32 %r6, [%rd2], 0, 1;
+    setp.ne.u32 %p2, %r6, 0;
+    @%p2 bra SPIN;
+    fence.sc.gpu;
+    ld.global.u32 %r7, [%rd2+8];
+    add.u32 %r7, %r7, 1;
+    st.global.u32 [%rd2+8], %r7;
+DONE:
+    ret;
+}
+"#;
+
+#[test]
+fn failed_cas_spins_are_no_progress_under_every_model() {
+    let opts = LaunchOptions {
+        fuel: 20_000_000,
+        ..LaunchOptions::default()
+    };
+    let kernel = ("no_unlock", NO_UNLOCK);
+    for seed in 0..4 {
+        let (r, _) = launch_with(&mut NoHooks, seed, kernel, (4, 32, 256), opts);
+        assert!(
+            matches!(r.outcome, LaunchOutcome::Deadlock(_)),
+            "sc seed {seed}: {:?}",
+            r.outcome
+        );
+        let mut weak =
+            fencehound_handlers::WeakHooks::new(BufferConfig::new(Model::Weak, 1.0, seed));
+        let (r, _) = launch_with(&mut weak, seed, kernel, (4, 32, 256), opts);
+        assert!(
+            matches!(r.outcome, LaunchOutcome::Deadlock(_)),
+            "weak seed {seed}: {:?}",
+            r.outcome
+        );
+        for model in [Model::Bugaroo, Model::Scoped] {
+            let mut h = WriteBuffers::new(BufferConfig::new(model, 1.0, seed));
+            let (r, _) = launch_with(&mut h, seed, kernel, (4, 32, 256), opts);
+            assert!(
+                matches!(r.outcome, LaunchOutcome::Deadlock(_)),
+                "{} seed {seed}: {:?}",
+                model.name(),
+                r.outcome
+            );
+        }
+    }
+}
