@@ -623,7 +623,6 @@ impl Memory {
         v: u64,
         hint: &mut usize,
     ) -> Option<()> {
-        self.note_write(loc, size);
         let b = self.bytes_mut(loc, size, hint)?;
         match size {
             1 => b[0] = v as u8,
@@ -632,6 +631,9 @@ impl Memory {
             8 => *b.first_chunk_mut::<8>()? = v.to_le_bytes(),
             _ => return None,
         }
+        // Noted once written: a caller whose store this cannot finish takes a path that
+        // notes it (`Memory::write`), which noted it a second time before.
+        self.note_write(loc, size);
         Some(())
     }
 
@@ -684,9 +686,9 @@ impl Memory {
         }
     }
 
-    /// [`Memory::write_u64`] through the allocation hint: the same bytes written and the
-    /// same write noted once, or the same error (which `write_u64` reports, noting the
-    /// write as it does). [`NoHooks`](crate::NoHooks)' warp stores.
+    /// [`Memory::write_u64`] through [`Memory::store_hinted`]: the same bytes written and
+    /// the same write noted once, or the same error (a store the fast path cannot finish
+    /// takes `write_u64`'s path). [`NoHooks`](crate::NoHooks)' warp stores and RMWs.
     #[inline(always)]
     pub fn write_hinted(
         &mut self,
@@ -695,33 +697,10 @@ impl Memory {
         v: u64,
         hint: &mut usize,
     ) -> Result<(), MemError> {
-        let done = match self.bytes_mut(loc, size, hint) {
-            Some(b) => match size {
-                1 => {
-                    b[0] = v as u8;
-                    true
-                }
-                2 => b
-                    .first_chunk_mut::<2>()
-                    .map(|c| *c = (v as u16).to_le_bytes())
-                    .is_some(),
-                4 => b
-                    .first_chunk_mut::<4>()
-                    .map(|c| *c = (v as u32).to_le_bytes())
-                    .is_some(),
-                8 => b
-                    .first_chunk_mut::<8>()
-                    .map(|c| *c = v.to_le_bytes())
-                    .is_some(),
-                _ => false,
-            },
-            None => false,
-        };
-        if !done {
-            return self.write_u64(loc, size, v);
+        match self.store_hinted(loc, size, v, hint) {
+            Some(()) => Ok(()),
+            None => self.write_u64(loc, size, v),
         }
-        self.note_write(loc, size);
-        Ok(())
     }
 
     /// Reads a little-endian value of `size` bytes (1, 2, 4, 8).
