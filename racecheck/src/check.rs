@@ -989,14 +989,19 @@ fn words(addr: u64, len: u64) -> impl Iterator<Item = (u64, u8)> {
 }
 
 /// The window entry of write `a` that wrote `value`; `msg`/`blind` as computed by
-/// [`Hb::write_message`] (an empty one publishes nothing and is not kept).
+/// [`Hb::write_message`], moved to the heap when they publish something (an empty one is
+/// not kept). Taken by reference: an `Option<Message>` moved by value is copied whole even
+/// when it is `None`, and the RMW path moved two of them from call to call — the copy of
+/// [`RaceCheck::messages`]' result was a tenth of `on_atomic`'s samples on a shared
+/// histogram (`perf`: a store-forwarding stall, the tuple read back with wider loads than
+/// it was written with).
 #[allow(clippy::too_many_arguments)]
 fn sync_write(
     a: &Access,
     value: u64,
     strong: bool,
-    msg: Option<Rc<Message>>,
-    blind: Option<Rc<Message>>,
+    msg: &mut Option<Message>,
+    blind: &mut Option<Message>,
     number: u32,
     epoch: Epoch,
     signal: bool,
@@ -1012,17 +1017,12 @@ fn sync_write(
         cta: a.thread.cta,
         scope: a.scope,
         strong,
-        msg,
-        blind,
+        msg: boxed(msg),
+        blind: boxed(blind),
     }
 }
 
-/// A message under construction, moved to the heap when it publishes something (and left
-/// `None`). Through a reference: an `Option<Message>` moved by value is copied whole even
-/// when it is `None`, and the RMW path moved two of them from call to call — the copy of
-/// [`RaceCheck::messages`]' result was a tenth of `on_atomic`'s samples on a shared
-/// histogram (`perf`: a store-forwarding stall, the tuple read back with wider loads than
-/// it was written with).
+/// `m` on the heap when it publishes something.
 #[inline]
 fn boxed(m: &mut Option<Message>) -> Option<Rc<Message>> {
     match m {
@@ -1152,7 +1152,7 @@ const CTA_RMWS: usize = 4;
 #[derive(Debug, Default)]
 struct PendingRaces {
     list: Vec<(RaceKey, RawRace)>,
-    /// Index in `list` by the identity above, once the list is long enough to need one.
+    /// Index in `list` by the identity above.
     index: FastMap<PendingId, usize>,
 }
 
@@ -1165,40 +1165,17 @@ type PendingId = (
     u32,
 );
 
-/// Lists up to this long are searched without the index.
-const PENDING_SCAN: usize = 8;
-
 impl PendingRaces {
-    fn id(key: &RaceKey, raw: &RawRace) -> PendingId {
-        (
+    fn add(&mut self, key: RaceKey, raw: RawRace) {
+        let id = (
             key.clone(),
             raw.lock_ids,
             raw.acquire_site,
             raw.acquire_lock,
             raw.first.global,
-        )
-    }
-
-    fn add(&mut self, key: RaceKey, raw: RawRace) {
-        let same = |(k, r): &(RaceKey, RawRace)| {
-            *k == key
-                && r.lock_ids == raw.lock_ids
-                && r.acquire_site == raw.acquire_site
-                && r.acquire_lock == raw.acquire_lock
-                && r.first.global == raw.first.global
-        };
-        let found = if self.list.len() <= PENDING_SCAN {
-            self.list.iter().position(same)
-        } else {
-            if self.index.is_empty() {
-                for (i, (k, r)) in self.list.iter().enumerate() {
-                    self.index.entry(Self::id(k, r)).or_insert(i);
-                }
-            }
-            self.index.get(&Self::id(&key, &raw)).copied()
-        };
-        match found {
-            Some(i) => {
+        );
+        match self.index.get(&id) {
+            Some(&i) => {
                 // What `commit` does with a later occurrence of a committed race.
                 let into = &mut self.list[i].1;
                 if into.addresses.len() < crate::report::MAX_ADDRESSES {
@@ -1208,9 +1185,7 @@ impl PendingRaces {
                 into.occurrences += raw.occurrences.max(1);
             }
             None => {
-                if !self.index.is_empty() {
-                    self.index.insert(Self::id(&key, &raw), self.list.len());
-                }
+                self.index.insert(id, self.list.len());
                 self.list.push((key, raw));
             }
         }
@@ -2651,7 +2626,7 @@ impl<H: Hooks> RaceCheck<H> {
             remember_in(
                 q,
                 a,
-                sync_write(a, value, false, None, None, 0, epoch, false),
+                sync_write(a, value, false, &mut None, &mut None, 0, epoch, false),
             );
         }
         if value == 0 {
@@ -2692,16 +2667,7 @@ impl<H: Hooks> RaceCheck<H> {
         let same_op = a.indivisible && !a.loc.addr().is_multiple_of(16);
         let (number, signal) =
             self.note_strong_write(g, loc_key(a.loc), a.site, epoch, true, same_op);
-        let w = sync_write(
-            a,
-            value,
-            true,
-            boxed(&mut msg),
-            boxed(&mut bmsg),
-            number,
-            epoch,
-            signal,
-        );
+        let w = sync_write(a, value, true, &mut msg, &mut bmsg, number, epoch, signal);
         remember_in(self.locs.sync_entry(loc_key(a.loc)), a, w);
         if value == 0 {
             self.unlock(a);
@@ -2781,20 +2747,8 @@ impl<H: Hooks> RaceCheck<H> {
             if let Some(w) = &src {
                 continues(w, &mut msg, &mut bmsg);
             }
-            remember_in(
-                q,
-                a,
-                sync_write(
-                    a,
-                    new,
-                    true,
-                    boxed(&mut msg),
-                    boxed(&mut bmsg),
-                    number,
-                    epoch,
-                    signal,
-                ),
-            );
+            let w = sync_write(a, new, true, &mut msg, &mut bmsg, number, epoch, signal);
+            remember_in(q, a, w);
             src
         } else {
             self.written(a, old)
@@ -3140,8 +3094,7 @@ mod tests {
     use super::*;
 
     /// Pending races keep one entry per race as the end of the launch classifies it, and
-    /// later occurrences add to its count and addresses exactly as `commit` would; past
-    /// [`PENDING_SCAN`] entries the index finds them.
+    /// later occurrences add to its count and addresses exactly as `commit` would.
     #[test]
     fn pending_races_hold_one_entry_per_race_not_per_occurrence() {
         let access = |global: u32| crate::report::RawAccess {
@@ -3181,7 +3134,7 @@ mod tests {
         };
         let mut p = PendingRaces::default();
         for i in 0..1000u64 {
-            // 20 first threads (past the scan length), each race at two addresses.
+            // 20 first threads, each race at two addresses.
             let (k, r) = race((i % 20) as u32, 0x100 + (i / 20 % 2) * 8);
             p.add(k, r);
         }
@@ -3272,7 +3225,7 @@ mod tests {
         remember_in(
             locs.sync_entry(8),
             &a,
-            sync_write(&a, 5, true, None, None, 1, Epoch::FIRST, false),
+            sync_write(&a, 5, true, &mut None, &mut None, 1, Epoch::FIRST, false),
         );
         assert_eq!(locs.sync_len(), 1);
         locs.hidden_remove(8);
