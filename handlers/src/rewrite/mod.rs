@@ -100,7 +100,7 @@
 //! order). The device policy ([`crate::DrainPolicy::Device`]) replaces them by rules
 //! threads can apply themselves, and the differential test compares against the native
 //! handlers running that policy (so the two are equal by construction of the test, and
-//! the policy's soundness is checked on its own: `litmus/tests/it/rewrite.rs` runs the
+//! the policy's soundness is checked on its own: `litmus/tests/dat3m/rewrite.rs` runs the
 //! litmus suite under it, 0 unsound):
 //! - thread exit: the thread's entries move, still invisible, to its CTA's *orphan queue*;
 //!   the launch's last thread to exit (a counter in the control block) drains every CTA.

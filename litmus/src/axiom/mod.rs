@@ -9,7 +9,7 @@
 //! form of Lustig, Sahasrabuddhe and Giroux, "A Formal Analysis of the NVIDIA PTX Memory
 //! Consistency Model" (ASPLOS'19), without proxies — the model Dat3M encodes in
 //! `ptx-v7.5.cat`, whose verdicts on the Dat3M litmus tests are the cross-check
-//! (`../shared/litmus/expected-ptx-v7.5.csv`; the test `tests/axiom_dat3m.rs` asserts
+//! (`../shared/litmus/expected-ptx-v7.5.csv`; the test `tests/dat3m/axiom.rs` asserts
 //! agreement). That encoding was read for facts where the manual leaves a choice open;
 //! those choices are listed below.
 //!

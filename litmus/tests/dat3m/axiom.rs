@@ -1,58 +1,19 @@
 //! The axiomatic checker against every verdict of `expected-ptx-v7.5.csv` (the Dat3M PTX
-//! litmus tests in `../shared/litmus`, PTX v7.5 as encoded in Dat3M's `ptx-v7.5.cat`): it
-//! must agree on every file it supports, and the files it does not support are listed
-//! here with the reason (none today).
-//!
-//! Those files are not in the repository. This test binary has its own harness
-//! (`harness = false`, like `tests/html_browser.rs`): where the directory is missing it
-//! prints that it was SKIPPED and prints no `test result:` line, so nothing counts it as
-//! passed. `FENCEHOUND_LITMUS_DIR` points at another copy.
+//! litmus tests, PTX v7.5 as encoded in Dat3M's `ptx-v7.5.cat`): it must agree on every
+//! file it supports, and the files it does not support are listed here with the reason
+//! (none today).
 
 use fencehound_litmus::axiom::{self, Options};
 use fencehound_litmus::expect::Expectations;
 use fencehound_litmus::suite::expand;
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Instant;
-
-const NAME: &str = "axiomatic_checker_agrees_with_every_dat3m_verdict";
 
 /// Files the checker does not support, with the reason. Keep empty unless a construct is
 /// really out of the model (the proxy tests are not in the CSV at all).
 const UNSUPPORTED: &[(&str, &str)] = &[];
 
-fn suite_dir() -> PathBuf {
-    std::env::var_os("FENCEHOUND_LITMUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/litmus"))
-}
-
-fn main() {
-    let dir = suite_dir();
-    if !dir.join("expected-ptx-v7.5.csv").exists() {
-        println!(
-            "test {NAME} ... SKIPPED: {} not found (set FENCEHOUND_LITMUS_DIR); not counted as passed",
-            dir.display()
-        );
-        return;
-    }
-    println!("\nrunning 1 test");
-    let start = Instant::now();
-    let outcome = std::panic::catch_unwind(|| agree(&dir));
-    let secs = start.elapsed().as_secs_f64();
-    match outcome {
-        Ok(()) => {
-            println!("test {NAME} ... ok");
-            println!("\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in {secs:.2}s\n");
-        }
-        Err(_) => {
-            println!("test {NAME} ... FAILED");
-            println!("\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in {secs:.2}s\n");
-            std::process::exit(101);
-        }
-    }
-}
-
-fn agree(dir: &std::path::Path) {
+pub fn axiomatic_checker_agrees_with_every_dat3m_verdict(dir: &Path) {
     let exp = Expectations::load(&dir.join("expected-ptx-v7.5.csv")).unwrap();
     let files = expand(&[dir.join("ptx")]).unwrap();
     assert!(files.len() >= 104, "{} files", files.len());
