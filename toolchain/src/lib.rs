@@ -62,5 +62,6 @@ pub use nvrtc::{
     DEFAULT_ARCH, LOWERED_NAME_MARK,
 };
 pub use ptxas::{
-    assemble, assemble_with, ptxas_version, resource_usage, resource_usage_with, FunctionUsage,
+    assemble, assemble_linked, assemble_with, ptxas_version, resource_usage, resource_usage_with,
+    FunctionUsage,
 };

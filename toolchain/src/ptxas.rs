@@ -1,7 +1,9 @@
 //! Running ptxas: the authority on whether a PTX text is valid for a real GPU.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, OnceLock};
 
 use crate::discover::find_ptxas;
 use crate::error::{PtxasError, ToolchainError};
@@ -47,17 +49,132 @@ pub fn resource_usage_with(
     run(ptxas, ptx, arch, true).map(|log| parse_usage(&log))
 }
 
+/// Assembles `unique` and each of `shared` as relocatable device code (`ptxas -c`) for
+/// `arch` and links the objects with nvlink (found beside ptxas): the module they make
+/// together assembles and every symbol one part uses from another resolves. For many
+/// modules that carry one large part verbatim — an instrumented module is the device
+/// runtime's 170 KB of PTX, the same in every one, plus the kernel — the shared parts are
+/// assembled once per process and architecture (objects kept in a temporary directory
+/// for the process's lifetime) and only `unique` each time: ptxas took 0.61 s for an
+/// instrumented histogram kernel whole, 0.06 s for its kernel part against the runtime's
+/// declarations (sm_80, 2026-12-06).
+pub fn assemble_linked(unique: &str, shared: &[&str], arch: &str) -> Result<(), PtxasError> {
+    static OBJECTS: OnceLock<Mutex<Objects>> = OnceLock::new();
+    let ptxas = find_ptxas()?.path;
+    let sm = real_arch(arch)?;
+    let nvlink = ptxas.with_file_name("nvlink");
+    if !nvlink.is_file() {
+        return Err(ToolchainError::Io {
+            action: "finding nvlink beside ptxas at",
+            path: nvlink,
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        }
+        .into());
+    }
+    let objects = OBJECTS.get_or_init(|| Mutex::new(Objects::default()));
+    let lock = || objects.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = lock().dir()?;
+    let mut inputs = Vec::new();
+    for part in shared {
+        let key = (sm.clone(), part.to_string());
+        let known = lock().made.get(&key).cloned();
+        let obj = match known {
+            Some(o) => o,
+            None => {
+                let o = dir.join(format!("shared-{}.o", lock().next()));
+                run_to(&ptxas, part, arch, false, Some(&o))?;
+                lock().made.insert(key, o.clone());
+                o
+            }
+        };
+        inputs.push(obj);
+    }
+    let work = tempfile::Builder::new()
+        .prefix("fencehound-ptxas-")
+        .tempdir()
+        .map_err(io(
+            "creating a temporary directory in",
+            &std::env::temp_dir(),
+        ))?;
+    let own = work.path().join("unique.o");
+    run_to(&ptxas, unique, arch, false, Some(&own))?;
+    inputs.push(own);
+    let cubin = work.path().join("linked.cubin");
+    let out = Command::new(&nvlink)
+        .arg(format!("-arch={sm}"))
+        .args(&inputs)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .map_err(io("running", &nvlink))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let mut log = String::from_utf8_lossy(&out.stderr).into_owned();
+    log.push_str(&String::from_utf8_lossy(&out.stdout));
+    Err(PtxasError::Rejected {
+        arch: sm,
+        log: format!("nvlink: {}", log.trim_end()),
+    })
+}
+
+/// [`assemble_linked`]'s objects of shared parts, by (architecture, PTX text).
+#[derive(Default)]
+struct Objects {
+    dir: Option<tempfile::TempDir>,
+    made: HashMap<(String, String), PathBuf>,
+    count: u64,
+}
+
+impl Objects {
+    fn dir(&mut self) -> Result<PathBuf, ToolchainError> {
+        if self.dir.is_none() {
+            self.dir = Some(
+                tempfile::Builder::new()
+                    .prefix("fencehound-objects-")
+                    .tempdir()
+                    .map_err(io(
+                        "creating a temporary directory in",
+                        &std::env::temp_dir(),
+                    ))?,
+            );
+        }
+        Ok(self
+            .dir
+            .as_ref()
+            .map(|d| d.path().to_path_buf())
+            .unwrap_or_default())
+    }
+
+    fn next(&mut self) -> u64 {
+        self.count += 1;
+        self.count
+    }
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ToolchainError {
+    let path = path.to_path_buf();
+    move |source| ToolchainError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
 /// Runs ptxas (with `-v` when `verbose`) and returns its output (stderr, then stdout).
 fn run(ptxas: &Path, ptx: &str, arch: &str, verbose: bool) -> Result<String, PtxasError> {
+    run_to(ptxas, ptx, arch, verbose, None)
+}
+
+/// [`run`]; with `object`, as relocatable code (`-c`) written there.
+fn run_to(
+    ptxas: &Path,
+    ptx: &str,
+    arch: &str,
+    verbose: bool,
+    object: Option<&Path>,
+) -> Result<String, PtxasError> {
     let sm = real_arch(arch)?;
-    let io = |action: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ToolchainError::Io {
-            action,
-            path,
-            source,
-        }
-    };
     let dir = tempfile::Builder::new()
         .prefix("fencehound-ptxas-")
         .tempdir()
@@ -66,17 +183,21 @@ fn run(ptxas: &Path, ptx: &str, arch: &str, verbose: bool) -> Result<String, Ptx
             &std::env::temp_dir(),
         ))?;
     let input = dir.path().join("input.ptx");
-    let output = dir.path().join("output.cubin");
+    let scratch = dir.path().join("output.cubin");
+    let output = object.unwrap_or(&scratch);
     std::fs::write(&input, ptx).map_err(io("writing", &input))?;
     let mut cmd = Command::new(ptxas);
     cmd.arg(format!("-arch={sm}"));
     if verbose {
         cmd.arg("-v");
     }
+    if object.is_some() {
+        cmd.arg("-c");
+    }
     let out = cmd
         .arg(&input)
         .arg("-o")
-        .arg(&output)
+        .arg(output)
         .output()
         .map_err(io("running", ptxas))?;
     let mut log = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -298,6 +298,61 @@ pub fn runtime_functions() -> Result<Vec<String>, RewriteError> {
         .collect())
 }
 
+/// A rewritten module as two modules: the kernels' part, which declares the device
+/// runtime's visible variables and functions `.extern` instead of defining them, and the
+/// runtime's part, which is the runtime as [`runtime::PTX`] has it under `m`'s own
+/// `.version`/`.target`/`.address_size`. Linked (`fencehound_toolchain::assemble_linked`),
+/// they are `m`: tests that assemble many instrumented modules assemble the runtime's part
+/// once per architecture (ptxas spent 70% of each whole module on it). `None` when `m`
+/// does not hold the runtime's items verbatim (then only the whole module can be
+/// assembled).
+pub fn split_runtime(m: &ptx::Module) -> Option<(ptx::Module, ptx::Module)> {
+    use ptx::{Item, Linkage};
+    let rt = emit::runtime_module().ok()?;
+    let header = |i: &Item| {
+        matches!(
+            i,
+            Item::Version { .. } | Item::Target(_) | Item::AddressSize(_)
+        )
+    };
+    let mut from_runtime = vec![false; m.items.len()];
+    for r in rt.items.iter().filter(|i| !header(i)) {
+        let at = m.items.iter().position(|x| x == r)?;
+        from_runtime[at] = true;
+    }
+    let mut runtime: Vec<Item> = m.items.iter().filter(|i| header(i)).cloned().collect();
+    let mut kernels = Vec::new();
+    for (it, rt_item) in m.items.iter().zip(from_runtime) {
+        if !rt_item {
+            kernels.push(it.clone());
+            continue;
+        }
+        runtime.push(it.clone());
+        // Module-local runtime functions are not reachable from the kernels' part.
+        match it {
+            Item::Var(v) if v.linkage == Some(Linkage::Visible) => {
+                kernels.push(Item::Var(ptx::VarDecl {
+                    linkage: Some(Linkage::Extern),
+                    init: None,
+                    ..v.clone()
+                }))
+            }
+            Item::Func(f) if f.linkage == Some(Linkage::Visible) => {
+                kernels.push(Item::Func(ptx::Function {
+                    linkage: Some(Linkage::Extern),
+                    body: None,
+                    ..f.clone()
+                }))
+            }
+            _ => {}
+        }
+    }
+    Some((
+        ptx::Module { items: kernels },
+        ptx::Module { items: runtime },
+    ))
+}
+
 /// The module the differential test runs natively: `ret` of a kernel written as `exit`
 /// (the same operation), and the runtime's variables declared where the rewrite puts them
 /// (unused, so the module's own variables get the same addresses in both runs). `exit` is a

@@ -34,6 +34,22 @@ fn header_value<'a>(src: &'a str, key: &str) -> &'a str {
         .trim()
 }
 
+/// `m` (a rewritten module) assembled for `arch` as its kernels' part linked with the
+/// device runtime's part, which is assembled once per architecture and process
+/// (`rewrite::split_runtime`, `fencehound_toolchain::assemble_linked`).
+fn assemble_split(
+    m: &fencehound_ptx::Module,
+    arch: &str,
+) -> Result<(), fencehound_toolchain::PtxasError> {
+    let (kernels, runtime) = fencehound_handlers::rewrite::split_runtime(m)
+        .expect("a rewritten module holds the runtime verbatim");
+    fencehound_toolchain::assemble_linked(
+        &fencehound_ptx::print(&kernels),
+        &[&fencehound_ptx::print(&runtime)],
+        arch,
+    )
+}
+
 #[test]
 fn every_rewritten_kernel_assembles_for_sm_75_80_90() {
     let mut stems: Vec<String> = std::fs::read_dir(kernels_dir())
@@ -92,8 +108,7 @@ fn every_rewritten_kernel_assembles_for_sm_75_80_90() {
                                 continue;
                             }
                         };
-                        let text = fencehound_ptx::print(&rw.module);
-                        match fencehound_toolchain::assemble(&text, &format!("sm_{arch}")) {
+                        match assemble_split(&rw.module, &format!("sm_{arch}")) {
                             Ok(()) => ok += 1,
                             Err(e) => fails.push(format!("{stem} sm_{arch}: {e}")),
                         }
@@ -116,6 +131,52 @@ fn every_rewritten_kernel_assembles_for_sm_75_80_90() {
     assert!(fails.is_empty(), "{}", fails.join("\n"));
     eprintln!("{ok} rewritten kernels assembled");
     assert!(ok >= 150, "only {ok} kernels assembled");
+}
+
+/// The split assembly the test above uses checks what assembling the whole module checks:
+/// a rewritten kernel that assembles whole links from its parts; its kernels' part alone
+/// does not link (nvlink resolves every runtime symbol it uses); an invalid instruction
+/// in the kernels' part is rejected as in the whole module; and the split kept every item.
+#[test]
+fn split_assembly_checks_what_whole_assembly_checks() {
+    let path = kernels_dir().join("algo_histogram.cu");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let mut req = fencehound_toolchain::CompileRequest::new(source.clone(), "algo_histogram.cu");
+    req.extra_options =
+        fencehound_toolchain::expand_nvrtc_flags(header_value(&source, "nvrtc-flags")).unwrap();
+    let ptx = fencehound_toolchain::compile(&req).unwrap().ptx;
+    let m = fencehound_ptx::parse("algo_histogram", &ptx).unwrap();
+    let rw = rewrite::rewrite(&m, &RewriteOptions::default()).unwrap();
+    let whole = fencehound_ptx::print(&rw.module);
+    fencehound_toolchain::assemble(&whole, "sm_80").unwrap();
+    assemble_split(&rw.module, "sm_80").unwrap();
+    let (kernels, runtime) = rewrite::split_runtime(&rw.module).unwrap();
+    let definitions = |m: &fencehound_ptx::Module| {
+        m.functions()
+            .filter(|f| f.body.is_some())
+            .map(|f| f.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut both = definitions(&kernels);
+    both.extend(definitions(&runtime));
+    both.sort();
+    let mut all = definitions(&rw.module);
+    all.sort();
+    assert_eq!(both, all);
+    let kernels_text = fencehound_ptx::print(&kernels);
+    let alone = fencehound_toolchain::assemble_linked(&kernels_text, &[], "sm_80").unwrap_err();
+    assert!(
+        alone.log().contains("Undefined reference"),
+        "{}",
+        alone.log()
+    );
+    let broken = kernels_text.replacen("ret;", "ret.bogus;", 1);
+    assert_ne!(broken, kernels_text);
+    let runtime_text = fencehound_ptx::print(&runtime);
+    assert!(fencehound_toolchain::assemble_linked(&broken, &[&runtime_text], "sm_80").is_err());
+    assert!(
+        fencehound_toolchain::assemble(&whole.replacen("ret;", "ret.bogus;", 1), "sm_80").is_err()
+    );
 }
 
 /// The committed `runtime.ptx` is what `runtime.cu` compiles to with the toolchain's

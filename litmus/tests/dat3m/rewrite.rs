@@ -128,6 +128,22 @@ pub fn every_litmus_test_matches_native(dir: &Path) {
     assert!(runs >= 98 * 16, "{runs} runs");
 }
 
+/// `m` (a rewritten module) assembled for `arch` as its kernels' part linked with the
+/// device runtime's part, which is assembled once per architecture and process
+/// (`rewrite::split_runtime`, `fencehound_toolchain::assemble_linked`).
+fn assemble_split(
+    m: &fencehound_ptx::Module,
+    arch: &str,
+) -> Result<(), fencehound_toolchain::PtxasError> {
+    let (kernels, runtime) =
+        rewrite::split_runtime(m).expect("a rewritten module holds the runtime verbatim");
+    fencehound_toolchain::assemble_linked(
+        &fencehound_ptx::print(&kernels),
+        &[&fencehound_ptx::print(&runtime)],
+        arch,
+    )
+}
+
 pub fn every_rewritten_litmus_test_assembles(dir: &Path) {
     let suite = lowered_suite(dir);
     assert!(!suite.is_empty(), "no litmus test lowered");
@@ -157,9 +173,7 @@ pub fn every_rewritten_litmus_test_assembles(dir: &Path) {
                                 *t = vec![format!("sm_{arch}")];
                             }
                         }
-                        let text = fencehound_ptx::print(&m);
-                        if let Err(e) = fencehound_toolchain::assemble(&text, &format!("sm_{arch}"))
-                        {
+                        if let Err(e) = assemble_split(&m, &format!("sm_{arch}")) {
                             fails.push(format!("{name} sm_{arch}: {e}"));
                         }
                     }
