@@ -243,46 +243,72 @@ fn stems() -> Vec<String> {
 #[test]
 fn every_kernel_matches_native() {
     let only = std::env::var("FH_ONLY").ok();
-    let mut fails = Vec::new();
-    let mut skipped = Vec::new();
-    for stem in stems() {
-        if only.as_ref().is_some_and(|o| !stem.contains(o.as_str())) {
-            continue;
-        }
-        let k = kernel(&stem);
-        if let Some(why) = incomparable(&k.module) {
-            eprintln!("SKIP {stem}: not comparable: {why}");
-            skipped.push(stem.clone());
-            continue;
-        }
-        let rw = match rewrite::rewrite(
-            &k.module,
-            &RewriteOptions {
-                flavor: Flavor::Lockstep,
-                ..Default::default()
-            },
-        ) {
-            Ok(r) => r,
-            Err(e) => {
-                fails.push(format!("{stem}: {e}"));
-                continue;
-            }
-        };
-        let t = std::time::Instant::now();
-        for model in [Model::Bugaroo, Model::Scoped] {
-            for p in [0.5, 1.0] {
-                for seed in 0..2 {
-                    if let Some(d) = differential(&k, &rw.module, &device_cfg(model, p, seed), seed)
-                    {
-                        fails.push(d);
+    let stems: Vec<String> = stems()
+        .into_iter()
+        .filter(|s| only.as_ref().is_none_or(|o| s.contains(o.as_str())))
+        .collect();
+    // Two workers, kernels dealt alternately: the kernels are independent, and this was
+    // the crate's longest test on one thread (76 s, 2026-12-06).
+    let results: Vec<(Vec<String>, Vec<String>)> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..2)
+            .map(|w| {
+                let mine: Vec<&String> = stems.iter().skip(w).step_by(2).collect();
+                sc.spawn(move || {
+                    let (mut fails, mut skipped) = (Vec::new(), Vec::new());
+                    for stem in mine {
+                        match matches_native(stem) {
+                            Ok(f) => fails.extend(f),
+                            Err(why) => {
+                                eprintln!("SKIP {stem}: not comparable: {why}");
+                                skipped.push(stem.clone());
+                            }
+                        }
                     }
-                }
-            }
-        }
-        eprintln!("{stem}: {:?}", t.elapsed());
+                    (fails, skipped)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let (mut fails, mut skipped) = (Vec::new(), Vec::new());
+    for (f, s) in results {
+        fails.extend(f);
+        skipped.extend(s);
     }
     assert!(fails.is_empty(), "{}", fails.join("\n\n"));
     assert!(skipped.len() <= 1, "skipped {skipped:?}");
+}
+
+/// The differences between kernel `stem` rewritten (lockstep flavour) and run natively,
+/// both models, p_w 0.5 and 1, seeds 0 and 1; `Err` when the kernel cannot be compared.
+fn matches_native(stem: &str) -> Result<Vec<String>, &'static str> {
+    let k = kernel(stem);
+    if let Some(why) = incomparable(&k.module) {
+        return Err(why);
+    }
+    let rw = match rewrite::rewrite(
+        &k.module,
+        &RewriteOptions {
+            flavor: Flavor::Lockstep,
+            ..Default::default()
+        },
+    ) {
+        Ok(r) => r,
+        Err(e) => return Ok(vec![format!("{stem}: {e}")]),
+    };
+    let t = std::time::Instant::now();
+    let mut fails = Vec::new();
+    for model in [Model::Bugaroo, Model::Scoped] {
+        for p in [0.5, 1.0] {
+            for seed in 0..2 {
+                if let Some(d) = differential(&k, &rw.module, &device_cfg(model, p, seed), seed) {
+                    fails.push(d);
+                }
+            }
+        }
+    }
+    eprintln!("{stem}: {:?}", t.elapsed());
+    Ok(fails)
 }
 
 /// Kernels whose outputs depend on how many instructions ran (the vgpu's clocks count
