@@ -49,16 +49,16 @@ pub fn line_of(c: &Campaign, needle: &str) -> u32 {
 
 /// Copies the campaign's folder (its files, not subfolders) to a temporary folder, applies
 /// `patch` there with `git apply` from the folder the patch names, and returns the folder
-/// with the copy of the campaign file. None (with a visible message) when `git` is absent.
-pub fn apply_in_copy(c: &Campaign, patch: &Patch) -> Option<(tempfile::TempDir, PathBuf)> {
-    if std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: `git` is not installed, the patch cannot be applied with git apply");
-        return None;
-    }
+/// with the copy of the campaign file. Fails without `git`: the tests that apply a patch
+/// would otherwise pass having checked nothing (they returned early until 2026-12-06).
+pub fn apply_in_copy(c: &Campaign, patch: &Patch) -> (tempfile::TempDir, PathBuf) {
+    assert!(
+        std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "`git` is needed: the patch is applied with `git apply`, as a user would"
+    );
     let tmp = tempfile::tempdir().unwrap();
     let dir = std::fs::canonicalize(&c.dir).unwrap();
     for e in std::fs::read_dir(&dir).unwrap() {
@@ -90,7 +90,7 @@ pub fn apply_in_copy(c: &Campaign, patch: &Patch) -> Option<(tempfile::TempDir, 
         assert_eq!(got, f.new, "{} after git apply", f.path);
     }
     let toml = tmp.path().join(c.path.file_name().unwrap());
-    Some((tmp, toml))
+    (tmp, toml)
 }
 
 /// Fuzzes `variant` of the campaign at `toml` on `seeds` fresh seeds per model (half at
@@ -129,9 +129,7 @@ pub fn fuzz(toml: &Path, variant: &str, models: &[Model], seeds: u32) -> u64 {
 /// Applies the patch in a copy and checks that the patched source passes `seeds` seeds
 /// under every model given.
 pub fn patched_passes(c: &Campaign, patch: &Patch, variant: &str, models: &[Model], seeds: u32) {
-    let Some((_tmp, toml)) = apply_in_copy(c, patch) else {
-        return;
-    };
+    let (_tmp, toml) = apply_in_copy(c, patch);
     let failures = fuzz(&toml, variant, models, seeds);
     assert_eq!(failures, 0, "the patched source fails:\n{}", patch.diff);
 }
