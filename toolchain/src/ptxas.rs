@@ -59,7 +59,9 @@ pub fn resource_usage_with(
 /// instrumented histogram kernel whole, 0.06 s for its kernel part against the runtime's
 /// declarations (sm_80, 2026-12-06).
 pub fn assemble_linked(unique: &str, shared: &[&str], arch: &str) -> Result<(), PtxasError> {
-    type Objects = HashMap<(String, String), Vec<u8>>;
+    /// Objects by architecture, then by PTX text (looked up by `&str`: no copy of a
+    /// 170 KB part per call).
+    type Objects = HashMap<String, HashMap<String, Vec<u8>>>;
     static OBJECTS: OnceLock<Mutex<Objects>> = OnceLock::new();
     let ptxas = find_ptxas()?.path;
     let sm = real_arch(arch)?;
@@ -72,34 +74,22 @@ pub fn assemble_linked(unique: &str, shared: &[&str], arch: &str) -> Result<(), 
         }
         .into());
     }
-    let work = tempfile::Builder::new()
-        .prefix("fencehound-ptxas-")
-        .tempdir()
-        .map_err(io(
-            "creating a temporary directory in",
-            &std::env::temp_dir(),
-        ))?;
+    let work = scratch_dir()?;
     let objects = OBJECTS.get_or_init(Default::default);
-    let known = |key: &(String, String)| {
-        objects
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(key)
-            .cloned()
-    };
+    let lock = || objects.lock().unwrap_or_else(|p| p.into_inner());
     let mut inputs: Vec<PathBuf> = Vec::new();
     for (n, part) in shared.iter().enumerate() {
         let obj = work.path().join(format!("shared-{n}.o"));
-        let key = (sm.clone(), part.to_string());
-        match known(&key) {
+        let known = lock().get(&sm).and_then(|m| m.get(*part)).cloned();
+        match known {
             Some(bytes) => std::fs::write(&obj, bytes).map_err(io("writing", &obj))?,
             None => {
                 run_to(&ptxas, part, arch, false, Some(&obj))?;
                 let bytes = std::fs::read(&obj).map_err(io("reading", &obj))?;
-                objects
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(key, bytes);
+                lock()
+                    .entry(sm.clone())
+                    .or_default()
+                    .insert(part.to_string(), bytes);
             }
         }
         inputs.push(obj);
@@ -126,6 +116,17 @@ pub fn assemble_linked(unique: &str, shared: &[&str], arch: &str) -> Result<(), 
     })
 }
 
+/// A temporary directory for one ptxas or nvlink run, removed when dropped.
+fn scratch_dir() -> Result<tempfile::TempDir, ToolchainError> {
+    tempfile::Builder::new()
+        .prefix("fencehound-ptxas-")
+        .tempdir()
+        .map_err(io(
+            "creating a temporary directory in",
+            &std::env::temp_dir(),
+        ))
+}
+
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ToolchainError {
     let path = path.to_path_buf();
     move |source| ToolchainError::Io {
@@ -149,13 +150,7 @@ fn run_to(
     object: Option<&Path>,
 ) -> Result<String, PtxasError> {
     let sm = real_arch(arch)?;
-    let dir = tempfile::Builder::new()
-        .prefix("fencehound-ptxas-")
-        .tempdir()
-        .map_err(io(
-            "creating a temporary directory in",
-            &std::env::temp_dir(),
-        ))?;
+    let dir = scratch_dir()?;
     let input = dir.path().join("input.ptx");
     let scratch = dir.path().join("output.cubin");
     let output = object.unwrap_or(&scratch);

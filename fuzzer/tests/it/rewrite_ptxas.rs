@@ -10,22 +10,6 @@ use fencehound_fuzzer::Campaign;
 use fencehound_handlers::rewrite::{self, RewriteOptions};
 use std::path::Path;
 
-/// `m` (a rewritten module) assembled for `arch` as its kernels' part linked with the
-/// device runtime's part, which is assembled once per architecture and process
-/// (`rewrite::split_runtime`, `fencehound_toolchain::assemble_linked`).
-fn assemble_split(
-    m: &fencehound_ptx::Module,
-    arch: &str,
-) -> Result<(), fencehound_toolchain::PtxasError> {
-    let (kernels, runtime) = fencehound_handlers::rewrite::split_runtime(m)
-        .expect("a rewritten module holds the runtime verbatim");
-    fencehound_toolchain::assemble_linked(
-        &fencehound_ptx::print(&kernels),
-        &[&fencehound_ptx::print(&runtime)],
-        arch,
-    )
-}
-
 #[test]
 fn every_rewritten_campaign_variant_assembles_for_sm_75_80_90() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns");
@@ -83,7 +67,13 @@ fn every_rewritten_campaign_variant_assembles_for_sm_75_80_90() {
                         };
                         match rewrite::rewrite(&m, &opts) {
                             Ok(rw) => {
-                                if let Err(e) = assemble_split(&rw.module, &format!("sm_{arch}")) {
+                                let (k, r) = rewrite::assembly_parts(&rw.module)
+                                    .expect("a rewritten module holds the runtime verbatim");
+                                if let Err(e) = fencehound_toolchain::assemble_linked(
+                                    &k,
+                                    &[&r],
+                                    &format!("sm_{arch}"),
+                                ) {
                                     fails.push(format!("{what}: {e}"));
                                 }
                                 if *arch == "80" {

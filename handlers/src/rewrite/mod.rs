@@ -353,6 +353,13 @@ pub fn split_runtime(m: &ptx::Module) -> Option<(ptx::Module, ptx::Module)> {
     ))
 }
 
+/// [`split_runtime`]'s two modules as PTX text: the kernels' part and the runtime's part,
+/// for `fencehound_toolchain::assemble_linked(&kernels, &[&runtime], arch)`.
+pub fn assembly_parts(m: &ptx::Module) -> Option<(String, String)> {
+    let (kernels, runtime) = split_runtime(m)?;
+    Some((ptx::print(&kernels), ptx::print(&runtime)))
+}
+
 /// The module the differential test runs natively: `ret` of a kernel written as `exit`
 /// (the same operation), and the runtime's variables declared where the rewrite puts them
 /// (unused, so the module's own variables get the same addresses in both runs). `exit` is a

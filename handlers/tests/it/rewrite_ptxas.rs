@@ -34,22 +34,6 @@ fn header_value<'a>(src: &'a str, key: &str) -> &'a str {
         .trim()
 }
 
-/// `m` (a rewritten module) assembled for `arch` as its kernels' part linked with the
-/// device runtime's part, which is assembled once per architecture and process
-/// (`rewrite::split_runtime`, `fencehound_toolchain::assemble_linked`).
-fn assemble_split(
-    m: &fencehound_ptx::Module,
-    arch: &str,
-) -> Result<(), fencehound_toolchain::PtxasError> {
-    let (kernels, runtime) = fencehound_handlers::rewrite::split_runtime(m)
-        .expect("a rewritten module holds the runtime verbatim");
-    fencehound_toolchain::assemble_linked(
-        &fencehound_ptx::print(&kernels),
-        &[&fencehound_ptx::print(&runtime)],
-        arch,
-    )
-}
-
 #[test]
 fn every_rewritten_kernel_assembles_for_sm_75_80_90() {
     let mut stems: Vec<String> = std::fs::read_dir(kernels_dir())
@@ -108,7 +92,13 @@ fn every_rewritten_kernel_assembles_for_sm_75_80_90() {
                                 continue;
                             }
                         };
-                        match assemble_split(&rw.module, &format!("sm_{arch}")) {
+                        let (k, r) = rewrite::assembly_parts(&rw.module)
+                            .expect("a rewritten module holds the runtime verbatim");
+                        match fencehound_toolchain::assemble_linked(
+                            &k,
+                            &[&r],
+                            &format!("sm_{arch}"),
+                        ) {
                             Ok(()) => ok += 1,
                             Err(e) => fails.push(format!("{stem} sm_{arch}: {e}")),
                         }
@@ -149,7 +139,8 @@ fn split_assembly_checks_what_whole_assembly_checks() {
     let rw = rewrite::rewrite(&m, &RewriteOptions::default()).unwrap();
     let whole = fencehound_ptx::print(&rw.module);
     fencehound_toolchain::assemble(&whole, "sm_80").unwrap();
-    assemble_split(&rw.module, "sm_80").unwrap();
+    let (kernels_text, runtime_text) = rewrite::assembly_parts(&rw.module).unwrap();
+    fencehound_toolchain::assemble_linked(&kernels_text, &[&runtime_text], "sm_80").unwrap();
     let (kernels, runtime) = rewrite::split_runtime(&rw.module).unwrap();
     let definitions = |m: &fencehound_ptx::Module| {
         m.functions()
@@ -163,7 +154,6 @@ fn split_assembly_checks_what_whole_assembly_checks() {
     let mut all = definitions(&rw.module);
     all.sort();
     assert_eq!(both, all);
-    let kernels_text = fencehound_ptx::print(&kernels);
     let alone = fencehound_toolchain::assemble_linked(&kernels_text, &[], "sm_80").unwrap_err();
     assert!(
         alone.log().contains("Undefined reference"),
@@ -172,7 +162,6 @@ fn split_assembly_checks_what_whole_assembly_checks() {
     );
     let broken = kernels_text.replacen("ret;", "ret.bogus;", 1);
     assert_ne!(broken, kernels_text);
-    let runtime_text = fencehound_ptx::print(&runtime);
     assert!(fencehound_toolchain::assemble_linked(&broken, &[&runtime_text], "sm_80").is_err());
     assert!(
         fencehound_toolchain::assemble(&whole.replacen("ret;", "ret.bogus;", 1), "sm_80").is_err()

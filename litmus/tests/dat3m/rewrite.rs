@@ -128,22 +128,6 @@ pub fn every_litmus_test_matches_native(dir: &Path) {
     assert!(runs >= 98 * 16, "{runs} runs");
 }
 
-/// `m` (a rewritten module) assembled for `arch` as its kernels' part linked with the
-/// device runtime's part, which is assembled once per architecture and process
-/// (`rewrite::split_runtime`, `fencehound_toolchain::assemble_linked`).
-fn assemble_split(
-    m: &fencehound_ptx::Module,
-    arch: &str,
-) -> Result<(), fencehound_toolchain::PtxasError> {
-    let (kernels, runtime) =
-        rewrite::split_runtime(m).expect("a rewritten module holds the runtime verbatim");
-    fencehound_toolchain::assemble_linked(
-        &fencehound_ptx::print(&kernels),
-        &[&fencehound_ptx::print(&runtime)],
-        arch,
-    )
-}
-
 pub fn every_rewritten_litmus_test_assembles(dir: &Path) {
     let suite = lowered_suite(dir);
     assert!(!suite.is_empty(), "no litmus test lowered");
@@ -173,7 +157,11 @@ pub fn every_rewritten_litmus_test_assembles(dir: &Path) {
                                 *t = vec![format!("sm_{arch}")];
                             }
                         }
-                        if let Err(e) = assemble_split(&m, &format!("sm_{arch}")) {
+                        let (k, r) = rewrite::assembly_parts(&m)
+                            .expect("a rewritten module holds the runtime verbatim");
+                        if let Err(e) =
+                            fencehound_toolchain::assemble_linked(&k, &[&r], &format!("sm_{arch}"))
+                        {
                             fails.push(format!("{name} sm_{arch}: {e}"));
                         }
                     }
@@ -212,13 +200,7 @@ pub fn device_policy_is_sound_on_the_suite(dir: &Path) {
     eprintln!("{summary}");
     assert!(r.summary.errors.is_empty(), "{:?}", r.summary.errors);
     assert_eq!(r.summary.unsound(), 0, "{summary}");
-    let power = |m: &str| {
-        r.summary
-            .models
-            .iter()
-            .find(|x| x.model == m)
-            .map_or(0, |x| x.weak_targets_reached.len())
-    };
+    let power = |m: &str| crate::weak_power(&r.summary, m);
     assert!(
         power("bugaroo") >= 3 && power("scoped") >= power("bugaroo"),
         "{summary}"

@@ -33,13 +33,7 @@ pub fn whole_suite_is_sound_under_every_model(dir: &Path) {
         .iter()
         .all(|u| u.contains("different GPUs")));
     // The sc model never produces a weak target, by definition; the buffered models do.
-    let power = |m: &str| {
-        r.summary
-            .models
-            .iter()
-            .find(|x| x.model == m)
-            .map_or(0, |x| x.weak_targets_reached.len())
-    };
+    let power = |m: &str| crate::weak_power(&r.summary, m);
     assert_eq!(power("sc"), 0);
     assert!(power("bugaroo") >= 3, "bugaroo power {}", power("bugaroo"));
     assert!(power("scoped") >= power("bugaroo"));
