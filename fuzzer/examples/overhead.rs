@@ -10,7 +10,7 @@
 //! `.tools/cuda`) allocates per kernel before and after instrumentation.
 //!
 //! ```sh
-//! cargo run --release -p fencehound-fuzzer --example overhead -- [--seeds N] [--no-ptxas] [--max-extra-registers N]
+//! cargo run --release -p fencehound-fuzzer --example overhead -- [--seeds N] [--no-ptxas] [--max-extra-registers N|none]
 //! ```
 
 use fencehound_fuzzer::backend::differential::Differential;
@@ -31,13 +31,24 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
     let with_ptxas = !args.iter().any(|a| a == "--no-ptxas");
-    // `--max-extra-registers N`: the register-capped modules (`fencehound instrument
-    // --max-extra-registers N`), both for the lane counts and for ptxas.
-    let cap: Option<u32> = args
+    // `--max-extra-registers N|none`: the register-capped modules, both for the lane
+    // counts and for ptxas; by default 16, what `fencehound instrument` and the gpu
+    // backend emit (uncapped with `--no-ptxas`: the cap is measured with ptxas).
+    let cap: Option<u32> = match args
         .iter()
         .position(|a| a == "--max-extra-registers")
         .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok());
+    {
+        Some(s) if s == "none" => None,
+        Some(s) => match s.parse() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                eprintln!("overhead: --max-extra-registers takes a number or `none`, not `{s}`");
+                std::process::exit(2);
+            }
+        },
+        None => with_ptxas.then_some(16),
+    };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../campaigns");
     let Ok(rd) = std::fs::read_dir(&dir) else {
         eprintln!("overhead: cannot read {}", dir.display());

@@ -102,12 +102,13 @@ pub struct FuzzArgs {
     #[arg(long)]
     pub instrumented: bool,
     /// With --instrumented or the gpu backend: cap each kernel at its original register
-    /// count + N (`fencehound instrument --max-extra-registers`; ptxas measures the
-    /// original for sm_80). On the vgpu the capped kernels compute exactly what the
-    /// uncapped ones do; on a GPU they trade registers for spills inside the runtime's
-    /// slow paths.
-    #[arg(long, value_name = "N")]
-    pub max_extra_registers: Option<u32>,
+    /// count + N, or `none` (`fencehound instrument --max-extra-registers`; ptxas measures
+    /// the original for sm_80). Default: 16 on the gpu backend when ptxas is found, none
+    /// on the vgpu (which has no registers to save: the capped kernels compute exactly
+    /// what the uncapped ones do). On a GPU the cap trades registers for spills inside
+    /// the runtime's slow paths.
+    #[arg(long, value_name = "N|none", value_parser = super::instrument::parse_extra_registers)]
+    pub max_extra_registers: Option<super::instrument::ExtraRegisters>,
 }
 
 /// The backend `--backend`/`--instrumented` ask for, and the models it can run (models
@@ -135,7 +136,10 @@ fn choose_backend(a: &FuzzArgs, models: Vec<Model>) -> Result<(BackendHandle, Ve
         },
     };
     if !a.instrumented && gpu_device.is_none() {
-        if a.max_extra_registers.is_some() {
+        if matches!(
+            a.max_extra_registers,
+            Some(super::instrument::ExtraRegisters::Cap(_))
+        ) {
             bail!("--max-extra-registers is for the instrumented kernels: add --instrumented (or --backend gpu)");
         }
         return Ok((BackendHandle(Arc::new(Vgpu)), models));
@@ -173,6 +177,7 @@ fn choose_backend(a: &FuzzArgs, models: Vec<Model>) -> Result<(BackendHandle, Ve
             },
             gpu_device,
             a.max_extra_registers,
+            !a.quiet && !a.json,
         )?,
         kept,
     ))
@@ -183,14 +188,16 @@ fn choose_backend(a: &FuzzArgs, models: Vec<Model>) -> Result<(BackendHandle, Ve
 fn backend_named(
     name: &str,
     gpu_device: Option<String>,
-    max_extra_registers: Option<u32>,
+    max_extra_registers: Option<super::instrument::ExtraRegisters>,
+    warn: bool,
 ) -> Result<BackendHandle> {
+    use super::instrument::{resolve_extra_registers, ExtraRegisters};
     use fencehound_fuzzer::backend::{instrumented::Instrumented, Vgpu};
     Ok(BackendHandle(match name {
         "vgpu" => Arc::new(Vgpu),
         "vgpu-instrumented" => Arc::new(match max_extra_registers {
-            Some(n) => Instrumented::with_register_caps(n),
-            None => Instrumented::new(),
+            Some(ExtraRegisters::Cap(n)) => Instrumented::with_register_caps(n),
+            _ => Instrumented::new(),
         }),
         "gpu" => {
             let device = match gpu_device {
@@ -201,7 +208,7 @@ fn backend_named(
                 .context("cannot find the fencehound executable to start GPU workers")?;
             Arc::new(
                 gpu::Gpu::new(vec![exe.into(), "gpu-worker".into()], device)
-                    .with_register_caps(max_extra_registers),
+                    .with_register_caps(resolve_extra_registers(max_extra_registers, warn)),
             )
         }
         other => bail!("unknown backend `{other}`"),
@@ -495,7 +502,7 @@ fn resumed(a: &FuzzArgs, report_path: &Path) -> Result<CampaignRun> {
             keep_failures: r.keep_failures,
             keep_signatures: r.keep_signatures,
             report_path: Some(report_path.to_path_buf()),
-            backend: backend_named(&r.backend, None, None)?,
+            backend: backend_named(&r.backend, None, a.max_extra_registers, !a.quiet && !a.json)?,
             resume: Some(r),
             checkpoint: std::time::Duration::from_secs_f64(a.checkpoint_secs),
         },

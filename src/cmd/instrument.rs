@@ -29,18 +29,67 @@ pub struct Args {
     /// measured as sm_80).
     #[arg(long, default_value = DEFAULT_ARCH)]
     pub arch: String,
-    /// Cap every kernel at its original register count + N. ptxas (from the toolchain)
-    /// measures the original PTX; the instrumented kernels get `.maxnreg` and call the
-    /// runtime through indirect calls, so the runtime's functions fit the cap by spilling
-    /// inside themselves (they run on the slow paths only: selected stores, loads while
-    /// the thread holds entries, drains). The result is assembled again and each
-    /// kernel's registers and spills are printed.
-    #[arg(long, value_name = "N")]
-    pub max_extra_registers: Option<u32>,
+    /// Cap every kernel at its original register count + N, or `none` for no cap.
+    /// Default: 16 when ptxas is found (else no cap, with a warning). ptxas (from the
+    /// toolchain) measures the original PTX; the instrumented kernels get `.maxnreg` and
+    /// call the runtime through indirect calls, so the runtime's functions fit the cap by
+    /// spilling inside themselves (they run on the slow paths only: selected stores, loads
+    /// while the thread holds entries, drains). The result is assembled again and each
+    /// kernel's registers and spills are printed. Uncapped, the kernels take 50–91
+    /// registers more than the originals (ptxas merges the runtime's registers into each
+    /// kernel); capped, 16 more and some spill bytes (BENCHMARKS.md, issue 25).
+    #[arg(long, value_name = "N|none", value_parser = parse_extra_registers)]
+    pub max_extra_registers: Option<ExtraRegisters>,
     /// Emit the lockstep flavour the differential test runs on the virtual GPU (lanes of a
     /// block one at a time, between markers) instead of the device flavour.
     #[arg(long, hide = true)]
     pub lockstep: bool,
+}
+
+/// `--max-extra-registers`: a cap over the original register count, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtraRegisters {
+    Uncapped,
+    Cap(u32),
+}
+
+/// The cap a GPU user gets unless they ask otherwise: issue 25's bound, "≤ 16 extra
+/// registers per thread". Capped, the slow paths spill instead (the per-kernel spill
+/// bytes are in BENCHMARKS.md and `fuzzer --example overhead`'s table).
+pub const DEFAULT_EXTRA_REGISTERS: u32 = 16;
+
+pub fn parse_extra_registers(s: &str) -> std::result::Result<ExtraRegisters, String> {
+    if s == "none" {
+        return Ok(ExtraRegisters::Uncapped);
+    }
+    s.parse()
+        .map(ExtraRegisters::Cap)
+        .map_err(|_| format!("`{s}` is not a number of registers (or `none`)"))
+}
+
+/// The cap to apply: the one asked for; by default [`DEFAULT_EXTRA_REGISTERS`] when
+/// ptxas can measure the original kernels, else none, with a warning on stderr
+/// (`warn`): an instrumented module that ptxas never saw is still what the rewrite
+/// produces, and `--max-extra-registers none` says it on purpose.
+pub fn resolve_extra_registers(given: Option<ExtraRegisters>, warn: bool) -> Option<u32> {
+    match given {
+        Some(ExtraRegisters::Cap(n)) => Some(n),
+        Some(ExtraRegisters::Uncapped) => None,
+        None => match fencehound_toolchain::find_ptxas() {
+            Ok(_) => Some(DEFAULT_EXTRA_REGISTERS),
+            Err(e) => {
+                if warn {
+                    eprintln!(
+                        "warning: registers not capped: the default cap (original count + \
+                         {DEFAULT_EXTRA_REGISTERS}) needs ptxas to measure the original \
+                         kernels ({e}); uncapped, an instrumented kernel takes 50–91 \
+                         registers more. `--max-extra-registers none` silences this"
+                    );
+                }
+                None
+            }
+        },
+    }
 }
 
 fn check_model(name: &str) -> Result<Model> {
@@ -100,13 +149,21 @@ pub fn run(args: Args) -> Result<u8> {
         },
     )
     .with_context(|| format!("cannot instrument {name}"))?;
-    let caps = match args.max_extra_registers {
-        Some(n) if !args.lockstep => Some(
+    let extra = match args.max_extra_registers {
+        Some(ExtraRegisters::Cap(_)) if args.lockstep => {
+            bail!("--max-extra-registers is for the device flavour, not --lockstep")
+        }
+        _ if args.lockstep => None,
+        given => resolve_extra_registers(given, true),
+    };
+    let caps = match extra {
+        Some(n) => Some(
             cap_registers(&module, &mut rw.module, n, &args.arch)
                 .map_err(anyhow::Error::msg)
-                .with_context(|| format!("--max-extra-registers on {name}"))?,
+                .with_context(|| {
+                    format!("capping registers (--max-extra-registers {n}) on {name}")
+                })?,
         ),
-        Some(_) => bail!("--max-extra-registers is for the device flavour, not --lockstep"),
         None => None,
     };
     let c = rw.counts;
@@ -127,12 +184,17 @@ pub fn run(args: Args) -> Result<u8> {
         let _ = writeln!(
             text,
             "// Registers capped at the original count + {} (ptxas -v, {}): {}.",
-            args.max_extra_registers.unwrap_or(0),
+            extra.unwrap_or(0),
             args.arch,
             caps.iter()
                 .map(|c| format!("{} {} -> .maxnreg {}", c.kernel, c.original, c.cap))
                 .collect::<Vec<_>>()
                 .join(", ")
+        );
+    }
+    if caps.is_none() && !args.lockstep {
+        text.push_str(
+            "// Registers not capped: ptxas gives each kernel its own registers plus the runtime's.\n",
         );
     }
     let printed = fencehound_ptx::print(&rw.module);
@@ -179,5 +241,36 @@ fn write_stdout(text: &str) -> Result<()> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write the PTX to stdout"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_registers_parse_and_resolve() {
+        assert_eq!(parse_extra_registers("16"), Ok(ExtraRegisters::Cap(16)));
+        assert_eq!(parse_extra_registers("0"), Ok(ExtraRegisters::Cap(0)));
+        assert_eq!(parse_extra_registers("none"), Ok(ExtraRegisters::Uncapped));
+        for bad in ["", "-1", "16.5", "None", "sixteen"] {
+            assert!(parse_extra_registers(bad).is_err(), "{bad}");
+        }
+        // What is asked for wins whether or not ptxas is there.
+        assert_eq!(
+            resolve_extra_registers(Some(ExtraRegisters::Cap(8)), false),
+            Some(8)
+        );
+        assert_eq!(
+            resolve_extra_registers(Some(ExtraRegisters::Uncapped), false),
+            None
+        );
+        // The default follows ptxas (the CLI test runs it without one too).
+        assert_eq!(
+            resolve_extra_registers(None, false),
+            fencehound_toolchain::find_ptxas()
+                .ok()
+                .map(|_| DEFAULT_EXTRA_REGISTERS)
+        );
     }
 }

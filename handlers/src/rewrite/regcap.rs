@@ -20,7 +20,14 @@
 //! cap must come from the original kernel's own count, which the rewrite cannot know
 //! (an estimate of the maximum number of live values from the PTX was off by −11 … +10
 //! registers against ptxas on the campaign kernels): whoever compiles the module measures
-//! it (`fencehound instrument --max-extra-registers N` runs ptxas on the original).
+//! it (`fencehound instrument` runs ptxas on the original; its default, and the gpu
+//! backend's, is `--max-extra-registers 16`).
+//!
+//! A capped module must be assembled whole: ptxas then compiles the runtime's functions
+//! to fit each caller's cap. Assembled apart (`ptxas -c`, as
+//! `fencehound_toolchain::assemble_linked` does for uncapped modules), they do not know
+//! it, and nvlink refuses ("entry function 'dot' with max regcount of 30 calls function
+//! '__fencehound_store' with regcount of 157").
 
 use super::{RewriteError, PREFIX};
 use fencehound_ptx as ptx;
