@@ -24,9 +24,8 @@ pub struct Args {
     /// For a CUDA input: define a macro, -D NAME or -D NAME=VALUE (repeatable).
     #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = super::compile::parse_define)]
     pub define: Vec<(String, Option<String>)>,
-    /// For a CUDA input: the virtual architecture (compute_75 or newer). With
-    /// --max-extra-registers, also the GPU ptxas measures registers for (compute_80 is
-    /// measured as sm_80).
+    /// For a CUDA input: the virtual architecture (compute_75 or newer). Also the GPU
+    /// ptxas measures registers for when capping them (compute_80 is measured as sm_80).
     #[arg(long, default_value = DEFAULT_ARCH)]
     pub arch: String,
     /// Cap every kernel at its original register count + N, or `none` for no cap.

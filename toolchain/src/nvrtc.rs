@@ -252,7 +252,17 @@ pub fn compile_with_cache(
         });
     }
     let (mut ptx, log, lowered) =
-        run_nvrtc_named(&req.source, &req.file_name, &options, &req.name_expressions)?;
+        match run_nvrtc_named(&req.source, &req.file_name, &options, &req.name_expressions) {
+            Ok(done) => done,
+            Err(e) => match with_bundled_headers(&e, &options) {
+                // The retry's result, or its error: it is the one that says what else
+                // is wrong with the source.
+                Some(retry) => {
+                    run_nvrtc_named(&req.source, &req.file_name, &retry, &req.name_expressions)?
+                }
+                None => return Err(e),
+            },
+        };
     for (e, m) in &lowered {
         ptx.push_str(&format!("{LOWERED_NAME_MARK}{e} = {m}\n"));
     }
@@ -273,6 +283,43 @@ pub fn compile_with_cache(
         from_cache: false,
         lowered_names: lowered,
     })
+}
+
+/// The options again with `--use-bundled-headers=DIR` when NVRTC failed only because it
+/// could not open a header that NVRTC itself bundles (`cuda_fp16.h`, `cuda_bf16.h`, …;
+/// see [`crate::bundled_headers_dir`]) and the options did not ask for the bundled
+/// headers already: a user's `#include <cuda_fp16.h>` compiles as it does with nvcc,
+/// without knowing the option (corpus kernels say it in their `nvrtc-flags`). `None`
+/// otherwise. The PTX is cached under the key of the options as given: with them alone
+/// the compilation fails, so no other PTX can be stored under that key.
+fn with_bundled_headers(err: &ToolchainError, options: &[String]) -> Option<Vec<String>> {
+    let ToolchainError::Compile { log, .. } = err else {
+        return None;
+    };
+    if options
+        .iter()
+        .any(|o| o.starts_with("--use-bundled-headers") || o.starts_with("-use-bundled-headers"))
+    {
+        return None;
+    }
+    let dir = OnceLock::<Option<PathBuf>>::new();
+    let missing: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once("cannot open source file \""))
+        .filter_map(|(_, rest)| rest.split_once('"').map(|(name, _)| name))
+        .collect();
+    let bundled = |name: &str| {
+        dir.get_or_init(|| crate::bundled_headers_dir().ok())
+            .as_ref()
+            .is_some_and(|d| d.join(name).is_file())
+    };
+    if missing.is_empty() || !missing.iter().all(|n| bundled(n)) {
+        return None;
+    }
+    let dir = dir.get()?.as_ref()?.to_str()?;
+    let mut retry = options.to_vec();
+    retry.push(format!("--use-bundled-headers={dir}"));
+    Some(retry)
 }
 
 /// `compute_80` → 80. Suffixes (`compute_90a`, `compute_100f`) are kept by NVRTC and

@@ -261,9 +261,42 @@ fn bundled_headers_make_fp16_and_bf16_compile() {
     let src = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n\
                extern \"C\" __global__ void k(__half *h, __nv_bfloat16 *b) {\n\
                h[0] = __hadd(h[0], h[1]); b[0] = __hmul(b[0], b[1]); }\n";
-    // Without the option NVRTC 13 cannot find the header.
-    let err = compile_with_cache(&request(src, "compute_80"), None).unwrap_err();
-    assert!(err.to_string().contains("cuda_fp16.h"), "{err}");
+    // NVRTC 13 finds these headers only with `--use-bundled-headers`; a compilation that
+    // failed for want of them alone is retried with it, so a user's kernel that includes
+    // them compiles as it would with nvcc.
+    let (_cache_dir, cache) = fresh_cache();
+    let plain = compile_with_cache(&request(src, "compute_80"), Some(&cache))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(plain.ptx.contains(".entry k"), "{}", plain.ptx);
+    assert!(
+        compile_with_cache(&request(src, "compute_80"), Some(&cache))
+            .unwrap()
+            .from_cache
+    );
+    // A header NVRTC does not bundle is still an error that names it, alone or beside
+    // one it does.
+    for missing in [
+        "#include <no_such_header.h>\n",
+        "#include <cuda_fp16.h>\n#include \"no_such_header.h\"\n",
+    ] {
+        let err = compile_with_cache(
+            &request(
+                &format!("{missing}__global__ void k() {{}}\n"),
+                "compute_80",
+            ),
+            None,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("no_such_header.h"), "{err}");
+    }
+    // A genuine error after the retry is the retry's: it names the real problem.
+    let typo = format!("{src}__global__ void bad() {{ undeclared_name = 1; }}\n");
+    let err = compile_with_cache(&request(&typo, "compute_80"), None).unwrap_err();
+    assert!(err.to_string().contains("undeclared_name"), "{err}");
+    assert!(
+        !err.to_string().contains("cannot open source file"),
+        "{err}"
+    );
 
     let dir = bundled_headers_dir().unwrap_or_else(|e| panic!("{e}"));
     assert!(dir.is_absolute(), "{}", dir.display());
