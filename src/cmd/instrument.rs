@@ -24,6 +24,14 @@ pub struct Args {
     /// For a CUDA input: define a macro, -D NAME or -D NAME=VALUE (repeatable).
     #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = super::compile::parse_define)]
     pub define: Vec<(String, Option<String>)>,
+    /// For a CUDA input: add an include directory, searched after the input's own
+    /// directory (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// For a CUDA input: pass an option to NVRTC as is (repeatable), as `fencehound
+    /// compile --nvrtc-option` does, e.g. `--nvrtc-option=--device-int128`.
+    #[arg(long = "nvrtc-option", value_name = "OPT", allow_hyphen_values = true)]
+    pub nvrtc_option: Vec<String>,
     /// For a CUDA input: the virtual architecture (compute_75 or newer). Also the GPU
     /// ptxas measures registers for when capping them (compute_80 is measured as sm_80).
     #[arg(long, default_value = DEFAULT_ARCH)]
@@ -118,10 +126,17 @@ fn read_input(args: &Args) -> Result<(String, String)> {
     let mut req = CompileRequest::new(text, name.clone());
     req.arch = args.arch.clone();
     req.defines = args.define.clone();
-    req.include_dirs = vec![match args.input.parent() {
+    let own_dir = match args.input.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
-    }];
+    };
+    req.include_dirs = std::iter::once(own_dir)
+        .chain(args.include.iter().cloned())
+        .collect();
+    for option in &args.nvrtc_option {
+        req.extra_options
+            .push(fencehound_toolchain::expand_placeholders(option)?);
+    }
     let compiled = compile_with_cache(&req, PtxCache::from_env().as_ref())?;
     if !compiled.log.trim().is_empty() {
         eprint!("{}", compiled.log);

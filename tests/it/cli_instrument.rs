@@ -82,6 +82,39 @@ fn instruments_cuda_and_the_output_assembles() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("already instrumented"));
 }
 
+/// A CUDA input takes what `fencehound compile` takes: `-I` directories and NVRTC options
+/// (a kernel with `unsigned __int128` needs `--device-int128`), and NVRTC's bundled
+/// headers without asking (`cuda_fp16.h`).
+#[test]
+fn instrument_takes_include_dirs_and_nvrtc_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let inc = dir.path().join("inc");
+    std::fs::create_dir(&inc).unwrap();
+    std::fs::write(inc.join("wide.h"), "typedef unsigned __int128 wide_t;\n").unwrap();
+    let cu = dir.path().join("k.cu");
+    std::fs::write(
+        &cu,
+        "#include <cuda_fp16.h>\n#include \"wide.h\"\n\
+         extern \"C\" __global__ void w(unsigned long long *out, __half *h) {\n\
+         wide_t x = (wide_t)out[0] * out[1]; out[2] = (unsigned long long)(x >> 64);\n\
+         h[0] = __hadd(h[0], h[1]); }\n",
+    )
+    .unwrap();
+    let base = ["instrument", cu.to_str().unwrap(), "--model", "bugaroo"];
+    let without = fencehound(dir.path(), &base);
+    assert_eq!(without.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&without.stderr).contains("wide.h"));
+    let mut args = base.to_vec();
+    let i = format!("-I{}", inc.display());
+    args.extend([i.as_str(), "--nvrtc-option=--device-int128"]);
+    let o = fencehound(dir.path(), &args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(".entry w"), "{text}");
+    assert!(text.contains("mul.hi.u64"), "{text}");
+}
+
 #[test]
 fn models_without_a_device_implementation_are_errors() {
     let dir = tempfile::tempdir().unwrap();
