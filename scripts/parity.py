@@ -7,6 +7,7 @@ cell and exits 1 when any disagrees.
 
   python3 scripts/parity.py                               # bugaroo,scoped × 0.1..1, 40 runs
   python3 scripts/parity.py --runs 20 --p 0.5,1 --campaigns mp_queue,seqlock
+  python3 scripts/parity.py --max-extra-registers 16   # the register-capped PTX (gpu default)
 """
 import argparse
 import glob
@@ -19,13 +20,15 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def cells(exe, toml, models, ps, runs, jobs, instrumented, out):
+def cells(exe, toml, models, ps, runs, jobs, instrumented, out, cap=None):
     cmd = [exe, "fuzz", toml, "--model", models, "--p", ps, "--runs", str(runs), "--json",
            "--out-dir", out]
     if jobs:
         cmd += ["--jobs", str(jobs)]
     if instrumented:
         cmd.append("--instrumented")
+        if cap is not None:
+            cmd += ["--max-extra-registers", cap]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode not in (0, 1):
         sys.exit(f"{' '.join(cmd)} exited {r.returncode}:\n{r.stderr}")
@@ -43,6 +46,8 @@ def main():
     ap.add_argument("--p", default="0.1,0.25,0.5,0.75,1")
     ap.add_argument("--campaigns", default="")
     ap.add_argument("--jobs", type=int, default=0)
+    ap.add_argument("--max-extra-registers", default=None,
+                    help="run the instrumented side register-capped (N), as the gpu backend does by default")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "fencehound"))
     a = ap.parse_args()
     tomls = sorted(glob.glob(os.path.join(ROOT, "campaigns", "*.toml")))
@@ -57,7 +62,7 @@ def main():
         for t in tomls:
             name = os.path.basename(t)[:-5]
             nat = cells(a.bin, t, a.models, a.p, a.runs, a.jobs, False, out)
-            ins = cells(a.bin, t, a.models, a.p, a.runs, a.jobs, True, out)
+            ins = cells(a.bin, t, a.models, a.p, a.runs, a.jobs, True, out, a.max_extra_registers)
             for key in sorted(nat):
                 n, i = nat[key], ins.get(key)
                 if i is None:
