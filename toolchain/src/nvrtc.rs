@@ -311,7 +311,7 @@ fn with_bundled_headers(err: &ToolchainError, options: &[String]) -> Option<Vec<
     let bundled = |name: &str| {
         dir.get_or_init(|| crate::bundled_headers_dir().ok())
             .as_ref()
-            .is_some_and(|d| d.join(name).is_file())
+            .is_some_and(|d| d.join(name).is_file() || d.join("cccl").join(name).is_file())
     };
     if missing.is_empty() || !missing.iter().all(|n| bundled(n)) {
         return None;
