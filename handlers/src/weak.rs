@@ -554,10 +554,27 @@ impl WeakMemory {
     /// Whether thread `g` knows entry `e` of block `key` (it happens before `g`'s next
     /// operation, or `g` observed it).
     #[inline]
+    /// Whether thread `g` knows entry `e` of block `key`: it happens before the thread,
+    /// or the thread observed it or a later store *of its location*. Observations are
+    /// kept per location (the block key with the entry's offset, [`Self::obs_key`]): kept
+    /// per 8-byte block, a strong read of a flag made every earlier store to the other
+    /// half of its block "known" — `struct { int flag; int data; }` written by one
+    /// thread, flag polled by another with no acquire, never read stale data (PTX allows
+    /// it; found with libcu++'s `atomic_ref::wait` on adjacent words, 2026-12-07).
     fn known(hb: &Hb, g: u32, key: u64, e: &Entry) -> bool {
         e.writer == INIT
             || hb.knows(g, e.writer, e.epoch)
-            || hb.obs(g).is_some_and(|o| e.seq() <= o.threshold(key))
+            || hb
+                .obs(g)
+                .is_some_and(|o| e.seq() <= o.threshold(Self::obs_key(key, e)))
+    }
+
+    /// The observation key of entry `e` of block `key`: the block with the entry's
+    /// offset (locations of one offset but different sizes share it — mixed sizes read
+    /// the newest bytes anyway, [`Self::choice`]).
+    #[inline]
+    fn obs_key(key: u64, e: &Entry) -> u64 {
+        key | e.off() as u64
     }
 
     /// The entries of list `li` of exactly (off, size), as a mask, and the newest of them;
@@ -1044,10 +1061,11 @@ impl WeakMemory {
             if ms {
                 let msg = self.msgs[e.msg as usize].clone();
                 let (seq, known) = (e.seq(), Self::known(&self.hb, t.global, key, e));
+                let okey = Self::obs_key(key, e);
                 self.hb
                     .read(t, ReadOrd::of(a.kind, a.sem), a.scope, msg.as_ref());
                 if !known {
-                    self.hb.observe(t.global, key, seq);
+                    self.hb.observe(t.global, okey, seq);
                 }
                 return;
             }

@@ -10,15 +10,16 @@
 //!
 //! Stores are named by per-launch sequence numbers that grow in the order stores enter the
 //! history, and an observation is kept as a per-location *threshold*: "every store to this
-//! 8-byte block whose sequence number is ≤ s counts as observed". A threshold also covers
+//! location whose sequence number is ≤ s counts as observed" (the `weak` model keys a
+//! location by its 8-byte block and offset). A threshold also covers
 //! older stores that were never read, which can only forbid more, so the
-//! over-approximation removes behaviours and never adds any. At most [`CAP`] blocks are
+//! over-approximation removes behaviours and never adds any. At most [`CAP`] locations are
 //! kept exactly; when more are observed, the smallest threshold is folded into a
-//! watermark that applies to every block (again an over-approximation).
+//! watermark that applies to every location (again an over-approximation).
 
 use std::rc::Rc;
 
-/// Blocks with their own threshold; more fold into the watermark.
+/// Locations with their own threshold; more fold into the watermark.
 pub const CAP: usize = 8;
 
 /// A thread's observations. Cheap to clone (shared until written).
@@ -31,11 +32,11 @@ pub struct Obs(Option<Rc<ObsSet>>);
 /// histogram (callgrind) went to `malloc`/`realloc`/`free` for these lists.
 #[derive(Debug, Clone, Default)]
 struct ObsSet {
-    /// (block key, threshold), sorted by key; `keys[..n]` are in use (one spare slot for
+    /// (location key, threshold), sorted by key; `keys[..n]` are in use (one spare slot for
     /// the insertion that overflows, folded at once).
     keys: [(u64, u64); CAP + 1],
     n: u8,
-    /// Every store with a sequence number ≤ this counts as observed, in every block.
+    /// Every store with a sequence number ≤ this counts as observed, at every location.
     watermark: u64,
 }
 
@@ -57,7 +58,7 @@ impl ObsSet {
     }
 
     /// Whether every threshold of `o` is implied by `self` (by the watermark, or by an
-    /// equal or higher threshold of the same block). Both key lists are sorted, so one
+    /// equal or higher threshold of the same location). Both key lists are sorted, so one
     /// merge walk answers it: a binary search per key of `o` was most of
     /// [`Obs::join`]'s time, and `join` a tenth of `fuzz --model weak` on the
     /// work-stealing campaign (`ct_octree`, `perf`), where acquires join the same
@@ -156,7 +157,7 @@ impl Obs {
         }
     }
 
-    /// Records that store `seq` of block `key` was observed.
+    /// Records that store `seq` of location `key` was observed.
     pub fn record(&mut self, key: u64, seq: u64) {
         if self.threshold(key) >= seq {
             return;

@@ -10,7 +10,11 @@
 //!   barrier counts a warp's arrival once): that is reported unsupported.
 //! - `ld.volatile`/`st.volatile` stay volatile (PTX treats them as `.relaxed.sys`).
 //! - Memory locations are module `.global .u32` variables (8-byte aligned, so no two share
-//!   a write-buffer block) with the test's initial values; registers are PTX registers
+//!   a write-buffer block) with the test's initial values — or, with [`Layout::Packed`],
+//!   consecutive words of one array, so locations share 8-byte blocks as a struct's
+//!   fields do (the models keep per-block lists: a per-block approximation once hid the
+//!   stale read of `struct { int flag; int data; }`, and the spread layout could not
+//!   show it); registers are PTX registers
 //!   `%tN_REG`. At the end each thread stores its registers to `fh_out`, and the host
 //!   reads `fh_out` and the locations back.
 //! - Memory semantics and scopes are kept exactly: `ld.acquire.gpu` becomes
@@ -49,8 +53,8 @@ pub struct Lowered {
     pub module: fencehound_ptx::Module,
     pub grid: u32,
     pub block: u32,
-    /// `(location, PTX variable)`.
-    pub locations: Vec<(String, String)>,
+    /// `(location, PTX variable, index of its 32-bit word in the variable)`.
+    pub locations: Vec<(String, String, usize)>,
     /// Which register each `fh_out` word holds.
     pub out_slots: Vec<(u32, String)>,
     /// PTX lines of `bar.sync`s that are their thread's last instruction. An execution in
@@ -66,6 +70,20 @@ pub struct Lowered {
 
 pub fn loc_var(l: &str) -> String {
     format!("fh_loc_{l}")
+}
+
+/// The PTX array that holds every location under [`Layout::Packed`].
+pub const PACKED: &str = "fh_mem";
+
+/// Where a lowered test's locations live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// Each location in an 8-byte block of its own.
+    #[default]
+    Spread,
+    /// Location `i` (in [`LitmusTest::locations`] order) at byte `4 i` of one array: pairs
+    /// of locations share an 8-byte block.
+    Packed,
 }
 
 fn reg_name(t: u32, r: &str) -> String {
@@ -93,6 +111,11 @@ fn to_u32(file: &str, pos: Pos, v: i64) -> Result<u32, LitmusError> {
 }
 
 pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
+    lower_with(file, t, Layout::Spread)
+}
+
+/// [`lower`] with the locations laid out as `layout` says.
+pub fn lower_with(file: &str, t: &LitmusTest, layout: Layout) -> Result<Lowered, LitmusError> {
     if let Some(first) = t.threads.first() {
         if let Some(other) = t.threads.iter().find(|x| x.gpu != first.gpu) {
             return Err(unsupported(
@@ -165,12 +188,27 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
             }
         }
     }
-    let locations: Vec<(String, String)> = t
+    let locations: Vec<(String, String, usize)> = t
         .locations()
         .into_iter()
-        .map(|l| {
-            let v = loc_var(&l);
-            (l, v)
+        .enumerate()
+        .map(|(i, l)| match layout {
+            Layout::Spread => {
+                let v = loc_var(&l);
+                (l, v, 0)
+            }
+            Layout::Packed => (l, PACKED.to_string(), i),
+        })
+        .collect();
+    // Each location's address operand.
+    let addrs: BTreeMap<String, String> = locations
+        .iter()
+        .map(|(l, v, i)| {
+            let a = match layout {
+                Layout::Spread => v.clone(),
+                Layout::Packed => format!("{v}+{}", 4 * i),
+            };
+            (l.clone(), a)
         })
         .collect();
 
@@ -252,15 +290,35 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
     let mut p = String::new();
     let _ = writeln!(p, "// litmus test {}", t.name.replace('\n', " "));
     p.push_str(".version 7.5\n.target sm_80\n.address_size 64\n\n");
-    for (l, v) in &locations {
+    let mut inits = Vec::with_capacity(locations.len());
+    for (l, _, _) in &locations {
         let init = t
             .init_mem
             .iter()
             .rev()
             .find(|(n, _)| n == l)
             .map_or(0, |(_, x)| *x);
-        let init = to_u32(file, t.condition.pos, init)?;
-        let _ = writeln!(p, ".global .align 8 .u32 {v} = {init};");
+        inits.push(to_u32(file, t.condition.pos, init)?);
+    }
+    match layout {
+        Layout::Spread => {
+            for ((_, v, _), init) in locations.iter().zip(&inits) {
+                let _ = writeln!(p, ".global .align 8 .u32 {v} = {init};");
+            }
+        }
+        Layout::Packed => {
+            let list: Vec<String> = inits.iter().map(u32::to_string).collect();
+            let _ = writeln!(
+                p,
+                ".global .align 8 .u32 {PACKED}[{}] = {{{}}};",
+                inits.len().max(1),
+                if list.is_empty() {
+                    "0".to_string()
+                } else {
+                    list.join(", ")
+                }
+            );
+        }
     }
     let _ = writeln!(
         p,
@@ -358,7 +416,16 @@ pub fn lower(file: &str, t: &LitmusTest) -> Result<Lowered, LitmusError> {
                 store_regs(&mut p, &mut slot);
             }
             let first = p.matches('\n').count() as u32 + 1;
-            lower_instr(file, &mut p, tn, ins, &peers, &t.init_regs, &warp_masks[i])?;
+            lower_instr(
+                file,
+                &mut p,
+                tn,
+                ins,
+                &peers,
+                &t.init_regs,
+                &warp_masks[i],
+                &addrs,
+            )?;
             let last = p.matches('\n').count() as u32;
             if Some(k) == trailing {
                 trailing_barriers.push(last);
@@ -559,6 +626,7 @@ fn participants(peers: &[&Thread], res: &Value, init: &[(u32, String, i64)]) -> 
         .count() as u32
 }
 
+#[allow(clippy::too_many_arguments)]
 fn lower_instr(
     file: &str,
     p: &mut String,
@@ -567,8 +635,10 @@ fn lower_instr(
     peers: &[&Thread],
     init: &[(u32, String, i64)],
     warp_masks: &BTreeMap<u32, u32>,
+    addrs: &BTreeMap<String, String>,
 ) -> Result<(), LitmusError> {
     let pos = ins.pos;
+    let loc_var = |l: &str| addrs.get(l).cloned().unwrap_or_else(|| loc_var(l));
     match &ins.node {
         Instr::Load {
             mo,

@@ -221,7 +221,11 @@ pub fn judge(cfg: &Config, index: u64, t: &LitmusTest) -> TestResult {
             return res;
         }
     };
-    let low = match crate::lower(&format!("gen-{}-{index}", cfg.seed), t) {
+    let low = match crate::lower::lower_with(
+        &format!("gen-{}-{index}", cfg.seed),
+        t,
+        crate::soundness::layout_of(index),
+    ) {
         Ok(l) => l,
         Err(e) => {
             res.skipped = Some(format!("lowering: {e}"));

@@ -31,6 +31,9 @@ pub struct RunConfig {
     /// What forces buffered entries out (the native handlers' own rules by default; the
     /// device policy is what the GPU rewrite implements).
     pub policy: DrainPolicy,
+    /// Where the locations of a test lowered from a file go ([`crate::suite::run_test`];
+    /// a caller that lowers the test itself chooses there).
+    pub layout: crate::lower::Layout,
 }
 
 impl Default for RunConfig {
@@ -42,6 +45,7 @@ impl Default for RunConfig {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             fuel: FUEL,
             policy: DrainPolicy::Native,
+            layout: crate::lower::Layout::Spread,
         }
     }
 }
@@ -213,8 +217,8 @@ fn launch_and_read<S: Scheduler, H: Hooks>(
             Var::Loc(l) => low
                 .locations
                 .iter()
-                .find(|(n, _)| n == l)
-                .and_then(|(_, pv)| read(pv, 0)),
+                .find(|(n, _, _)| n == l)
+                .and_then(|(_, pv, i)| read(pv, *i)),
         };
         match x {
             Some(x) => vals.push(x),

@@ -17,6 +17,7 @@
 use crate::axiom::{self, Options, Outcomes};
 use crate::generate::{generate, idioms, placement, program_seed, shape, sync_mix, with_target};
 use crate::known::{explain, Known};
+use crate::lower::Layout;
 use crate::print::print;
 use crate::run::{run_model, run_range, ExecParams, RunConfig};
 use fencehound_handlers::Model;
@@ -66,6 +67,8 @@ pub struct Unsound {
     pub index: u64,
     pub model: String,
     pub shape: String,
+    /// How the locations were laid out ([`layout_of`]).
+    pub layout: String,
     /// `var=value` pairs.
     pub state: Vec<(String, i64)>,
     pub executions: u64,
@@ -112,6 +115,7 @@ pub struct TestResult {
     pub shape: String,
     pub mix: String,
     pub placement: String,
+    pub layout: String,
     pub idioms: Vec<String>,
     pub row: Row,
     pub unsound: Vec<Unsound>,
@@ -154,6 +158,8 @@ pub struct Report {
     pub by_shape: BTreeMap<String, Row>,
     pub by_mix: BTreeMap<String, Row>,
     pub by_placement: BTreeMap<String, Row>,
+    /// By location layout ([`layout_of`]).
+    pub by_layout: BTreeMap<String, Row>,
     /// By classic shape contained ([`crate::generate::idioms`]): a program counts in
     /// every row whose shape it contains.
     pub by_idiom: BTreeMap<String, Row>,
@@ -179,13 +185,35 @@ fn state_text(st: &[(String, i64)]) -> String {
         .join(" ")
 }
 
+/// How program `index` lays out its locations: every odd-numbered program packs them
+/// into consecutive words (two to an 8-byte block, as a struct's fields), the others give
+/// each a block of its own. The models keep per-block state; a per-block approximation
+/// in `weak`'s observations hid every stale read of a location whose block-mate had been
+/// observed, and the spread layout alone could not show it (2026-12-07).
+pub fn layout_of(index: u64) -> Layout {
+    if index % 2 == 1 {
+        Layout::Packed
+    } else {
+        Layout::Spread
+    }
+}
+
+fn layout_name(l: Layout) -> &'static str {
+    match l {
+        Layout::Spread => "a block per location",
+        Layout::Packed => "packed words",
+    }
+}
+
 /// Runs program `index`.
 pub fn run_one(cfg: &Config, index: u64, t: &crate::LitmusTest) -> TestResult {
+    let layout = layout_of(index);
     let mut res = TestResult {
         index,
         shape: shape(t),
         mix: sync_mix(t),
         placement: placement(t).to_string(),
+        layout: layout_name(layout).to_string(),
         idioms: idioms(t).into_iter().map(str::to_string).collect(),
         ..TestResult::default()
     };
@@ -211,7 +239,7 @@ pub fn run_one(cfg: &Config, index: u64, t: &crate::LitmusTest) -> TestResult {
         return res;
     }
     let name = format!("gen-{}-{index}", cfg.seed);
-    let low = match crate::lower(&name, t) {
+    let low = match crate::lower::lower_with(&name, t, layout) {
         Ok(l) => l,
         Err(e) => {
             res.skipped = Some(format!("lowering: {e}"));
@@ -257,6 +285,7 @@ pub fn run_one(cfg: &Config, index: u64, t: &crate::LitmusTest) -> TestResult {
                     index,
                     model: m.name().to_string(),
                     shape: res.shape.clone(),
+                    layout: res.layout.clone(),
                     program: print(&with_target(t, state)),
                     known: explain(t, m, state).into_iter().cloned().collect(),
                     state: shown,
@@ -372,6 +401,10 @@ pub fn run(cfg: &Config, progress: impl Fn(u64) + Sync) -> Report {
         rep.by_mix.entry(r.mix.clone()).or_default().add(&r.row);
         rep.by_placement
             .entry(r.placement.clone())
+            .or_default()
+            .add(&r.row);
+        rep.by_layout
+            .entry(r.layout.clone())
             .or_default()
             .add(&r.row);
         for i in &r.idioms {
@@ -499,10 +532,11 @@ pub fn render(rep: &Report, shapes: usize) -> String {
     for u in &rep.unsound {
         let _ = writeln!(
             o,
-            "\nUNSOUND under {} (program {}, shape {}): {} — {} of {} executions, first: execution {} (seed {}, {}, p_w {}){}",
+            "\nUNSOUND under {} (program {}, shape {}, {}): {} — {} of {} executions, first: execution {} (seed {}, {}, p_w {}){}",
             u.model,
             u.index,
             u.shape,
+            u.layout,
             state_text(&u.state),
             u.executions,
             rep.runs,
@@ -553,6 +587,8 @@ pub fn render(rep: &Report, shapes: usize) -> String {
     o.push_str(&table("synchronization", &rep.by_mix, &rep.models, shapes));
     let _ = writeln!(o);
     o.push_str(&table("placement", &rep.by_placement, &rep.models, shapes));
+    let _ = writeln!(o);
+    o.push_str(&table("layout", &rep.by_layout, &rep.models, shapes));
     let _ = writeln!(o);
     o.push_str(&table(
         "contains classic shape",

@@ -187,7 +187,7 @@ pub fn run_test_with(
     verdict: Option<bool>,
     allowed: Option<&std::collections::BTreeSet<Vec<i64>>>,
 ) -> FileStatus {
-    let low = match crate::lower(file, test) {
+    let low = match crate::lower::lower_with(file, test, cfg.layout) {
         Ok(l) => l,
         Err(e) if e.is_unsupported() => {
             return FileStatus::Unsupported {

@@ -55,6 +55,11 @@ pub struct Args {
     /// Machine-readable report on stdout.
     #[arg(long)]
     json: bool,
+    /// Lay a file's locations out as consecutive 32-bit words (two to an 8-byte block,
+    /// as a struct's fields) instead of one 8-byte block each. With --generate, every
+    /// odd-numbered program is packed whatever this says.
+    #[arg(long)]
+    packed: bool,
     /// With --generate: judge the race check instead — every pair of conflicting
     /// accesses the axiomatic checker finds unordered in some consistent execution is
     /// compared with what the race check reports over --runs executions per model
@@ -116,6 +121,11 @@ pub fn run(args: Args) -> Result<u8> {
         p_w: args.p.clone(),
         seed: args.seed,
         workers,
+        layout: if args.packed {
+            fencehound_litmus::lower::Layout::Packed
+        } else {
+            fencehound_litmus::lower::Layout::Spread
+        },
         ..RunConfig::default()
     };
     let json = args.json;

@@ -6,14 +6,21 @@
 //! PTX tests in ../shared/litmus, restated here with the fences removed or added).
 
 use fencehound_handlers::Model;
+use fencehound_litmus::lower::Layout;
 use fencehound_litmus::suite::{run_test, FileStatus};
 use fencehound_litmus::{parse, RunConfig};
 
 /// Executions of `text` under `weak` whose final state satisfies its condition.
 fn satisfied(name: &str, text: &str, runs: u64) -> u64 {
+    satisfied_in(name, text, runs, Layout::Spread)
+}
+
+/// [`satisfied`] with the locations laid out as `layout` says.
+fn satisfied_in(name: &str, text: &str, runs: u64, layout: Layout) -> u64 {
     let t = parse(name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let cfg = RunConfig {
         runs,
+        layout,
         ..RunConfig::default()
     };
     match run_test(name, &t, &[Model::Weak], &cfg, None) {
@@ -293,6 +300,33 @@ fn forbidden_outcomes_never_appear() {
             satisfied(name, text, 10_000),
             0,
             "{name}: produced an outcome PTX forbids"
+        );
+    }
+}
+
+/// The same shapes with their locations in consecutive words, two to an 8-byte block (a
+/// struct's fields): the verdicts do not depend on where locations live. Until `weak`
+/// kept observations per location rather than per 8-byte block, reading the flag made
+/// the data beside it "observed", and the message-passing outcomes never appeared
+/// packed (found with libcu++'s `atomic_ref::wait` on a flag next to its data).
+#[test]
+fn verdicts_hold_with_locations_packed_in_shared_blocks() {
+    let mut missing = Vec::new();
+    for (name, text) in ALLOWED {
+        let n = satisfied_in(name, text, 2_000, Layout::Packed);
+        if n == 0 {
+            missing.push(*name);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "never appeared packed in 2,000 runs: {missing:?}"
+    );
+    for (name, text) in FORBIDDEN {
+        assert_eq!(
+            satisfied_in(name, text, 2_000, Layout::Packed),
+            0,
+            "{name}: produced an outcome PTX forbids (packed)"
         );
     }
 }
