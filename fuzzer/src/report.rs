@@ -1114,6 +1114,24 @@ pub fn tool_version() -> String {
     format!("fencehound {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// This build of the tool: [`tool_version`] and the SHA-256 of the running executable
+/// (the version alone does not change between commits, and a model fix changes what an
+/// execution does). For caches of execution results that must not outlive the build
+/// that made them; `None` when the executable cannot be read (then nothing is cached
+/// across processes).
+pub fn build_identity() -> Option<String> {
+    use sha2::{Digest, Sha256};
+    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?;
+        let bytes = std::fs::read(exe).ok()?;
+        let d = Sha256::digest(&bytes);
+        let hex: String = d.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        Some(format!("{} (executable {hex})", tool_version()))
+    })
+    .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -143,7 +143,8 @@ pub struct Options {
     pub master_seed: u64,
     pub scheduler: SchedulerKind,
     pub jobs: usize,
-    /// Cache file (created if missing).
+    /// Cache file (created if missing). Its results hold for the build that wrote them
+    /// only ([`CacheFile`]).
     pub cache: Option<PathBuf>,
     /// A failing execution recorded by a fuzz run: the search starts from it.
     pub known: Option<KnownFailure>,
@@ -397,14 +398,33 @@ pub(crate) struct Checker {
     pub(crate) witnesses: Vec<(f64, u64)>,
 }
 
+/// What a cache file holds: the execution results of one build of the tool
+/// ([`fencehound_fuzzer::report::build_identity`]). A file another build wrote (or one
+/// in the older plain-map form, which named no build) is ignored and replaced: the
+/// results were keyed by program, model, p_w and seed but not by the tool, so after an
+/// upgrade that fixed a model a kept cache answered with the old model's executions —
+/// an audit called two needed fences "likely redundant" from a cache the build before
+/// the `weak` observation fix had written (2026-12-07).
+#[derive(serde::Deserialize)]
+struct CacheFile {
+    tool: String,
+    executions: HashMap<String, Option<String>>,
+}
+
+fn load_cache(path: Option<&PathBuf>) -> HashMap<String, Option<String>> {
+    let Some(tool) = fencehound_fuzzer::report::build_identity() else {
+        return HashMap::new();
+    };
+    path.and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<CacheFile>(&t).ok())
+        .filter(|f| f.tool == tool)
+        .map(|f| f.executions)
+        .unwrap_or_default()
+}
+
 impl Checker {
     pub(crate) fn new(campaign: Arc<Campaign>, variant: &str, opts: Options) -> Checker {
-        let cache = opts
-            .cache
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default();
+        let cache = load_cache(opts.cache.as_ref());
         Checker {
             campaign,
             variant: variant.to_string(),
@@ -451,8 +471,21 @@ impl Checker {
     }
 
     pub(crate) fn save_cache(&self) {
+        let Some(tool) = fencehound_fuzzer::report::build_identity() else {
+            return;
+        };
         if let Some(p) = &self.opts.cache {
-            if let Ok(text) = serde_json::to_string(&self.cache) {
+            // The same fields as [`CacheFile`], borrowing the map.
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                tool: String,
+                executions: &'a HashMap<String, Option<String>>,
+            }
+            let file = Out {
+                tool,
+                executions: &self.cache,
+            };
+            if let Ok(text) = serde_json::to_string(&file) {
                 let tmp = p.with_extension("tmp");
                 if std::fs::write(&tmp, text).is_ok() {
                     let _ = std::fs::rename(&tmp, p);

@@ -153,3 +153,61 @@ fn a_fence_that_never_drains_cannot_be_judged() {
     assert_eq!(r.fences.len(), 1);
     cannot_judge(&r.fences[0].verdict, "never had a buffered store to drain");
 }
+
+/// A flag and its payload in one 8-byte block: under `weak` both fences are necessary
+/// (until `weak` kept observations per location, both were "likely redundant" and the
+/// verified patch removed them).
+#[test]
+fn fences_of_a_flag_beside_its_payload_are_necessary_under_weak() {
+    let r = audited("mailbox", Model::Weak);
+    for nth in 0..2 {
+        let v = verdict("mailbox", &r, "__threadfence();", nth);
+        assert!(matches!(v, FenceVerdict::Necessary { .. }), "{v:?}");
+    }
+}
+
+/// The result cache holds for the build that wrote it only: a cache file naming another
+/// build — here one that says every execution passed — is ignored (the verdicts are this
+/// build's), and this build's own file is used on the next run.
+#[test]
+fn a_cache_written_by_another_build_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mailbox.minimize-cache.json");
+    let c = load("minimizer/mailbox");
+    let run = || {
+        let o = fencehound_minimizer::Options {
+            cache: Some(path.clone()),
+            ..opts(Model::Weak)
+        };
+        audit(c.clone(), "fenced", o).unwrap()
+    };
+    let first = run();
+    assert!(first.cached == 0 && first.executions > 0, "{first:#?}");
+    let mine = std::fs::read_to_string(&path).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&mine).unwrap();
+    let entries = v["executions"].as_object().unwrap().clone();
+    assert!(!entries.is_empty());
+    assert!(v["tool"].as_str().unwrap().starts_with("fencehound "));
+    // Another build's results, every execution a pass; and the old form (a bare map).
+    let passing: serde_json::Map<_, _> = entries
+        .keys()
+        .map(|k| (k.clone(), serde_json::Value::Null))
+        .collect();
+    for other in [
+        serde_json::json!({"tool": "fencehound 0.1.0 (executable 00)", "executions": passing}),
+        serde_json::Value::Object(passing.clone()),
+    ] {
+        std::fs::write(&path, other.to_string()).unwrap();
+        let r = run();
+        assert_eq!(r.cached, 0, "{r:#?}");
+        for f in &r.fences {
+            assert!(
+                matches!(f.verdict, FenceVerdict::Necessary { .. }),
+                "{:?}",
+                f.verdict
+            );
+        }
+    }
+    // This build's own cache answers.
+    assert!(run().cached > 0);
+}
