@@ -1,6 +1,6 @@
 // Audit test: a flag and its payload side by side in one struct (one 8-byte block). Block
-// 0 writes the payload, fences, raises the flag; the other blocks wait for the flag,
-// fence, read the payload. Both fences are needed (PTX: without the writer's, the flag may
+// 0 writes the payload, fences, raises the flag; block 1 waits for the flag, fences,
+// reads the payload. Both fences are needed (PTX: without the writer's, the flag may
 // be seen first; without the reader's, the payload read may be stale).
 struct Mailbox {
     volatile unsigned flag;
