@@ -31,7 +31,9 @@ fn lowered_suite(dir: &Path) -> Vec<(String, Lowered)> {
 /// Final state: every location variable and the register dump.
 fn final_state(dev: &Device, m: ModuleId, low: &Lowered) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut names: Vec<&str> = low.locations.iter().map(|(_, v)| v.as_str()).collect();
+    // Each variable once (a packed layout keeps every location in one array).
+    let mut names: Vec<&str> = low.locations.iter().map(|(_, v, _)| v.as_str()).collect();
+    names.dedup();
     names.push(OUT);
     for n in names {
         let (a, size) = dev.global_by_name(m, n).unwrap();
