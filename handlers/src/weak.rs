@@ -352,15 +352,21 @@ pub struct WeakMemory {
     fresh: bool,
     /// Within `fresh`: every read is of the newest store (the second stall in a row).
     fresh_all: bool,
-    /// Within `fresh` (not `fresh_all`): the locations whose reads are of the newest
-    /// store — each thread's latest load at the stall — as [`Self::polled_key`]s. Per
-    /// location, not per list (8-byte block): with the block, a reader spinning on a flag
-    /// at `p = 1` read the data in the flag's block fresh after the stall, and a missing
-    /// fence between a flag and its payload in one struct never failed at `p = 1`
-    /// (2026-12-07; `campaigns/minimizer/mailbox`).
-    polled: Vec<u64>,
-    /// Per thread, the [`Self::polled_key`] of its latest load (`u64::MAX`: none yet).
-    last_li: Vec<u64>,
+    /// Within `fresh` (not `fresh_all`): the locations (list indices) whose reads are of
+    /// the newest store — each thread's latest load at the stall.
+    ///
+    /// Per list (8-byte block), not per location, which hides one bug shape: a lone
+    /// reader spinning on a flag at `p = 1` reads the payload beside the flag (same
+    /// block) fresh after the stall, so a missing fence between a flag and its payload
+    /// in one struct does not fail at `p = 1` (it does at `p < 1`). Keyed per location
+    /// (block and offset, 2026-12-07), that case failed 20 of 20 seeds — but a look-back
+    /// over adjacent tiles' status words then needed a stall per word, the second stall
+    /// made every load fresh, and `cub_scan no_fence_3` at `p = 1` fell from 14–17 of 50
+    /// failing to 0 (also with the polled set accumulated across stalls). Reverted until
+    /// a liveness rule serves both.
+    polled: Vec<usize>,
+    /// Per thread, the list index of its latest load (`u32::MAX`: none yet).
+    last_li: Vec<u32>,
     stats: WeakStats,
 }
 
@@ -573,12 +579,6 @@ impl WeakMemory {
                 .is_some_and(|o| e.seq() <= o.threshold(Self::obs_key(key, e)))
     }
 
-    /// A location as [`Self::polled`] names it: its list and its offset in the block.
-    #[inline]
-    fn polled_key(li: usize, off: u8) -> u64 {
-        (li as u64) << 3 | off as u64
-    }
-
     /// The observation key of entry `e` of block `key`: the block with the entry's
     /// offset (locations of one offset but different sizes share it — mixed sizes read
     /// the newest bytes anyway, [`Self::choice`]).
@@ -707,12 +707,7 @@ impl WeakMemory {
         }
         if ok == 0
             || !self.active
-            || (self.fresh
-                && (self.fresh_all
-                    || self
-                        .polled
-                        .binary_search(&Self::polled_key(li, list[c.newest].off()))
-                        .is_ok()))
+            || (self.fresh && (self.fresh_all || self.polled.binary_search(&li).is_ok()))
         {
             return c.newest;
         }
@@ -1112,7 +1107,7 @@ impl WeakMemory {
         self.loads.clear();
         self.loads.resize(info.threads as usize, 0);
         self.last_li.clear();
-        self.last_li.resize(info.threads as usize, u64::MAX);
+        self.last_li.resize(info.threads as usize, u32::MAX);
         self.fresh = false;
     }
 
@@ -1146,7 +1141,7 @@ impl WeakMemory {
         };
         let g = a.thread.global;
         if let Some(x) = self.last_li.get_mut(g as usize) {
-            *x = Self::polled_key(li, off);
+            *x = li as u32;
         }
         self.restore(mem, li, a.loc, off, size);
         let Some(c) = self.choice(li, g, key, off, size) else {
@@ -1445,8 +1440,12 @@ impl WeakMemory {
             self.fresh = true;
             self.fresh_all = false;
             self.polled.clear();
-            self.polled
-                .extend(self.last_li.iter().filter(|&&x| x != u64::MAX).copied());
+            self.polled.extend(
+                self.last_li
+                    .iter()
+                    .filter(|&&x| x != u32::MAX)
+                    .map(|&x| x as usize),
+            );
             self.polled.sort_unstable();
             self.polled.dedup();
         }
