@@ -391,7 +391,7 @@ pub(crate) struct Checker {
     pub(crate) cached: u64,
     /// An oracle that could not judge: the search's results are void.
     oracle_error: Option<String>,
-    cache: HashMap<String, Option<String>>,
+    cache: Executions,
     preps: HashMap<String, Arc<Prepared>>,
     /// (p, seed) of a known failing execution: tried first in every check that starts at
     /// seed 0 (the search's batches), so a fix must also make that execution pass.
@@ -405,18 +405,21 @@ pub(crate) struct Checker {
 /// upgrade that fixed a model a kept cache answered with the old model's executions —
 /// an audit called two needed fences "likely redundant" from a cache the build before
 /// the `weak` observation fix had written (2026-12-07).
-#[derive(serde::Deserialize)]
-struct CacheFile {
+/// `M` is the map, read, or a reference to it, written.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CacheFile<M> {
     tool: String,
-    executions: HashMap<String, Option<String>>,
+    executions: M,
 }
 
-fn load_cache(path: Option<&PathBuf>) -> HashMap<String, Option<String>> {
+type Executions = HashMap<String, Option<String>>;
+
+fn load_cache(path: Option<&PathBuf>) -> Executions {
     let Some(tool) = fencehound_fuzzer::report::build_identity() else {
         return HashMap::new();
     };
     path.and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| serde_json::from_str::<CacheFile>(&t).ok())
+        .and_then(|t| serde_json::from_str::<CacheFile<Executions>>(&t).ok())
         .filter(|f| f.tool == tool)
         .map(|f| f.executions)
         .unwrap_or_default()
@@ -475,13 +478,7 @@ impl Checker {
             return;
         };
         if let Some(p) = &self.opts.cache {
-            // The same fields as [`CacheFile`], borrowing the map.
-            #[derive(serde::Serialize)]
-            struct Out<'a> {
-                tool: String,
-                executions: &'a HashMap<String, Option<String>>,
-            }
-            let file = Out {
+            let file = CacheFile {
                 tool,
                 executions: &self.cache,
             };

@@ -50,22 +50,45 @@ pub fn parse_define(s: &str) -> Result<(String, Option<String>), String> {
     Ok((name.to_string(), value))
 }
 
-pub fn run(args: Args) -> Result<u8> {
-    let source = std::fs::read_to_string(&args.input)
-        .with_context(|| format!("cannot read {}", args.input.display()))?;
-    let file_name = args.input.display().to_string();
-    let mut req = CompileRequest::new(source, file_name);
-    req.arch = args.arch;
-    req.defines = args.define;
-    // `#include "x.h"` next to the kernel should work as it does with nvcc.
-    let own_dir = match args.input.parent() {
+/// The NVRTC request for CUDA file `input` (text `source`): what `compile` and
+/// `instrument` take from their command lines. The input's own directory is searched
+/// first, so `#include "x.h"` next to the kernel works as it does with nvcc; NVRTC options
+/// get `$NVRTC_BUNDLED_HEADERS` and `$CCCL_INCLUDE` expanded.
+pub fn request(
+    input: &Path,
+    source: String,
+    arch: &str,
+    defines: &[(String, Option<String>)],
+    include: &[PathBuf],
+    nvrtc_options: &[String],
+) -> Result<CompileRequest> {
+    let mut req = CompileRequest::new(source, input.display().to_string());
+    req.arch = arch.to_string();
+    req.defines = defines.to_vec();
+    let own_dir = match input.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    req.include_dirs = std::iter::once(own_dir).chain(args.include).collect();
-    for option in &args.nvrtc_option {
+    req.include_dirs = std::iter::once(own_dir)
+        .chain(include.iter().cloned())
+        .collect();
+    for option in nvrtc_options {
         req.extra_options.push(expand_placeholders(option)?);
     }
+    Ok(req)
+}
+
+pub fn run(args: Args) -> Result<u8> {
+    let source = std::fs::read_to_string(&args.input)
+        .with_context(|| format!("cannot read {}", args.input.display()))?;
+    let req = request(
+        &args.input,
+        source,
+        &args.arch,
+        &args.define,
+        &args.include,
+        &args.nvrtc_option,
+    )?;
 
     let cache = if args.no_cache {
         None

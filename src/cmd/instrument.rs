@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use fencehound_fuzzer::backend::instrumented::{cap_registers, KernelCap};
 use fencehound_handlers::rewrite::{self, Flavor, RewriteOptions};
 use fencehound_handlers::Model;
-use fencehound_toolchain::{compile_with_cache, CompileRequest, PtxCache, DEFAULT_ARCH};
+use fencehound_toolchain::{compile_with_cache, PtxCache, DEFAULT_ARCH};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,7 +29,8 @@ pub struct Args {
     #[arg(short = 'I', value_name = "DIR")]
     pub include: Vec<PathBuf>,
     /// For a CUDA input: pass an option to NVRTC as is (repeatable), as `fencehound
-    /// compile --nvrtc-option` does, e.g. `--nvrtc-option=--device-int128`.
+    /// compile --nvrtc-option` does, e.g. `--nvrtc-option=--device-int128`
+    /// (`$NVRTC_BUNDLED_HEADERS` and `$CCCL_INCLUDE` are expanded).
     #[arg(long = "nvrtc-option", value_name = "OPT", allow_hyphen_values = true)]
     pub nvrtc_option: Vec<String>,
     /// For a CUDA input: the virtual architecture (compute_75 or newer). Also the GPU
@@ -123,20 +124,14 @@ fn read_input(args: &Args) -> Result<(String, String)> {
     if args.input.extension().and_then(|e| e.to_str()) != Some("cu") {
         return Ok((name, text));
     }
-    let mut req = CompileRequest::new(text, name.clone());
-    req.arch = args.arch.clone();
-    req.defines = args.define.clone();
-    let own_dir = match args.input.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    req.include_dirs = std::iter::once(own_dir)
-        .chain(args.include.iter().cloned())
-        .collect();
-    for option in &args.nvrtc_option {
-        req.extra_options
-            .push(fencehound_toolchain::expand_placeholders(option)?);
-    }
+    let req = super::compile::request(
+        &args.input,
+        text,
+        &args.arch,
+        &args.define,
+        &args.include,
+        &args.nvrtc_option,
+    )?;
     let compiled = compile_with_cache(&req, PtxCache::from_env().as_ref())?;
     if !compiled.log.trim().is_empty() {
         eprint!("{}", compiled.log);

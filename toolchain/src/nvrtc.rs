@@ -302,23 +302,24 @@ fn with_bundled_headers(err: &ToolchainError, options: &[String]) -> Option<Vec<
     {
         return None;
     }
-    let dir = OnceLock::<Option<PathBuf>>::new();
     let missing: Vec<&str> = log
         .lines()
         .filter_map(|l| l.split_once("cannot open source file \""))
         .filter_map(|(_, rest)| rest.split_once('"').map(|(name, _)| name))
         .collect();
-    let bundled = |name: &str| {
-        dir.get_or_init(|| crate::bundled_headers_dir().ok())
-            .as_ref()
-            .is_some_and(|d| d.join(name).is_file() || d.join("cccl").join(name).is_file())
-    };
-    if missing.is_empty() || !missing.iter().all(|n| bundled(n)) {
+    if missing.is_empty() {
         return None;
     }
-    let dir = dir.get()?.as_ref()?.to_str()?;
+    // Extracted only now: a compilation that needs no bundled header never pays for it.
+    let dir = crate::bundled_headers_dir().ok()?;
+    if !missing
+        .iter()
+        .all(|n| dir.join(n).is_file() || dir.join("cccl").join(n).is_file())
+    {
+        return None;
+    }
     let mut retry = options.to_vec();
-    retry.push(format!("--use-bundled-headers={dir}"));
+    retry.push(format!("--use-bundled-headers={}", dir.to_str()?));
     Some(retry)
 }
 
