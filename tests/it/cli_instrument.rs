@@ -17,8 +17,14 @@ extern "C" __global__ void publish(int *data, volatile int *flag, int value) {
 "#;
 
 fn fencehound(cache: &Path, args: &[&str]) -> Output {
+    fencehound_with(cache, &[], args)
+}
+
+/// [`fencehound`] with extra environment variables.
+fn fencehound_with(cache: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
     let out = Command::new(BIN)
         .env("FENCEHOUND_CACHE_DIR", cache)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .args(args)
         .output()
@@ -26,6 +32,20 @@ fn fencehound(cache: &Path, args: &[&str]) -> Output {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     out
+}
+
+/// The line `instrument` prints for `kernel` ("scan: 21 registers originally, 37
+/// instrumented (cap 37); …") and its numbers: (line, original, used, cap).
+fn cap_line(stderr: &str, kernel: &str) -> (String, u32, u32, u32) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(&format!("{kernel}: ")))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let nums: Vec<u32> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    (line.to_string(), nums[0], nums[1], nums[2])
 }
 
 #[test]
@@ -157,16 +177,7 @@ fn max_extra_registers_caps_each_kernel_at_its_original_count_plus_n() {
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
-    // "scan: 21 registers originally, 37 instrumented (cap 37); ..."
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("scan: "))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    let nums: Vec<u32> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter_map(|s| s.parse().ok())
-        .collect();
-    let (original, used, cap) = (nums[0], nums[1], nums[2]);
+    let (line, original, used, cap) = cap_line(&stderr, "scan");
     assert_eq!(cap, original + 16, "{line}");
     assert!(used <= cap, "{line}");
     let text = std::fs::read_to_string(&out_ptx).unwrap();
@@ -246,16 +257,7 @@ fn instrument_caps_at_16_extra_registers_by_default() {
     let o = fencehound(dir.path(), &args);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
-    // "publish: 8 registers originally, 24 instrumented (cap 24); ..."
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("publish: "))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    let nums: Vec<u32> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter_map(|s| s.parse().ok())
-        .collect();
-    let (original, used, cap) = (nums[0], nums[1], nums[2]);
+    let (line, original, used, cap) = cap_line(&stderr, "publish");
     assert_eq!(
         cap,
         (original + 16).max(fencehound_handlers::rewrite::regcap::ABI_MIN_REGISTERS),
@@ -266,13 +268,9 @@ fn instrument_caps_at_16_extra_registers_by_default() {
     assert!(text.contains(&format!(".maxnreg {cap}")), "{text}");
     assert!(text.contains("Registers capped at the original count + 16"));
     // No ptxas to measure with.
-    let o = Command::new(BIN)
-        .env("FENCEHOUND_CACHE_DIR", dir.path())
-        .env("FENCEHOUND_PTXAS", dir.path().join("no-such-ptxas"))
-        .stdin(Stdio::null())
-        .args(args)
-        .output()
-        .unwrap();
+    let no_ptxas = dir.path().join("no-such-ptxas");
+    let env = [("FENCEHOUND_PTXAS", no_ptxas.as_path())];
+    let o = fencehound_with(dir.path(), &env, &args);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("warning: registers not capped"), "{stderr}");
@@ -280,14 +278,8 @@ fn instrument_caps_at_16_extra_registers_by_default() {
     assert!(!text.contains(".maxnreg"), "{text}");
     assert!(text.contains("// Registers not capped"), "{text}");
     // Asked for explicitly, the cap needs ptxas: a clear error.
-    let o = Command::new(BIN)
-        .env("FENCEHOUND_CACHE_DIR", dir.path())
-        .env("FENCEHOUND_PTXAS", dir.path().join("no-such-ptxas"))
-        .stdin(Stdio::null())
-        .args(args)
-        .args(["--max-extra-registers", "16"])
-        .output()
-        .unwrap();
+    let explicit = [&args[..], &["--max-extra-registers", "16"]].concat();
+    let o = fencehound_with(dir.path(), &env, &explicit);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no-such-ptxas"), "{stderr}");
