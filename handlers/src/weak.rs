@@ -561,9 +561,6 @@ impl WeakMemory {
         }
     }
 
-    /// Whether thread `g` knows entry `e` of block `key` (it happens before `g`'s next
-    /// operation, or `g` observed it).
-    #[inline]
     /// Whether thread `g` knows entry `e` of block `key`: it happens before the thread,
     /// or the thread observed it or a later store *of its location*. Observations are
     /// kept per location (the block key with the entry's offset, [`Self::obs_key`]): kept
@@ -571,6 +568,7 @@ impl WeakMemory {
     /// half of its block "known" — `struct { int flag; int data; }` written by one
     /// thread, flag polled by another with no acquire, never read stale data (PTX allows
     /// it; found with libcu++'s `atomic_ref::wait` on adjacent words, 2026-12-07).
+    #[inline]
     fn known(hb: &Hb, g: u32, key: u64, e: &Entry) -> bool {
         e.writer == INIT
             || hb.knows(g, e.writer, e.epoch)
