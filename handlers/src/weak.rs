@@ -350,23 +350,23 @@ pub struct WeakMemory {
     /// Liveness: a stall is being resolved (until something makes progress); see
     /// [`WeakMemory::stalled`].
     fresh: bool,
-    /// Within `fresh`: every read is of the newest store (the second stall in a row).
+    /// Within `fresh`: every read is of the newest store (a stall that polled no new
+    /// location).
     fresh_all: bool,
-    /// Within `fresh` (not `fresh_all`): the locations (list indices) whose reads are of
-    /// the newest store — each thread's latest load at the stall.
+    /// The locations whose reads are of the newest store for the rest of the launch:
+    /// every thread's latest load at each stall so far, as [`Self::polled_key`]s.
     ///
-    /// Per list (8-byte block), not per location, which hides one bug shape: a lone
-    /// reader spinning on a flag at `p = 1` reads the payload beside the flag (same
-    /// block) fresh after the stall, so a missing fence between a flag and its payload
-    /// in one struct does not fail at `p = 1` (it does at `p < 1`). Keyed per location
-    /// (block and offset, 2026-12-07), that case failed 20 of 20 seeds — but a look-back
-    /// over adjacent tiles' status words then needed a stall per word, the second stall
-    /// made every load fresh, and `cub_scan no_fence_3` at `p = 1` fell from 14–17 of 50
-    /// failing to 0 (also with the polled set accumulated across stalls). Reverted until
-    /// a liveness rule serves both.
-    polled: Vec<usize>,
-    /// Per thread, the list index of its latest load (`u32::MAX`: none yet).
-    last_li: Vec<u32>,
+    /// Per location, not per list (8-byte block): with the block, a reader spinning on a
+    /// flag at `p = 1` read the data in the flag's block fresh after the stall, and a
+    /// missing fence between a flag and its payload in one struct never failed at `p = 1`
+    /// (`campaigns/minimizer/mailbox`). Kept past progress, not only until it: the
+    /// per-location set, emptied at every store, made a look-back over adjacent status
+    /// words take one stall per word in lockstep, and a later tile's "inclusive prefix
+    /// ready" status was never read in time — `cub_scan no_fence_3` at `p = 1` failed 0
+    /// of 50 (2026-12-07).
+    polled: Vec<u64>,
+    /// Per thread, the [`Self::polled_key`] of its latest load (`u64::MAX`: none yet).
+    last_li: Vec<u64>,
     stats: WeakStats,
 }
 
@@ -577,6 +577,12 @@ impl WeakMemory {
                 .is_some_and(|o| e.seq() <= o.threshold(Self::obs_key(key, e)))
     }
 
+    /// A location as [`Self::polled`] names it: its list and its offset in the block.
+    #[inline]
+    fn polled_key(li: usize, off: u8) -> u64 {
+        (li as u64) << 3 | off as u64
+    }
+
     /// The observation key of entry `e` of block `key`: the block with the entry's
     /// offset (locations of one offset but different sizes share it — mixed sizes read
     /// the newest bytes anyway, [`Self::choice`]).
@@ -705,7 +711,12 @@ impl WeakMemory {
         }
         if ok == 0
             || !self.active
-            || (self.fresh && (self.fresh_all || self.polled.binary_search(&li).is_ok()))
+            || (self.fresh && self.fresh_all)
+            || (!self.polled.is_empty()
+                && self
+                    .polled
+                    .binary_search(&Self::polled_key(li, list[c.newest].off()))
+                    .is_ok())
         {
             return c.newest;
         }
@@ -1105,7 +1116,8 @@ impl WeakMemory {
         self.loads.clear();
         self.loads.resize(info.threads as usize, 0);
         self.last_li.clear();
-        self.last_li.resize(info.threads as usize, u32::MAX);
+        self.polled.clear();
+        self.last_li.resize(info.threads as usize, u64::MAX);
         self.fresh = false;
     }
 
@@ -1139,7 +1151,7 @@ impl WeakMemory {
         };
         let g = a.thread.global;
         if let Some(x) = self.last_li.get_mut(g as usize) {
-            *x = li as u32;
+            *x = Self::polled_key(li, off);
         }
         self.restore(mem, li, a.loc, off, size);
         let Some(c) = self.choice(li, g, key, off, size) else {
@@ -1417,36 +1429,45 @@ impl WeakMemory {
         self.fresh = false;
     }
 
-    /// Liveness: from now until something makes progress, the loads of the locations
-    /// the threads are polling — each thread's latest load — read the newest store; if
-    /// that stalls again, every load does. Returns false when every load already did (the
-    /// state is final).
+    /// Liveness: the locations the threads are polling — each thread's latest load —
+    /// read the newest store from now to the end of the launch. A stall that adds no
+    /// location to that set (every thread polls one already fresh) makes every load read
+    /// the newest store until something makes progress. Returns false when every load
+    /// already did (the state is final). Each stall grows the set (bounded by the
+    /// locations loaded) or makes every load fresh, so a spin that can end does.
     ///
-    /// (Every load read the newest store from the first stall on, before 2026-12-05: at
-    /// `p = 1` a consumer's flag read is stale until the stall, and then its read of the
-    /// data the flag guards was never stale — a chained scan with both fences removed
-    /// passed 10 of 10 seeds at `p = 1` and failed 10 of 10 at `p = 0.5`. Reading the
-    /// polled locations fresh is enough for a spin on one location to see the store it
-    /// waits for; a loop over several goes on to the second stall.)
+    /// Reading a location's newest store is always allowed, so the rule adds no outcome;
+    /// what it costs is stale reads of polled locations after their stall, which a spin
+    /// only turns into more spinning. (Every load read the newest store from the first
+    /// stall on, before 2026-12-05: at `p = 1` a consumer's flag read is stale until the
+    /// stall, and then its read of the data the flag guards was never stale — a chained
+    /// scan with both fences removed passed 10 of 10 seeds at `p = 1` and failed 10 of 10
+    /// at `p = 0.5`. Until 2026-12-07 the polled set was per 8-byte block and emptied at
+    /// progress, and the second stall in a row made every load fresh; see
+    /// [`Self::polled`] for what each hid.)
     pub fn stalled(&mut self) -> bool {
         if !self.active || (self.fresh && self.fresh_all) {
             return false;
         }
-        if self.fresh {
-            self.fresh_all = true;
-        } else {
-            self.fresh = true;
+        if !self.fresh {
             self.fresh_all = false;
-            self.polled.clear();
-            self.polled.extend(
-                self.last_li
-                    .iter()
-                    .filter(|&&x| x != u32::MAX)
-                    .map(|&x| x as usize),
-            );
+        }
+        let before = self.polled.len();
+        let mut added = false;
+        for &x in &self.last_li {
+            if x != u64::MAX && self.polled[..before].binary_search(&x).is_err() {
+                self.polled.push(x);
+                added = true;
+            }
+        }
+        if added {
             self.polled.sort_unstable();
             self.polled.dedup();
         }
+        if self.fresh && !added {
+            self.fresh_all = true;
+        }
+        self.fresh = true;
         self.stats.liveness += 1;
         true
     }
