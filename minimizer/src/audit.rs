@@ -77,7 +77,11 @@
 //!    (c) store buffering judges a fence only by the stores it drains, so one that *never
 //!    drained anything* (in every observed execution its thread's buffers, and for a
 //!    device-scope fence under `scoped` its CTA's overlay, were empty whenever it ran) is
-//!    "cannot judge … use --model weak" too.
+//!    "cannot judge … use --model weak" too;
+//!    (d) `weak` with no `p_w` strictly between 0 and 1 reads every load stale that can
+//!    be (p_w = 1) or none (p_w = 0), never a mix, so it cannot produce the outcomes most
+//!    fence bugs need (a seqlock reader's torn snapshot: one load fresh, the next stale):
+//!    "cannot judge at these p_w" ([`mixes_reads`]).
 //!    Such a fence is never "likely redundant" and never goes into the removal patch
 //!    (issue 11);
 //! 4. **likely redundant** — 0 failures in N runs without it (failure probability < 3/N at
@@ -372,7 +376,7 @@ fn try_edits(
 pub(crate) fn judge_observed(
     failing: Option<Failing>,
     copies: &[FenceCopy],
-    model: Model,
+    Judged { model, mixed }: Judged,
     observed_runs: u64,
     runs_total: u64,
     unobserved: Unobserved<'_>,
@@ -394,7 +398,7 @@ pub(crate) fn judge_observed(
             unreached,
         };
     }
-    match cannot_judge(copies, model, observed_runs) {
+    match cannot_judge(copies, model, mixed, observed_runs) {
         Some(reason) => FenceVerdict::CannotJudge { reason },
         None => likely_redundant(runs_total),
     }
@@ -409,7 +413,33 @@ pub(crate) fn judge(
     observed_runs: u64,
     runs_total: u64,
 ) -> FenceVerdict {
-    judge_observed(failing, copies, model, observed_runs, runs_total, None)
+    let mixed = true;
+    judge_observed(
+        failing,
+        copies,
+        Judged { model, mixed },
+        observed_runs,
+        runs_total,
+        None,
+    )
+}
+
+/// The model a verdict is judged under, and whether the run's `p_w` values let it mix
+/// fresh and stale reads ([`mixes_reads`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Judged {
+    pub model: Model,
+    pub mixed: bool,
+}
+
+/// Whether some `p_w` lies strictly between 0 and 1. Under `weak`, `p_w = 1` reads every
+/// load that may read an older store stale (the liveness rule aside), and `p_w = 0` none:
+/// neither produces an outcome that needs one load of a thread fresh and a later one
+/// stale — the torn snapshot of a seqlock whose writer lacks its first fence,
+/// `campaigns/seqlock.cu`: `audit --model weak --p 1` called that fence likely redundant
+/// (0 of 100), `--p 0.5,1` necessary (2026-12-07).
+pub(crate) fn mixes_reads(ps: &[f64]) -> bool {
+    ps.iter().any(|&p| p > 0.0 && p < 1.0)
 }
 
 /// Why `model` cannot show what the copies' fence orders, so that a passing removal says
@@ -422,8 +452,16 @@ pub(crate) fn judge(
 ///    copy): load buffering, which no model produces — the `weak` model's reads only see
 ///    stores that already executed, store buffering never delays loads;
 /// 3. the model never delays loads and no copy ever drained a buffered store in
-///    `observed_runs` runs: its removal changes nothing store buffering can show.
-fn cannot_judge(copies: &[FenceCopy], model: Model, observed_runs: u64) -> Option<String> {
+///    `observed_runs` runs: its removal changes nothing store buffering can show;
+/// 4. the model delays loads but no `p_w` of the run lies strictly between 0 and 1
+///    (`mixed` false, [`mixes_reads`]): its reads were all stale where they could be, or
+///    all fresh, never a mix.
+fn cannot_judge(
+    copies: &[FenceCopy],
+    model: Model,
+    mixed: bool,
+    observed_runs: u64,
+) -> Option<String> {
     let delays_loads = model_delays_loads(model);
     if !delays_loads {
         if let Some(l) = copies.iter().find_map(|c| c.acquire_after.as_ref()) {
@@ -454,8 +492,19 @@ fn cannot_judge(copies: &[FenceCopy], model: Model, observed_runs: u64) -> Optio
             model.name()
         ));
     }
+    if delays_loads && !mixed {
+        return Some(format!(
+            "{NO_MIX}: {} at p_w = 0 or 1 reads every load fresh, or every load stale that can be, never a mix of the two, which most fence bugs need",
+            model.name()
+        ));
+    }
     None
 }
+
+/// The start of the reason [`cannot_judge`] gives when no `p_w` mixes fresh and stale
+/// reads.
+pub(crate) const NO_MIX: &str =
+    "cannot judge at these p_w (use a p_w between 0 and 1 as well, e.g. --p 0.5,1)";
 
 /// An instruction's CUDA statement, else its PTX.
 fn text(s: &Site) -> &str {
@@ -520,6 +569,8 @@ struct Runs {
     total: u64,
     /// Executions of the unchanged variant observed.
     observed: u64,
+    /// Some `p_w` of the run lies strictly between 0 and 1 ([`mixes_reads`]).
+    mixed: bool,
 }
 
 /// Why the observed executions were not seen whole, if they were not.
@@ -620,7 +671,10 @@ fn judge_group(
     Ok(judge_observed(
         failing,
         copies,
-        runs.model,
+        Judged {
+            model: runs.model,
+            mixed: runs.mixed,
+        },
         runs.observed,
         runs.total,
         unobserved,
@@ -802,6 +856,7 @@ pub fn audit(
         n,
         total: n as u64 * opts.ps.len() as u64,
         observed: observed_runs,
+        mixed: mixes_reads(&opts.ps),
     };
     let groups = group_fences(&st, &mut placer);
     // `audits[k]` is the audit of `groups[k]`.
@@ -1009,14 +1064,14 @@ mod tests {
         for model in ALL {
             // A failure is still a failure.
             assert_eq!(
-                judge_observed(Some(failing()), &[copy(0, 0)], model, 100, 100, cut),
+                judge_observed(Some(failing()), &[copy(0, 0)], judged(model), 100, 100, cut),
                 FenceVerdict::Necessary { failing: failing() }
             );
             // Seen as never run, or as likely redundant when observed whole: neither may
             // rest on a partial observation.
             for copies in [vec![copy(0, 0)], vec![copy(10, 4)]] {
                 let FenceVerdict::CannotJudge { reason } =
-                    judge_observed(None, &copies, model, 100, 100, cut)
+                    judge_observed(None, &copies, judged(model), 100, 100, cut)
                 else {
                     panic!("{} {copies:?}: not cannot-judge", model.name());
                 };
@@ -1135,6 +1190,55 @@ mod tests {
                 judge(None, &copies, Model::Weak, 100, 100),
                 likely_redundant(100),
                 "{copies:?}"
+            );
+        }
+    }
+
+    fn judged(model: Model) -> Judged {
+        Judged { model, mixed: true }
+    }
+
+    /// `weak` at p_w = 0 or 1 only: a passing removal is "cannot judge", never likely
+    /// redundant; a failure is still necessary. Store buffering keeps its own verdicts
+    /// (it is judged by drains, whatever the p_w).
+    #[test]
+    fn weak_without_a_p_w_between_0_and_1_cannot_call_a_fence_redundant() {
+        assert!(!mixes_reads(&[1.0]));
+        assert!(!mixes_reads(&[0.0, 1.0]));
+        assert!(mixes_reads(&[0.5, 1.0]));
+        assert!(mixes_reads(&[0.01]));
+        let unmixed = |model| Judged {
+            model,
+            mixed: false,
+        };
+        for copies in [vec![copy(10, 4)], vec![copy(10, 0)], vec![acquire(poll())]] {
+            let r = reason(judge_observed(
+                None,
+                &copies,
+                unmixed(Model::Weak),
+                100,
+                100,
+                None,
+            ));
+            assert!(r.starts_with(NO_MIX), "{r}");
+            assert_eq!(
+                judge_observed(
+                    Some(failing()),
+                    &copies,
+                    unmixed(Model::Weak),
+                    100,
+                    100,
+                    None
+                ),
+                FenceVerdict::Necessary { failing: failing() }
+            );
+        }
+        for model in [Model::Sc, Model::Bugaroo, Model::Scoped] {
+            assert_eq!(
+                judge_observed(None, &[copy(10, 4)], unmixed(model), 100, 100, None),
+                likely_redundant(100),
+                "{}",
+                model.name()
             );
         }
     }

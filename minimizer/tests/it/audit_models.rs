@@ -158,8 +158,9 @@ fn a_fence_that_never_drains_cannot_be_judged() {
 /// (until `weak` kept observations per location, both were "likely redundant" and the
 /// verified patch removed them).
 ///
-/// (At `p_w = 1` alone the reader fence is still "likely redundant": the liveness rule
-/// reads the polled flag's whole block fresh after a stall — `WeakMemory::polled`.)
+/// Also at `p_w = 1` alone: there the reader's flag reads are stale until the liveness
+/// rule declares a stall and reads the polled location fresh — which was the flag's whole
+/// 8-byte block, the payload included, so neither missing fence showed.
 #[test]
 fn fences_of_a_flag_beside_its_payload_are_necessary_under_weak() {
     let r = audited("mailbox", Model::Weak);
@@ -167,6 +168,65 @@ fn fences_of_a_flag_beside_its_payload_are_necessary_under_weak() {
         let v = verdict("mailbox", &r, "__threadfence();", nth);
         assert!(matches!(v, FenceVerdict::Necessary { .. }), "{v:?}");
     }
+    let c = load("minimizer/mailbox");
+    let o = fencehound_minimizer::Options {
+        ps: vec![1.0],
+        ..opts(Model::Weak)
+    };
+    let r = audit(c, "fenced", o).unwrap();
+    for nth in 0..2 {
+        let v = verdict("mailbox", &r, "__threadfence();", nth);
+        assert!(
+            matches!(v, FenceVerdict::Necessary { .. }),
+            "p_w = 1: {v:?}"
+        );
+    }
+}
+
+/// `weak` at `p_w = 1` alone reads every load stale that can be, never one fresh and the
+/// next stale: the seqlock writer's first fence (needed: without it a reader can see a
+/// new record and still the old even counter) passed 100 of 100 there and was called
+/// likely redundant, with a verified patch removing it. Now no fence is likely
+/// redundant at `p_w = 1` alone, and with 0.5 the first writer fence is necessary.
+#[test]
+fn weak_at_p_w_1_alone_calls_no_seqlock_fence_redundant() {
+    let c = load("seqlock");
+    let line = line_of(&c, "WRITER_FENCE_1;");
+    let at = |r: &AuditReport| {
+        r.fences
+            .iter()
+            .find(|f| f.source.as_ref().map(|s| s.line) == Some(line))
+            .unwrap_or_else(|| panic!("no fence at line {line}: {r:#?}"))
+            .verdict
+            .clone()
+    };
+    let o = fencehound_minimizer::Options {
+        ps: vec![1.0],
+        ..opts(Model::Weak)
+    };
+    let r = audit(c.clone(), "fenced", o).unwrap();
+    for a in &r.fences {
+        assert!(
+            !matches!(a.verdict, FenceVerdict::LikelyRedundant { .. }),
+            "p_w = 1: {a:?}"
+        );
+    }
+    assert!(r.patch.is_none() && r.diff.is_empty(), "{}", r.diff);
+    assert!(
+        matches!(&at(&r), FenceVerdict::CannotJudge { reason } if reason.contains("p_w")),
+        "{:?}",
+        at(&r)
+    );
+    let o = fencehound_minimizer::Options {
+        ps: vec![0.5, 1.0],
+        ..opts(Model::Weak)
+    };
+    let r = audit(c, "fenced", o).unwrap();
+    assert!(
+        matches!(at(&r), FenceVerdict::Necessary { .. }),
+        "{:?}",
+        at(&r)
+    );
 }
 
 /// The result cache holds for the build that wrote it only: a cache file naming another
