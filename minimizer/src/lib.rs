@@ -343,6 +343,11 @@ pub struct Verification {
     /// it, not of the original running edited PTX.
     #[serde(default)]
     pub program: bool,
+    /// `p_w` values the verification added to the run's (0.5 under a model that delays
+    /// loads when no `p_w` of the run lies strictly between 0 and 1: `weak` at 0 or 1
+    /// never mixes fresh and stale reads — [`audit::mixes_reads`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added_ps: Vec<f64>,
 }
 
 impl Verification {
@@ -354,9 +359,15 @@ impl Verification {
         } else {
             "the patched source"
         };
+        let added = if self.added_ps.is_empty() {
+            String::new()
+        } else {
+            let ps: Vec<String> = self.added_ps.iter().map(|p| p.to_string()).collect();
+            format!(", also at p_w = {}", ps.join(", "))
+        };
         if self.verified {
             format!(
-                "patch verified: 0 failures in {} runs of {what} ({models})",
+                "patch verified: 0 failures in {} runs of {what} ({models}{added})",
                 self.runs
             )
         } else if let Some(e) = &self.error {
@@ -773,9 +784,17 @@ impl Checker {
                 }
             }
         }
+        // The run's p_w values, and 0.5 when a model that delays loads would otherwise
+        // never mix fresh and stale reads (`weak` at p_w = 1 passes fixes that fail at 0.5).
+        let saved = self.opts.ps.clone();
+        if models.iter().any(|m| model_delays_loads(*m)) && !audit::mixes_reads(&saved) {
+            v.added_ps.push(0.5);
+            self.opts.ps.push(0.5);
+        }
         if v.failing.is_none() {
             v.failing = self.first_failure_any(&prep, models, VERIFY_FROM, n);
         }
+        self.opts.ps = saved;
         v.runs = self.executions + self.cached - before;
         v.verified = v.failing.is_none();
         v
