@@ -657,10 +657,12 @@ impl Message {
 struct ThreadSync {
     know: Knowledge,
     /// What only threads that read strong writes, make release operations or execute
-    /// release fences have: boxed, so a thread that does none of these (most threads of
-    /// a data-parallel kernel) costs 80 bytes here instead of 192 (issue 24: per-thread
-    /// state at 1 M threads).
-    rare: Option<Box<ThreadRare>>,
+    /// release fences have: 1 + its index in [`ThreadTable::rares`], 0 for none, so a
+    /// thread that does none of these (most threads of a data-parallel kernel) costs 80
+    /// bytes here instead of 192 (issue 24: per-thread state at 1 M threads). An index
+    /// rather than a `Box`: a kernel whose every thread fences (`scale_fences`, racecheck
+    /// bench) paid an allocation per thread and a free each when the checker was dropped.
+    rare: u32,
 }
 
 // Issue 24: per-thread state at 1 M threads.
@@ -680,6 +682,9 @@ struct ThreadTable {
     /// Per thread of the launch: 1 + the index of its state in `states`; 0: none.
     slot: Vec<u32>,
     states: Vec<ThreadSync>,
+    /// The rare parts of states ([`ThreadSync::rare`]). A state handed back keeps its rare
+    /// part, emptied, for the next thread that takes the state.
+    rares: Vec<ThreadRare>,
     /// Indices of `states` handed back (each reset to the default).
     free: Vec<u32>,
     /// What a thread without a state reads as.
@@ -696,6 +701,8 @@ impl ThreadTable {
         // memory), and a barrier that gives every thread of a CTA its first state does not
         // move the ones before it.
         self.states.reserve(n);
+        self.rares.clear();
+        self.rares.reserve(n);
         self.free.clear();
     }
 
@@ -730,11 +737,48 @@ impl ThreadTable {
         Some(&mut self.states[*s as usize - 1])
     }
 
-    /// Thread `g`'s state if it has one.
-    #[inline(always)]
-    fn existing_mut(&mut self, g: usize) -> Option<&mut ThreadSync> {
+    /// The rare part of a state, if it has one.
+    #[inline]
+    fn rare(&self, ts: &ThreadSync) -> Option<&ThreadRare> {
+        let i = ts.rare.checked_sub(1)?;
+        self.rares.get(i as usize)
+    }
+
+    /// Thread `g`'s rare part, if it has a state with one.
+    #[inline]
+    fn rare_of(&self, g: usize) -> Option<&ThreadRare> {
         let i = self.slot.get(g)?.checked_sub(1)?;
-        Some(&mut self.states[i as usize])
+        self.rare(&self.states[i as usize])
+    }
+
+    /// Thread `g`'s state and its rare part, both made now if missing; `None` outside
+    /// the launch.
+    #[inline]
+    fn split_mut(&mut self, g: usize) -> Option<(&mut ThreadSync, &mut ThreadRare)> {
+        self.get_mut(g)?;
+        let i = self.slot[g] as usize - 1;
+        let ts = &mut self.states[i];
+        if ts.rare == 0 {
+            self.rares.push(ThreadRare::default());
+            ts.rare = self.rares.len() as u32;
+        }
+        let r = ts.rare as usize - 1;
+        Some((ts, &mut self.rares[r]))
+    }
+
+    /// Thread `g`'s state, if it has one, with its rare part if it has one.
+    #[inline]
+    fn existing_split_mut(
+        &mut self,
+        g: usize,
+    ) -> Option<(&mut ThreadSync, Option<&mut ThreadRare>)> {
+        let i = self.slot.get(g)?.checked_sub(1)?;
+        let ts = &mut self.states[i as usize];
+        let r = ts
+            .rare
+            .checked_sub(1)
+            .and_then(|r| self.rares.get_mut(r as usize));
+        Some((ts, r))
     }
 
     /// Thread `g` no longer needs its state: it is reset and kept for another thread.
@@ -744,14 +788,16 @@ impl ThreadTable {
         };
         if let Some(i) = s.checked_sub(1) {
             let st = &mut self.states[i as usize];
-            // The boxed part's allocation stays for the next thread (emptied, it reads as
-            // no boxed part: every use of it treats an empty one as absent): a thread
-            // that fences and exits no longer costs an allocation and a free each.
-            let rare = st.rare.take();
+            // The rare part stays with the state for the next thread (emptied, it reads
+            // as no rare part: every use of it treats an empty one as absent).
+            let rare = st.rare;
             *st = ThreadSync::default();
-            if let Some(mut r) = rare {
+            st.rare = rare;
+            if let Some(r) = rare
+                .checked_sub(1)
+                .and_then(|r| self.rares.get_mut(r as usize))
+            {
                 r.clear();
-                st.rare = Some(r);
             }
             self.free.push(i);
             *s = 0;
@@ -761,6 +807,7 @@ impl ThreadTable {
     fn heap_bytes(&self) -> usize {
         self.slot.capacity() * 4
             + self.states.capacity() * std::mem::size_of::<ThreadSync>()
+            + self.rares.len() * std::mem::size_of::<ThreadRare>()
             + self.free.capacity() * 4
             + self
                 .states
@@ -786,6 +833,13 @@ struct ThreadRare {
     /// dropping one would drop synchronization PTX guarantees, and let the `weak` model
     /// produce a forbidden outcome.
     rel_ops: Vec<RelOp>,
+    /// The latest strong read's message, not yet added to the pending lists: (message,
+    /// for `pending_wide`, for `pending_local`). Added before the next read's or before
+    /// an acquire takes the lists ([`ThreadRare::flush`]), so the lists end up as if it had
+    /// been added at once — but a thread whose last strong read is never followed by an
+    /// acquire (an `atomicAdd` on a counter, then exit: `scale_fences`, racecheck bench)
+    /// never pays for adding it.
+    unread: Option<(Rc<Message>, bool, bool)>,
 }
 
 impl ThreadRare {
@@ -796,24 +850,20 @@ impl ThreadRare {
         self.pending_local = Pending::default();
         self.pending_wide = Pending::default();
         self.rel_ops.clear();
-    }
-}
-
-impl ThreadSync {
-    fn rare(&mut self) -> &mut ThreadRare {
-        self.rare.get_or_insert_with(Default::default)
+        self.unread = None;
     }
 
-    fn rel_ops(&self) -> &[RelOp] {
-        self.rare.as_ref().map_or(&[], |r| &r.rel_ops)
-    }
-
-    fn rel_any(&self) -> Option<&Rc<Knowledge>> {
-        self.rare.as_ref().and_then(|r| r.rel_any.as_ref())
-    }
-
-    fn rel_wide(&self) -> Option<&Rc<Knowledge>> {
-        self.rare.as_ref().and_then(|r| r.rel_wide.as_ref())
+    /// Adds the deferred read's message to the pending lists it belongs to.
+    #[inline]
+    fn flush(&mut self, cta: CtaId, tpb: Tpb) {
+        if let Some((m, to_wide, to_local)) = self.unread.take() {
+            if to_wide {
+                self.pending_wide.add(&m, true, cta, tpb);
+            }
+            if to_local {
+                self.pending_local.add(&m, false, cta, tpb);
+            }
+        }
     }
 }
 
@@ -1177,8 +1227,8 @@ impl Hb {
     #[inline]
     pub fn has_release_fence(&self, g: u32) -> bool {
         self.threads
-            .get(g as usize)
-            .is_some_and(|t| t.rel_any().is_some())
+            .rare_of(g as usize)
+            .is_some_and(|r| r.rel_any.is_some())
     }
 
     /// Whether a write of thread `g` with ordering `ord` may publish anything
@@ -1189,16 +1239,16 @@ impl Hb {
         ord.releases()
             || self
                 .threads
-                .get(g as usize)
-                .is_some_and(|t| t.rel_any().is_some() || !t.rel_ops().is_empty())
+                .rare_of(g as usize)
+                .is_some_and(|r| r.rel_any.is_some() || !r.rel_ops.is_empty())
     }
 
     /// Whether thread `g` executed a release-capable fence of scope ≥ `.gpu`.
     #[inline]
     pub fn has_wide_release_fence(&self, g: u32) -> bool {
         self.threads
-            .get(g as usize)
-            .is_some_and(|t| t.rel_wide().is_some())
+            .rare_of(g as usize)
+            .is_some_and(|r| r.rel_wide.is_some())
     }
 
     /// The observations of thread `g`.
@@ -1249,13 +1299,11 @@ impl Hb {
     #[inline]
     fn acquire_pending(&mut self, g: usize, wide_scope: bool) {
         let tpc = self.tpc;
-        let Some(ts) = self.threads.existing_mut(g) else {
+        let Some((ts, Some(rare))) = self.threads.existing_split_mut(g) else {
             return;
         };
         let cta = CtaId((g as u32) / tpc.0);
-        let Some(rare) = ts.rare.as_mut() else {
-            return;
-        };
+        rare.flush(cta, tpc);
         rare.pending_local.take_into(&mut ts.know, false, cta, tpc);
         if wide_scope {
             rare.pending_wide.take_into(&mut ts.know, true, cta, tpc);
@@ -1308,8 +1356,8 @@ impl Hb {
         }
         // The snapshot this fence supersedes (a wide one replaces the wide snapshot too),
         // whose allocation the new one reuses when no write's message holds it.
-        let superseded = self.threads.existing_mut(g).and_then(|ts| {
-            let r = ts.rare.as_deref_mut()?;
+        let superseded = self.threads.existing_split_mut(g).and_then(|(_, r)| {
+            let r = r?;
             if w && r
                 .rel_wide
                 .as_ref()
@@ -1363,10 +1411,9 @@ impl Hb {
                 }
             }
         }
-        let Some(ts) = self.threads.get_mut(g) else {
+        let Some((_, rare)) = self.threads.split_mut(g) else {
             return;
         };
-        let rare = ts.rare();
         if w {
             rare.rel_wide = Some(snap.clone());
         }
@@ -1394,15 +1441,11 @@ impl Hb {
         };
         // Without a release of its own, a thread with no state has no release fence or
         // operation for the write to complete: it publishes nothing (and gets no state).
-        let ts = if own.is_some() {
-            self.threads.get_mut(t.global as usize)?
-        } else {
-            self.threads.existing_mut(t.global as usize)?
-        };
         let (local, wide_part) = match &own {
             Some(o) => {
+                let (_, rare) = self.threads.split_mut(t.global as usize)?;
                 let w = wide(scope);
-                let rel_ops = &mut ts.rare().rel_ops;
+                let rel_ops = &mut rare.rel_ops;
                 rel_ops.retain(|r| !(r.loc == loc && r.size == size));
                 rel_ops.push(RelOp {
                     loc,
@@ -1413,16 +1456,17 @@ impl Hb {
                 let wide_part = if w {
                     Some(o.clone())
                 } else {
-                    ts.rel_wide().cloned()
+                    rare.rel_wide.clone()
                 };
                 (Some(o.clone()), wide_part)
             }
             None => {
                 // Every form (2) pattern this write completes, with the fence (form 3):
                 // the latest of them covers the others.
-                let mut local = ts.rel_any();
-                let mut wide_part = ts.rel_wide();
-                for r in ts.rel_ops().iter().filter(|r| r.overlaps(loc, size)) {
+                let rare = self.threads.rare_of(t.global as usize)?;
+                let mut local = rare.rel_any.as_ref();
+                let mut wide_part = rare.rel_wide.as_ref();
+                for r in rare.rel_ops.iter().filter(|r| r.overlaps(loc, size)) {
                     local = later(local, Some(&r.snap), t);
                     if r.wide {
                         wide_part = later(wide_part, Some(&r.snap), t);
@@ -1456,7 +1500,7 @@ impl Hb {
         let cta = CtaId::of(t);
         let acq = ord.acquires();
         if let Some(m) = msg {
-            let Some(ts) = self.threads.get_mut(g) else {
+            let Some((ts, rare)) = self.threads.split_mut(g) else {
                 return;
             };
             if acq {
@@ -1470,11 +1514,11 @@ impl Hb {
             // publication for a `.gpu`/`.sys` fence (a strong read followed by a fence is
             // an acquire pattern of the fence's scope), CTA-local ones of this CTA (and the
             // spill) for any.
-            if !(acq && wide(scope)) {
-                ts.rare().pending_wide.add(m, true, cta, tpc);
-            }
-            if !acq {
-                ts.rare().pending_local.add(m, false, cta, tpc);
+            // (Deferred: [`ThreadRare::unread`].)
+            let (to_wide, to_local) = (!(acq && wide(scope)), !acq);
+            if to_wide || to_local {
+                rare.flush(cta, tpc);
+                rare.unread = Some((m.clone(), to_wide, to_local));
             }
         }
         if acq {
@@ -1927,10 +1971,10 @@ mod tests {
         for i in [10usize, 70, 100, 132] {
             a.read(p, ReadOrd::Relaxed, Scope::Gpu, Some(&msgs[i]));
         }
-        let pending = a
-            .threads
-            .get(p.global as usize)
-            .and_then(|s| s.rare.as_ref());
+        if let Some((_, Some(r))) = a.threads.existing_split_mut(p.global as usize) {
+            r.flush(CtaId::of(p), a.tpc);
+        }
+        let pending = a.threads.rare_of(p.global as usize);
         assert_eq!(pending.map(|r| r.pending_wide.msgs.len()), Some(1));
         a.fence(p, FenceKind::AcqRel, Scope::Gpu);
         b.read(p, ReadOrd::Relaxed, Scope::Gpu, Some(&msgs[132]));
