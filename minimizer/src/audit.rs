@@ -37,7 +37,8 @@
 //! 3. **Judge block scope** (`judge_block_scope`). For a necessary device-scope fence:
 //!    every copy narrowed to `.cta`, the seeds run under a model that tells CTA scope from
 //!    device scope — the audit's model when it does (`scoped`, `weak`), else `scoped`
-//!    (`block_scope_model`). Passing means `__threadfence_block()` suffices. Steps 2 and
+//!    (`block_scope_model`). Passing means `__threadfence_block()` suffices (under `weak`
+//!    with no `p_w` strictly between 0 and 1: cannot judge, as in *Verdicts* 3 (d)). Steps 2 and
 //!    3 run group by group, in PTX order; `audits[k]` is always the audit of `groups[k]`.
 //! 4. **Remove jointly** (`remove_jointly`). Two fences can each be redundant given the
 //!    other (two fences between the same store and its flag: either one orders it). So
@@ -709,6 +710,16 @@ fn judge_block_scope(
     Ok(match try_edits(ck, base, &g.narrowing(), model, runs.n)? {
         Trial::Inapplicable => None,
         Trial::Fails(f) => Some(FenceVerdict::Necessary { failing: f }),
+        // Under `weak` without a p_w between 0 and 1 a passing narrowing says nothing
+        // either ([`cannot_judge`], reason 4).
+        Trial::Passes if model_delays_loads(model) && !runs.mixed => {
+            Some(FenceVerdict::CannotJudge {
+                reason: format!(
+                    "{NO_MIX}: {} at p_w = 0 or 1 never mixes fresh and stale reads",
+                    model.name()
+                ),
+            })
+        }
         Trial::Passes => Some(likely_redundant(runs.total)),
     })
 }

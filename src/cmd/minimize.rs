@@ -540,6 +540,7 @@ pub fn audit(a: AuditArgs) -> Result<u8> {
             match &fa.block_scope {
                 Some(FenceVerdict::LikelyRedundant { runs, .. }) => println!("      block scope suffices under {m} (0 failures in {runs}): __threadfence_block()"),
                 Some(FenceVerdict::Necessary { failing }) => println!("      device scope needed (block scope fails under {m}: seed {}, p_w={})", failing.seed, failing.p),
+                Some(FenceVerdict::CannotJudge { reason }) => println!("      block scope: {reason}"),
                 _ => {}
             }
         }

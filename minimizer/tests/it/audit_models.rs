@@ -210,6 +210,11 @@ fn weak_at_p_w_1_alone_calls_no_seqlock_fence_redundant() {
             !matches!(a.verdict, FenceVerdict::LikelyRedundant { .. }),
             "p_w = 1: {a:?}"
         );
+        // Nor "block scope suffices": a narrowing that passes there says nothing either.
+        assert!(
+            !matches!(a.block_scope, Some(FenceVerdict::LikelyRedundant { .. })),
+            "p_w = 1: {a:?}"
+        );
     }
     assert!(r.patch.is_none() && r.diff.is_empty(), "{}", r.diff);
     assert!(
