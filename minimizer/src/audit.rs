@@ -37,8 +37,8 @@
 //! 3. **Judge block scope** (`judge_block_scope`). For a necessary device-scope fence:
 //!    every copy narrowed to `.cta`, the seeds run under a model that tells CTA scope from
 //!    device scope — the audit's model when it does (`scoped`, `weak`), else `scoped`
-//!    (`block_scope_model`). Passing means `__threadfence_block()` suffices (under `weak`
-//!    with no `p_w` strictly between 0 and 1: cannot judge, as in *Verdicts* 3 (d)). Steps 2 and
+//!    (`block_scope_model`). Passing means `__threadfence_block()` suffices (with no
+//!    `p_w` strictly between 0 and 1: cannot judge, as in *Verdicts* 3 (d)). Steps 2 and
 //!    3 run group by group, in PTX order; `audits[k]` is always the audit of `groups[k]`.
 //! 4. **Remove jointly** (`remove_jointly`). Two fences can each be redundant given the
 //!    other (two fences between the same store and its flag: either one orders it). So
@@ -79,10 +79,13 @@
 //!    drained anything* (in every observed execution its thread's buffers, and for a
 //!    device-scope fence under `scoped` its CTA's overlay, were empty whenever it ran) is
 //!    "cannot judge … use --model weak" too;
-//!    (d) `weak` with no `p_w` strictly between 0 and 1 reads every load stale that can
-//!    be (p_w = 1) or none (p_w = 0), never a mix, so it cannot produce the outcomes most
-//!    fence bugs need (a seqlock reader's torn snapshot: one load fresh, the next stale):
-//!    "cannot judge at these p_w" ([`mixes_reads`]).
+//!    (d) with no `p_w` strictly between 0 and 1, a model delays every access it can
+//!    (p_w = 1: every store buffered, every load that may be stale stale) or none, never
+//!    one access and not the next of its thread, so it cannot produce the outcomes most
+//!    fence bugs need (a seqlock reader's torn snapshot: under `weak` one load fresh and
+//!    the next stale; under store buffering the record's stores seen before the odd
+//!    counter): "cannot judge at these p_w" ([`mixes_reads`]), under every model but
+//!    `sc`, which has no `p_w`.
 //!    Such a fence is never "likely redundant" and never goes into the removal patch
 //!    (issue 11);
 //! 4. **likely redundant** — 0 failures in N runs without it (failure probability < 3/N at
@@ -433,12 +436,13 @@ pub(crate) struct Judged {
     pub mixed: bool,
 }
 
-/// Whether some `p_w` lies strictly between 0 and 1. Under `weak`, `p_w = 1` reads every
-/// load that may read an older store stale (the liveness rule aside), and `p_w = 0` none:
-/// neither produces an outcome that needs one load of a thread fresh and a later one
-/// stale — the torn snapshot of a seqlock whose writer lacks its first fence,
-/// `campaigns/seqlock.cu`: `audit --model weak --p 1` called that fence likely redundant
-/// (0 of 100), `--p 0.5,1` necessary (2026-12-07).
+/// Whether some `p_w` lies strictly between 0 and 1 ([`Model::uses_p`]). At `p_w = 1`
+/// `weak` reads every load that may read an older store stale (the liveness rule aside)
+/// and store buffering buffers every store; at 0 neither delays anything: neither
+/// produces an outcome that needs one access of a thread delayed and the next not — the
+/// torn snapshot of a seqlock whose writer lacks its first fence, `campaigns/seqlock.cu`:
+/// `audit --p 1` called that fence likely redundant under `weak`, `bugaroo` and `scoped`
+/// (0 of 100 each, with a verified removal patch), `--p 0.5,1` necessary (2026-12-07).
 pub(crate) fn mixes_reads(ps: &[f64]) -> bool {
     ps.iter().any(|&p| p > 0.0 && p < 1.0)
 }
@@ -454,9 +458,9 @@ pub(crate) fn mixes_reads(ps: &[f64]) -> bool {
 ///    stores that already executed, store buffering never delays loads;
 /// 3. the model never delays loads and no copy ever drained a buffered store in
 ///    `observed_runs` runs: its removal changes nothing store buffering can show;
-/// 4. the model delays loads but no `p_w` of the run lies strictly between 0 and 1
-///    (`mixed` false, [`mixes_reads`]): its reads were all stale where they could be, or
-///    all fresh, never a mix.
+/// 4. the model uses `p_w` (every model but `sc`) and no `p_w` of the run lies strictly
+///    between 0 and 1 (`mixed` false, [`mixes_reads`]): its stores were all buffered or
+///    none, its loads all stale where they could be or none, never a mix.
 fn cannot_judge(
     copies: &[FenceCopy],
     model: Model,
@@ -493,11 +497,8 @@ fn cannot_judge(
             model.name()
         ));
     }
-    if delays_loads && !mixed {
-        return Some(format!(
-            "{NO_MIX}: {} at p_w = 0 or 1 reads every load fresh, or every load stale that can be, never a mix of the two, which most fence bugs need",
-            model.name()
-        ));
+    if model.uses_p() && !mixed {
+        return Some(format!("{NO_MIX}: {}", no_mix_why(model)));
     }
     None
 }
@@ -506,6 +507,15 @@ fn cannot_judge(
 /// reads.
 pub(crate) const NO_MIX: &str =
     "cannot judge at these p_w (use a p_w between 0 and 1 as well, e.g. --p 0.5,1)";
+
+/// Why `model` cannot mix at `p_w` 0 or 1 alone.
+fn no_mix_why(model: Model) -> String {
+    if model.delays_loads() {
+        format!("{} at p_w = 0 or 1 reads every load fresh, or every load stale that can be, never a mix of the two, which most fence bugs need", model.name())
+    } else {
+        format!("{} at p_w = 0 or 1 buffers no store, or every store, never one store and not the next, which most fence bugs need", model.name())
+    }
+}
 
 /// An instruction's CUDA statement, else its PTX.
 fn text(s: &Site) -> &str {
@@ -712,14 +722,9 @@ fn judge_block_scope(
         Trial::Fails(f) => Some(FenceVerdict::Necessary { failing: f }),
         // Under `weak` without a p_w between 0 and 1 a passing narrowing says nothing
         // either ([`cannot_judge`], reason 4).
-        Trial::Passes if model_delays_loads(model) && !runs.mixed => {
-            Some(FenceVerdict::CannotJudge {
-                reason: format!(
-                    "{NO_MIX}: {} at p_w = 0 or 1 never mixes fresh and stale reads",
-                    model.name()
-                ),
-            })
-        }
+        Trial::Passes if model.uses_p() && !runs.mixed => Some(FenceVerdict::CannotJudge {
+            reason: format!("{NO_MIX}: {}", no_mix_why(model)),
+        }),
         Trial::Passes => Some(likely_redundant(runs.total)),
     })
 }
@@ -1209,11 +1214,11 @@ mod tests {
         Judged { model, mixed: true }
     }
 
-    /// `weak` at p_w = 0 or 1 only: a passing removal is "cannot judge", never likely
-    /// redundant; a failure is still necessary. Store buffering keeps its own verdicts
-    /// (it is judged by drains, whatever the p_w).
+    /// At p_w = 0 or 1 only, under every model that uses p_w: a passing removal is
+    /// "cannot judge", never likely redundant; a failure is still necessary. `sc` has no
+    /// p_w and keeps its verdicts.
     #[test]
-    fn weak_without_a_p_w_between_0_and_1_cannot_call_a_fence_redundant() {
+    fn without_a_p_w_between_0_and_1_no_fence_is_redundant() {
         assert!(!mixes_reads(&[1.0]));
         assert!(!mixes_reads(&[0.0, 1.0]));
         assert!(mixes_reads(&[0.5, 1.0]));
@@ -1222,7 +1227,32 @@ mod tests {
             model,
             mixed: false,
         };
-        for copies in [vec![copy(10, 4)], vec![copy(10, 0)], vec![acquire(poll())]] {
+        for model in [Model::Bugaroo, Model::Scoped, Model::Weak] {
+            let r = reason(judge_observed(
+                None,
+                &[copy(10, 4)],
+                unmixed(model),
+                100,
+                100,
+                None,
+            ));
+            assert!(r.starts_with(NO_MIX), "{}: {r}", model.name());
+            assert!(r.contains(model.name()), "{r}");
+            assert_eq!(
+                judge_observed(
+                    Some(failing()),
+                    &[copy(10, 4)],
+                    unmixed(model),
+                    100,
+                    100,
+                    None
+                ),
+                FenceVerdict::Necessary { failing: failing() }
+            );
+        }
+        // Under weak every copy shape gets it (under store buffering the acquire-side
+        // and never-drained reasons come first).
+        for copies in [vec![copy(10, 0)], vec![acquire(poll())]] {
             let r = reason(judge_observed(
                 None,
                 &copies,
@@ -1232,26 +1262,11 @@ mod tests {
                 None,
             ));
             assert!(r.starts_with(NO_MIX), "{r}");
-            assert_eq!(
-                judge_observed(
-                    Some(failing()),
-                    &copies,
-                    unmixed(Model::Weak),
-                    100,
-                    100,
-                    None
-                ),
-                FenceVerdict::Necessary { failing: failing() }
-            );
         }
-        for model in [Model::Sc, Model::Bugaroo, Model::Scoped] {
-            assert_eq!(
-                judge_observed(None, &[copy(10, 4)], unmixed(model), 100, 100, None),
-                likely_redundant(100),
-                "{}",
-                model.name()
-            );
-        }
+        assert_eq!(
+            judge_observed(None, &[copy(10, 4)], unmixed(Model::Sc), 100, 100, None),
+            likely_redundant(100)
+        );
     }
 
     #[test]

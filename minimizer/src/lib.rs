@@ -343,9 +343,9 @@ pub struct Verification {
     /// it, not of the original running edited PTX.
     #[serde(default)]
     pub program: bool,
-    /// `p_w` values the verification added to the run's (0.5 under a model that delays
-    /// loads when no `p_w` of the run lies strictly between 0 and 1: `weak` at 0 or 1
-    /// never mixes fresh and stale reads — [`audit::mixes_reads`]).
+    /// `p_w` values the verification added to the run's (0.5 when no `p_w` of the run lies
+    /// strictly between 0 and 1 and a model uses it: at 0 or 1 no model delays one access
+    /// and not the next — [`audit::mixes_reads`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub added_ps: Vec<f64>,
 }
@@ -784,10 +784,11 @@ impl Checker {
                 }
             }
         }
-        // The run's p_w values, and 0.5 when a model that delays loads would otherwise
-        // never mix fresh and stale reads (`weak` at p_w = 1 passes fixes that fail at 0.5).
+        // The run's p_w values, and 0.5 when a model that uses p_w would otherwise never
+        // delay one access and not the next (at p_w = 1 every model passes fixes that fail
+        // at 0.5: [`audit::mixes_reads`]).
         let saved = self.opts.ps.clone();
-        if models.iter().any(|m| model_delays_loads(*m)) && !audit::mixes_reads(&saved) {
+        if models.iter().any(|m| m.uses_p()) && !audit::mixes_reads(&saved) {
             v.added_ps.push(0.5);
             self.opts.ps.push(0.5);
         }

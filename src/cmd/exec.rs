@@ -17,10 +17,10 @@ pub struct Args {
     #[arg(long, default_value = "weak")]
     pub model: String,
     /// Under `bugaroo` and `scoped`, the probability that a store is buffered; under
-    /// `weak`, that a load reads an older store when it may. Default: 1, and 0.75 under
-    /// `weak` — at 1 `weak` reads every load stale that can be, never one fresh and the
-    /// next stale, so bugs that need both (a seqlock reader accepting a torn snapshot)
-    /// never show.
+    /// `weak`, that a load reads an older store when it may. Default 0.75: at 1 every store
+    /// is buffered and every load that may be stale is, never one access delayed and the
+    /// next not, so bugs that need both (a seqlock reader accepting a torn snapshot) never
+    /// show.
     #[arg(long)]
     pub p: Option<f64>,
     /// Execution seed: launch i uses (seed, i), so the run replays exactly.
@@ -116,15 +116,17 @@ pub fn run(a: Args) -> Result<u8> {
     Ok(report(&a, p, &out, info.driver_api))
 }
 
-/// `exec`'s p_w when none is given: 1 (every store buffered), but 0.75 under a model that
-/// delays loads. Under `weak`, p_w = 1 makes every load that may read an older store do
-/// so, never one fresh and the next stale: a seqlock whose writer lacks the fence after
-/// its odd counter store failed 0 of 100 runs there, 77 of 100 at 0.75 and 63 at 0.5
-/// (`fuzz --model weak --runs 100`, 2026-12-07); of the corpus campaigns' weak cells,
-/// 0.75 detects as well as 1 or better on all but `sdk_red sdk` (13 vs 8 of 100, within
-/// noise of each other).
+/// `exec`'s p_w when none is given: 0.75 under every model that uses it (`sc` does not).
+/// At p_w = 1 every store is buffered and, under `weak`, every load that may read an
+/// older store does: never one access delayed and the next not. A seqlock whose writer
+/// lacks the fence after its odd counter store failed 0 of 100 runs at p_w = 1 under
+/// `weak`, `bugaroo` and `scoped` alike, 77 of 100 at 0.75 under `weak` (`fuzz --runs
+/// 100`, 2026-12-07); `cub_scan no_fence_3` under `bugaroo` fails 0 of 50 at 1 and 10 of
+/// 50 at 0.75. Over the corpus detection rates (`fuzzer/tests/data/detection_rates.tsv`)
+/// 0.75 detects as well as 1 or better in every `bugaroo`/`scoped` cell, and in every
+/// `weak` cell but `sdk_red sdk` (13 vs 8 of 100 with `--runs 100`, intervals overlap).
 pub fn default_p(model: fencehound_handlers::Model) -> f64 {
-    if model.delays_loads() {
+    if model.uses_p() {
         0.75
     } else {
         1.0

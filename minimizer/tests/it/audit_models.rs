@@ -183,13 +183,14 @@ fn fences_of_a_flag_beside_its_payload_are_necessary_under_weak() {
     }
 }
 
-/// `weak` at `p_w = 1` alone reads every load stale that can be, never one fresh and the
-/// next stale: the seqlock writer's first fence (needed: without it a reader can see a
-/// new record and still the old even counter) passed 100 of 100 there and was called
-/// likely redundant, with a verified patch removing it. Now no fence is likely
-/// redundant at `p_w = 1` alone, and with 0.5 the first writer fence is necessary.
+/// At `p_w = 1` alone a model delays every access it can (every store buffered, every
+/// load that may be stale stale), never one and not the next: the seqlock writer's first
+/// fence (needed: without it a reader can see a new record and still the old even
+/// counter) passed 100 of 100 there under `weak`, `bugaroo` and `scoped` and was called
+/// likely redundant, with a verified patch removing it. Now no fence is likely redundant
+/// (nor "block scope suffices") at `p_w = 1` alone, and with 0.5 that fence is necessary.
 #[test]
-fn weak_at_p_w_1_alone_calls_no_seqlock_fence_redundant() {
+fn at_p_w_1_alone_no_seqlock_fence_is_redundant() {
     let c = load("seqlock");
     let line = line_of(&c, "WRITER_FENCE_1;");
     let at = |r: &AuditReport| {
@@ -200,38 +201,43 @@ fn weak_at_p_w_1_alone_calls_no_seqlock_fence_redundant() {
             .verdict
             .clone()
     };
-    let o = fencehound_minimizer::Options {
-        ps: vec![1.0],
-        ..opts(Model::Weak)
-    };
-    let r = audit(c.clone(), "fenced", o).unwrap();
-    for a in &r.fences {
+    for model in [Model::Weak, Model::Bugaroo, Model::Scoped] {
+        let o = fencehound_minimizer::Options {
+            ps: vec![1.0],
+            ..opts(model)
+        };
+        let r = audit(c.clone(), "fenced", o).unwrap();
+        for a in &r.fences {
+            assert!(
+                !matches!(a.verdict, FenceVerdict::LikelyRedundant { .. }),
+                "{} p_w = 1: {a:?}",
+                model.name()
+            );
+            assert!(
+                !matches!(a.block_scope, Some(FenceVerdict::LikelyRedundant { .. })),
+                "{} p_w = 1: {a:?}",
+                model.name()
+            );
+        }
+        assert!(r.patch.is_none() && r.diff.is_empty(), "{}", r.diff);
         assert!(
-            !matches!(a.verdict, FenceVerdict::LikelyRedundant { .. }),
-            "p_w = 1: {a:?}"
+            matches!(&at(&r), FenceVerdict::CannotJudge { reason } if reason.contains("p_w")),
+            "{}: {:?}",
+            model.name(),
+            at(&r)
         );
-        // Nor "block scope suffices": a narrowing that passes there says nothing either.
+        let o = fencehound_minimizer::Options {
+            ps: vec![0.5, 1.0],
+            ..opts(model)
+        };
+        let r = audit(c.clone(), "fenced", o).unwrap();
         assert!(
-            !matches!(a.block_scope, Some(FenceVerdict::LikelyRedundant { .. })),
-            "p_w = 1: {a:?}"
+            matches!(at(&r), FenceVerdict::Necessary { .. }),
+            "{}: {:?}",
+            model.name(),
+            at(&r)
         );
     }
-    assert!(r.patch.is_none() && r.diff.is_empty(), "{}", r.diff);
-    assert!(
-        matches!(&at(&r), FenceVerdict::CannotJudge { reason } if reason.contains("p_w")),
-        "{:?}",
-        at(&r)
-    );
-    let o = fencehound_minimizer::Options {
-        ps: vec![0.5, 1.0],
-        ..opts(Model::Weak)
-    };
-    let r = audit(c, "fenced", o).unwrap();
-    assert!(
-        matches!(at(&r), FenceVerdict::Necessary { .. }),
-        "{:?}",
-        at(&r)
-    );
 }
 
 /// The result cache holds for the build that wrote it only: a cache file naming another
