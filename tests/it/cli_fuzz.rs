@@ -126,6 +126,38 @@ fn fuzz_exit_codes_reports_and_json() {
     s.check_out_dir();
 }
 
+/// At p_w = 1 (or 0) alone no model delays one access and not the next: `fuzz` says so
+/// before it runs, and not when a p_w between 0 and 1 is in the list.
+#[test]
+fn fuzz_notes_a_p_w_list_without_a_mixing_value() {
+    let s = cbe();
+    let note = "no p_w strictly between 0 and 1";
+    let o = s.run(&["fuzz", "dot.toml", "--variant", "two_fences", "--p", "1"]);
+    assert_exit(&o, 0);
+    assert!(stderr(&o).contains(note), "{}", stderr(&o));
+    let o = s.run(&[
+        "fuzz",
+        "dot.toml",
+        "--variant",
+        "two_fences",
+        "--p",
+        "0.5,1",
+    ]);
+    assert_exit(&o, 0);
+    assert!(!stderr(&o).contains(note), "{}", stderr(&o));
+    let o = s.run(&[
+        "fuzz",
+        "dot.toml",
+        "--variant",
+        "two_fences",
+        "--p",
+        "1",
+        "--model",
+        "sc",
+    ]);
+    assert!(!stderr(&o).contains(note), "{}", stderr(&o));
+}
+
 #[test]
 fn fuzz_usage_errors_exit_2() {
     let s = cbe();
