@@ -64,4 +64,22 @@ impl Model {
     pub fn uses_p(self) -> bool {
         self != Model::Sc
     }
+
+    /// Whether runs at `ps` under this model can delay one access of a thread and not the
+    /// next: the model uses `p_w` only at values strictly between 0 and 1 ([`mixes`]);
+    /// `sc` has nothing to delay, so it is never blind by its `p_w`.
+    pub fn blind_at(self, ps: &[f64]) -> bool {
+        self.uses_p() && !mixes(ps)
+    }
+}
+
+/// Whether some `p_w` lies strictly between 0 and 1. At `p_w = 1` store buffering
+/// buffers every store and `weak` reads every load stale that can be (the liveness rule
+/// aside); at 0 neither delays anything: neither produces an outcome that needs one
+/// access of a thread delayed and the next not — the torn snapshot of a seqlock whose
+/// writer lacks its first fence, `campaigns/seqlock.cu`: `audit --p 1` called that fence
+/// likely redundant under `weak`, `bugaroo` and `scoped` (0 of 100 each, with a verified
+/// removal patch), `--p 0.5,1` necessary (2026-12-07).
+pub fn mixes(ps: &[f64]) -> bool {
+    ps.iter().any(|&p| p > 0.0 && p < 1.0)
 }

@@ -366,7 +366,7 @@ pub struct WeakMemory {
     /// of 50 (2026-12-07).
     polled: Vec<u64>,
     /// Per thread, the [`Self::polled_key`] of its latest load (`u64::MAX`: none yet).
-    last_li: Vec<u64>,
+    last_loc: Vec<u64>,
     stats: WeakStats,
 }
 
@@ -402,7 +402,7 @@ impl WeakMemory {
             fresh: false,
             fresh_all: false,
             polled: Vec::new(),
-            last_li: Vec::new(),
+            last_loc: Vec::new(),
             stats: WeakStats::default(),
         }
     }
@@ -1115,9 +1115,9 @@ impl WeakMemory {
         self.live_entries = 0;
         self.loads.clear();
         self.loads.resize(info.threads as usize, 0);
-        self.last_li.clear();
+        self.last_loc.clear();
         self.polled.clear();
-        self.last_li.resize(info.threads as usize, u64::MAX);
+        self.last_loc.resize(info.threads as usize, u64::MAX);
         self.fresh = false;
     }
 
@@ -1150,7 +1150,7 @@ impl WeakMemory {
             return Ok(());
         };
         let g = a.thread.global;
-        if let Some(x) = self.last_li.get_mut(g as usize) {
+        if let Some(x) = self.last_loc.get_mut(g as usize) {
             *x = Self::polled_key(li, off);
         }
         self.restore(mem, li, a.loc, off, size);
@@ -1454,7 +1454,7 @@ impl WeakMemory {
         }
         let before = self.polled.len();
         let mut added = false;
-        for &x in &self.last_li {
+        for &x in &self.last_loc {
             if x != u64::MAX && self.polled[..before].binary_search(&x).is_err() {
                 self.polled.push(x);
                 added = true;

@@ -737,18 +737,12 @@ impl ThreadTable {
         Some(&mut self.states[*s as usize - 1])
     }
 
-    /// The rare part of a state, if it has one.
-    #[inline]
-    fn rare(&self, ts: &ThreadSync) -> Option<&ThreadRare> {
-        let i = ts.rare.checked_sub(1)?;
-        self.rares.get(i as usize)
-    }
-
     /// Thread `g`'s rare part, if it has a state with one.
     #[inline]
     fn rare_of(&self, g: usize) -> Option<&ThreadRare> {
         let i = self.slot.get(g)?.checked_sub(1)?;
-        self.rare(&self.states[i as usize])
+        let r = self.states[i as usize].rare.checked_sub(1)?;
+        self.rares.get(r as usize)
     }
 
     /// Thread `g`'s state and its rare part, both made now if missing; `None` outside
@@ -1500,7 +1494,7 @@ impl Hb {
         let cta = CtaId::of(t);
         let acq = ord.acquires();
         if let Some(m) = msg {
-            let Some((ts, rare)) = self.threads.split_mut(g) else {
+            let Some(ts) = self.threads.get_mut(g) else {
                 return;
             };
             if acq {
@@ -1517,8 +1511,10 @@ impl Hb {
             // (Deferred: [`ThreadRare::unread`].)
             let (to_wide, to_local) = (!(acq && wide(scope)), !acq);
             if to_wide || to_local {
-                rare.flush(cta, tpc);
-                rare.unread = Some((m.clone(), to_wide, to_local));
+                if let Some((_, rare)) = self.threads.split_mut(g) {
+                    rare.flush(cta, tpc);
+                    rare.unread = Some((m.clone(), to_wide, to_local));
+                }
             }
         }
         if acq {

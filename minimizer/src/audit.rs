@@ -84,7 +84,7 @@
 //!    one access and not the next of its thread, so it cannot produce the outcomes most
 //!    fence bugs need (a seqlock reader's torn snapshot: under `weak` one load fresh and
 //!    the next stale; under store buffering the record's stores seen before the odd
-//!    counter): "cannot judge at these p_w" ([`mixes_reads`]), under every model but
+//!    counter): "cannot judge at these p_w" ([`Model::blind_at`]), under every model but
 //!    `sc`, which has no `p_w`.
 //!    Such a fence is never "likely redundant" and never goes into the removal patch
 //!    (issue 11);
@@ -105,6 +105,7 @@ use crate::{
     Verification,
 };
 use fencehound_fuzzer::{execute_observed, prepare, Campaign, ExecSpec, Filters, Prepared};
+use fencehound_handlers::model::mixes;
 use fencehound_handlers::{DrainReason, Model, TraceEvent};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -428,23 +429,12 @@ pub(crate) fn judge(
     )
 }
 
-/// The model a verdict is judged under, and whether the run's `p_w` values let it mix
-/// fresh and stale reads ([`mixes_reads`]).
+/// The model a verdict is judged under, and whether the run's `p_w` values let it delay
+/// one access and not the next ([`mixes`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Judged {
     pub model: Model,
     pub mixed: bool,
-}
-
-/// Whether some `p_w` lies strictly between 0 and 1 ([`Model::uses_p`]). At `p_w = 1`
-/// `weak` reads every load that may read an older store stale (the liveness rule aside)
-/// and store buffering buffers every store; at 0 neither delays anything: neither
-/// produces an outcome that needs one access of a thread delayed and the next not — the
-/// torn snapshot of a seqlock whose writer lacks its first fence, `campaigns/seqlock.cu`:
-/// `audit --p 1` called that fence likely redundant under `weak`, `bugaroo` and `scoped`
-/// (0 of 100 each, with a verified removal patch), `--p 0.5,1` necessary (2026-12-07).
-pub(crate) fn mixes_reads(ps: &[f64]) -> bool {
-    ps.iter().any(|&p| p > 0.0 && p < 1.0)
 }
 
 /// Why `model` cannot show what the copies' fence orders, so that a passing removal says
@@ -459,7 +449,7 @@ pub(crate) fn mixes_reads(ps: &[f64]) -> bool {
 /// 3. the model never delays loads and no copy ever drained a buffered store in
 ///    `observed_runs` runs: its removal changes nothing store buffering can show;
 /// 4. the model uses `p_w` (every model but `sc`) and no `p_w` of the run lies strictly
-///    between 0 and 1 (`mixed` false, [`mixes_reads`]): its stores were all buffered or
+///    between 0 and 1 (`mixed` false, [`Model::blind_at`]): its stores were all buffered or
 ///    none, its loads all stale where they could be or none, never a mix.
 fn cannot_judge(
     copies: &[FenceCopy],
@@ -498,7 +488,7 @@ fn cannot_judge(
         ));
     }
     if model.uses_p() && !mixed {
-        return Some(format!("{NO_MIX}: {}", no_mix_why(model)));
+        return Some(no_mix_reason(model));
     }
     None
 }
@@ -508,13 +498,18 @@ fn cannot_judge(
 pub(crate) const NO_MIX: &str =
     "cannot judge at these p_w (use a p_w between 0 and 1 as well, e.g. --p 0.5,1)";
 
-/// Why `model` cannot mix at `p_w` 0 or 1 alone.
-fn no_mix_why(model: Model) -> String {
-    if model.delays_loads() {
-        format!("{} at p_w = 0 or 1 reads every load fresh, or every load stale that can be, never a mix of the two, which most fence bugs need", model.name())
+/// The "cannot judge" reason of a passing check under `model` when no `p_w` of the run
+/// lies strictly between 0 and 1 ([`Model::blind_at`]).
+fn no_mix_reason(model: Model) -> String {
+    let why = if model.delays_loads() {
+        "reads every load fresh, or every load stale that can be, never a mix of the two"
     } else {
-        format!("{} at p_w = 0 or 1 buffers no store, or every store, never one store and not the next, which most fence bugs need", model.name())
-    }
+        "buffers no store, or every store, never one store and not the next"
+    };
+    format!(
+        "{NO_MIX}: {} at p_w = 0 or 1 {why}, which most fence bugs need",
+        model.name()
+    )
 }
 
 /// An instruction's CUDA statement, else its PTX.
@@ -580,7 +575,7 @@ struct Runs {
     total: u64,
     /// Executions of the unchanged variant observed.
     observed: u64,
-    /// Some `p_w` of the run lies strictly between 0 and 1 ([`mixes_reads`]).
+    /// Some `p_w` of the run lies strictly between 0 and 1 ([`mixes`]).
     mixed: bool,
 }
 
@@ -720,10 +715,10 @@ fn judge_block_scope(
     Ok(match try_edits(ck, base, &g.narrowing(), model, runs.n)? {
         Trial::Inapplicable => None,
         Trial::Fails(f) => Some(FenceVerdict::Necessary { failing: f }),
-        // Under `weak` without a p_w between 0 and 1 a passing narrowing says nothing
-        // either ([`cannot_judge`], reason 4).
+        // Without a p_w between 0 and 1 a passing narrowing says nothing either
+        // ([`cannot_judge`], reason 4).
         Trial::Passes if model.uses_p() && !runs.mixed => Some(FenceVerdict::CannotJudge {
-            reason: format!("{NO_MIX}: {}", no_mix_why(model)),
+            reason: no_mix_reason(model),
         }),
         Trial::Passes => Some(likely_redundant(runs.total)),
     })
@@ -872,7 +867,7 @@ pub fn audit(
         n,
         total: n as u64 * opts.ps.len() as u64,
         observed: observed_runs,
-        mixed: mixes_reads(&opts.ps),
+        mixed: mixes(&opts.ps),
     };
     let groups = group_fences(&st, &mut placer);
     // `audits[k]` is the audit of `groups[k]`.
@@ -1219,10 +1214,10 @@ mod tests {
     /// p_w and keeps its verdicts.
     #[test]
     fn without_a_p_w_between_0_and_1_no_fence_is_redundant() {
-        assert!(!mixes_reads(&[1.0]));
-        assert!(!mixes_reads(&[0.0, 1.0]));
-        assert!(mixes_reads(&[0.5, 1.0]));
-        assert!(mixes_reads(&[0.01]));
+        assert!(!mixes(&[1.0]));
+        assert!(!mixes(&[0.0, 1.0]));
+        assert!(mixes(&[0.5, 1.0]));
+        assert!(mixes(&[0.01]));
         let unmixed = |model| Judged {
             model,
             mixed: false,

@@ -345,7 +345,7 @@ pub struct Verification {
     pub program: bool,
     /// `p_w` values the verification added to the run's (0.5 when no `p_w` of the run lies
     /// strictly between 0 and 1 and a model uses it: at 0 or 1 no model delays one access
-    /// and not the next — [`audit::mixes_reads`]).
+    /// and not the next — [`Model::blind_at`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub added_ps: Vec<f64>,
 }
@@ -784,11 +784,11 @@ impl Checker {
                 }
             }
         }
-        // The run's p_w values, and 0.5 when a model that uses p_w would otherwise never
-        // delay one access and not the next (at p_w = 1 every model passes fixes that fail
-        // at 0.5: [`audit::mixes_reads`]).
+        // The run's p_w values, and 0.5 when a model would otherwise never delay one
+        // access and not the next (at p_w = 1 every model passes fixes that fail at 0.5:
+        // [`Model::blind_at`]).
         let saved = self.opts.ps.clone();
-        if models.iter().any(|m| m.uses_p()) && !audit::mixes_reads(&saved) {
+        if models.iter().any(|m| m.blind_at(&saved)) {
             v.added_ps.push(0.5);
             self.opts.ps.push(0.5);
         }

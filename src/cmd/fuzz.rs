@@ -579,9 +579,7 @@ pub fn fuzz(a: FuzzArgs) -> Result<u8> {
                 opts.backend.0.device(),
                 report_path.display()
             );
-            if plan.models.iter().any(|m| m.uses_p())
-                && !plan.ps.iter().any(|&p| p > 0.0 && p < 1.0)
-            {
+            if plan.models.iter().any(|m| m.blind_at(&plan.ps)) {
                 eprintln!(
                     "note: no p_w strictly between 0 and 1: at p_w = 1 every store is buffered and every load that may be stale is, at 0 none, never one access delayed and the next not — bugs that need both pass here (add e.g. --p 0.5)"
                 );
