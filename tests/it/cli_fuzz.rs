@@ -132,29 +132,18 @@ fn fuzz_exit_codes_reports_and_json() {
 fn fuzz_notes_a_p_w_list_without_a_mixing_value() {
     let s = cbe();
     let note = "no p_w strictly between 0 and 1";
-    let o = s.run(&["fuzz", "dot.toml", "--variant", "two_fences", "--p", "1"]);
+    let fuzz = |extra: &[&str]| {
+        let mut args = vec!["fuzz", "dot.toml", "--variant", "two_fences"];
+        args.extend_from_slice(extra);
+        s.run(&args)
+    };
+    let o = fuzz(&["--p", "1"]);
     assert_exit(&o, 0);
     assert!(stderr(&o).contains(note), "{}", stderr(&o));
-    let o = s.run(&[
-        "fuzz",
-        "dot.toml",
-        "--variant",
-        "two_fences",
-        "--p",
-        "0.5,1",
-    ]);
+    let o = fuzz(&["--p", "0.5,1"]);
     assert_exit(&o, 0);
     assert!(!stderr(&o).contains(note), "{}", stderr(&o));
-    let o = s.run(&[
-        "fuzz",
-        "dot.toml",
-        "--variant",
-        "two_fences",
-        "--p",
-        "1",
-        "--model",
-        "sc",
-    ]);
+    let o = fuzz(&["--p", "1", "--model", "sc"]);
     assert!(!stderr(&o).contains(note), "{}", stderr(&o));
 }
 

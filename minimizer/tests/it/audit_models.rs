@@ -37,6 +37,11 @@ fn verdict(name: &str, r: &AuditReport, needle: &str, nth: usize) -> FenceVerdic
         .nth(nth)
         .map(|(i, _)| i as u32 + 1)
         .unwrap();
+    verdict_at(r, line)
+}
+
+/// The verdict of the fence on source line `line`.
+fn verdict_at(r: &AuditReport, line: u32) -> FenceVerdict {
     r.fences
         .iter()
         .find(|f| f.source.as_ref().map(|s| s.line) == Some(line))
@@ -193,14 +198,7 @@ fn fences_of_a_flag_beside_its_payload_are_necessary_under_weak() {
 fn at_p_w_1_alone_no_seqlock_fence_is_redundant() {
     let c = load("seqlock");
     let line = line_of(&c, "WRITER_FENCE_1;");
-    let at = |r: &AuditReport| {
-        r.fences
-            .iter()
-            .find(|f| f.source.as_ref().map(|s| s.line) == Some(line))
-            .unwrap_or_else(|| panic!("no fence at line {line}: {r:#?}"))
-            .verdict
-            .clone()
-    };
+    let at = |r: &AuditReport| verdict_at(r, line);
     for model in [Model::Weak, Model::Bugaroo, Model::Scoped] {
         let o = fencehound_minimizer::Options {
             ps: vec![1.0],
