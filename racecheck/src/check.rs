@@ -63,7 +63,8 @@
 //!      release operation. A load that a later CAS of its thread on the same location
 //!      validates (the CAS loop: a stale value makes the CAS fail) is not reported, as
 //!      for weak loads. A read that observed a later write of the same writer with no
-//!      release fence between (failed message passing) is reported whatever follows it.
+//!      release fence between (failed message passing) is reported whatever follows it,
+//!      a poll (below) included: a seqlock reader's validating counter read is one.
 //!      **Lock rule**: a pair where one access is inside a critical section of a lock
 //!      and the other is made by a thread that takes that same lock elsewhere but did
 //!      not hold it here (a store after the unlock, a read before the lock) is reported
@@ -415,6 +416,9 @@ struct ThreadState {
     /// Operation number ([`RaceCheck::ops`]) of the thread's latest acquire fence; 0 =
     /// none.
     acquire_fence: u32,
+    /// The same for its latest acquire fence of scope ≥ `.gpu` (the only ones that start
+    /// an acquire pattern with a write of another CTA).
+    wide_acquire_fence: u32,
     /// Acquire operations by location: a strong read followed by an acquire operation on
     /// its location starts an acquire pattern (PTX ISA, release and acquire patterns).
     acquire_ops: LocOps,
@@ -1953,9 +1957,22 @@ impl<H: Hooks> RaceCheck<H> {
             raw.class = RaceClass::Unordered;
             (key, raw)
         };
+        // A poll is the waiting side of a hand-off: the flag (or status word) it spins on is
+        // what it waits for, not data it reads stale. What the hand-off publishes besides
+        // the flag is read after the loop, and that read's pair is judged on its own (a data
+        // race, or failed message passing); a status word that carries its own
+        // payload (CUB's single-word tile descriptors in the decoupled look-back) publishes
+        // nothing else, and its polls are correct without fences.
+        let poll = self
+            .site_flags
+            .get(r.site as usize)
+            .is_some_and(|f| f & SITE_POLL != 0);
         // Message passing that failed: before this read, its thread read a later strong
         // write of the writer (the signal), yet this read is not ordered after the write.
         // (Plain accesses only: a control word changed by RMWs is not data handed over.)
+        // Polls too: a seqlock reader's second counter read decides whether its loop
+        // spins again, and a stale value ends the loop with a torn snapshot (a poll that
+        // reads stale does not always just spin longer).
         let plain = w.kind() != meta::ATOMIC && r.kind() != meta::ATOMIC;
         if c == Conflict::Raw && plain && r.flags() & flags::ACQUIRE == 0 {
             let number = self.threads.get(w.g as usize).and_then(|t| {
@@ -1983,25 +2000,23 @@ impl<H: Hooks> RaceCheck<H> {
                 return;
             }
         }
-        // A write that completes a release pattern, or a read that is an acquire, is
-        // synchronization (a flag): decided now unless a lock is involved (the lock rule
+        // A write that completes a release pattern, or a read that is an acquire or a poll,
+        // is synchronization (a flag): decided now unless a lock is involved (the lock rule
         // below needs the end of the launch).
-        // A poll is the waiting side of a hand-off: the flag (or status word) it spins on is
-        // what it waits for, not data it reads stale. What the hand-off publishes besides
-        // the flag is read after the loop, and that read's pair is judged on its own (a data
-        // race, or failed message passing above); a status word that carries its own
-        // payload (CUB's single-word tile descriptors in the decoupled look-back) publishes
-        // nothing else, and its polls are correct without fences.
-        let poll = self
-            .site_flags
-            .get(r.site as usize)
-            .is_some_and(|f| f & SITE_POLL != 0);
-        let write_release =
-            w.flags() & flags::RELEASE != 0 || r.flags() & flags::ACQUIRE != 0 || poll;
+        // Across CTAs only a release pattern of scope ≥ `.gpu` synchronizes: a write after
+        // `__threadfence_block()` read by another CTA is data, not a flag.
+        let cross = !self.same_cta(w.g, r.g);
+        let release = if cross {
+            flags::WIDE_RELEASE
+        } else {
+            flags::RELEASE
+        };
+        let write_release = w.flags() & release != 0 || r.flags() & flags::ACQUIRE != 0 || poll;
         if write_release && !locked {
             return;
         }
-        let (key, raw) = unordered(self);
+        let (key, mut raw) = unordered(self);
+        raw.narrow_fences = cross && w.flags() & flags::RELEASE != 0;
         let write = (w.g, w.site, w.epoch);
         let loc = loc_key(a.loc);
         let read = (r.g, self.read_number(r, c, loc), loc);
@@ -2411,6 +2426,7 @@ impl<H: Hooks> RaceCheck<H> {
                 addresses: Default::default(),
                 reader_rmw,
                 writer_unreleased,
+                narrow_fences: false,
                 occurrences: 1,
                 executions: 1,
                 last_execution: execution,
@@ -2533,7 +2549,12 @@ impl<H: Hooks> RaceCheck<H> {
         if let Some(ts) = self.threads.get_mut(t.global as usize) {
             match loc {
                 Some(l) => ts.acquire_ops.note(l, ops),
-                None => ts.acquire_fence = ops,
+                None => {
+                    ts.acquire_fence = ops;
+                    if fencehound_hb::wide(scope) {
+                        ts.wide_acquire_fence = ops;
+                    }
+                }
             }
             if fencehound_hb::wide(scope) {
                 ts.unsynced.clear();
@@ -2645,11 +2666,7 @@ impl<H: Hooks> RaceCheck<H> {
         self.scoped_event(a.scope);
         let g = a.thread.global;
         let n = self.tick(g);
-        let fl = if releases(a.sem) || self.released_before(a) {
-            flags::RELEASE
-        } else {
-            0
-        };
+        let fl = self.release_flags(a);
         if releases(a.sem) {
             if let Some(ts) = self.threads.get_mut(g as usize) {
                 ts.release_ops.note(loc_key(a.loc), n);
@@ -2686,11 +2703,8 @@ impl<H: Hooks> RaceCheck<H> {
         let n = self.tick(a.thread.global);
         let stored = new.is_some();
         let new = new.unwrap_or(old);
-        let fl = if stored && (releases(a.sem) || self.released_before(a)) {
-            flags::RELEASE
-        } else {
-            0
-        } | if acquires(a.sem) { flags::ACQUIRE } else { 0 }
+        let fl = if stored { self.release_flags(a) } else { 0 }
+            | if acquires(a.sem) { flags::ACQUIRE } else { 0 }
             | if old == new { flags::NOWRITE } else { 0 }
             | if stored { 0 } else { flags::FAILED };
         let release = stored && releases(a.sem);
@@ -2845,19 +2859,28 @@ impl<H: Hooks> RaceCheck<H> {
         }
     }
 
-    /// Thread `g` makes a device-scope release now (before its epoch is raised).
-    /// A strong write `a` completes a release pattern without being a release itself:
-    /// its thread executed a release fence, or a release operation on its location,
-    /// before it.
-    fn released_before(&self, a: &Access) -> bool {
+    /// [`flags::RELEASE`] and [`flags::WIDE_RELEASE`] of a strong write `a`: whether it
+    /// completes a release pattern, and one of scope ≥ `.gpu`. (A release operation on
+    /// its location before it counts as wide whatever its scope: rare, and the cautious
+    /// side — fewer reports.)
+    fn release_flags(&self, a: &Access) -> u8 {
         let g = a.thread.global;
-        self.hb.has_release_fence(g)
-            || self
-                .threads
+        let own = releases(a.sem);
+        let on_loc = || {
+            self.threads
                 .get(g as usize)
                 .is_some_and(|t| t.release_ops.any(loc_key(a.loc)))
+        };
+        if (own && fencehound_hb::wide(a.scope)) || self.hb.has_wide_release_fence(g) || on_loc() {
+            flags::RELEASE | flags::WIDE_RELEASE
+        } else if own || self.hb.has_release_fence(g) {
+            flags::RELEASE
+        } else {
+            0
+        }
     }
 
+    /// Thread `g` makes a device-scope release now (before its epoch is raised).
     fn note_wide_release(&mut self, g: u32) {
         let e = self.hb.epoch(g);
         if let Some(ts) = self.threads.get_mut(g as usize) {
@@ -2925,9 +2948,24 @@ impl<H: Hooks> RaceCheck<H> {
         for mut c in std::mem::take(&mut self.strong_pending) {
             // Followed by an acquire fence, or by an acquire operation on its location: an
             // acquire pattern (either form).
+            // Across CTAs only an acquire fence of scope ≥ `.gpu` counts.
+            let cross = !self.same_cta(c.write.0, c.read.0);
             let followed = self.threads.get(c.read.0 as usize).is_some_and(|t| {
-                t.acquire_fence > c.read.1 || t.acquire_ops.after(c.read.2, c.read.1)
+                let fence = if cross {
+                    t.wide_acquire_fence
+                } else {
+                    t.acquire_fence
+                };
+                fence > c.read.1 || t.acquire_ops.after(c.read.2, c.read.1)
             });
+            if cross
+                && self
+                    .threads
+                    .get(c.read.0 as usize)
+                    .is_some_and(|t| t.acquire_fence > c.read.1)
+            {
+                c.raw.narrow_fences = true;
+            }
             // The CAS loop: the value read is checked by a later CAS of the reader on the
             // location (a stale read makes the CAS fail), as for weak loads above.
             let validated = c.read_is_load
@@ -3130,6 +3168,7 @@ mod tests {
                     addresses: Default::default(),
                     reader_rmw: None,
                     writer_unreleased: false,
+                    narrow_fences: false,
                     occurrences: 1,
                     executions: 1,
                     last_execution: 0,

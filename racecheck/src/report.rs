@@ -177,6 +177,9 @@ pub struct RawRace {
     /// Cross-CTA read after write whose write no device-scope release followed: the
     /// missing piece is on the writer side.
     pub writer_unreleased: bool,
+    /// `unordered` across CTAs where a side has only `.cta`-scoped release/acquire
+    /// fences (`__threadfence_block()`): they order nothing for another CTA.
+    pub narrow_fences: bool,
     pub occurrences: u64,
     pub executions: u64,
     /// The execution (checker launch counter) that last counted this race.
@@ -755,6 +758,10 @@ fn missing_text(
                 "__syncwarp() between them (independent thread scheduling)"
             } else if a.cta == b.cta {
                 "__syncthreads() between them, or a release/acquire pair"
+            } else if r.narrow_fences {
+                "the fences between them are block-scoped (`__threadfence_block()` orders \
+                 nothing for another CTA): __threadfence() before the write and after the \
+                 read (release/acquire)"
             } else {
                 "__threadfence() before the write and after the read (release/acquire)"
             }

@@ -76,6 +76,12 @@ pub mod flags {
     /// race check's hidden-write table (`RaceCheck::locs`), and accesses to the byte
     /// are checked against them too.
     pub const HIDES: u8 = 16;
+    /// A strong write that completes a release pattern of scope ≥ `.gpu` (a `.gpu`/`.sys`
+    /// release, or a strong write after such a release fence, or after a release
+    /// operation on its location): synchronization for a reader in another CTA as well.
+    /// [`RELEASE`] alone (a `__threadfence_block()` before the write) synchronizes only
+    /// within the writer's CTA.
+    pub const WIDE_RELEASE: u8 = 32;
 }
 
 impl Rec {

@@ -106,3 +106,35 @@ fn unordered() {
 fn subword() {
     check_file("subword.cu");
 }
+
+/// Strong data handed across CTAs with `__threadfence_block()` on both sides is
+/// reported, and the report names the block scope as what is wrong (before, the two
+/// `.cta` fences made the pair look like a flag's release/acquire).
+#[test]
+fn block_fences_across_ctas_are_named() {
+    let file = "unordered.cu";
+    let path = format!("{}/tests/kernels/{file}", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let module = compile(file, &src, &[]);
+    let c = cases(&src)
+        .into_iter()
+        .find(|c| c.name == "ui_mp_block_fences_across")
+        .expect("the case");
+    let out = run(
+        &module,
+        &c.name,
+        c.grid,
+        c.block,
+        &c.args,
+        0..2,
+        Memory::Sc,
+        "",
+    );
+    assert!(
+        out.reports.iter().any(|r| r
+            .missing
+            .contains("the fences between them are block-scoped (`__threadfence_block()`")),
+        "{:#?}",
+        out.reports.iter().map(|r| &r.missing).collect::<Vec<_>>()
+    );
+}

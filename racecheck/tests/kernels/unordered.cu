@@ -29,6 +29,10 @@
 // case: uh_dekker_block_fence_one_cta; expect: none; grid: 1; block: 64; args: x:u32[1], y:u32[1], out:u32[2]
 // case: uh_peterson; expect: none; grid: 2; block: 32; args: flag:u32[2], turn:u32[1], counter:u32[1]
 // case: uh_turn_fenced_before_only; expect: unordered:WAW; grid: 2; block: 32; args: flag:u32[2], turn:u32[1], counter:u32[1]
+// case: ui_mp_block_fences_across; expect: unordered:RAW; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: ui_mp_block_fences_one_cta; expect: none; grid: 1; block: 64; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: ui_mp_fences_across; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
+// case: ui_ticket_block_fences_across; expect: unordered; grid: 4; block: 32; args: next:u32[1], serving:u32[1], total:u32[1]
 
 /* (a) Two threads write different values to one volatile word, no synchronization:
    in one CTA (two warps) and across CTAs. */
@@ -340,4 +344,49 @@ extern "C" __global__ void uh_turn_fenced_before_only(unsigned *flag, unsigned *
     if (threadIdx.x != 0) return;
     __threadfence();
     *(volatile unsigned *)turn = blockIdx.x + 1;
+}
+
+/* (i) Strong data handed over with __threadfence_block() on both sides. The fences stand
+   where a release/acquire pattern would put them (one before the data store, one after
+   the data read), but a .cta fence orders nothing for another CTA: across CTAs the data
+   pair is unordered; within one CTA (writer warp 0, reader warp 1) it is synchronized, and
+   with __threadfence() across CTAs too. FENCE_W / FENCE_R are the two sides' fences.
+   (With the block fence on one side only the pair is not reported: rule 3 takes the
+   fenced side for a flag's synchronization; the `weak` model finds those by execution.) */
+#define UI_MP(name, FENCE_W, FENCE_R, READER)                                           \
+    extern "C" __global__ void name(unsigned *data, unsigned *flag, unsigned *out)     \
+    {                                                                                  \
+        volatile unsigned *d = data, *f = flag;                                        \
+        if (threadIdx.x % 32 != 0) return;                                             \
+        if (!(READER)) {                                                               \
+            FENCE_W;                                                                   \
+            *d = 42;                                                                   \
+            FENCE_W;                                                                   \
+            *f = 1;                                                                    \
+        } else {                                                                       \
+            while (*f == 0) { }                                                        \
+            FENCE_R;                                                                   \
+            out[0] = *d;                                                               \
+            FENCE_R;                                                                   \
+        }                                                                              \
+    }
+UI_MP(ui_mp_block_fences_across, __threadfence_block(), __threadfence_block(), blockIdx.x == 1)
+UI_MP(ui_mp_block_fences_one_cta, __threadfence_block(), __threadfence_block(), threadIdx.x == 32)
+UI_MP(ui_mp_fences_across, __threadfence(), __threadfence(), blockIdx.x == 1)
+
+/* A ticket lock whose holders fence with __threadfence_block() only, in four CTAs: the
+   volatile counter of the critical section is read and written unordered. */
+extern "C" __global__ void ui_ticket_block_fences_across(unsigned *next, unsigned *serving,
+                                                         unsigned *total)
+{
+    if (threadIdx.x != 0) return;
+    volatile unsigned *s = serving, *t = total;
+    for (int r = 0; r < 2; ++r) {
+        unsigned my = atomicAdd(next, 1u);
+        while (*s != my) { }
+        __threadfence_block();
+        *t = *t + 1;
+        __threadfence_block();
+        *s = my + 1;
+    }
 }
