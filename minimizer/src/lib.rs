@@ -28,7 +28,17 @@
 //!    model of the run: "patch verified: 0 failures in N runs" or "patch NOT verified".
 //!    A whole program (a program campaign) cannot go through NVRTC: its folder is mirrored
 //!    with the patched files in place, the program is built there by the campaign's own
-//!    build command, and that executable is fuzzed ([`source::Compiler`]).
+//!    build command, and that executable is fuzzed ([`source::Compiler`]);
+//! 8. the source patch reduced — when it has several source edits, each is dropped in turn
+//!    and the rest verified the same way; a drop that verifies stays dropped (the report's
+//!    `source_reduced`). The PTX-level search fences PTX copies one by one and may fence
+//!    some copies of an unrolled store after a neighbouring store instead, while a fence
+//!    on the source line covers every copy.
+//!
+//! The search's `p_w`: with none strictly between 0 and 1 (`--p 1`, or a recorded failure
+//! at `p_w = 1`) a model delays every access or none — never one access and not the next,
+//! which most missing fences need — so the search runs at 0.5 as well and the report says
+//! so (`added_ps`).
 //!
 //! Rare failures. The search starts from a failure: the first of the first batch, or a
 //! failing execution a fuzz report recorded ([`Options::known`], `minimize REPORT --exec

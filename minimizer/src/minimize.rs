@@ -188,6 +188,15 @@ pub struct MinimizeReport {
     /// narrower scopes were not judged and why.
     #[serde(default)]
     pub scope_note: Option<String>,
+    /// p_w values the search ran at besides the ones asked for: 0.5 when none of those
+    /// lies strictly between 0 and 1 (at 0 or 1 alone the search model is blind to the
+    /// fences that must order one access of a thread and not the next).
+    #[serde(default)]
+    pub added_ps: Vec<f64>,
+    /// Source edits dropped from the verified patch because the patch without them
+    /// verifies as well (`reduce_source`): what each would have done.
+    #[serde(default)]
+    pub source_reduced: Vec<String>,
     /// Candidate fence placements (after stores; after loads when the model delays loads).
     #[serde(default)]
     pub candidates: usize,
@@ -258,6 +267,16 @@ pub fn minimize(
 ) -> Result<MinimizeReport, MinimizeError> {
     let start = Instant::now();
     let base = Arc::new(prepare(campaign.clone(), variant)?);
+    // No p_w strictly between 0 and 1: the search model would delay every access or none,
+    // never one access and not the next, and a whole class of missing fences would pass
+    // every check ([`Model::blind_at`]; at `--p 1` alone a seqlock writer without its
+    // first fence was "nothing to minimize"). The search runs at 0.5 as well, and says so.
+    let mut opts = opts;
+    let mut added_ps = Vec::new();
+    if opts.model.blind_at(&opts.ps) {
+        added_ps.push(0.5);
+        opts.ps.push(0.5);
+    }
     let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
     ck.add(base.clone());
     let model = opts.model;
@@ -267,6 +286,7 @@ pub fn minimize(
         variant: variant.into(),
         model: model.name().into(),
         models: opts.run_models().iter().map(|m| m.name().into()).collect(),
+        added_ps,
         ..Default::default()
     };
     let finish = |mut report: MinimizeReport, ck: &Checker, compiles: u32| {
@@ -746,6 +766,41 @@ pub fn minimize(
         } else {
             (patch, verification, placement)
         };
+        // 8. The source patch reduced (see `reduce_source`).
+        let (patch, verification, placement) = match (&patch, warp_search) {
+            (Some(_), false) if verification.verified && placement.edits.len() > 1 => {
+                match reduce_source(&mut ck, &mut compiler, &placement, &models) {
+                    Some((kept, p, v)) => {
+                        let dropped: Vec<String> = (0..placement.edits.len())
+                            .filter(|e| !kept.contains(e))
+                            .map(|e| placement.edits[e].site.to_string())
+                            .collect();
+                        report.source_reduced = dropped;
+                        // Remap: PTX edits whose source edit was dropped go, with their
+                        // suggestions.
+                        let mut per_edit = Vec::new();
+                        let (mut sug, mut ch) = (Vec::new(), Vec::new());
+                        for (k, pe) in placement.per_edit.iter().enumerate() {
+                            let Some((e, fit)) = pe else { continue };
+                            let Some(new) = kept.iter().position(|x| x == e) else {
+                                continue;
+                            };
+                            per_edit.push(Some((new, *fit)));
+                            if let (Some(s), Some(c)) = (suggestions.get(k), chosen.get(k)) {
+                                sug.push(s.clone());
+                                ch.push(c.clone());
+                            }
+                        }
+                        suggestions = sug;
+                        chosen = ch;
+                        let edits = kept.iter().map(|&e| placement.edits[e].clone()).collect();
+                        (Some(p), v, source::Placement { per_edit, edits })
+                    }
+                    None => (patch, verification, placement),
+                }
+            }
+            _ => (patch, verification, placement),
+        };
         for (k, s) in suggestions.iter_mut().enumerate() {
             if let Some(Some((e, fit))) = placement.per_edit.get(k) {
                 s.source = placement.edits.get(*e).map(|x| x.site.clone());
@@ -767,6 +822,52 @@ pub fn minimize(
         .join("\n");
     report.fences = suggestions;
     finish(report, &ck, compiler.compiles)
+}
+
+/// The verified source patch with every source edit the rest makes unnecessary dropped:
+/// the PTX-level search fences PTX copies one by one, and where a loop is unrolled into
+/// copies it may fence some copies of a store after a neighbouring store instead — but in
+/// the source one line gets one fence, which covers every copy of that line. (A seqlock
+/// writer without its first fence got three fences, one inside the record loop, where the
+/// one after the odd counter store suffices.) Each source edit is dropped in turn, and the
+/// rest compiled and verified like the patch itself (the recorded failing seeds first,
+/// then fresh seeds sized for 95% power at the measured failure rate, every model); a
+/// drop that verifies is kept. Returns the kept edits (indices into `placement.edits`),
+/// their patch and its verification, or `None` when nothing could be dropped.
+fn reduce_source(
+    ck: &mut Checker,
+    compiler: &mut source::Compiler,
+    placement: &source::Placement,
+    models: &[Model],
+) -> Option<(Vec<usize>, Patch, crate::Verification)> {
+    let mut kept: Vec<usize> = (0..placement.edits.len()).collect();
+    let mut best = None;
+    let mut i = 0;
+    while i < kept.len() && kept.len() > 1 {
+        let trial: Vec<usize> = kept
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, &e)| e)
+            .collect();
+        let edits: Vec<source::SourceEdit> =
+            trial.iter().map(|&e| placement.edits[e].clone()).collect();
+        let verified = source::build_patch(ck.campaign(), &edits)
+            .ok()
+            .map(|p| {
+                let v = ck.verify(compiler, &p, models, |_| false);
+                (p, v)
+            })
+            .filter(|(_, v)| v.verified);
+        match verified {
+            Some((p, v)) => {
+                kept = trial;
+                best = Some((p, v));
+            }
+            None => i += 1,
+        }
+    }
+    best.map(|(p, v)| (kept, p, v))
 }
 
 /// Places `edits` in the source, builds the patch and verifies it.

@@ -387,6 +387,7 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
     let Some(f) = &r.failure else {
         return no_failure(&r, false);
     };
+    print_added_ps(&r);
     if let Some(start) = &r.start {
         println!("starting from {start} (re-run from its seed: it fails again)");
     }
@@ -451,6 +452,15 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
     if let Some(note) = &r.scope_note {
         println!("{note}");
     }
+    if !r.source_reduced.is_empty() {
+        println!(
+            "not in the patch: the PTX-level search also fenced these lines, but the patch \
+             verifies without them (a fence on a source line covers all its PTX copies):"
+        );
+        for d in &r.source_reduced {
+            println!("  {d}");
+        }
+    }
     if !r.ptx_change.is_empty() {
         println!(
             "PTX-level change:\n  {}",
@@ -474,11 +484,26 @@ pub fn minimize(a: MinimizeArgs) -> Result<u8> {
 }
 
 /// The variant passed the first batch and no failing execution of it is on record.
+/// The p_w values the search added to the user's (none strictly between 0 and 1).
+fn print_added_ps(r: &fencehound_minimizer::MinimizeReport) {
+    if !r.added_ps.is_empty() {
+        let ps: Vec<String> = r.added_ps.iter().map(|p| p.to_string()).collect();
+        println!(
+            "note: no p_w strictly between 0 and 1 was given; at 0 or 1 alone {} delays every \
+             access or none, never one access and not the next, which most missing fences \
+             need: the search also runs at p_w = {}",
+            r.model,
+            ps.join(", ")
+        );
+    }
+}
+
 fn no_failure(r: &fencehound_minimizer::MinimizeReport, json: bool) -> Result<u8> {
     if json {
         println!("{}", serde_json::to_string_pretty(r)?);
         return Ok(0);
     }
+    print_added_ps(r);
     let n = r.executions + r.cached;
     println!(
         "{} / {}: no failure in the first batch ({n} executions; p_fail < {:.3} at 95%) and no failing execution of it recorded under {} in the campaign's fuzz report — nothing to minimize (a rare failure a fuzz run found elsewhere: `fencehound minimize REPORT.json --exec ID`)",

@@ -701,3 +701,56 @@ fn demo_runs_anywhere_and_its_replay_command_works() {
     );
     s.check_out_dir();
 }
+
+/// `minimize --p 1` on a seqlock writer without the fence after its odd counter store:
+/// at p_w = 1 alone no model delays one store and not the next, so the variant never
+/// fails there (0 of 100 runs, 2026-12-07) and `minimize` said "nothing to minimize". The
+/// search now runs at 0.5 as well and says so. And the patch has one fence: the PTX-level
+/// search fenced copies of the unrolled writer loop after neighbouring stores too (three
+/// source lines, one inside the record loop), which the source-level reduction drops
+/// because the patch verifies without them.
+#[test]
+fn minimize_at_p_w_1_alone_also_searches_at_0_5_and_patches_one_line() {
+    let s = Scratch::with(&["seqlock.toml", "seqlock.cu"]);
+    let o = s.run(&[
+        "minimize",
+        "seqlock.toml",
+        "--variant",
+        "no_writer_fence_1",
+        "--model",
+        "scoped",
+        "--p",
+        "1",
+        "--json",
+    ]);
+    assert_exit(&o, 1);
+    let v = json(&stdout(&o));
+    assert_eq!(v["added_ps"], serde_json::json!([0.5]), "{v:#}");
+    assert_eq!(v["verification"]["verified"], true, "{v:#}");
+    let diff = v["diff"].as_str().unwrap_or_default();
+    let added: Vec<&str> = diff
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .collect();
+    assert_eq!(added, ["+            __threadfence();"], "{diff}");
+    assert!(
+        diff.contains(" *seq = 2 * v - 1;\n+            __threadfence();"),
+        "{diff}"
+    );
+    let o = s.run(&[
+        "minimize",
+        "seqlock.toml",
+        "--variant",
+        "no_writer_fence_1",
+        "--model",
+        "scoped",
+        "--p",
+        "1",
+    ]);
+    assert_exit(&o, 1);
+    assert!(
+        stdout(&o).contains("the search also runs at p_w = 0.5"),
+        "{}",
+        stdout(&o)
+    );
+}
