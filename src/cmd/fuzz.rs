@@ -772,8 +772,11 @@ pub struct RunArgs {
     pub variant: Option<String>,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    #[arg(long, default_value_t = 1.0)]
-    pub p: f64,
+    /// Buffering probability p_w. Default 0.75 under a model that uses it, as `exec`: at
+    /// p_w = 1 alone no model delays one access of a thread and not the next, which most
+    /// missing fences need (`fencehound_handlers::Model::blind_at`).
+    #[arg(long)]
+    pub p: Option<f64>,
     #[arg(long, default_value = "bugaroo")]
     pub model: String,
     #[arg(long, default_value = "random")]
@@ -789,8 +792,8 @@ pub struct RunArgs {
 }
 
 pub fn run(a: RunArgs) -> Result<u8> {
-    if !(0.0..=1.0).contains(&a.p) {
-        bail!("--p {}: must be in [0, 1]", a.p);
+    if let Some(p) = a.p.filter(|p| !(0.0..=1.0).contains(p)) {
+        bail!("--p {p}: must be in [0, 1]");
     }
     let variants: Vec<String> = a.variant.iter().cloned().collect();
     let (c, preps) = load(&a.campaign, &variants)?;
@@ -809,7 +812,7 @@ pub fn run(a: RunArgs) -> Result<u8> {
     let spec = ExecSpec {
         id: 0,
         model,
-        p: a.p,
+        p: a.p.unwrap_or_else(|| crate::cmd::exec::default_p(model)),
         seed: a.seed,
         scheduler: parse_sched(&a.scheduler)?,
         trace: a.trace,
