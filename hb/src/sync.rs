@@ -1237,6 +1237,16 @@ impl Hb {
                 .is_some_and(|r| r.rel_any.is_some() || !r.rel_ops.is_empty())
     }
 
+    /// [`Hb::has_release_fence`] and [`Hb::has_wide_release_fence`] in one lookup.
+    #[inline]
+    pub fn release_fences(&self, g: u32) -> (bool, bool) {
+        self.threads
+            .rare_of(g as usize)
+            .map_or((false, false), |r| {
+                (r.rel_any.is_some(), r.rel_wide.is_some())
+            })
+    }
+
     /// Whether thread `g` executed a release-capable fence of scope ≥ `.gpu`.
     #[inline]
     pub fn has_wide_release_fence(&self, g: u32) -> bool {

@@ -2871,9 +2871,10 @@ impl<H: Hooks> RaceCheck<H> {
                 .get(g as usize)
                 .is_some_and(|t| t.release_ops.any(loc_key(a.loc)))
         };
-        if (own && fencehound_hb::wide(a.scope)) || self.hb.has_wide_release_fence(g) || on_loc() {
+        let (any_fence, wide_fence) = self.hb.release_fences(g);
+        if (own && fencehound_hb::wide(a.scope)) || wide_fence || on_loc() {
             flags::RELEASE | flags::WIDE_RELEASE
-        } else if own || self.hb.has_release_fence(g) {
+        } else if own || any_fence {
             flags::RELEASE
         } else {
             0
