@@ -65,7 +65,10 @@
 //! the number of the last SC fence it has seen (`sc_seen`, carried by every publication),
 //! and "does `T` know `w`'s epoch `e`" also asks whether the SC order knew it by fence
 //! `sc_seen`. A fence folds only the clock chunks that changed since the last fence into
-//! the order, so it costs O(threads per CTA).
+//! the order, so it costs O(threads per CTA). A fence's release snapshot is marked as
+//! exactly what the order knew by its number (`Knowledge::sc_exact`): knowledge that has
+//! seen that fence covers it, so a release sequence of RMWs each after its thread's
+//! `__threadfence()` keeps the newest snapshot instead of joining them all.
 //!
 //! **Release sequences as labelled chains.** An RMW's message continues the chain of the
 //! write it read by reference, and the chain collapses level by level
@@ -161,6 +164,11 @@ pub struct Knowledge {
     pub obs: Obs,
     /// The fence-SC order is known up to (and including) this SC fence number.
     sc_seen: u32,
+    /// This knowledge is exactly what the `.gpu`/`.sys` fence.sc number `sc_seen` folded
+    /// into the fence-SC order (its release snapshot), so any knowledge whose `sc_seen` is
+    /// at least as high covers it through the order ([`Knowledge::covers`]). Every change
+    /// of the knowledge clears it. (A flag, not a number: it fits beside `extras`.)
+    sc_exact: bool,
 }
 
 impl Knowledge {
@@ -201,6 +209,7 @@ impl Knowledge {
 
     /// Raises the entry of (`cta`, `tid`) to at least `e`; `tpb` sizes clock chunks.
     pub fn raise(&mut self, cta: CtaId, tid: Tid, tpb: Tpb, e: Epoch) {
+        self.sc_exact = false;
         // Already known, or into the clock when its chunk for `cta` is this knowledge's
         // alone (an accumulator: a collapsed release sequence, a barrier): no copy, and
         // the single entries stay free for threads whose chunk is shared.
@@ -225,6 +234,7 @@ impl Knowledge {
 
     /// Moves the extra entries into the clock.
     fn fold(&mut self, tpb: Tpb) {
+        self.sc_exact = false;
         let n = self.extras as usize;
         self.clock.raise_all(tpb, &self.extra[..n]);
         self.extras = 0;
@@ -253,6 +263,7 @@ impl Knowledge {
 
     #[inline(never)]
     fn join_slow(&mut self, o: &Knowledge, tpb: Tpb) {
+        self.sc_exact = false;
         self.clock.join(&o.clock);
         for &(c, t, e) in o.extras() {
             self.raise(c, t, tpb, e);
@@ -267,6 +278,7 @@ impl Knowledge {
     /// per entry. (Same knowledge as joining them one by one; only how the entries are
     /// split between the clock and the single entries differs.)
     fn join_many(&mut self, others: &[&Knowledge], tpb: Tpb) {
+        self.sc_exact = false;
         let mut batch: SmallVec<[(CtaId, Tid, Epoch); 64]> = SmallVec::new();
         for o in others {
             self.clock.join(&o.clock);
@@ -291,8 +303,15 @@ impl Knowledge {
         self.clock.raise_all_unchecked(tpb, &batch);
     }
 
-    /// Whether `self` already covers everything in `o` (cheap, may say false).
+    /// Whether `self` already covers everything in `o` (cheap, may say false): directly,
+    /// or through the fence-SC order when `o` is the release snapshot of a fence.sc that
+    /// `self` has seen — what the order knew by that fence, `self` knows
+    /// ([`Hb::covers`] asks the order), and that snapshot's observations are what
+    /// `self` must hold itself (the order does not carry them into `sc_seen`).
     fn covers(&self, o: &Knowledge) -> bool {
+        if o.sc_exact && o.sc_seen <= self.sc_seen && (o.obs.is_empty() || o.obs == self.obs) {
+            return true;
+        }
         o.sc_seen <= self.sc_seen
             && (o.obs.is_empty() || o.obs == self.obs)
             && o.extras().iter().all(|&(c, t, e)| self.get(c, t) >= e)
@@ -300,13 +319,23 @@ impl Knowledge {
     }
 }
 
-/// `dst := dst ⊔ s` for every `s` in `srcs` (at most one copy on write).
+/// `dst := dst ⊔ s` for every `s` in `srcs` (at most one copy on write). When the newest
+/// source left covers `dst` and the other sources (a chain of RMWs each after its thread's
+/// `__threadfence()`: every later snapshot covers the earlier ones through the fence-SC
+/// order, [`Knowledge::covers`]), `dst` becomes that source, shared: no copy, no join.
 fn join_all_into(dst: &mut Rc<Knowledge>, srcs: &[&Rc<Knowledge>], tpb: Tpb) {
-    let todo: SmallVec<[&Knowledge; CHAIN as usize]> = srcs
+    let todo: SmallVec<[&Rc<Knowledge>; CHAIN as usize]> = srcs
         .iter()
         .filter(|s| !Rc::ptr_eq(dst, s) && !dst.covers(s))
-        .map(|s| &***s)
+        .copied()
         .collect();
+    if let Some((last, rest)) = todo.split_last() {
+        if last.covers(dst) && rest.iter().all(|s| Rc::ptr_eq(s, last) || last.covers(s)) {
+            *dst = Rc::clone(last);
+            return;
+        }
+    }
+    let todo: SmallVec<[&Knowledge; CHAIN as usize]> = todo.iter().map(|s| &***s).collect();
     match todo.len() {
         0 => {}
         1 => Rc::make_mut(dst).join(todo[0], tpb),
@@ -1392,7 +1421,10 @@ impl Hb {
                 if let Some(ts) = self.threads.get_mut(g) {
                     ts.know.sc_seen = k;
                 }
-                Rc::make_mut(&mut snap).sc_seen = k;
+                // Folded above as fence `k`: exactly what the order knows by `k`.
+                let s = Rc::make_mut(&mut snap);
+                s.sc_seen = k;
+                s.sc_exact = true;
             } else if let Some(c) = self.sc_cta.get_mut(cta) {
                 // The thread joined `c` above, so the snapshot already holds all of it
                 // (clock, single entries, SC fence number): `c ⊔ snap` is `snap`, taken
@@ -1734,12 +1766,22 @@ mod tests {
         writers: u32,
         tpc: u32,
     ) -> (Rc<Message>, Vec<(ThreadRef, Epoch)>) {
+        counter_chain_after(hb, writers, tpc, FenceKind::Sc)
+    }
+
+    /// [`counter_chain`] with each writer's fence of kind `kind` (`.gpu`).
+    fn counter_chain_after(
+        hb: &mut Hb,
+        writers: u32,
+        tpc: u32,
+        kind: FenceKind,
+    ) -> (Rc<Message>, Vec<(ThreadRef, Epoch)>) {
         let mut last: Option<Rc<Message>> = None;
         let mut epochs = Vec::new();
         for g in 0..writers {
             let w = t(g / tpc, g % tpc, tpc);
             epochs.push((w, hb.epoch(w.global)));
-            hb.fence(w, FenceKind::Sc, Scope::Gpu);
+            hb.fence(w, kind, Scope::Gpu);
             let own = hb.write_message(w, WriteOrd::Relaxed, Scope::Gpu, X, 4);
             let m = match &last {
                 Some(c) => Message::continued(c, own),
@@ -2371,11 +2413,13 @@ mod tests {
         // keeps LOCAL_CAP CTAs' parts and joins the others into the spill, apart from the
         // wide part. Every spill chunk that equals the wide part's is the wide part's own,
         // so a `.gpu` acquirer, which takes both, compares them by pointer — and it knows
-        // what it knew before: every writer.
+        // what it knew before: every writer. (`fence.acq_rel`: after `fence.sc` the
+        // newest snapshot covers the others through the fence-SC order and no join is
+        // made, `a_collapse_after_sc_fences_shares_the_newest_snapshot`.)
         let (ctas, tpc) = (65u32, 1u32);
         let mut hb = Hb::new();
         hb.begin(ctas * tpc, ctas, tpc);
-        let (chain, epochs) = counter_chain(&mut hb, CHAIN, tpc);
+        let (chain, epochs) = counter_chain_after(&mut hb, CHAIN, tpc, FenceKind::AcqRel);
         let node = chain
             .nodes()
             .find(|n| n.level == 1)
@@ -2400,6 +2444,35 @@ mod tests {
         for &(w, e) in &epochs {
             assert!(hb.knows(r.global, w.global, e), "{w:?}");
         }
+    }
+
+    #[test]
+    fn a_collapse_after_sc_fences_shares_the_newest_snapshot() {
+        // As above with `fence.sc.gpu` (`__threadfence()`): each writer's release snapshot
+        // is what the fence-SC order knew by its fence, so the newest covers the others
+        // through the order. The collapsed node's wide part is that snapshot itself, not
+        // a join of 64 (no clock is copied), and an acquirer still knows every writer.
+        let (ctas, tpc) = (65u32, 1u32);
+        let mut hb = Hb::new();
+        hb.begin(ctas * tpc, ctas, tpc);
+        let (chain, epochs) = counter_chain(&mut hb, CHAIN, tpc);
+        let node = chain
+            .nodes()
+            .find(|n| n.level == 1)
+            .expect("a collapsed node");
+        let wide = node.wide.as_ref().expect("a wide part");
+        assert!(wide.sc_exact, "the wide part is a fence's own snapshot");
+        assert_eq!(wide.sc_seen(), CHAIN, "the newest writer's fence");
+        let r = t(64, 0, tpc);
+        hb.read(r, ReadOrd::Relaxed, Scope::Gpu, Some(&chain));
+        hb.fence(r, FenceKind::AcqRel, Scope::Gpu);
+        for &(w, e) in &epochs {
+            assert!(hb.knows(r.global, w.global, e), "{w:?}");
+        }
+        // A changed copy is no fence's snapshot any more.
+        let mut k = (**wide).clone();
+        k.raise(CtaId(0), Tid(0), Tpb(tpc), Epoch::new(1 << 20));
+        assert!(!k.sc_exact);
     }
 
     #[test]
