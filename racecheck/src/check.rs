@@ -64,7 +64,11 @@
 //!      validates (the CAS loop: a stale value makes the CAS fail) is not reported, as
 //!      for weak loads. A read that observed a later write of the same writer with no
 //!      release fence between (failed message passing) is reported whatever follows it,
-//!      a poll (below) included: a seqlock reader's validating counter read is one.
+//!      a poll (below) included: a seqlock reader's validating counter read is one —
+//!      unless the read is a poll and the thread observed that later write with an
+//!      arithmetic RMW that took a ticket or a slot (`atomicAdd`, not a CAS or an
+//!      exchange): it waits for its turn, and a stale value is an earlier turn's (a
+//!      correct ticket lock's waiter, which took its ticket from the unlocker's next one).
 //!      **Lock rule**: a pair where one access is inside a critical section of a lock
 //!      and the other is made by a thread that takes that same lock elsewhere but did
 //!      not hold it here (a store after the unlock, a read before the lock) is reported
@@ -614,6 +618,11 @@ const SITE_EXCH: u8 = 2;
 /// A read that polls: its value decides whether its loop spins again
 /// ([`fencehound_vgpu::program::Program::poll_sites`]).
 const SITE_POLL: u8 = 4;
+/// Marks a [`ThreadState::observed`] entry's site: the thread observed that write with an
+/// arithmetic RMW that changed the value (`atomicAdd`, `atomicInc`, …; not a CAS or an
+/// exchange): it took a ticket or a slot.
+/// Site ids are instruction indices, far below 2^31.
+const OBSERVED_BY_CLAIM: u32 = 1 << 31;
 
 /// Interned lock sets (sorted location keys); set 0 is the empty set.
 #[derive(Debug)]
@@ -1993,9 +2002,17 @@ impl<H: Hooks> RaceCheck<H> {
                     .find(|o| o.0 == w.g && o.3 == w.epoch && number.is_some_and(|n| o.1 > n))
                     .copied()
             });
-            if let Some((_, _, site, _)) = signal {
+            // A poll after a claim: the reader took a ticket (or a slot) from an RMW that
+            // read the writer's later write, and now waits for its turn. A stale value of
+            // the polled word is an earlier turn's: the loop spins again. (A ticket lock's
+            // waiter took its ticket from the unlocker's next ticket, and its poll of
+            // `serving` was reported on a correct, fenced lock.) A seqlock reader's
+            // validating read observed the record with a plain load: still reported.
+            let claimed_then_polls =
+                poll && !locked && signal.is_some_and(|o| o.2 & OBSERVED_BY_CLAIM != 0);
+            if let (Some((_, _, site, _)), false) = (signal, claimed_then_polls) {
                 let (key, mut raw) = unordered(self);
-                raw.signal = Some((site, false));
+                raw.signal = Some((site & !OBSERVED_BY_CLAIM, false));
                 self.commit(key, raw);
                 return;
             }
@@ -2476,11 +2493,13 @@ impl<H: Hooks> RaceCheck<H> {
 
     fn observe(&mut self, a: &Access, value: u64) {
         let found = self.written(a, value);
-        self.observe_found(a, found);
+        self.observe_found(a, found, false);
     }
 
-    /// [`RaceCheck::observe`] with the write already looked up.
-    fn observe_found(&mut self, a: &Access, found: Option<SyncWrite>) {
+    /// [`RaceCheck::observe`] with the write already looked up. `claim`: the access is an
+    /// arithmetic RMW that changed the value (not a CAS or an exchange, which take locks
+    /// and consume flags) — a thread taking a ticket or a slot ([`OBSERVED_BY_CLAIM`]).
+    fn observe_found(&mut self, a: &Access, found: Option<SyncWrite>, claim: bool) {
         let t = a.thread;
         let ms = found.as_ref().is_some_and(|w| {
             w.strong
@@ -2510,7 +2529,8 @@ impl<H: Hooks> RaceCheck<H> {
         }
         if let (Some(w), true) = (&found, ms) {
             if w.writer != t.global && w.number > 0 {
-                let entry = (w.writer, w.number, w.site, w.epoch);
+                let site = w.site | if claim { OBSERVED_BY_CLAIM } else { 0 };
+                let entry = (w.writer, w.number, site, w.epoch);
                 if w.signal {
                     if let Some(ts) = self.threads.get_mut(t.global as usize) {
                         match ts.observed.iter().position(|o| o.0 == w.writer) {
@@ -2771,14 +2791,15 @@ impl<H: Hooks> RaceCheck<H> {
         } else {
             self.written(a, old)
         };
-        self.observe_found(a, src);
+        let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
+        let claim = stored && old != new && flags & (SITE_CAS | SITE_EXCH) == 0;
+        self.observe_found(a, src, claim);
         if !acquires(a.sem) && fencehound_hb::wide(a.scope) {
             let e = self.hb.epoch(t.global);
             if let Some(l) = self.cta_rmws.get_mut(t.cta as usize) {
                 l.note(t.global, a.site, e);
             }
         }
-        let flags = self.site_flags.get(a.site as usize).copied().unwrap_or(0);
         if flags & SITE_CAS != 0 {
             if let Some(ts) = self.threads.get_mut(a.thread.global as usize) {
                 ts.cas_ops.note(loc_key(a.loc), n);

@@ -33,6 +33,8 @@
 // case: ui_mp_block_fences_one_cta; expect: none; grid: 1; block: 64; args: data:u32[1], flag:u32[1], out:u32[1]
 // case: ui_mp_fences_across; expect: none; grid: 2; block: 32; args: data:u32[1], flag:u32[1], out:u32[1]
 // case: ui_ticket_block_fences_across; expect: unordered; grid: 4; block: 32; args: next:u32[1], serving:u32[1], total:u32[1]
+// case: ui_ticket_fenced_across; expect: none; grid: 4; block: 32; args: next:u32[1], serving:u32[1], total:u32[1]
+// case: ui_ticket_unfenced_across; expect: unordered:RAW; grid: 4; block: 32; args: next:u32[1], serving:u32[1], total:u32[1]
 
 /* (a) Two threads write different values to one volatile word, no synchronization:
    in one CTA (two warps) and across CTAs. */
@@ -374,19 +376,26 @@ UI_MP(ui_mp_block_fences_across, __threadfence_block(), __threadfence_block(), b
 UI_MP(ui_mp_block_fences_one_cta, __threadfence_block(), __threadfence_block(), threadIdx.x == 32)
 UI_MP(ui_mp_fences_across, __threadfence(), __threadfence(), blockIdx.x == 1)
 
-/* A ticket lock whose holders fence with __threadfence_block() only, in four CTAs: the
-   volatile counter of the critical section is read and written unordered. */
-extern "C" __global__ void ui_ticket_block_fences_across(unsigned *next, unsigned *serving,
-                                                         unsigned *total)
-{
-    if (threadIdx.x != 0) return;
-    volatile unsigned *s = serving, *t = total;
-    for (int r = 0; r < 2; ++r) {
-        unsigned my = atomicAdd(next, 1u);
-        while (*s != my) { }
-        __threadfence_block();
-        *t = *t + 1;
-        __threadfence_block();
-        *s = my + 1;
+/* A ticket lock in four CTAs, two turns each: with __threadfence() around the critical
+   section it is correct (a waiter that took its ticket from the unlocker's *next* ticket
+   RMW, with no fence between the unlock and that RMW, still just waits: its poll of
+   `serving` is no stale read of data — reported before 2026-12-07); with
+   __threadfence_block() or no fences, the volatile counter of the critical section is
+   read and written unordered. */
+#define UI_TICKET(name, FENCE)                                                          \
+    extern "C" __global__ void name(unsigned *next, unsigned *serving, unsigned *total) \
+    {                                                                                   \
+        if (threadIdx.x != 0) return;                                                   \
+        volatile unsigned *s = serving, *t = total;                                     \
+        for (int r = 0; r < 2; ++r) {                                                   \
+            unsigned my = atomicAdd(next, 1u);                                          \
+            while (*s != my) { }                                                        \
+            FENCE;                                                                      \
+            *t = *t + 1;                                                                \
+            FENCE;                                                                      \
+            *s = my + 1;                                                                \
+        }                                                                               \
     }
-}
+UI_TICKET(ui_ticket_block_fences_across, __threadfence_block())
+UI_TICKET(ui_ticket_fenced_across, __threadfence())
+UI_TICKET(ui_ticket_unfenced_across, (void)0)
