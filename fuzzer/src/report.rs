@@ -42,6 +42,13 @@ pub const DEFAULT_KEEP_SIGNATURES: u32 = 100;
 pub struct Report {
     pub format: u32,
     pub tool: String,
+    /// The build that wrote it ([`build_identity`]: the version and the executable's
+    /// hash), so that `fuzz --resume` does not add executions of another build — the
+    /// version alone does not change between commits, and a model fix changes what a
+    /// seed's execution does. Absent in reports of older builds and in merged shards
+    /// written by different builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
     pub campaign: CampaignInfo,
     pub master_seed: u64,
     pub scheduler: String,
@@ -446,6 +453,7 @@ impl Report {
         Report {
             format: FORMAT,
             tool: tool_version(),
+            build: build_identity(),
             campaign,
             master_seed,
             scheduler,
@@ -814,6 +822,11 @@ impl Report {
         }
         let total = first.plan_total();
         let mut out = first.clone();
+        // Shards may come from different machines, whose executables differ: the
+        // merged report names a build only when every shard was written by the same.
+        if rest.iter().any(|r| r.build != first.build) {
+            out.build = None;
+        }
         out.shard = None;
         out.executions_planned = total;
         out.executions_done = 0;

@@ -428,6 +428,20 @@ fn resumed(a: &FuzzArgs, report_path: &Path) -> Result<CampaignRun> {
             r.tool
         );
     }
+    // The same version is not the same build: a seed names another execution after a
+    // change to a model or the scheduler, and the report would mix the two builds' runs.
+    let build = fencehound_fuzzer::report::build_identity();
+    match (&r.build, &build) {
+        (Some(theirs), Some(ours)) if theirs != ours => bail!(
+            "cannot resume {}: it was written by another build of fencehound ({theirs}; this is {ours}); its seeds could name other executions here, start a new run",
+            report_path.display()
+        ),
+        (None, _) => bail!(
+            "cannot resume {}: it does not record which build of fencehound wrote it (an older version, or merged shards of different builds), so its seeds could name other executions here; start a new run",
+            report_path.display()
+        ),
+        _ => {}
+    }
     let path = [&r.campaign.abs_path, &r.campaign.path]
         .into_iter()
         .map(PathBuf::from)

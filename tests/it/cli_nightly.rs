@@ -463,6 +463,36 @@ fn resume_refuses_a_live_run_and_changed_sources() {
     assert_exit(&o, 2);
     let o = s.run(&["fuzz", "--resume", "missing.json"]);
     assert_exit(&o, 2);
+    // Another build of the same version: its seeds may name other executions.
+    s.write("dot.toml", CBE_DOT);
+    let text = std::fs::read_to_string(s.path("r.json")).unwrap();
+    let mut v = json(&text);
+    assert!(
+        v["build"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("fencehound ") && b.contains("(executable ")),
+        "{}",
+        v["build"]
+    );
+    v["build"] = "fencehound 0.1.0 (executable 00000000000000000000000000000000)".into();
+    s.write("r.json", &v.to_string());
+    let o = s.run(&["fuzz", "--resume", "r.json"]);
+    assert_exit(&o, 2);
+    assert!(
+        stderr(&o).contains("written by another build of fencehound"),
+        "{}",
+        stderr(&o)
+    );
+    // A report that does not say which build wrote it (older versions).
+    v.as_object_mut().unwrap().remove("build");
+    s.write("r.json", &v.to_string());
+    let o = s.run(&["fuzz", "--resume", "r.json"]);
+    assert_exit(&o, 2);
+    assert!(
+        stderr(&o).contains("does not record which build"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 // ------------------------------------------------------------- shards, merge
