@@ -35,6 +35,8 @@
 // case: ui_ticket_block_fences_across; expect: unordered; grid: 4; block: 32; args: next:u32[1], serving:u32[1], total:u32[1]
 // case: ui_ticket_fenced_across; expect: none; grid: 4; block: 32; args: next:u32[1], serving:u32[1], total:u32[1]
 // case: ui_ticket_unfenced_across; expect: unordered:RAW; grid: 4; block: 32; args: next:u32[1], serving:u32[1], total:u32[1]
+// case: ui_last_block_no_writer_fence; expect: unordered:RAW; grid: 4; block: 32; args: partial:u32[4], count:u32[1], out:u32[1]
+// case: ui_last_block_fenced; expect: none; grid: 4; block: 32; args: partial:u32[4], count:u32[1], out:u32[1]
 
 /* (a) Two threads write different values to one volatile word, no synchronization:
    in one CTA (two warps) and across CTAs. */
@@ -399,3 +401,25 @@ UI_MP(ui_mp_fences_across, __threadfence(), __threadfence(), blockIdx.x == 1)
 UI_TICKET(ui_ticket_block_fences_across, __threadfence_block())
 UI_TICKET(ui_ticket_fenced_across, __threadfence())
 UI_TICKET(ui_ticket_unfenced_across, (void)0)
+
+/* The last-block pattern with volatile partial results: the last block learns it is last
+   from its own atomicInc (an RMW that takes a ticket) and then reads the partials, which
+   are no polls. Without the writer's fence between its partial and its ticket, that read
+   may be stale and is reported (the ticket exemption above is for polls only); with
+   __threadfence() on both sides it is ordered. */
+#define UI_LAST(name, FENCE)                                                            \
+    extern "C" __global__ void name(unsigned *partial, unsigned *count, unsigned *out)  \
+    {                                                                                   \
+        if (threadIdx.x != 0) return;                                                   \
+        volatile unsigned *p = partial;                                                 \
+        p[blockIdx.x] = blockIdx.x + 1;                                                 \
+        FENCE;                                                                          \
+        if (atomicInc(count, gridDim.x) == gridDim.x - 1) {                             \
+            FENCE;                                                                      \
+            unsigned s = 0;                                                             \
+            for (unsigned b = 0; b < gridDim.x; ++b) s += p[b];                         \
+            out[0] = s;                                                                 \
+        }                                                                               \
+    }
+UI_LAST(ui_last_block_no_writer_fence, (void)0)
+UI_LAST(ui_last_block_fenced, __threadfence())
