@@ -1243,8 +1243,18 @@ impl WeakMemory {
             };
             // Coherence order need not follow execution order: the store may go before
             // later stores its thread does not know (same coin as stale reads).
+            // Only a store the filters allow may be delayed this way too (the minimizer's
+            // store bisection: without this, under `weak` a lost update still failed with
+            // no store allowed to be delayed, and no store was singled out).
             let mut q = None;
-            if !own && self.active && self.space_enabled(a.loc) && !self.fresh && !a.indivisible {
+            let site_ok = self.cfg.sites.as_ref().is_none_or(|s| s.contains(&a.site));
+            if !own
+                && self.active
+                && site_ok
+                && self.space_enabled(a.loc)
+                && !self.fresh
+                && !a.indivisible
+            {
                 let mut points = self.insertion_points(li, required, off, size);
                 for q in 0..16 {
                     if points >> q & 1 == 1

@@ -754,3 +754,30 @@ fn minimize_at_p_w_1_alone_also_searches_at_0_5_and_patches_one_line() {
         stdout(&o)
     );
 }
+
+/// Under `weak` a lost update comes from a store placed before another thread's in
+/// coherence order, not only from stale reads: the minimizer's store filter covers that
+/// too, so the store is singled out (before, the list was empty: with no store allowed
+/// to be delayed the variant still failed).
+#[test]
+fn minimize_under_weak_singles_out_the_store_of_a_lost_update() {
+    let s = cbe();
+    let o = s.run(&[
+        "minimize",
+        "dot.toml",
+        "--variant",
+        "no_fence",
+        "--model",
+        "weak",
+        "--json",
+    ]);
+    assert_exit(&o, 1);
+    let v = json(&stdout(&o));
+    let stores = v["stores"].as_array().cloned().unwrap_or_default();
+    assert!(
+        stores
+            .iter()
+            .any(|st| st.to_string().contains("cbe_dot.cu") && st.to_string().contains("49")),
+        "{v:#}"
+    );
+}
