@@ -1136,22 +1136,13 @@ pub fn build_identity() -> Option<String> {
     use sha2::{Digest, Sha256};
     static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     ID.get_or_init(|| {
-        use std::io::Read;
-        // Streamed through one small buffer: reading the whole executable into memory
-        // (87 MB with debug info) made the kernel zero fresh pages for a tenth of a short
-        // `fuzz` run's time (perf, kmeans, 2026-12-07).
+        // Streamed (`io::copy`, a small buffer; sha2's hasher is an `io::Write`): reading
+        // the whole executable into memory (87 MB with debug info) made the kernel zero
+        // fresh pages for a tenth of a short `fuzz` run's time (perf, kmeans, 2026-12-07).
         let exe = std::env::current_exe().ok()?;
         let mut f = std::fs::File::open(exe).ok()?;
         let mut h = Sha256::new();
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            match f.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => h.update(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return None,
-            }
-        }
+        std::io::copy(&mut f, &mut h).ok()?;
         let d = h.finalize();
         let hex: String = d.iter().take(16).map(|b| format!("{b:02x}")).collect();
         Some(format!("{} (executable {hex})", tool_version()))

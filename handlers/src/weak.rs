@@ -666,6 +666,13 @@ impl WeakMemory {
         })
     }
 
+    /// Whether the filters let a store of `site` be delayed (skipped by a stale read, or
+    /// placed early in coherence order): every site unless the minimizer restricts them.
+    #[inline]
+    fn site_delayable(&self, site: SiteId) -> bool {
+        self.cfg.sites.as_ref().is_none_or(|s| s.contains(&site))
+    }
+
     /// With probability `p`, one of the bits of `among` (uniformly); the thread's
     /// decision counter advances either way.
     fn pick_among(&mut self, g: u32, among: u16, salt: u64) -> Option<usize> {
@@ -703,11 +710,7 @@ impl WeakMemory {
             if p != c.newest && suffix_ok && cands >> p & 1 == 1 {
                 ok |= 1 << p;
             }
-            suffix_ok &= self
-                .cfg
-                .sites
-                .as_ref()
-                .is_none_or(|s| s.contains(&list[p].site));
+            suffix_ok &= self.site_delayable(list[p].site);
         }
         if ok == 0
             || !self.active
@@ -1247,10 +1250,9 @@ impl WeakMemory {
             // store bisection: without this, under `weak` a lost update still failed with
             // no store allowed to be delayed, and no store was singled out).
             let mut q = None;
-            let site_ok = self.cfg.sites.as_ref().is_none_or(|s| s.contains(&a.site));
             if !own
                 && self.active
-                && site_ok
+                && self.site_delayable(a.site)
                 && self.space_enabled(a.loc)
                 && !self.fresh
                 && !a.indivisible

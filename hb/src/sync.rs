@@ -1245,15 +1245,6 @@ impl Hb {
                 .is_some_and(|t| self.covers(&t.know, writer, epoch))
     }
 
-    /// Whether thread `g` executed a release-capable fence in this launch (its later strong
-    /// writes complete release patterns).
-    #[inline]
-    pub fn has_release_fence(&self, g: u32) -> bool {
-        self.threads
-            .rare_of(g as usize)
-            .is_some_and(|r| r.rel_any.is_some())
-    }
-
     /// Whether a write of thread `g` with ordering `ord` may publish anything
     /// ([`Hb::write_message`] returns `None` when not): it is a release, or its thread has
     /// a release fence or a release operation a strong write can complete.
@@ -1266,7 +1257,9 @@ impl Hb {
                 .is_some_and(|r| r.rel_any.is_some() || !r.rel_ops.is_empty())
     }
 
-    /// [`Hb::has_release_fence`] and [`Hb::has_wide_release_fence`] in one lookup.
+    /// Whether thread `g` executed a release-capable fence in this launch (its later strong
+    /// writes complete release patterns), and whether one of scope ≥ `.gpu`
+    /// ([`Hb::has_wide_release_fence`]): one lookup for both.
     #[inline]
     pub fn release_fences(&self, g: u32) -> (bool, bool) {
         self.threads

@@ -798,10 +798,7 @@ impl Checker {
         // access and not the next (at p_w = 1 every model passes fixes that fail at 0.5:
         // [`Model::blind_at`]).
         let saved = self.opts.ps.clone();
-        if models.iter().any(|m| m.blind_at(&saved)) {
-            v.added_ps.push(0.5);
-            self.opts.ps.push(0.5);
-        }
+        v.added_ps = mix_in(&mut self.opts.ps, models);
         if v.failing.is_none() {
             v.failing = self.first_failure_any(&prep, models, VERIFY_FROM, n);
         }
@@ -809,6 +806,21 @@ impl Checker {
         v.runs = self.executions + self.cached - before;
         v.verified = v.failing.is_none();
         v
+    }
+}
+
+/// The p_w a run adds when it has none strictly between 0 and 1.
+const MIXING_P: f64 = 0.5;
+
+/// Adds [`MIXING_P`] to `ps` when some model of `models` is blind at them
+/// ([`Model::blind_at`]: it would delay every access or none, never one access and not
+/// the next), and returns what it added (for the report to say so).
+pub(crate) fn mix_in(ps: &mut Vec<f64>, models: &[Model]) -> Vec<f64> {
+    if models.iter().any(|m| m.blind_at(ps)) {
+        ps.push(MIXING_P);
+        vec![MIXING_P]
+    } else {
+        Vec::new()
     }
 }
 

@@ -272,11 +272,7 @@ pub fn minimize(
     // every check ([`Model::blind_at`]; at `--p 1` alone a seqlock writer without its
     // first fence was "nothing to minimize"). The search runs at 0.5 as well, and says so.
     let mut opts = opts;
-    let mut added_ps = Vec::new();
-    if opts.model.blind_at(&opts.ps) {
-        added_ps.push(0.5);
-        opts.ps.push(0.5);
-    }
+    let added_ps = crate::mix_in(&mut opts.ps, &[opts.model]);
     let mut ck = Checker::new(campaign.clone(), variant, opts.clone());
     ck.add(base.clone());
     let model = opts.model;
@@ -767,39 +763,25 @@ pub fn minimize(
             (patch, verification, placement)
         };
         // 8. The source patch reduced (see `reduce_source`).
-        let (patch, verification, placement) = match (&patch, warp_search) {
-            (Some(_), false) if verification.verified && placement.edits.len() > 1 => {
-                match reduce_source(&mut ck, &mut compiler, &placement, &models) {
-                    Some((kept, p, v)) => {
-                        let dropped: Vec<String> = (0..placement.edits.len())
-                            .filter(|e| !kept.contains(e))
-                            .map(|e| placement.edits[e].site.to_string())
-                            .collect();
-                        report.source_reduced = dropped;
-                        // Remap: PTX edits whose source edit was dropped go, with their
-                        // suggestions.
-                        let mut per_edit = Vec::new();
-                        let (mut sug, mut ch) = (Vec::new(), Vec::new());
-                        for (k, pe) in placement.per_edit.iter().enumerate() {
-                            let Some((e, fit)) = pe else { continue };
-                            let Some(new) = kept.iter().position(|x| x == e) else {
-                                continue;
-                            };
-                            per_edit.push(Some((new, *fit)));
-                            if let (Some(s), Some(c)) = (suggestions.get(k), chosen.get(k)) {
-                                sug.push(s.clone());
-                                ch.push(c.clone());
-                            }
-                        }
-                        suggestions = sug;
-                        chosen = ch;
-                        let edits = kept.iter().map(|&e| placement.edits[e].clone()).collect();
-                        (Some(p), v, source::Placement { per_edit, edits })
-                    }
-                    None => (patch, verification, placement),
-                }
+        let reduced = (patch.is_some() && !warp_search && verification.verified)
+            .then(|| reduce_source(&mut ck, &mut compiler, &placement, &models))
+            .flatten();
+        let (patch, verification, placement) = match reduced {
+            Some((kept, p, v)) => {
+                report.source_reduced = (0..placement.edits.len())
+                    .filter(|e| !kept.contains(e))
+                    .map(|e| placement.edits[e].site.to_string())
+                    .collect();
+                // The PTX edits (and their suggestions) whose source edit stays.
+                let (placement, ptx) = placement.keep(&kept);
+                suggestions = ptx
+                    .iter()
+                    .filter_map(|&k| suggestions.get(k).cloned())
+                    .collect();
+                chosen = ptx.iter().filter_map(|&k| chosen.get(k).cloned()).collect();
+                (Some(p), v, placement)
             }
-            _ => (patch, verification, placement),
+            None => (patch, verification, placement),
         };
         for (k, s) in suggestions.iter_mut().enumerate() {
             if let Some(Some((e, fit))) = placement.per_edit.get(k) {

@@ -127,6 +127,24 @@ pub struct Placement {
     pub edits: Vec<SourceEdit>,
 }
 
+impl Placement {
+    /// Only the source edits `kept` (indices into `edits`, in order): the placement of
+    /// the PTX edits they carry, and those PTX edits' indices into `per_edit`.
+    pub fn keep(&self, kept: &[usize]) -> (Placement, Vec<usize>) {
+        let mut per_edit = Vec::new();
+        let mut ptx = Vec::new();
+        for (k, pe) in self.per_edit.iter().enumerate() {
+            let Some((e, fit)) = pe else { continue };
+            if let Some(new) = kept.iter().position(|x| x == e) {
+                per_edit.push(Some((new, *fit)));
+                ptx.push(k);
+            }
+        }
+        let edits = kept.iter().map(|&e| self.edits[e].clone()).collect();
+        (Placement { per_edit, edits }, ptx)
+    }
+}
+
 /// One patched file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PatchedFile {

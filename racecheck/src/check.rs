@@ -2970,31 +2970,28 @@ impl<H: Hooks> RaceCheck<H> {
         for mut c in std::mem::take(&mut self.strong_pending) {
             // Followed by an acquire fence, or by an acquire operation on its location: an
             // acquire pattern (either form).
-            // Across CTAs only an acquire fence of scope ≥ `.gpu` counts.
+            // Across CTAs only an acquire fence of scope ≥ `.gpu` counts (a narrower one
+            // after the read is named in the report). The CAS loop: the value read is
+            // checked by a later CAS of the reader on the location (a stale read makes
+            // the CAS fail), as for weak loads above.
             let cross = !self.same_cta(c.write.0, c.read.0);
-            let followed = self.threads.get(c.read.0 as usize).is_some_and(|t| {
-                let fence = if cross {
-                    t.wide_acquire_fence
-                } else {
-                    t.acquire_fence
-                };
-                fence > c.read.1 || t.acquire_ops.after(c.read.2, c.read.1)
-            });
-            if cross
-                && self
-                    .threads
-                    .get(c.read.0 as usize)
-                    .is_some_and(|t| t.acquire_fence > c.read.1)
-            {
-                c.raw.narrow_fences = true;
-            }
-            // The CAS loop: the value read is checked by a later CAS of the reader on the
-            // location (a stale read makes the CAS fail), as for weak loads above.
-            let validated = c.read_is_load
-                && self
-                    .threads
-                    .get(c.read.0 as usize)
-                    .is_some_and(|t| t.cas_ops.after(c.read.2, c.read.1));
+            let (read, n, loc) = c.read;
+            let (followed, narrow, validated) =
+                self.threads
+                    .get(read as usize)
+                    .map_or((false, false, false), |t| {
+                        let fence = if cross {
+                            t.wide_acquire_fence
+                        } else {
+                            t.acquire_fence
+                        };
+                        (
+                            fence > n || t.acquire_ops.after(loc, n),
+                            cross && t.acquire_fence > n,
+                            c.read_is_load && t.cas_ops.after(loc, n),
+                        )
+                    });
+            c.raw.narrow_fences |= narrow;
             let outside = self.outside_critical_section(&c.raw);
             if outside {
                 c.raw.lock = Some(LockProblem::Unprotected);
