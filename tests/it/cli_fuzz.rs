@@ -712,7 +712,7 @@ fn demo_runs_anywhere_and_its_replay_command_works() {
 #[test]
 fn minimize_at_p_w_1_alone_also_searches_at_0_5_and_patches_one_line() {
     let s = Scratch::with(&["seqlock.toml", "seqlock.cu"]);
-    let o = s.run(&[
+    let args = [
         "minimize",
         "seqlock.toml",
         "--variant",
@@ -721,8 +721,8 @@ fn minimize_at_p_w_1_alone_also_searches_at_0_5_and_patches_one_line() {
         "scoped",
         "--p",
         "1",
-        "--json",
-    ]);
+    ];
+    let o = s.run(&[&args[..], &["--json"]].concat());
     assert_exit(&o, 1);
     let v = json(&stdout(&o));
     assert_eq!(v["added_ps"], serde_json::json!([0.5]), "{v:#}");
@@ -737,16 +737,7 @@ fn minimize_at_p_w_1_alone_also_searches_at_0_5_and_patches_one_line() {
         diff.contains(" *seq = 2 * v - 1;\n+            __threadfence();"),
         "{diff}"
     );
-    let o = s.run(&[
-        "minimize",
-        "seqlock.toml",
-        "--variant",
-        "no_writer_fence_1",
-        "--model",
-        "scoped",
-        "--p",
-        "1",
-    ]);
+    let o = s.run(&args);
     assert_exit(&o, 1);
     assert!(
         stdout(&o).contains("the search also runs at p_w = 0.5"),

@@ -474,25 +474,18 @@ fn resume_refuses_a_live_run_and_changed_sources() {
         "{}",
         v["build"]
     );
+    // Resuming `report` is refused with `why`.
+    let refused = |report: &Value, why: &str| {
+        s.write("r.json", &report.to_string());
+        let o = s.run(&["fuzz", "--resume", "r.json"]);
+        assert_exit(&o, 2);
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+    };
     v["build"] = "fencehound 0.1.0 (executable 00000000000000000000000000000000)".into();
-    s.write("r.json", &v.to_string());
-    let o = s.run(&["fuzz", "--resume", "r.json"]);
-    assert_exit(&o, 2);
-    assert!(
-        stderr(&o).contains("written by another build of fencehound"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&v, "written by another build of fencehound");
     // A report that does not say which build wrote it (older versions).
     v.as_object_mut().unwrap().remove("build");
-    s.write("r.json", &v.to_string());
-    let o = s.run(&["fuzz", "--resume", "r.json"]);
-    assert_exit(&o, 2);
-    assert!(
-        stderr(&o).contains("does not record which build"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&v, "does not record which build");
 }
 
 // ------------------------------------------------------------- shards, merge

@@ -5,13 +5,17 @@
 
 use crate::common;
 
-use common::{cases, compile, run, verdict, Memory};
+use common::{cases, compile, run, verdict, Case, Memory};
 
-fn check_file(file: &str) {
+/// `tests/kernels/FILE` compiled, and its labelled cases.
+fn load(file: &str) -> (fencehound_ptx::Module, Vec<Case>) {
     let path = format!("{}/tests/kernels/{file}", env!("CARGO_MANIFEST_DIR"));
     let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let module = compile(file, &src, &[]);
-    let cs = cases(&src);
+    (compile(file, &src, &[]), cases(&src))
+}
+
+fn check_file(file: &str) {
+    let (module, cs) = load(file);
     assert!(!cs.is_empty(), "{file} has no cases");
     let mut failures = Vec::new();
     for c in &cs {
@@ -112,11 +116,8 @@ fn subword() {
 /// `.cta` fences made the pair look like a flag's release/acquire).
 #[test]
 fn block_fences_across_ctas_are_named() {
-    let file = "unordered.cu";
-    let path = format!("{}/tests/kernels/{file}", env!("CARGO_MANIFEST_DIR"));
-    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let module = compile(file, &src, &[]);
-    let c = cases(&src)
+    let (module, cs) = load("unordered.cu");
+    let c = cs
         .into_iter()
         .find(|c| c.name == "ui_mp_block_fences_across")
         .expect("the case");
