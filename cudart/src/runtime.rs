@@ -895,6 +895,7 @@ impl Runtime {
             cooperative,
             reduce_unwritten: true,
             quick_stalls: true,
+            cta_local: true,
         };
         let start = Instant::now();
         let stop = Stop {

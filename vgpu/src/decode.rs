@@ -186,6 +186,7 @@ impl<'a> Decoder<'a> {
                 writes: Default::default(),
                 shared_quiet: Default::default(),
                 sync: Default::default(),
+                cta_local: Default::default(),
             },
         }
     }

@@ -87,6 +87,14 @@ pub struct LaunchOptions {
     /// `reduce_unwritten` is (a seed would name a different interleaving, and parking
     /// would no longer be invisible to a run); `fencehound exec` turns it on.
     pub quick_stalls: bool,
+    /// While every runnable warp of the CTA that ran last is about to touch nothing
+    /// outside its CTA (shared memory, CTA barriers, warp collectives, registers), the
+    /// next warp is picked among that CTA's warps only — under hooks that are
+    /// [`crate::Hooks::transparent`] and a scheduler that allows it
+    /// ([`crate::Scheduler::cta_local`]): the same outcomes, and the CTA's state stays in
+    /// cache (the interpreter's `ctalocal` module has the argument). Off by default for
+    /// the reason `reduce_unwritten` is; `fencehound exec` turns it on.
+    pub cta_local: bool,
 }
 
 impl Default for LaunchOptions {
@@ -96,6 +104,7 @@ impl Default for LaunchOptions {
             cooperative: false,
             reduce_unwritten: false,
             quick_stalls: false,
+            cta_local: false,
         }
     }
 }
@@ -709,6 +718,7 @@ impl Device {
             fuel: opts.fuel,
             reduce_unwritten: opts.reduce_unwritten,
             quick_stalls: opts.quick_stalls,
+            cta_local: opts.cta_local,
             launch_index: self.launches,
             deadline: stop.deadline,
             cancel: stop.cancel,

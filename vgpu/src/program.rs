@@ -627,6 +627,46 @@ impl Op {
             _ => false,
         }
     }
+
+    /// Whether a step that starts with this instruction touches nothing another CTA can
+    /// see or change: an instruction that is not a preemption point (registers, local,
+    /// parameter and constant memory, and the loads of memory no thread writes that
+    /// `crate::unwritten` lets run inside a step), an access to the CTA's own shared
+    /// memory (the vgpu launches clusters of one CTA, so `.shared::cluster` is the
+    /// CTA's own), a CTA barrier, or a warp collective. Everything else a step can start
+    /// with — global and generic accesses, fences, `mbarrier` operations (a `cp.async`
+    /// completes through them), asynchronous copies and their waits, `nanosleep`, exit
+    /// and traps — is not. What it is for: `crate::exec`'s CTA-local scheduling
+    /// (the argument is in `exec/ctalocal.rs`).
+    pub fn is_cta_local(&self) -> bool {
+        match self {
+            Op::Ld { space, .. }
+            | Op::St { space, .. }
+            | Op::Atom { space, .. }
+            | Op::AtomVec { space, .. } => !matches!(space, MemSpace::Generic | MemSpace::Global),
+            Op::Ldmatrix { space, .. }
+            | Op::WmmaLoad { space, .. }
+            | Op::WmmaStore { space, .. } => *space == MemSpace::Shared,
+            Op::Bar { .. }
+            | Op::WarpSync { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::Elect { .. }
+            | Op::Redux { .. }
+            | Op::Mma { .. }
+            | Op::WmmaMma { .. } => true,
+            Op::Mbar { .. }
+            | Op::Fence { .. }
+            | Op::BulkCopy { .. }
+            | Op::CpAsyncWait { .. }
+            | Op::Nanosleep
+            | Op::Exit
+            | Op::Trap
+            | Op::AssertFail { .. } => false,
+            _ => !self.is_sync_point(),
+        }
+    }
 }
 
 /// How one argument reaches the callee.
@@ -881,6 +921,8 @@ pub struct Program {
     pub(crate) shared_quiet: std::sync::OnceLock<crate::unwritten::SharedQuiet>,
     /// Per instruction, [`Op::is_sync_point`], found on first use.
     pub(crate) sync: std::sync::OnceLock<Vec<bool>>,
+    /// Per instruction, [`Op::is_cta_local`], found on first use.
+    pub(crate) cta_local: std::sync::OnceLock<Vec<bool>>,
 }
 
 impl Program {
@@ -891,6 +933,13 @@ impl Program {
     pub fn sync_points(&self) -> &[bool] {
         self.sync
             .get_or_init(|| self.insts.iter().map(|i| i.op.is_sync_point()).collect())
+    }
+
+    /// Per instruction, [`Op::is_cta_local`]: a table made once per module, as
+    /// [`Program::sync_points`].
+    pub fn cta_local_points(&self) -> &[bool] {
+        self.cta_local
+            .get_or_init(|| self.insts.iter().map(|i| i.op.is_cta_local()).collect())
     }
 
     /// The sites of the memory reads that poll: spin-wait reads whose value decides

@@ -50,6 +50,20 @@ pub trait Scheduler {
     fn peek(&self, _n: usize, _ahead: usize) -> Option<usize> {
         None
     }
+    /// Whether the interpreter may hand [`Scheduler::pick`] only the runnable warps of one
+    /// CTA while that CTA's warps touch nothing outside it (`exec/ctalocal.rs`): true
+    /// for a scheduler whose pick among a subset is its pick among all conditioned on
+    /// landing in the subset (the uniformly random one). Default false.
+    fn cta_local(&self) -> bool {
+        false
+    }
+    /// For a scheduler whose [`Scheduler::pick`] depends on nothing but the number of
+    /// runnable warps (not which they are, nor `last`): the index `pick` would return for
+    /// any list of `n` warps, advancing its state as `pick` does. The interpreter then
+    /// need not list the runnable warps (`exec/runset.rs`). Default `None`: ask `pick`.
+    fn pick_by_count(&mut self, _n: usize) -> Option<usize> {
+        None
+    }
 }
 
 /// Which scheduler, as chosen on a command line or in a campaign.
@@ -108,6 +122,12 @@ impl<S: Scheduler + ?Sized> Scheduler for Box<S> {
     }
     fn peek(&self, n: usize, ahead: usize) -> Option<usize> {
         (**self).peek(n, ahead)
+    }
+    fn cta_local(&self) -> bool {
+        (**self).cta_local()
+    }
+    fn pick_by_count(&mut self, n: usize) -> Option<usize> {
+        (**self).pick_by_count(n)
     }
 }
 
@@ -194,6 +214,12 @@ impl Scheduler for RandomScheduler {
             rng.below(n as u64);
         }
         Some(rng.below(n as u64) as usize)
+    }
+    fn cta_local(&self) -> bool {
+        true
+    }
+    fn pick_by_count(&mut self, n: usize) -> Option<usize> {
+        Some(self.rng.below(n as u64) as usize)
     }
 }
 

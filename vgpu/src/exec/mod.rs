@@ -25,11 +25,13 @@ use crate::program::*;
 use crate::sched::Scheduler;
 
 mod asynccopy;
+mod ctalocal;
 mod livelock;
 mod matrix;
 mod mbarrier;
 mod memops;
 mod outcome;
+mod runset;
 mod sync;
 mod wmma;
 
@@ -220,6 +222,8 @@ pub struct LaunchSpec<'p> {
     pub reduce_unwritten: bool,
     /// [`crate::LaunchOptions::quick_stalls`].
     pub quick_stalls: bool,
+    /// [`crate::LaunchOptions::cta_local`].
+    pub cta_local: bool,
 }
 
 pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
@@ -235,7 +239,7 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     params: Vec<u8>,
     warps: Vec<Warp>,
     ctas: Vec<Cta>,
-    runnable: Vec<u32>,
+    runnable: runset::RunSet,
     stats: ExecStats,
     stdout: String,
     fuel: u64,
@@ -284,6 +288,17 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     quiet_pc: &'p [bool],
     /// Per instruction: a preemption point ([`Program::sync_points`]).
     sync_pc: &'p [bool],
+    /// Per instruction: [`Op::is_cta_local`] ([`Program::cta_local_points`]).
+    cta_local_pc: &'p [bool],
+    /// CTA-local scheduling is on in this launch (`ctalocal`).
+    cta_steps: bool,
+    /// The running step was picked among one CTA's warps (`ctalocal`).
+    cta_picked: bool,
+    /// `ctalocal`: the CTA whose runnable warps other than the one picked last were all
+    /// found CTA-local at that pick, and none of them changed since (`u32::MAX`: none).
+    cta_clean: std::cell::Cell<u32>,
+    /// The warp picked last.
+    picked: u32,
     /// A clock special register was read since the step began.
     clock_read: std::cell::Cell<bool>,
     /// The last interpreted step: its first pc, whether its group held every ready lane,
@@ -439,7 +454,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 quiet: false,
             });
         }
-        let runnable = (0..warps.len() as u32).collect();
+        let runnable = runset::RunSet::full(warps.len());
         let nwarps = warps.len();
         Machine {
             prog,
@@ -477,6 +492,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             step_own: false,
             quiet_pc: spec.quiet_pc,
             sync_pc: prog.sync_points(),
+            cta_local_pc: prog.cta_local_points(),
+            cta_steps: spec.cta_local,
+            cta_picked: false,
+            cta_clean: std::cell::Cell::new(u32::MAX),
+            picked: u32::MAX,
             reduce_unwritten: spec.reduce_unwritten,
             quick_stalls: spec.quick_stalls,
             shared_quiet: Some(prog.shared_quiet())
@@ -505,14 +525,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 
     fn set_runnable(&mut self, w: u32) {
         self.live_dirty = true;
-        let ready = self.warps[w as usize].ready != 0;
-        match self.runnable.binary_search(&w) {
-            Ok(i) if !ready => {
-                self.runnable.remove(i);
-            }
-            Err(i) if ready => self.runnable.insert(i, w),
-            _ => {}
+        if w != self.picked {
+            self.cta_clean.set(u32::MAX);
         }
+        let ready = self.warps[w as usize].ready != 0;
+        self.runnable.set(w, ready);
     }
 
     pub fn run(mut self) -> LaunchResult {
@@ -533,6 +550,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             .shared_effects()
             .filter(|_| !self.hooks.transparent());
         self.park = livelock::Parking::new(self.warps.len(), self.hooks.load_effects(), shared);
+        self.cta_steps &= self.hooks.transparent() && self.sched.cta_local() && self.ctas.len() > 1;
         // Changes by address (see `livelock::Parking::addressed`): memory writes are
         // logged; the first answer of `changed_blocks` only empties the hooks' log.
         // Loads of memory no thread writes skip their scheduling decision, and the hooks
@@ -640,10 +658,29 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     self.live_pool();
                 }
             }
-            let pool = picked_from(self.spinning, &self.live, &self.runnable);
-            let i = self.sched.pick(pool, last);
-            let w = pool[i.min(pool.len() - 1)];
+            let mut cta_warps = [0u32; 64];
+            let local = self.cta_pool(last, &mut cta_warps);
+            self.cta_picked = local.is_some();
+            self.stats.cta_local_picks += self.cta_picked as u64;
+            let w = if let Some(k) = local {
+                let pool = &cta_warps[..k];
+                pool[self.sched.pick(pool, last).min(k - 1)]
+            } else if self.spinning && !self.live.is_empty() {
+                let pool = &self.live;
+                pool[self.sched.pick(pool, last).min(pool.len() - 1)]
+            } else if let Some(w) = self
+                .sched
+                .pick_by_count(self.runnable.len())
+                .and_then(|i| self.runnable.select(i))
+            {
+                w
+            } else {
+                self.runnable.refresh();
+                let pool = self.runnable.list();
+                pool[self.sched.pick(pool, last).min(pool.len() - 1)]
+            };
             last = Some(w);
+            self.picked = w;
             self.stats.steps += 1;
             self.since_progress += 1;
             // The warp's lowest live pc before the step, while detection runs.
@@ -753,7 +790,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 // states repeat under memory nothing has changed since detection
                 // started, or it would have started over), and the verdict needs the
                 // warps that run to cycle too.
-                let watched = picked_from(self.spinning, &self.live, &self.runnable);
+                self.runnable.refresh();
+                let watched = picked_from(self.spinning, &self.live, self.runnable.list());
                 let all = if self.livelock.cycling(w) {
                     self.livelock.record(w, 0, watched)
                 } else if pc_before.is_none_or(|b| self.lowest_pc(w) <= b) {
@@ -815,7 +853,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 
     /// Whether every runnable warp is parked.
     fn all_parked(&self) -> bool {
-        self.runnable.iter().all(|&r| self.park.is_parked(r))
+        self.runnable.iter().all(|r| self.park.is_parked(r))
     }
 
     /// With `quick_stalls`: brings `live`, the runnable warps that are not parked, up to
@@ -833,7 +871,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.live.clear();
         let park = &self.park;
         self.live
-            .extend(self.runnable.iter().filter(|&&r| !park.is_parked(r)));
+            .extend(self.runnable.iter().filter(|&r| !park.is_parked(r)));
     }
 
     /// Asks the model to make progress possible (drain a buffered store, read newest
@@ -1406,12 +1444,14 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         // two stages: the one after next, its scheduling state; the next one (whose
         // scheduling state the previous step fetched), the register row its first
         // instruction addresses memory with.
+        // (Not after a pick among one CTA's warps: the next pick most likely is one
+        // too, among warps whose state that CTA's steps keep in cache.)
         let n = self.runnable.len();
-        if n > 64 {
-            if let Some(&v) = self.sched.peek(n, 1).and_then(|j| self.runnable.get(j)) {
+        if n > 64 && !self.cta_picked {
+            if let Some(v) = self.sched.peek(n, 1).and_then(|j| self.runnable.select(j)) {
                 self.prefetch_warp(v);
             }
-            if let Some(&v) = self.sched.peek(n, 0).and_then(|j| self.runnable.get(j)) {
+            if let Some(v) = self.sched.peek(n, 0).and_then(|j| self.runnable.select(j)) {
                 self.prefetch_operands(v);
             }
         }

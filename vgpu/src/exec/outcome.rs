@@ -205,6 +205,9 @@ pub struct ExecStats {
     /// Global writes outside the launch's bound on what it writes (pointer arithmetic
     /// past its allocation): the bound grew (`crate::unwritten`).
     pub unwritten_escapes: u64,
+    /// Scheduler decisions made among one CTA's warps
+    /// ([`crate::LaunchOptions::cta_local`]).
+    pub cta_local_picks: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

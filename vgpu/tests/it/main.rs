@@ -8,6 +8,7 @@ mod conformance;
 mod core_regressions;
 mod corpus_algorithms;
 mod corpus_sweep;
+mod ctalocal;
 mod determinism;
 mod mbarrier;
 mod mma_wide;

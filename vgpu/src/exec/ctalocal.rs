@@ -1,0 +1,124 @@
+//! CTA-local scheduling: while every runnable warp of the CTA that ran last is about to
+//! touch nothing outside its CTA, the next warp is picked among that CTA's warps only.
+//!
+//! **Why.** A launch of a million threads has 32,768 warps, and a random scheduler that
+//! picks among all of them at every preemption point finds each warp's state — its pcs,
+//! its register rows, its CTA's shared memory and barriers — cold in every cache: `perf`
+//! of a shared-memory bitonic sort (1,024 CTAs of 512 threads, `exec --model sc`) had its
+//! steps (1.5 warp instructions each on average, a shared access or a barrier between
+//! two) cost ~0.9 µs, most of it waiting for memory. Between its global accesses a CTA
+//! of such a kernel talks only to itself.
+//!
+//! **The argument (partial-order reduction, persistent sets).** A step of warp `w` is
+//! its pending instruction (the one it stopped before: a preemption point, or any
+//! instruction when the step bound cut the step) and the instructions after it up to the
+//! next preemption point, which touch only `w`'s registers and local, parameter and
+//! constant memory, or memory no thread of the launch writes (`crate::unwritten`). Call
+//! a step *CTA-local* when its pending instruction is [`Op::is_cta_local`] (a shared
+//! access, a CTA barrier, a warp collective, or no preemption point at all) and is not
+//! quiet code (a quiet step runs on into the next instruction, which may be anything).
+//! A CTA-local step of CTA `c` reads and writes only state of `c` (its shared memory,
+//! barriers, warps' registers and pcs) and memory nobody writes; no step of another CTA
+//! reads or writes any of that (clusters are one CTA in the vgpu, so `.shared::cluster`
+//! is the CTA's own). So a CTA-local step of `c` is *independent* of every step of every
+//! other CTA: the two commute, from any state where both can run, to the same state.
+//!
+//! Let `P` be the runnable warps of `c` at a scheduling point, and suppose every one of
+//! them has a CTA-local step pending. Any run from here that starts with steps of other
+//! CTAs only, `u₁ … uₖ`, and then a step `p` of `P` (it must come eventually in a run
+//! where `c` does anything more) can be reordered to `p u₁ … uₖ` with the same final
+//! state: `p` commutes with each `uᵢ`, and each `uᵢ` stays enabled (no CTA-local step
+//! of `c` unblocks or blocks another CTA's warp; `c`'s warps that were not runnable —
+//! at a barrier, a collective, exited — can only be made runnable by `c`'s own steps).
+//! (A warp of `P` that is runnable is picked again with probability 1 under the random
+//! scheduler, so a run in which `c` never steps again is not one whose outcome a test
+//! can see.) `P` is a *persistent set* (Godefroid, "Partial-Order Methods for the
+//! Verification of Concurrent Systems", LNCS 1032, 1996, ch. 4): exploring only its
+//! steps at this point loses no reachable final state — memory at the end, a fault, a
+//! deadlock — and so no outcome a test compares.
+//!
+//! The uniformly random scheduler ([`crate::sched::RandomScheduler`]) restricted to `P`
+//! is the uniform choice among `c`'s runnable warps. Conditioned on the pick landing in
+//! `c`, a pick among all runnable warps is that same choice, so the sequence of `c`'s
+//! own steps — the interleaving of `c`'s warps that decides a shared-memory race — has
+//! the same distribution with or without the reduction; what changes is only how far
+//! the other CTAs got meanwhile, which the argument above says no outcome can depend on
+//! while `c`'s steps are CTA-local. A pick among all warps resumes at the first point
+//! where some runnable warp of `c` has a step pending that is not CTA-local (a global
+//! access, a fence, an exit …), so cross-CTA interleavings are decided as before.
+//!
+//! **Where it is off.** Hooks that are not [`Hooks::transparent`] (a write-buffer model
+//! drains a thread's global stores at its barriers, so there a barrier is not CTA-local;
+//! the race check's clocks see every access), schedulers other than the random one
+//! ([`Scheduler::cta_local`]: round-robin's and PCT's picks are defined over all warps),
+//! launches of one CTA (nothing to gain), and spins: after 256 steps without progress,
+//! or while quick stalls pick among unparked warps, every pick is a global one again,
+//! so a CTA that spins on its own shared memory (a bug, or a wait for a warp blocked
+//! elsewhere) lets the livelock detector see every warp as before.
+//!
+//! **Cost.** The check reads the pcs of the CTA's runnable warps (one comparison of 32
+//! pcs per warp for the common converged case) at each pick; the CTA is the one that
+//! just ran, so they are in cache.
+
+use super::*;
+
+/// Steps without progress after which picks are global again.
+const PATIENCE: u64 = 256;
+
+impl<H: Hooks, S: Scheduler> Machine<'_, '_, H, S> {
+    /// The runnable warps of the CTA of warp `last`, into `out` (their count returned),
+    /// when the next pick may be made among them only (see the module docs); `None` when
+    /// it must be made among all.
+    #[inline]
+    pub(super) fn cta_pool(&self, last: Option<u32>, out: &mut [u32; 64]) -> Option<usize> {
+        if !self.cta_steps || self.spinning || self.since_progress >= PATIENCE {
+            self.cta_clean.set(u32::MAX);
+            return None;
+        }
+        let last = last?;
+        let c = self.warps.get(last as usize)?.cta;
+        let warps = &self.ctas[c as usize].warps;
+        // (A CTA has at most 32 warps: 1,024 threads.)
+        let k = self.runnable.members_in(warps.start, warps.end, out);
+        if k == 0 || k == self.runnable.len() {
+            self.cta_clean.set(u32::MAX);
+            return None;
+        }
+        // When the CTA's other warps were all found CTA-local at the last pick and none
+        // of them changed since (`set_runnable` of a warp other than the one picked
+        // forgets it), the warp that just ran is the only one to look at again.
+        let all = if self.cta_clean.get() == c {
+            !self.runnable.contains(last) || self.local_pending(last)
+        } else {
+            out[..k].iter().all(|&w| self.local_pending(w))
+        };
+        self.cta_clean.set(if all { c } else { u32::MAX });
+        all.then_some(k)
+    }
+
+    /// Whether every ready lane of warp `w` has a CTA-local step pending.
+    #[inline]
+    fn local_pending(&self, w: u32) -> bool {
+        let warp = &self.warps[w as usize];
+        let ready = warp.ready;
+        let first = ready.trailing_zeros() as usize;
+        let Some(&p0) = warp.pc.get(first) else {
+            return true;
+        };
+        let ok = |pc: u32| {
+            self.cta_local_pc.get(pc as usize).copied().unwrap_or(false) && !self.quiet(pc)
+        };
+        // One look-up per group of lanes at one pc (one group when converged).
+        let (mut left, mut p) = (ready, p0);
+        loop {
+            if !ok(p) {
+                return false;
+            }
+            left &= !lanes_at(&warp.pc, &[0; WARP], p, 0);
+            if left == 0 {
+                return true;
+            }
+            p = warp.pc[left.trailing_zeros() as usize];
+        }
+    }
+}
