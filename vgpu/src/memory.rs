@@ -637,6 +637,15 @@ impl Memory {
         Some(())
     }
 
+    /// The base and bytes of the global allocation that holds `[lo, hi)`, `*hint` first
+    /// as [`Memory::load_hinted`]; `None` when no one allocation holds it all.
+    #[inline(always)]
+    pub(crate) fn global_span(&self, lo: u64, hi: u64, hint: &mut usize) -> Option<(u64, &[u8])> {
+        let len = u32::try_from(hi.checked_sub(lo)?).ok()?;
+        let a = &self.global.allocs[self.global.index_hinted(lo, len, hint)?];
+        Some((a.base, &a.data))
+    }
+
     /// Index of the global allocation holding `[a, a+size)`: `*hint` if it does, else
     /// found by binary search (and stored in `*hint`).
     #[inline(always)]

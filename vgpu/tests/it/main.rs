@@ -10,6 +10,7 @@ mod corpus_algorithms;
 mod corpus_sweep;
 mod ctalocal;
 mod determinism;
+mod direct_loads;
 mod mbarrier;
 mod mma_wide;
 mod parking;
