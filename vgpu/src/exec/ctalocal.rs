@@ -66,20 +66,19 @@ use super::*;
 const PATIENCE: u64 = 256;
 
 impl<H: Hooks, S: Scheduler> Machine<'_, '_, H, S> {
-    /// The runnable warps of the CTA of warp `last`, into `out` (their count returned),
-    /// when the next pick may be made among them only (see the module docs); `None` when
-    /// it must be made among all.
+    /// The warp ids of the CTA of warp `last` and how many of them are runnable, when the
+    /// next pick may be made among those only (see the module docs); `None` when it must
+    /// be made among all.
     #[inline]
-    pub(super) fn cta_pool(&self, last: Option<u32>, out: &mut [u32; 64]) -> Option<usize> {
+    pub(super) fn cta_pool(&self, last: Option<u32>) -> Option<(std::ops::Range<u32>, usize)> {
         if !self.cta_steps || self.spinning || self.since_progress >= PATIENCE {
             self.cta_clean.set(u32::MAX);
             return None;
         }
         let last = last?;
         let c = self.warps.get(last as usize)?.cta;
-        let warps = &self.ctas[c as usize].warps;
-        // (A CTA has at most 32 warps: 1,024 threads.)
-        let k = self.runnable.members_in(warps.start, warps.end, out);
+        let warps = self.ctas[c as usize].warps.clone();
+        let k = self.runnable.count_in(warps.start, warps.end);
         if k == 0 || k == self.runnable.len() {
             self.cta_clean.set(u32::MAX);
             return None;
@@ -90,10 +89,13 @@ impl<H: Hooks, S: Scheduler> Machine<'_, '_, H, S> {
         let all = if self.cta_clean.get() == c {
             !self.runnable.contains(last) || self.local_pending(last)
         } else {
-            out[..k].iter().all(|&w| self.local_pending(w))
+            // (A CTA has at most 32 warps: 1,024 threads.)
+            let mut ws = [0u32; 64];
+            let n = self.runnable.members_in(warps.start, warps.end, &mut ws);
+            ws[..n].iter().all(|&w| self.local_pending(w))
         };
         self.cta_clean.set(if all { c } else { u32::MAX });
-        all.then_some(k)
+        all.then_some((warps, k))
     }
 
     /// Whether every ready lane of warp `w` has a CTA-local step pending.

@@ -658,13 +658,19 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     self.live_pool();
                 }
             }
-            let mut cta_warps = [0u32; 64];
-            let local = self.cta_pool(last, &mut cta_warps);
+            let local = self.cta_pool(last);
             self.cta_picked = local.is_some();
             self.stats.cta_local_picks += self.cta_picked as u64;
-            let w = if let Some(k) = local {
-                let pool = &cta_warps[..k];
-                pool[self.sched.pick(pool, last).min(k - 1)]
+            let w = if let Some((ws, k)) = local {
+                let by_count = self.sched.pick_by_count(k);
+                match by_count.and_then(|i| self.runnable.nth_in(ws.start, ws.end, i)) {
+                    Some(w) => w,
+                    None => {
+                        let mut pool = [0u32; 64];
+                        let k = self.runnable.members_in(ws.start, ws.end, &mut pool);
+                        pool[self.sched.pick(&pool[..k], last).min(k - 1)]
+                    }
+                }
             } else if self.spinning && !self.live.is_empty() {
                 let pool = &self.live;
                 pool[self.sched.pick(pool, last).min(pool.len() - 1)]

@@ -153,6 +153,52 @@ impl RunSet {
         n
     }
 
+    /// The members in `lo .. hi`, word by word: (first id of the word, its bits in range).
+    #[inline]
+    fn words_in(&self, lo: u32, hi: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let (first, last) = (lo as usize / 64, (hi as usize).div_ceil(64));
+        self.bits
+            .get(first..last.min(self.bits.len()))
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .map(move |(j, &b)| {
+                let base = ((first + j) * 64) as u32;
+                let from = lo.saturating_sub(base).min(64);
+                let to = hi.saturating_sub(base).min(64);
+                let keep = if to - from == 64 {
+                    u64::MAX
+                } else {
+                    ((1u64 << (to - from)) - 1) << from
+                };
+                (base, b & keep)
+            })
+    }
+
+    /// How many members are in `lo .. hi`.
+    #[inline]
+    pub(super) fn count_in(&self, lo: u32, hi: u32) -> usize {
+        self.words_in(lo, hi)
+            .map(|(_, m)| m.count_ones() as usize)
+            .sum()
+    }
+
+    /// The `i`-th member in `lo .. hi`, in ascending order.
+    #[inline]
+    pub(super) fn nth_in(&self, lo: u32, hi: u32, mut i: usize) -> Option<u32> {
+        for (base, mut m) in self.words_in(lo, hi) {
+            let n = m.count_ones() as usize;
+            if i < n {
+                for _ in 0..i {
+                    m &= m - 1;
+                }
+                return Some(base + m.trailing_zeros());
+            }
+            i -= n;
+        }
+        None
+    }
+
     /// Makes [`RunSet::list`] current.
     pub(super) fn refresh(&mut self) {
         if self.fresh {
@@ -236,6 +282,11 @@ mod tests {
                         .filter(|&x| x >= lo && x < hi)
                         .collect();
                     assert_eq!(&out[..k], want.as_slice(), "n {n} {lo}..{hi}");
+                    assert_eq!(set.count_in(lo, hi), want.len());
+                    for (i, &x) in want.iter().enumerate() {
+                        assert_eq!(set.nth_in(lo, hi, i), Some(x));
+                    }
+                    assert_eq!(set.nth_in(lo, hi, want.len()), None);
                 }
             }
         }
