@@ -8,7 +8,10 @@
 //! global/shared access, atomic, fence, barrier and warp-collective operation — except,
 //! with [`crate::LaunchOptions::reduce_unwritten`], a load of memory no thread of the
 //! launch writes and a generic access to a lane's own local memory, which cannot change
-//! an outcome (`crate::unwritten` has the argument).
+//! an outcome (`crate::unwritten` has the argument). With
+//! [`crate::LaunchOptions::cta_local`], while every runnable warp of the CTA that ran
+//! last is about to touch only that CTA, the pick is among its warps (`ctalocal` has
+//! the argument). The runnable warps are a bit set (`runset`).
 //!
 //! Warp-collective operations (`shfl/vote/match/redux.sync`, `bar.warp.sync`) wait until
 //! every non-exited lane of the member mask has reached the same instruction. CTA
