@@ -637,12 +637,12 @@ impl Memory {
         Some(())
     }
 
-    /// The base and bytes of the global allocation that holds `[lo, hi)`, `*hint` first
-    /// as [`Memory::load_hinted`]; `None` when no one allocation holds it all.
+    /// The base and bytes of the global allocation that holds `[lo, hi)`; `None` when no
+    /// one allocation holds it all.
     #[inline(always)]
-    pub(crate) fn global_span(&self, lo: u64, hi: u64, hint: &mut usize) -> Option<(u64, &[u8])> {
+    pub(crate) fn global_span(&self, lo: u64, hi: u64) -> Option<(u64, &[u8])> {
         let len = u32::try_from(hi.checked_sub(lo)?).ok()?;
-        let a = &self.global.allocs[self.global.index_hinted(lo, len, hint)?];
+        let a = &self.global.allocs[self.global.index_hinted(lo, len, &mut 0)?];
         Some((a.base, &a.data))
     }
 

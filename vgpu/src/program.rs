@@ -656,14 +656,11 @@ impl Op {
             | Op::Redux { .. }
             | Op::Mma { .. }
             | Op::WmmaMma { .. } => true,
-            Op::Mbar { .. }
-            | Op::Fence { .. }
-            | Op::BulkCopy { .. }
-            | Op::CpAsyncWait { .. }
-            | Op::Nanosleep
-            | Op::Exit
-            | Op::Trap
-            | Op::AssertFail { .. } => false,
+            // (Every `mbarrier` operation, `pending_count` too, which is no preemption
+            // point: kept out whole.)
+            Op::Mbar { .. } => false,
+            // Fences, bulk copies, `cp.async` waits, `nanosleep`, exit, traps: preemption
+            // points, so not local; everything else only touches registers and the like.
             _ => !self.is_sync_point(),
         }
     }

@@ -66,27 +66,27 @@ use super::*;
 const PATIENCE: u64 = 256;
 
 impl<H: Hooks, S: Scheduler> Machine<'_, '_, H, S> {
-    /// The warp ids of the CTA of warp `last` and how many of them are runnable, when the
-    /// next pick may be made among those only (see the module docs); `None` when it must
-    /// be made among all.
+    /// The warp ids of the CTA of the warp picked last and how many of them are runnable,
+    /// when the next pick may be made among those only (see the module docs); `None`
+    /// when it must be made among all.
     #[inline]
-    pub(super) fn cta_pool(&self, last: Option<u32>) -> Option<(std::ops::Range<u32>, usize)> {
+    pub(super) fn cta_pool(&mut self) -> Option<(std::ops::Range<u32>, usize)> {
         if !self.cta_steps || self.spinning || self.since_progress >= PATIENCE {
-            self.cta_clean.set(u32::MAX);
+            self.cta_clean = u32::MAX;
             return None;
         }
-        let last = last?;
+        let last = self.picked?;
         let c = self.warps.get(last as usize)?.cta;
         let warps = self.ctas[c as usize].warps.clone();
         let k = self.runnable.count_in(warps.start, warps.end);
         if k == 0 || k == self.runnable.len() {
-            self.cta_clean.set(u32::MAX);
+            self.cta_clean = u32::MAX;
             return None;
         }
         // When the CTA's other warps were all found CTA-local at the last pick and none
         // of them changed since (`set_runnable` of a warp other than the one picked
         // forgets it), the warp that just ran is the only one to look at again.
-        let all = if self.cta_clean.get() == c {
+        let all = if self.cta_clean == c {
             !self.runnable.contains(last) || self.local_pending(last)
         } else {
             // (A CTA has at most 32 warps: 1,024 threads.)
@@ -94,7 +94,7 @@ impl<H: Hooks, S: Scheduler> Machine<'_, '_, H, S> {
             let n = self.runnable.members_in(warps.start, warps.end, &mut ws);
             ws[..n].iter().all(|&w| self.local_pending(w))
         };
-        self.cta_clean.set(if all { c } else { u32::MAX });
+        self.cta_clean = if all { c } else { u32::MAX };
         all.then_some((warps, k))
     }
 
@@ -104,23 +104,24 @@ impl<H: Hooks, S: Scheduler> Machine<'_, '_, H, S> {
         let warp = &self.warps[w as usize];
         let ready = warp.ready;
         let first = ready.trailing_zeros() as usize;
-        let Some(&p0) = warp.pc.get(first) else {
+        if first >= WARP {
             return true;
-        };
+        }
         let ok = |pc: u32| {
             self.cta_local_pc.get(pc as usize).copied().unwrap_or(false) && !self.quiet(pc)
         };
-        // One look-up per group of lanes at one pc (one group when converged).
-        let (mut left, mut p) = (ready, p0);
+        // One look-up per group of lanes (one group when converged), groups as `step`
+        // forms them.
+        let (mut left, mut l) = (ready, first);
         loop {
-            if !ok(p) {
+            if !ok(warp.pc[l]) {
                 return false;
             }
-            left &= !lanes_at(&warp.pc, &[0; WARP], p, 0);
+            left &= !lanes_at(&warp.pc, &warp.reg_base, warp.pc[l], warp.reg_base[l]);
             if left == 0 {
                 return true;
             }
-            p = warp.pc[left.trailing_zeros() as usize];
+            l = left.trailing_zeros() as usize;
         }
     }
 }

@@ -150,49 +150,37 @@ fn direct_loads(
             Some(sh) if hi <= sh.len() as u64 => (0, sh.as_slice()),
             _ => return false,
         },
-        MemSpace::Global => match mem.global_span(lo, hi, &mut 0) {
+        MemSpace::Global => match mem.global_span(lo, hi) {
             Some(span) => span,
             None => return false,
         },
         _ => return false,
     };
+    /// Every lane's `N` bytes, little-endian, extended to 64 bits as `signed` says.
     fn each<const N: usize>(
         regs: &mut [u64],
         (base, bytes): (u64, &[u8]),
         active: u32,
         fa: &FastAddr,
         di: usize,
-        ext: impl Fn([u8; N]) -> u64,
+        signed: bool,
     ) {
         for l in lanes(active) {
             let at = regs[fa.row + l].wrapping_add(fa.offset).wrapping_sub(base) as usize;
             if let Some(b) = bytes.get(at..at + N).and_then(|b| b.first_chunk::<N>()) {
-                regs[di + l] = ext(*b);
+                let mut w = [0u8; 8];
+                w[..N].copy_from_slice(b);
+                let v = u64::from_le_bytes(w);
+                regs[di + l] = if signed { sign_extend(v, N as u32) } else { v };
             }
         }
     }
     let span = (base, bytes);
-    match (size, signed) {
-        (4, false) => each::<4>(regs, span, active, fa, di, |b| u32::from_le_bytes(b) as u64),
-        (4, true) => each::<4>(regs, span, active, fa, di, |b| {
-            i32::from_le_bytes(b) as i64 as u64
-        }),
-        (8, _) => each::<8>(regs, span, active, fa, di, u64::from_le_bytes),
-        (1 | 2, _) => {
-            for l in lanes(active) {
-                let at = regs[fa.row + l].wrapping_add(fa.offset).wrapping_sub(base) as usize;
-                let v = match size {
-                    1 => bytes.get(at).map(|&b| b as u64),
-                    _ => bytes
-                        .get(at..at + 2)
-                        .and_then(|b| b.first_chunk::<2>())
-                        .map(|b| u16::from_le_bytes(*b) as u64),
-                };
-                if let Some(v) = v {
-                    regs[di + l] = if signed { sign_extend(v, size) } else { v };
-                }
-            }
-        }
+    match size {
+        1 => each::<1>(regs, span, active, fa, di, signed),
+        2 => each::<2>(regs, span, active, fa, di, signed),
+        4 => each::<4>(regs, span, active, fa, di, signed),
+        8 => each::<8>(regs, span, active, fa, di, signed),
         _ => return false,
     }
     true

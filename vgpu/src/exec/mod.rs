@@ -299,9 +299,9 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     cta_picked: bool,
     /// `ctalocal`: the CTA whose runnable warps other than the one picked last were all
     /// found CTA-local at that pick, and none of them changed since (`u32::MAX`: none).
-    cta_clean: std::cell::Cell<u32>,
-    /// The warp picked last.
-    picked: u32,
+    cta_clean: u32,
+    /// The warp picked last (the scheduler's `last`).
+    picked: Option<u32>,
     /// A clock special register was read since the step began.
     clock_read: std::cell::Cell<bool>,
     /// The last interpreted step: its first pc, whether its group held every ready lane,
@@ -498,8 +498,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             cta_local_pc: prog.cta_local_points(),
             cta_steps: spec.cta_local,
             cta_picked: false,
-            cta_clean: std::cell::Cell::new(u32::MAX),
-            picked: u32::MAX,
+            cta_clean: u32::MAX,
+            picked: None,
             reduce_unwritten: spec.reduce_unwritten,
             quick_stalls: spec.quick_stalls,
             shared_quiet: Some(prog.shared_quiet())
@@ -528,8 +528,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 
     fn set_runnable(&mut self, w: u32) {
         self.live_dirty = true;
-        if w != self.picked {
-            self.cta_clean.set(u32::MAX);
+        if Some(w) != self.picked {
+            self.cta_clean = u32::MAX;
         }
         let ready = self.warps[w as usize].ready != 0;
         self.runnable.set(w, ready);
@@ -609,7 +609,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 })
                 .collect();
         }
-        let mut last: Option<u32> = None;
         let mut refills = 0;
         let outcome = loop {
             if let Some(o) = self.deferred.take() {
@@ -661,35 +660,37 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     self.live_pool();
                 }
             }
-            let local = self.cta_pool(last);
+            let local = self.cta_pool();
             self.cta_picked = local.is_some();
             self.stats.cta_local_picks += self.cta_picked as u64;
+            let (sched, last) = (&mut *self.sched, self.picked);
             let w = if let Some((ws, k)) = local {
-                let by_count = self.sched.pick_by_count(k);
-                match by_count.and_then(|i| self.runnable.nth_in(ws.start, ws.end, i)) {
-                    Some(w) => w,
+                match sched.pick_by_count(k) {
+                    Some(i) => self.runnable.nth_in(ws.start, ws.end, i.min(k - 1)),
                     None => {
                         let mut pool = [0u32; 64];
                         let k = self.runnable.members_in(ws.start, ws.end, &mut pool);
-                        pool[self.sched.pick(&pool[..k], last).min(k - 1)]
+                        pick_in(sched, &pool[..k], last)
                     }
                 }
             } else if self.spinning && !self.live.is_empty() {
-                let pool = &self.live;
-                pool[self.sched.pick(pool, last).min(pool.len() - 1)]
-            } else if let Some(w) = self
-                .sched
-                .pick_by_count(self.runnable.len())
-                .and_then(|i| self.runnable.select(i))
-            {
-                w
+                pick_in(sched, &self.live, last)
             } else {
-                self.runnable.refresh();
-                let pool = self.runnable.list();
-                pool[self.sched.pick(pool, last).min(pool.len() - 1)]
+                let n = self.runnable.len();
+                match sched.pick_by_count(n) {
+                    Some(i) => self.runnable.select(i.min(n - 1)),
+                    None => {
+                        self.runnable.refresh();
+                        pick_in(sched, self.runnable.list(), last)
+                    }
+                }
             };
-            last = Some(w);
-            self.picked = w;
+            // (Never `None`: every pool here holds a warp, and the index is clamped into
+            // it as the list's was.)
+            let Some(w) = w else {
+                break LaunchOutcome::Deadlock(self.dump(HangCause::Blocked));
+            };
+            self.picked = Some(w);
             self.stats.steps += 1;
             self.since_progress += 1;
             // The warp's lowest live pc before the step, while detection runs.
@@ -2544,6 +2545,13 @@ fn visit_park_state<S: StateSink>(warp: &Warp, out: &mut S) {
         out.word(Word::Fixed, local.len() as u64);
         out.bytes(local);
     }
+}
+
+/// `sched`'s pick among `pool`, its index clamped into it; `None` when it is empty.
+#[inline]
+fn pick_in<S: Scheduler>(sched: &mut S, pool: &[u32], last: Option<u32>) -> Option<u32> {
+    let i = sched.pick(pool, last);
+    pool.get(i.min(pool.len().saturating_sub(1))).copied()
 }
 
 /// The warps the scheduler picks from: with quick stalls in a spin, the unparked ones

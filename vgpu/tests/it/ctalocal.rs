@@ -7,29 +7,7 @@
 use fencehound_vgpu::*;
 use std::collections::BTreeSet;
 
-const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
-
-fn load(src: &str) -> (Device, ModuleId) {
-    let module = fencehound_ptx::parse("k", &format!("{HEADER}{src}")).expect("parse");
-    let mut dev = Device::new();
-    let m = dev.load_module(&module).expect("load");
-    (dev, m)
-}
-
-fn words(dev: &mut Device, n: usize) -> u64 {
-    let p = dev.alloc(4 * n as u64).expect("alloc");
-    dev.copy_to(p, &vec![0u8; 4 * n]).expect("copy");
-    p
-}
-
-fn read_words(dev: &Device, p: u64, n: usize) -> Vec<u32> {
-    let mut bytes = vec![0u8; 4 * n];
-    dev.copy_from(p, &mut bytes).expect("copy");
-    bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
+use crate::common::{ptx_device, read_words, words_in};
 
 /// Each CTA of 128 threads: every thread adds 1 to the shared word `s` with a plain load
 /// and store (a lane-wide lost update inside each warp, and one between warps as they
@@ -77,11 +55,11 @@ fn launch<H: Hooks, S: Scheduler>(
     hooks: &mut H,
     sched: &mut S,
 ) -> (Vec<u32>, Vec<u32>, ExecStats) {
-    let (mut dev, m) = load(KERNEL);
+    let (mut dev, m) = ptx_device(KERNEL);
     let (g, cnt, seen) = (
-        words(&mut dev, 1),
-        words(&mut dev, CTAS),
-        words(&mut dev, CTAS),
+        words_in(&mut dev, 1, &[]),
+        words_in(&mut dev, CTAS, &[]),
+        words_in(&mut dev, CTAS, &[]),
     );
     let r = dev
         .launch_with(
@@ -203,8 +181,8 @@ fn a_cta_spinning_on_its_own_shared_memory_still_hangs_the_same_way() {
     for seed in 0..3 {
         let mut kinds = Vec::new();
         for cta_local in [false, true] {
-            let (mut dev, m) = load(SPIN);
-            let out = words(&mut dev, 2);
+            let (mut dev, m) = ptx_device(SPIN);
+            let out = words_in(&mut dev, 2, &[]);
             let r = dev
                 .launch_with(
                     m,

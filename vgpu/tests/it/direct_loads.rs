@@ -5,9 +5,8 @@
 //! same registers, and the same fault — kind, lane, address — when some lane is
 //! misaligned or outside every allocation.
 
+use crate::common::{ptx_device, words_in};
 use fencehound_vgpu::*;
-
-const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
 
 /// Plain memory, but not transparent: the interpreter hands every access to `load`.
 struct Opaque;
@@ -73,17 +72,12 @@ FILLED:
 
 /// The outcome (as text) and `out` of one launch of 64 threads.
 fn run<H: Hooks>(src: &str, idx: &[u32], hooks: &mut H) -> (String, Vec<u64>) {
-    let module = fencehound_ptx::parse("k", &format!("{HEADER}{src}")).expect("parse");
-    let mut dev = Device::new();
-    let m = dev.load_module(&module).expect("load");
+    let (mut dev, m) = ptx_device(src);
     let input: Vec<u8> = (0..256u32).map(|i| (i * 37 + 11) as u8).collect();
     let pin = dev.alloc(256).expect("alloc");
     dev.copy_to(pin, &input).expect("copy");
-    let pidx = dev.alloc(4 * idx.len() as u64).expect("alloc");
-    let bytes: Vec<u8> = idx.iter().flat_map(|v| v.to_le_bytes()).collect();
-    dev.copy_to(pidx, &bytes).expect("copy");
-    let pout = dev.alloc(8 * idx.len() as u64).expect("alloc");
-    dev.copy_to(pout, &vec![0u8; 8 * idx.len()]).expect("copy");
+    let pidx = words_in(&mut dev, idx.len(), idx);
+    let pout = words_in(&mut dev, 2 * idx.len(), &[]);
     let r = dev
         .launch_with(
             m,

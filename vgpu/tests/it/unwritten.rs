@@ -5,32 +5,7 @@
 use fencehound_vgpu::*;
 use std::collections::BTreeSet;
 
-const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
-
-/// A device with the PTX body `src` loaded.
-fn load(src: &str) -> (Device, ModuleId) {
-    let module = fencehound_ptx::parse("k", &format!("{HEADER}{src}")).expect("parse");
-    let mut dev = Device::new();
-    let m = dev.load_module(&module).expect("load");
-    (dev, m)
-}
-
-/// A zeroed allocation of `n` words, or one holding `vals`.
-fn words_in(dev: &mut Device, n: usize, vals: &[u32]) -> u64 {
-    let p = dev.alloc(4 * n as u64).expect("alloc");
-    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
-    dev.copy_to(p, &bytes).expect("copy");
-    p
-}
-
-fn read_words(dev: &Device, p: u64, n: usize) -> Vec<u32> {
-    let mut bytes = vec![0u8; 4 * n];
-    dev.copy_from(p, &mut bytes).expect("copy");
-    bytes
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
+use crate::common::{ptx_device, read_words, words_in};
 
 /// Launches `kernel` (one-dimensional) with the reduction on, under a random scheduler.
 #[allow(clippy::too_many_arguments)]
@@ -116,7 +91,7 @@ const SUM: &str = r#"
 #[test]
 fn loads_of_unwritten_memory_take_no_decision() {
     for seed in 0..4 {
-        let (mut dev, m) = load(SUM);
+        let (mut dev, m) = ptx_device(SUM);
         let input: Vec<u32> = (0..64).map(|i| 3 * i + 1).collect();
         let (i, o) = (words_in(&mut dev, 64, &input), words_in(&mut dev, 64, &[]));
         let r = run(
@@ -179,7 +154,7 @@ fn sb_outcomes(ro_in_flags: bool, seeds: u64) -> (BTreeSet<(u32, u32)>, u64) {
     let mut seen = BTreeSet::new();
     let mut skipped = 0;
     for seed in 0..seeds {
-        let (mut dev, m) = load(SB);
+        let (mut dev, m) = ptx_device(SB);
         let (flags, ro, out) = (
             words_in(&mut dev, 4, &[]),
             words_in(&mut dev, 4, &[]),
@@ -240,7 +215,7 @@ const THROUGH: &str = r#"
 fn writes_through_loaded_pointers_bound_nothing() {
     // `ptrs[0]` points at `data[1]`: a store through a pointer from memory could be
     // anywhere, so no load is reduced (the loads of `data` keep their decisions).
-    let (mut dev, m) = load(THROUGH);
+    let (mut dev, m) = ptx_device(THROUGH);
     let (p, d, o) = (
         words_in(&mut dev, 2, &[]),
         words_in(&mut dev, 2, &[]),
@@ -282,7 +257,7 @@ const PAST: &str = r#"
 /// [`PAST`] loaded, with `a`, `c` and `out` allocated: the device, module, `c`, `out` and
 /// the arguments (`delta` = `c - a`).
 fn past() -> (Device, ModuleId, u64, u64, [Arg; 4]) {
-    let (mut dev, m) = load(PAST);
+    let (mut dev, m) = ptx_device(PAST);
     let (a, c, o) = (
         words_in(&mut dev, 1, &[]),
         words_in(&mut dev, 1, &[]),
@@ -331,7 +306,7 @@ const GLOBAL_VAR: &str = r#"
 
 #[test]
 fn a_module_variable_written_by_address_keeps_its_loads_decisions() {
-    let (mut dev, m) = load(GLOBAL_VAR);
+    let (mut dev, m) = ptx_device(GLOBAL_VAR);
     let o = words_in(&mut dev, 4, &[]);
     let r = run(&mut dev, m, "gvar", 4, 32, &[Arg::Ptr(o)], &mut NoHooks, 3);
     assert_eq!(r.stats.unwritten_loads, 0, "{:?}", r.stats);
@@ -377,7 +352,7 @@ const TILE: &str = r#"
 "#;
 
 fn tile_run<H: Hooks>(src: &str, hooks: &mut H, seed: u64) -> (LaunchResult, Vec<u32>) {
-    let (mut dev, m) = load(src);
+    let (mut dev, m) = ptx_device(src);
     let o = words_in(&mut dev, 64, &[]);
     let r = run(&mut dev, m, "tile", 1, 64, &[Arg::Ptr(o)], hooks, seed);
     (r, read_words(&dev, o, 64))
@@ -439,7 +414,7 @@ READER:
 fn shared_loads_racing_with_a_write_of_their_interval_keep_their_decisions() {
     let mut seen = BTreeSet::new();
     for seed in 0..200 {
-        let (mut dev, m) = load(RACE);
+        let (mut dev, m) = ptx_device(RACE);
         let o = words_in(&mut dev, 2, &[]);
         run(
             &mut dev,
@@ -487,7 +462,7 @@ impl Hooks for CountLoads {
 #[test]
 fn unwritten_loads_bypass_only_hooks_that_agree() {
     for (agree, reduce) in [(false, true), (true, true), (false, false), (true, false)] {
-        let (mut dev, m) = load(SUM);
+        let (mut dev, m) = ptx_device(SUM);
         let input: Vec<u32> = (0..64).map(|i| 5 * i + 2).collect();
         let (i, o) = (words_in(&mut dev, 64, &input), words_in(&mut dev, 64, &[]));
         let mut h = CountLoads {
@@ -589,7 +564,7 @@ fn shared_loads_of_a_clean_interval_skip_the_hooks() {
                 (TILE, false, 5 * 64),
                 (dirty.as_str(), true, 5 * 64),
             ] {
-                let (mut dev, m) = load(src);
+                let (mut dev, m) = ptx_device(src);
                 let o = words_in(&mut dev, 64, &[]);
                 let mut h = CountLoads {
                     agree: true,

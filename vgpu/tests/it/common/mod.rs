@@ -29,6 +29,35 @@ pub fn load(dev: &mut Device, name: &str, ptx: &str) -> Result<ModuleId, String>
     dev.load_module(&m).map_err(|e| format!("load: {e}"))
 }
 
+/// The header of the hand-written PTX kernels of these tests.
+pub const PTX_HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
+
+/// A fresh device with the PTX `body` (after [`PTX_HEADER`]) loaded, panicking on any
+/// error.
+pub fn ptx_device(body: &str) -> (Device, ModuleId) {
+    let mut dev = Device::new();
+    let m = load(&mut dev, "k", &format!("{PTX_HEADER}{body}")).unwrap_or_else(|e| panic!("{e}"));
+    (dev, m)
+}
+
+/// An allocation of `n` 32-bit words, the first holding `vals`, the rest zero.
+pub fn words_in(dev: &mut Device, n: usize, vals: &[u32]) -> u64 {
+    let p = dev.alloc(4 * n as u64).expect("alloc");
+    let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    dev.copy_to(p, &bytes).expect("copy");
+    p
+}
+
+/// `n` 32-bit words at `p`.
+pub fn read_words(dev: &Device, p: u64, n: usize) -> Vec<u32> {
+    let mut bytes = vec![0u8; 4 * n];
+    dev.copy_from(p, &mut bytes).expect("copy");
+    bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
 /// Compiles inline CUDA and loads it, panicking on any error.
 pub fn cuda_module(dev: &mut Device, file_name: &str, source: &str) -> ModuleId {
     let ptx = nvrtc(source, file_name, &[], &[]);
