@@ -1977,6 +1977,35 @@ impl Hooks for StoreBuffers {
         self.plain_loads(cta, first, lanes)
     }
 
+    fn cta_steps_local(&self, _cta: u32, first: u32, n: u32) -> bool {
+        // A CTA-local step of these threads (a shared access, a barrier, a collective;
+        // the vgpu's `ctalocal` module) reaches: their own queues (forwarding, a shared
+        // store's entry — chosen by `select`, a function of the thread and its store
+        // count — a full shared queue's flush, a drain at a barrier or warp sync or
+        // before a shared atomic), shared memory of their CTA, the `pending` counts of
+        // blocks of that shared window (keys name the CTA), and their CTA's overlay only
+        // for global addresses (none here). Besides those: statistics and effect counts
+        // (sums), `seq` (compared only between entries of one block: here the CTA's
+        // own), `holders` as a set (the stall and exit drains pick from it uniformly)
+        // and the `named` log of changed blocks. All of it is the CTA's or sums — as
+        // long as no queue of theirs holds a *global* store: the next barrier or warp
+        // sync would write it to memory (`bugaroo`) or into the overlay and on to a
+        // `scoped` load of it, which another CTA's steps can see or race with. Only a
+        // global store of the CTA (a step that is not CTA-local) puts one there.
+        // The device policy's liveness tick picks among other CTAs' holders, and a
+        // trace records the order of events: neither here.
+        if !self.buffering() {
+            return true;
+        }
+        if self.cfg.policy != DrainPolicy::Native || self.cfg.trace {
+            return false;
+        }
+        let (a, b) = (first as usize, first as usize + n as usize);
+        self.threads
+            .get(a..b.min(self.threads.len()))
+            .is_some_and(|ts| ts.iter().all(|t| t.q[0].is_empty()))
+    }
+
     fn unwritten_loads(&mut self, _first: u32, _lanes: u32) -> bool {
         // Bytes no thread writes have no entry in any queue or overlay (an entry is a
         // store to them), so `load` finds nothing to forward or drain and reads memory;

@@ -325,6 +325,14 @@ impl Hooks for ModelHooks {
         }
     }
     #[inline]
+    fn cta_steps_local(&self, cta: u32, first: u32, n: u32) -> bool {
+        match self {
+            ModelHooks::Sc(h) => h.cta_steps_local(cta, first, n),
+            ModelHooks::Buffers(h) => h.cta_steps_local(cta, first, n),
+            ModelHooks::Weak(h) => h.cta_steps_local(cta, first, n),
+        }
+    }
+    #[inline]
     fn unwritten_loads(&mut self, first: u32, lanes: u32) -> bool {
         match self {
             ModelHooks::Sc(h) => h.unwritten_loads(first, lanes),

@@ -437,6 +437,29 @@ pub trait Hooks {
         self.transparent()
     }
 
+    /// CTA-local scheduling under hooks that are not [`Hooks::transparent`] (the
+    /// interpreter's `ctalocal` module; [`crate::LaunchOptions::cta_local`]): true when,
+    /// right now, any step of a thread of CTA `cta` (global ids `first .. first + n`) that
+    /// begins with an instruction
+    /// [`crate::program::Op::is_cta_local`] — a shared access, a CTA
+    /// barrier, a warp collective — reads and changes in these hooks only state of that
+    /// CTA (its threads' buffers for shared memory, the CTA's own tables) and memory of
+    /// the CTA's shared window, plus counters whose values at the end do not depend on the
+    /// order of such steps among other CTAs' steps (statistics, effect counts, labels
+    /// compared only between the CTA's own entries); and any choice it makes at random is
+    /// a function of the thread and its own history, not of a stream other threads draw
+    /// from. The interpreter keeps a true answer until a step of the CTA that is not
+    /// CTA-local, so the answer must not turn false by anything else: a write-buffer
+    /// model answers "no thread of the CTA holds a buffered store to global memory"
+    /// (a barrier would drain it), which only a global store of the CTA can undo.
+    /// Asked when the CTA's runnable warps are found CTA-local after a change, so it may
+    /// cost a pass over the CTA's threads. Default: false. (Transparent hooks are not
+    /// asked: plain memory is CTA-local by itself.)
+    #[inline]
+    fn cta_steps_local(&self, _cta: u32, _first: u32, _n: u32) -> bool {
+        false
+    }
+
     /// Asked before a weak (`ld`, `ld.weak`, `ld.global.nc`) load of one warp whose every
     /// lane (`lanes`, of the warp of global thread ids `first ..`) reads bytes that no
     /// write of the launch reaches unordered with the load (`crate::unwritten`): global

@@ -3,6 +3,7 @@
 //! tests share the two test threads instead of running one binary after another.
 
 mod common;
+mod ctalocal;
 mod parking;
 mod plain_loads;
 mod programs;

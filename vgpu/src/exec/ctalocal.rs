@@ -47,9 +47,24 @@
 //! where some runnable warp of `c` has a step pending that is not CTA-local (a global
 //! access, a fence, an exit …), so cross-CTA interleavings are decided as before.
 //!
-//! **Where it is off.** Hooks that are not [`Hooks::transparent`] (a write-buffer model
-//! drains a thread's global stores at its barriers, so there a barrier is not CTA-local;
-//! the race check's clocks see every access), schedulers other than the random one
+//! **Hooks.** Under [`Hooks::transparent`] hooks a step's effects are the instructions'
+//! own. Other hooks keep state of their own that a step reads and changes (a write-buffer
+//! model's per-thread queues, a CTA's overlay), so the steps above are CTA-local only
+//! while the hooks say so for the CTA ([`Hooks::cta_steps_local`]): a write-buffer model
+//! does while no thread of the CTA holds a buffered *global* store — the next barrier or
+//! warp sync drains a thread's whole buffer, and a global store made visible there is a
+//! step another CTA's loads do not commute with. Only a global store of the CTA, a step
+//! that is not CTA-local, can make the answer false again, so it is asked with the
+//! warps' check and kept with it (`cta_clean`). Choices such hooks make at random must
+//! be functions of the thread and its own history (the buffers' store selection is a
+//! hash of the seed, the thread and its store count: `fencehound_handlers::select`),
+//! so which store is buffered does not depend on how far other CTAs got; and what they
+//! do at [`Hooks::stalled`] (a drain picked among every thread's entries) happens only
+//! after `256 + 8 ×` the runnable warps' steps without progress, when picks are global
+//! again (below).
+//!
+//! **Where it is off.** Hooks that do not say so (the race check's clocks see every
+//! access; `weak`'s store histories are not asked yet), schedulers other than the random one
 //! ([`Scheduler::cta_local`]: round-robin's and PCT's picks are defined over all warps),
 //! launches of one CTA (nothing to gain), and spins: after 256 steps without progress,
 //! or while quick stalls pick among unparked warps, every pick is a global one again,
@@ -93,6 +108,10 @@ impl<H: Hooks, S: Scheduler> Machine<'_, '_, H, S> {
             let mut ws = [0u32; 64];
             let n = self.runnable.members_in(warps.start, warps.end, &mut ws);
             ws[..n].iter().all(|&w| self.local_pending(w))
+                && (!self.cta_ask || {
+                    // (Global thread ids are `cta * tpb + tid`.)
+                    self.hooks.cta_steps_local(c, c * self.tpb, self.tpb)
+                })
         };
         self.cta_clean = if all { c } else { u32::MAX };
         all.then_some((warps, k))

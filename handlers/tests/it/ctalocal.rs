@@ -1,0 +1,240 @@
+//! CTA-local scheduling under the write buffers (`Hooks::cta_steps_local` of
+//! `StoreBuffers`; the vgpu's `exec/ctalocal.rs`): a CTA's picks stay among its own warps
+//! only while no thread of it holds a buffered *global* store, because its next barrier
+//! would make that store visible — a step another CTA's loads do not commute with. These
+//! tests compare outcome sets with the reduction and without, under `bugaroo` and
+//! `scoped`, on a kernel whose outcomes hang on exactly that.
+
+use fencehound_handlers::{BufferConfig, Model, WriteBuffers};
+use fencehound_vgpu::*;
+use std::collections::BTreeSet;
+
+const HEADER: &str = ".version 7.0\n.target sm_80\n.address_size 64\n";
+
+/// Two CTAs of 64 threads. CTA 0: thread 0 stores 1 to `x`; thread 32 (the other warp)
+/// stores 1 to `y`, then adds 1 to `z` with an atomic (which reaches memory at once: `z =
+/// 1` tells that `y`'s store has been made); each warp adds its lanes to the shared word
+/// `s` with a plain load and store; `bar.sync 0`, each thread's arrival draining its
+/// buffer; then thread 0 writes `s` to `out[3]`. CTA 1: thread 0 reads `z`, `x`, `y` into
+/// `out[0..3]`. `z = 1, x = 1, y = 0` needs CTA 1's loads after the atomic and between the
+/// two warps' arrivals: lost if CTA 0's barrier ran as a CTA-local step while the store to
+/// `y` waited in a buffer (the arrival of warp 1 would follow warp 0's, or the atomic,
+/// within one CTA-local run).
+const KERNEL: &str = r#"
+.visible .entry k(.param .u64 x, .param .u64 y, .param .u64 z, .param .u64 out)
+{
+    .shared .align 4 .b8 s[4];
+    .reg .pred %p<4>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [x];
+    ld.param.u64 %rd2, [y];
+    ld.param.u64 %rd4, [z];
+    ld.param.u64 %rd3, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra READER;
+    setp.ne.u32 %p2, %r1, 0;
+    @%p2 bra NOT0;
+    st.global.u32 [%rd1], 1;
+NOT0:
+    setp.ne.u32 %p2, %r1, 32;
+    @%p2 bra NOT32;
+    st.global.u32 [%rd2], 1;
+    atom.global.add.u32 %r7, [%rd4], 1;
+NOT32:
+    ld.shared.u32 %r3, [s];
+    add.u32 %r3, %r3, 1;
+    st.shared.u32 [s], %r3;
+    bar.sync 0;
+    setp.ne.u32 %p2, %r1, 0;
+    @%p2 bra DONE;
+    ld.shared.u32 %r4, [s];
+    st.global.u32 [%rd3+12], %r4;
+    bra.uni DONE;
+READER:
+    setp.ne.u32 %p2, %r1, 0;
+    @%p2 bra DONE;
+    ld.volatile.global.u32 %r8, [%rd4];
+    ld.volatile.global.u32 %r5, [%rd1];
+    ld.volatile.global.u32 %r6, [%rd2];
+    st.global.u32 [%rd3], %r8;
+    st.global.u32 [%rd3+4], %r5;
+    st.global.u32 [%rd3+8], %r6;
+DONE:
+    ret;
+}
+"#;
+
+/// What a run ended with: `z`, `x`, `y` as CTA 1 read them, and CTA 0's shared count.
+type Outcome = (u32, u32, u32, u32);
+
+/// Loads the kernel and allocates `x`, `y`, `z` and `out` (zeroed).
+fn setup() -> (Device, ModuleId, [Arg; 4], u64) {
+    let module = fencehound_ptx::parse("k", &format!("{HEADER}{KERNEL}")).unwrap();
+    let mut dev = Device::new();
+    let m = dev.load_module(&module).unwrap();
+    let mut ptrs = [0u8; 4].map(|_| dev.alloc(16).unwrap());
+    for p in &mut ptrs {
+        dev.copy_to(*p, &[0; 16]).unwrap();
+    }
+    let args = ptrs.map(Arg::Ptr);
+    (dev, m, args, ptrs[3])
+}
+
+/// One launch: its outcome and the picks made among one CTA's warps.
+fn launch(model: Model, p: f64, seed: u64, cta_local: bool) -> (Outcome, u64) {
+    let (mut dev, m, args, out) = setup();
+    let mut hooks = WriteBuffers::new(BufferConfig::new(model, p, seed));
+    let r = dev
+        .launch_with(
+            m,
+            "k",
+            Dim3::x(2),
+            Dim3::x(64),
+            0,
+            &args,
+            LaunchOptions {
+                cta_local,
+                ..Default::default()
+            },
+            &mut hooks,
+            &mut RandomScheduler::new(seed),
+        )
+        .unwrap();
+    assert!(r.outcome.is_completed(), "{:?}", r.outcome);
+    let mut b = [0u8; 16];
+    dev.copy_from(out, &mut b).unwrap();
+    let w = |i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+    ((w(0), w(1), w(2), w(3)), r.stats.cta_local_picks)
+}
+
+fn outcomes(model: Model, p: f64, cta_local: bool) -> (BTreeSet<Outcome>, u64) {
+    let (mut set, mut local) = (BTreeSet::new(), 0);
+    for seed in 0..600 {
+        let (o, l) = launch(model, p, seed, cta_local);
+        set.insert(o);
+        local += l;
+    }
+    (set, local)
+}
+
+#[test]
+fn write_buffers_keep_their_outcome_sets_under_cta_local_picks() {
+    for model in [Model::Bugaroo, Model::Scoped] {
+        for p in [0.5, 1.0] {
+            let (off, local_off) = outcomes(model, p, false);
+            let (on, local_on) = outcomes(model, p, true);
+            let name = model.name();
+            assert_eq!(local_off, 0);
+            assert!(local_on > 0, "{name} p {p}: no pick among one CTA's warps");
+            // What CTA 1 read, and CTA 0's count (compared apart: their product has
+            // combinations too rare for these runs either way).
+            let reads = |s: &BTreeSet<Outcome>| -> BTreeSet<(u32, u32, u32)> {
+                s.iter().map(|o| (o.0, o.1, o.2)).collect()
+            };
+            let counts =
+                |s: &BTreeSet<Outcome>| -> BTreeSet<u32> { s.iter().map(|o| o.3).collect() };
+            assert_eq!(reads(&on), reads(&off), "{name} p {p}");
+            if model == Model::Bugaroo {
+                // The loads fell after the atomic and between the warps' arrivals.
+                assert!(reads(&off).contains(&(1, 1, 0)), "{name} p {p}: {off:?}");
+            }
+            // The shared lost update: 64 increments by plain loads and stores, each
+            // warp's lanes in one instruction, and with buffered shared stores draining
+            // at the arrivals: 1 to 4 survive, with the reduction as without.
+            assert_eq!(counts(&off), (1..=4).collect(), "{name} p {p}");
+            assert_eq!(counts(&on), counts(&off), "{name} p {p}");
+        }
+    }
+}
+
+/// The answer itself: false while a thread of the CTA holds a buffered global store (until
+/// a barrier or fence drains it), true for other CTAs and once drained; always true for
+/// hooks that do not buffer.
+#[test]
+fn a_buffered_global_store_keeps_its_cta_from_local_picks() {
+    // A hooks wrapper that asks after every store and every barrier arrival.
+    struct Asking {
+        inner: WriteBuffers,
+        answers: Vec<(u32, bool, bool)>,
+    }
+    impl Hooks for Asking {
+        fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+            self.inner.launch_begin(info)
+        }
+        fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+            self.inner.load(mem, a, buf)
+        }
+        fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+            self.inner.store(mem, a, data)?;
+            self.answers.push((
+                a.thread.global,
+                self.inner.cta_steps_local(0, 0, 64),
+                self.inner.cta_steps_local(1, 64, 64),
+            ));
+            Ok(())
+        }
+        fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
+            self.inner.barrier_arrive(mem, b);
+            self.answers.push((
+                u32::MAX,
+                self.inner.cta_steps_local(0, 0, 64),
+                self.inner.cta_steps_local(1, 64, 64),
+            ));
+        }
+        fn launch_end(&mut self, mem: &mut Memory) {
+            self.inner.launch_end(mem)
+        }
+    }
+    for model in [Model::Bugaroo, Model::Scoped] {
+        let (mut dev, m, args, _) = setup();
+        let mut h = Asking {
+            inner: WriteBuffers::new(BufferConfig::new(model, 1.0, 3)),
+            answers: Vec::new(),
+        };
+        dev.launch_with(
+            m,
+            "k",
+            Dim3::x(2),
+            Dim3::x(64),
+            0,
+            &args,
+            LaunchOptions::default(),
+            &mut h,
+            &mut RoundRobin::new(1),
+        )
+        .unwrap();
+        let name = model.name();
+        // Thread 0's store to `x` is buffered (p_w = 1): CTA 0 holds a global store, CTA 1
+        // nothing.
+        let first = h
+            .answers
+            .iter()
+            .find(|a| a.0 == 0)
+            .expect("thread 0 stored");
+        assert_eq!((first.1, first.2), (false, true), "{name}");
+        // Thread 32's store to `y`: CTA 0 holds a global store.
+        let y_store = h
+            .answers
+            .iter()
+            .find(|a| a.0 == 32)
+            .expect("thread 32 stored");
+        assert!(!y_store.1, "{name}");
+        // Shared stores (buffered too) do not count: once the barrier arrivals drained
+        // `x` and `y`, CTA 0 is local again.
+        let arrivals: Vec<_> = h.answers.iter().filter(|a| a.0 == u32::MAX).collect();
+        assert_eq!(arrivals.len(), 64, "{name}");
+        assert!(arrivals.last().unwrap().1, "{name}: {arrivals:?}");
+        // CTA 1's reader stores its results to global memory: buffered, so at the end
+        // of the run CTA 1 is no longer local.
+        let last = h
+            .answers
+            .iter()
+            .rev()
+            .find(|a| a.0 == 64)
+            .expect("reader stored");
+        assert!(!last.2, "{name}");
+    }
+}
