@@ -367,6 +367,9 @@ pub struct WeakMemory {
     polled: Vec<u64>,
     /// Per thread, the [`Self::polled_key`] of its latest load (`u64::MAX`: none yet).
     last_loc: Vec<u64>,
+    /// A thread of this launch observed a store ([`Hb::observe`]: the only source of
+    /// observations): until then every thread's are empty.
+    observed: bool,
     stats: WeakStats,
 }
 
@@ -403,6 +406,7 @@ impl WeakMemory {
             fresh_all: false,
             polled: Vec::new(),
             last_loc: Vec::new(),
+            observed: false,
             stats: WeakStats::default(),
         }
     }
@@ -1087,6 +1091,7 @@ impl WeakMemory {
                 self.hb
                     .read(t, ReadOrd::of(a.kind, a.sem), a.scope, msg.as_ref());
                 if !known {
+                    self.observed = true;
                     self.hb.observe(t.global, okey, seq);
                 }
                 return;
@@ -1116,6 +1121,7 @@ impl WeakMemory {
         self.tpb = info.threads_per_cta.max(1);
         self.seq = 0;
         self.live_entries = 0;
+        self.observed = false;
         self.loads.clear();
         self.loads.resize(info.threads as usize, 0);
         self.last_loc.clear();
@@ -1457,6 +1463,39 @@ impl WeakMemory {
     /// at `p = 0.5`. Until 2026-12-07 the polled set was per 8-byte block and emptied at
     /// progress, and the second stall in a row made every load fresh; see
     /// [`Self::polled`] for what each hid.)
+    /// `Hooks::cta_steps_local` (the vgpu's CTA-local picks): whether a step of CTA
+    /// `cta`'s threads (`first .. first + n`) that starts with a shared access, a CTA
+    /// barrier or a warp collective reads and changes only what belongs to the CTA here,
+    /// or what no order of steps among CTAs changes. Such a step reaches: the histories
+    /// of the CTA's shared blocks (lists and slots are labels; coherence, insertion
+    /// points and messages are per location), its threads' load counters (the choice
+    /// hash is per thread), knowledge and observations in `hb` (a barrier joins the
+    /// CTA's threads only; fences and the fence-SC order are not such steps), `fresh`
+    /// (cleared by stores and barriers) and statistics. Two things are not the CTA's:
+    /// - the liveness rule: while a stall is being resolved (`fresh`), a barrier or
+    ///   store of this CTA ends it for every thread — so not then; a stall only comes
+    ///   after the vgpu's picks are global again, and it asks anew;
+    /// - sequence numbers: `seq` is one counter for the launch, and an observation's
+    ///   threshold is compared with the stores of its own location only — but a
+    ///   watermark ([`fencehound_hb::obs`], more than `CAP` locations observed) is
+    ///   compared with every location's, so with it the relative numbering of this
+    ///   CTA's shared stores and other CTAs' stores would matter. So only while every
+    ///   thread's observations are of the CTA's own shared locations, without a
+    ///   watermark: a watermark folded during the CTA-local steps then comes from its
+    ///   own shared stores, numbered in the same relative order either way (compared
+    ///   later with other CTAs' stores it can only be lower — fewer stores counted as
+    ///   observed, which the threshold's over-approximation allows).
+    pub fn cta_steps_local(&self, cta: u32, first: u32, n: u32) -> bool {
+        if self.fresh {
+            return false;
+        }
+        if !self.observed {
+            return true;
+        }
+        let own = |k: u64| k >> 63 == 1 && (k >> 32) & 0x7fff_ffff == cta as u64;
+        (first..first.saturating_add(n)).all(|g| self.hb.obs(g).is_none_or(|o| o.only_keys(own)))
+    }
+
     pub fn stalled(&mut self) -> bool {
         if !self.active || (self.fresh && self.fresh_all) {
             return false;
@@ -1579,6 +1618,10 @@ impl Hooks for WeakHooks {
     /// global memory, which the interpreter does not ask about.)
     fn settled(&self, _cta: u32, _first: u32, _lanes: u32) -> bool {
         true
+    }
+
+    fn cta_steps_local(&self, cta: u32, first: u32, n: u32) -> bool {
+        self.weak.cta_steps_local(cta, first, n)
     }
 
     /// A weak load of bytes no thread writes has no history to choose from (a block's

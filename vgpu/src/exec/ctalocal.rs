@@ -49,22 +49,25 @@
 //!
 //! **Hooks.** Under [`Hooks::transparent`] hooks a step's effects are the instructions'
 //! own. Other hooks keep state of their own that a step reads and changes (a write-buffer
-//! model's per-thread queues, a CTA's overlay), so the steps above are CTA-local only
-//! while the hooks say so for the CTA ([`Hooks::cta_steps_local`]): a write-buffer model
-//! does while no thread of the CTA holds a buffered *global* store — the next barrier or
-//! warp sync drains a thread's whole buffer, and a global store made visible there is a
-//! step another CTA's loads do not commute with. Only a global store of the CTA, a step
-//! that is not CTA-local, can make the answer false again, so it is asked with the
-//! warps' check and kept with it (`cta_clean`). Choices such hooks make at random must
-//! be functions of the thread and its own history (the buffers' store selection is a
-//! hash of the seed, the thread and its store count: `fencehound_handlers::select`),
-//! so which store is buffered does not depend on how far other CTAs got; and what they
-//! do at [`Hooks::stalled`] (a drain picked among every thread's entries) happens only
-//! after `256 + 8 ×` the runnable warps' steps without progress, when picks are global
-//! again (below).
+//! model's per-thread queues, a CTA's overlay, `weak`'s store histories), so the steps
+//! above are CTA-local only while the hooks say so for the CTA
+//! ([`Hooks::cta_steps_local`]). A write-buffer model does while no thread of the CTA
+//! holds a buffered *global* store: the next barrier or warp sync drains a thread's whole
+//! buffer, and a global store made visible there is a step another CTA's loads do not
+//! commute with. `weak` does while no stall is being resolved and its threads'
+//! observations are all of the CTA's own shared locations (`WeakMemory::cta_steps_local`
+//! has the argument). Only a step of the CTA that is not CTA-local (a global store, a
+//! strong global load), or a stall, can make such an answer false again, so it is asked
+//! with the warps' check and kept with it (`cta_clean`). Choices such hooks make at random
+//! are functions of the thread and its own history (the buffers' store selection and
+//! `weak`'s stale choices hash the seed, the thread and its own count:
+//! `fencehound_handlers::select`), so they do not depend on how far other CTAs got; and
+//! what the hooks do at [`Hooks::stalled`] (a drain picked among every thread's entries,
+//! `weak`'s liveness rule) happens only after `256 + 8 ×` the runnable warps' steps
+//! without progress, when picks are global again (below) and `cta_clean` is forgotten.
 //!
-//! **Where it is off.** Hooks that do not say so (the race check's clocks see every
-//! access; `weak`'s store histories are not asked yet), schedulers other than the random one
+//! **Where it is off.** Hooks that do not say so (the race check: its clocks and pending
+//! candidates see every access in execution order), schedulers other than the random one
 //! ([`Scheduler::cta_local`]: round-robin's and PCT's picks are defined over all warps),
 //! launches of one CTA (nothing to gain), and spins: after 256 steps without progress,
 //! or while quick stalls pick among unparked warps, every pick is a global one again,
