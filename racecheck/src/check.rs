@@ -3099,6 +3099,27 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
         self.inner.settled(cta, first, lanes)
     }
 
+    /// CTA-local picks (the vgpu's `ctalocal` module) when the model allows them: what
+    /// the race check keeps is partitioned by location and by thread — shadow cells and
+    /// read sets per byte (a CTA's shared window is its own), the per-key table of strong
+    /// writes, hidden writes and windows, per-thread clocks, lock sets and program-order
+    /// counts, the per-CTA recent RMWs, `hb`'s barriers per CTA — so a shared access,
+    /// barrier or collective of one CTA and any step of another CTA touch disjoint parts,
+    /// and commute to the same state up to labels (interned lock sets and read sets,
+    /// compared only for equality), sums (statistics, occurrence counts) and the order in
+    /// which pending candidates and reports were listed. Which pair is reported as a race
+    /// is a function of each location's own sequence of accesses and of the clocks of the
+    /// threads making them (FastTrack: Flanagan and Freund, PLDI 2009), both kept by the
+    /// reordering. The candidates judged at the end of the launch (`strong_pending`,
+    /// `waw_pending`, `deferred`, locked races) are judged on the final per-thread state
+    /// (was the read followed by an acquire, was there a fence.sc before the write). The
+    /// scope-blind twin starts as a copy of `hb` at the first narrow-scope event; before
+    /// that the two are equal, so when it starts does not matter.
+    #[inline]
+    fn cta_steps_local(&self, cta: u32, first: u32, n: u32) -> bool {
+        self.inner.cta_steps_local(cta, first, n)
+    }
+
     fn fence(&mut self, mem: &mut Memory, f: &Fence) {
         self.on_fence(f);
         self.inner.fence(mem, f);

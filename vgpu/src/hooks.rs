@@ -453,11 +453,11 @@ pub trait Hooks {
     /// model answers "no thread of the CTA holds a buffered store to global memory"
     /// (a barrier would drain it), which only a global store of the CTA can undo.
     /// Asked when the CTA's runnable warps are found CTA-local after a change, so it may
-    /// cost a pass over the CTA's threads. Default: false. (Transparent hooks are not
-    /// asked: plain memory is CTA-local by itself.)
+    /// cost a pass over the CTA's threads. Default: [`Hooks::transparent`] (plain memory
+    /// is CTA-local by itself; a wrapper asks the hooks it wraps).
     #[inline]
     fn cta_steps_local(&self, _cta: u32, _first: u32, _n: u32) -> bool {
-        false
+        self.transparent()
     }
 
     /// Asked before a weak (`ld`, `ld.weak`, `ld.global.nc`) load of one warp whose every

@@ -18,15 +18,23 @@ fn check_file(file: &str) {
     let (module, cs) = load(file);
     assert!(!cs.is_empty(), "{file} has no cases");
     let mut failures = Vec::new();
+    let mut local_picks = 0;
     for c in &cs {
-        for (memory, seeds) in [
-            (Memory::Sc, 0..4),
-            (Memory::Buffers(0.5), 7..8),
+        // Each row also with CTA-local picks (`exec`'s scheduling, `LaunchOptions::
+        // cta_local`): the same labels must be found, no more.
+        for (memory, seeds, cta_local) in [
+            (Memory::Sc, 0..4, false),
+            (Memory::Buffers(0.5), 7..8, false),
             // The schedules of the Sc row: a race that needs one (xb_last_block_fence's
             // fence-SC order: 3 of seeds 0-15) is there to find.
-            (Memory::Weak(1.0), 0..4),
+            (Memory::Weak(1.0), 0..4, false),
+            // CTA-local rows: other seeds name other schedules. xb_last_block_fence's
+            // race needs one again (over seeds 0..64 under `Sc`: 15 without, 21 with).
+            (Memory::Sc, 0..8, true),
+            (Memory::Buffers(0.5), 7..10, true),
+            (Memory::Weak(1.0), 0..8, true),
         ] {
-            let out = run(
+            let out = common::run_opts(
                 &module,
                 &c.name,
                 c.grid,
@@ -34,10 +42,12 @@ fn check_file(file: &str) {
                 &c.args,
                 seeds,
                 memory,
-                &format!(" ({memory:?})"),
+                &format!(" ({memory:?}, cta_local {cta_local})"),
+                cta_local,
             );
+            local_picks += out.cta_local_picks;
             if let Err(e) = verdict(c, &out) {
-                failures.push(format!("[{memory:?}] {e}"));
+                failures.push(format!("[{memory:?}, cta_local {cta_local}] {e}"));
             }
         }
         // The fast paths find and record what the general path does.
@@ -53,6 +63,10 @@ fn check_file(file: &str) {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // Where a case has CTAs to choose between, some picks were made among one CTA's warps.
+    if cs.iter().any(|c| c.grid > 1) {
+        assert!(local_picks > 0, "{file}: no CTA-local pick");
+    }
 }
 
 #[test]

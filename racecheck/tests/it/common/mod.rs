@@ -93,6 +93,8 @@ pub enum Memory {
 pub struct Outcome {
     pub races: RaceSet,
     pub reports: Vec<RaceReport>,
+    /// Picks made among one CTA's warps (`LaunchOptions::cta_local`, [`run_opts`]).
+    pub cta_local_picks: u64,
 }
 
 /// Runs `kernel` once per seed (a fresh device each time, one checker for all).
@@ -107,6 +109,33 @@ pub fn run(
     memory: Memory,
     defines_note: &str,
 ) -> Outcome {
+    run_opts(
+        module,
+        kernel,
+        grid,
+        block,
+        args,
+        seeds,
+        memory,
+        defines_note,
+        false,
+    )
+}
+
+/// [`run`], with CTA-local picks (`exec`'s scheduling) on or off.
+#[allow(clippy::too_many_arguments)]
+pub fn run_opts(
+    module: &fencehound_ptx::Module,
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    args: &str,
+    seeds: std::ops::Range<u64>,
+    memory: Memory,
+    defines_note: &str,
+    cta_local: bool,
+) -> Outcome {
+    let mut cta_local_picks = 0;
     let specs = argspec::parse_args(args).unwrap_or_else(|e| panic!("{kernel}: args: {e}"));
     let mut all = RaceSet::default();
     let mut reports = Vec::new();
@@ -133,10 +162,11 @@ pub fn run(
                     seed,
                     rc,
                     defines_note,
+                    cta_local,
                 )
             }};
         }
-        let races = match memory {
+        let (races, picks) = match memory {
             Memory::Sc | Memory::ScGeneral => launch_with!(NoHooks),
             Memory::Buffers(p_w) => launch_with!(WriteBuffers::new(BufferConfig::new(
                 Model::Scoped,
@@ -153,10 +183,12 @@ pub fn run(
             merged.reports(&dev, id)
         };
         all.merge(&races);
+        cta_local_picks += picks;
     }
     Outcome {
         races: all,
         reports,
+        cta_local_picks,
     }
 }
 
@@ -171,7 +203,8 @@ fn launch<H: Hooks>(
     seed: u64,
     mut rc: RaceCheck<H>,
     note: &str,
-) -> RaceSet {
+    cta_local: bool,
+) -> (RaceSet, u64) {
     let mut sched = RandomScheduler::new(seed);
     let r = dev
         .launch_with(
@@ -183,6 +216,7 @@ fn launch<H: Hooks>(
             args,
             LaunchOptions {
                 fuel: 50_000_000,
+                cta_local,
                 ..Default::default()
             },
             &mut rc,
@@ -194,7 +228,7 @@ fn launch<H: Hooks>(
         "{kernel}{note} seed {seed}: {:?}",
         r.outcome
     );
-    rc.take_races()
+    (rc.take_races(), r.stats.cta_local_picks)
 }
 
 /// Checks a case's labels against what was found; returns a description of the mismatch.
