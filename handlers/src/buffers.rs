@@ -585,6 +585,9 @@ pub struct StoreBuffers {
     cfg: BufferConfig,
     threshold: u64,
     launch: u32,
+    /// [`select::launch_key`] of this launch: the part of every store's selection hash
+    /// fixed for the launch (two of its four `mix` rounds, once instead of per store).
+    launch_key: u64,
     active: bool,
     tpc: u32,
     threads: Vec<ThreadBuf>,
@@ -650,6 +653,7 @@ impl StoreBuffers {
             threshold: select::threshold(cfg.p_w),
             cfg,
             launch: 0,
+            launch_key: 0,
             active: false,
             tpc: 1,
             threads: Vec::new(),
@@ -1583,6 +1587,7 @@ impl StoreBuffers {
 impl Hooks for StoreBuffers {
     fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
         self.launch = info.launch;
+        self.launch_key = select::launch_key(self.cfg.seed, info.launch);
         self.active = self
             .cfg
             .kernels
@@ -1759,7 +1764,7 @@ impl Hooks for StoreBuffers {
             // the same step: the vector is one message (vgpu `Access::indivisible`).
             && !a.indivisible;
         let value = fencehound_vgpu::hooks::le_value(data);
-        if eligible && select::selected(self.cfg.seed, self.launch, t.global, n, self.threshold) {
+        if eligible && select::selected_in(self.launch_key, t.global, n, self.threshold) {
             if self.threads[t.global as usize].q[s].len() as u32 >= self.cfg.capacity {
                 self.shared_effects += 1;
                 let mut entries = std::mem::take(&mut self.scratch);

@@ -52,7 +52,13 @@ pub fn thread_prefix(seed: u64, launch: u32, thread: u32) -> u64 {
 /// Whether store number `n` of `thread` in `launch` is buffered.
 #[inline]
 pub fn selected(seed: u64, launch: u32, thread: u32, n: u64, threshold: u64) -> bool {
-    let h = mix(thread_prefix(seed, launch, thread) ^ n);
+    selected_in(launch_key(seed, launch), thread, n, threshold)
+}
+
+/// [`selected`] with the launch's part of the hash ([`launch_key`]) computed once.
+#[inline]
+pub fn selected_in(launch_key: u64, thread: u32, n: u64, threshold: u64) -> bool {
+    let h = mix(mix(launch_key ^ thread as u64) ^ n);
     (h >> 11) < threshold
 }
 
@@ -73,6 +79,22 @@ mod tests {
         }
         // Binomial(100000, 0.5): 5 sigma is about 800.
         assert!((49_200..=50_800).contains(&hits), "{hits}");
+    }
+
+    #[test]
+    fn the_launch_key_gives_the_same_choices() {
+        for (seed, launch, thread) in [(0, 0, 0), (7, 3, 1025), (u64::MAX, 9, 77)] {
+            let k = launch_key(seed, launch);
+            for n in 0..64 {
+                for p in [0.25, 0.5, 0.9] {
+                    let t = threshold(p);
+                    assert_eq!(
+                        selected_in(k, thread, n, t),
+                        (mix(thread_prefix(seed, launch, thread) ^ n) >> 11) < t
+                    );
+                }
+            }
+        }
     }
 
     #[test]
