@@ -1486,7 +1486,8 @@ impl WeakMemory {
     ///   later with other CTAs' stores it can only be lower — fewer stores counted as
     ///   observed, which the threshold's over-approximation allows).
     pub fn cta_steps_local(&self, cta: u32, first: u32, n: u32) -> bool {
-        if self.fresh {
+        // (A trace records events in execution order: as the write buffers, not then.)
+        if self.fresh || self.cfg.trace {
             return false;
         }
         if !self.observed {

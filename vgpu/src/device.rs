@@ -90,7 +90,8 @@ pub struct LaunchOptions {
     /// While every runnable warp of the CTA that ran last is about to touch nothing
     /// outside its CTA (shared memory, CTA barriers, warp collectives, registers), the
     /// next warp is picked among that CTA's warps only — under hooks that are
-    /// [`crate::Hooks::transparent`] and a scheduler that allows it
+    /// [`crate::Hooks::transparent`] or say so for the CTA
+    /// ([`crate::Hooks::cta_steps_local`]) and a scheduler that allows it
     /// ([`crate::Scheduler::cta_local`]): the same outcomes, and the CTA's state stays in
     /// cache (the interpreter's `ctalocal` module has the argument). Off by default for
     /// the reason `reduce_unwritten` is; `fencehound exec` turns it on.
