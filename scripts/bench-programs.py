@@ -11,6 +11,7 @@ and million lane-instructions per second, old and new, and the ratio.
   python3 scripts/bench-programs.py --scale 8       # sizes × 8
   python3 scripts/bench-programs.py --only histogram,reduce --configs sc,weak
   python3 scripts/bench-programs.py --no-baseline   # this tree only
+  python3 scripts/bench-programs.py --baseline b35efc7 --rounds 2   # another baseline; best of 2
 
 Needs scripts/setup-cuda.sh (nvcc wheels). The programs are built once, with this tree's
 `fencehound nvcc`; both builds run the same binaries.
@@ -53,16 +54,16 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
-def baseline_bin():
-    wt = os.path.join(ROOT, "target", f"baseline-{BASELINE}")
+def baseline_bin(rev=BASELINE):
+    wt = os.path.join(ROOT, "target", f"baseline-{rev}")
     exe = os.path.join(wt, "target", "release", "fencehound")
     if not os.path.isfile(exe):
         if not os.path.isdir(wt):
-            sh(["git", "-C", ROOT, "worktree", "add", "--detach", wt, BASELINE])
+            sh(["git", "-C", ROOT, "worktree", "add", "--detach", wt, rev])
         tools = os.path.join(wt, ".tools")
         if not os.path.exists(tools):
             os.symlink(os.path.join(ROOT, ".tools"), tools)
-        print(f"building the baseline {BASELINE} in {wt} ...", file=sys.stderr)
+        print(f"building the baseline {rev} in {wt} ...", file=sys.stderr)
         sh(["cargo", "build", "--release", "--quiet"], cwd=wt)
     return exe
 
@@ -126,6 +127,9 @@ def main():
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per exec")
+    ap.add_argument("--baseline", default=BASELINE, help=f"the old build's commit (default {BASELINE})")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs per row and build, alternating; the fastest is kept")
     a = ap.parse_args()
     names = [n for n, _ in PROGRAMS if not a.only or n in a.only.split(",")]
     sizes = {n: max(1, int(s * a.scale)) for n, s in PROGRAMS}
@@ -136,28 +140,41 @@ def main():
         if c not in CONFIGS:
             sys.exit(f"unknown config {c} ({', '.join(CONFIGS)})")
     new = new_bin()
-    old = None if a.no_baseline else baseline_bin()
+    old = None if a.no_baseline else baseline_bin(a.baseline)
     out = tempfile.mkdtemp(prefix="fh-bench-")
     progs = build_programs(new, names, out)
     host = os.uname().nodename
     print(f"<!-- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {host}, {os.cpu_count()} CPUs; "
           f"python3 scripts/bench-programs.py {' '.join(sys.argv[1:])} -->")
     print()
-    print("| program | size | config | lane-instr | old ms | new ms | old M/s | new M/s | new/old | new vs sc | verdict old / new |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"old = {a.baseline if old else '-'}, new = this tree; {a.rounds} round(s) per row, the fastest kept")
+    print()
+    print("| program | size | config | lane-instr | old ms | new ms | old M/s | new M/s | new/old | old vs sc | new vs sc | verdict old / new |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     sc_ms = {}
+
+    def best(runs):
+        # The fastest run that finished (a killed run has no time).
+        done = [r for r in runs if r[1]]
+        return min(done, key=lambda r: r[1]) if done else runs[0]
+
     for name in names:
         for cfg in configs:
-            o = run(old, cfg, progs[name], sizes[name], a.timeout) if old else (None, None, "-")
-            n = run(new, cfg, progs[name], sizes[name], a.timeout)
+            os_, ns = [], []
+            for _ in range(max(1, a.rounds)):
+                os_.append(run(old, cfg, progs[name], sizes[name], a.timeout) if old else (None, None, "-"))
+                ns.append(run(new, cfg, progs[name], sizes[name], a.timeout))
+            o, n = best(os_), best(ns)
             ro, rn = rate(o[0], o[1]), rate(n[0], n[1])
-            if cfg == "sc" and n[1]:
-                sc_ms[name] = n[1]
+            if cfg == "sc":
+                sc_ms[name] = (o[1], n[1])
             ratio = f"{rn / ro:.2f}×" if ro and rn and o[2] == "ok" else "-"
-            vs = f"{n[1] / sc_ms[name]:.2f}×" if n[1] and sc_ms.get(name) else "-"
+            sco, scn = sc_ms.get(name, (None, None))
+            vso = f"{o[1] / sco:.2f}×" if o[1] and sco else "-"
+            vs = f"{n[1] / scn:.2f}×" if n[1] and scn else "-"
             fmt = lambda x: f"{x:.1f}" if x else "-"
             print(f"| {name} | {sizes[name]} | {cfg} | {n[0] or '-'} | {o[1] if o[1] is not None else '-'} | "
-                  f"{n[1] if n[1] is not None else '-'} | {fmt(ro)} | {fmt(rn)} | {ratio} | {vs} | {o[2]} / {n[2]} |",
+                  f"{n[1] if n[1] is not None else '-'} | {fmt(ro)} | {fmt(rn)} | {ratio} | {vso} | {vs} | {o[2]} / {n[2]} |",
                   flush=True)
 
 

@@ -64,7 +64,8 @@
 //! `fencehound_handlers::select`), so they do not depend on how far other CTAs got; and
 //! what the hooks do at [`Hooks::stalled`] (a drain picked among every thread's entries,
 //! `weak`'s liveness rule) happens only after `256 + 8 ×` the runnable warps' steps
-//! without progress, when picks are global again (below) and `cta_clean` is forgotten.
+//! without progress, when picks are global again (below), or when nothing is runnable or
+//! the fuel is spent; every stall forgets `cta_clean`, so the hooks are asked again.
 //!
 //! **Where it is off.** Hooks that do not say so (the race check: its clocks and pending
 //! candidates see every access in execution order), schedulers other than the random one

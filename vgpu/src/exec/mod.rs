@@ -916,6 +916,11 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     /// One request of [`Machine::stalled`].
     fn stalled_once(&mut self) -> bool {
         let changed = self.hooks.stalled(self.mem);
+        // What the hooks said of a CTA's steps (`ctalocal`) may not hold after a stall
+        // (`weak`'s liveness rule): asked again at the next pick. (A stall that the
+        // stall rule's period calls comes after 256 steps without progress, when picks
+        // are global anyway; one at the end of the fuel or with no warp runnable may not.)
+        self.cta_clean = u32::MAX;
         if changed {
             self.livelock.change(self.stats.lane_instructions);
             // With hooks that name what changed, a stall's drain wakes the warps that
