@@ -157,8 +157,7 @@ fn models_keep_their_outcome_sets_under_cta_local_picks() {
 }
 
 /// The answer itself: false while a thread of the CTA holds a buffered global store (until
-/// a barrier or fence drains it), true for other CTAs and once drained; always true for
-/// hooks that do not buffer.
+/// a barrier or fence drains it), true for other CTAs and once drained.
 #[test]
 fn a_buffered_global_store_keeps_its_cta_from_local_picks() {
     // A hooks wrapper that asks after every store and every barrier arrival.
@@ -189,6 +188,23 @@ fn a_buffered_global_store_keeps_its_cta_from_local_picks() {
                 self.inner.cta_steps_local(0, 0, 64),
                 self.inner.cta_steps_local(1, 64, 64),
             ));
+        }
+        fn atomic(
+            &mut self,
+            mem: &mut Memory,
+            a: &Access,
+            rmw: fencehound_vgpu::hooks::RmwFn<'_>,
+        ) -> Result<u64, MemError> {
+            self.inner.atomic(mem, a, rmw)
+        }
+        fn fence(&mut self, mem: &mut Memory, f: &Fence) {
+            self.inner.fence(mem, f)
+        }
+        fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
+            self.inner.barrier_release(mem, b, threads)
+        }
+        fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+            self.inner.thread_exit(mem, t)
         }
         fn launch_end(&mut self, mem: &mut Memory) {
             self.inner.launch_end(mem)
@@ -302,6 +318,23 @@ DONE:
         }
         fn stalled(&mut self, mem: &mut Memory) -> bool {
             self.inner.stalled(mem)
+        }
+        fn atomic(
+            &mut self,
+            mem: &mut Memory,
+            a: &Access,
+            rmw: fencehound_vgpu::hooks::RmwFn<'_>,
+        ) -> Result<u64, MemError> {
+            self.inner.atomic(mem, a, rmw)
+        }
+        fn fence(&mut self, mem: &mut Memory, f: &Fence) {
+            self.inner.fence(mem, f)
+        }
+        fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
+            self.inner.barrier_release(mem, b, threads)
+        }
+        fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+            self.inner.thread_exit(mem, t)
         }
         fn launch_end(&mut self, mem: &mut Memory) {
             self.inner.launch_end(mem)
