@@ -158,6 +158,17 @@ const RACY_BY_DESIGN: &[(&str, u32, &str)] = &[
     ),
 ];
 
+/// Kernels labelled correct whose race report depends on the schedule, with the one pair
+/// (class, conflict, CUDA lines) they may report: real under the PTX model, seen in some
+/// schedules only, so neither required nor a failure here (see
+/// [`cta_local_picks_report_the_same_races`] for `algo_last_block_sum`'s).
+const MAY_RACE: &[(&str, &str)] = &[("algo_last_block_sum", "Unordered Raw (Some(21), Some(30))")];
+
+/// A report as [`MAY_RACE`] names it.
+fn pair(r: &RaceReport) -> String {
+    format!("{:?} {:?} {:?}", r.class, r.conflict, r.lines())
+}
+
 #[test]
 fn correct_corpus_kernels_have_no_races() {
     let mut skipped = Vec::new();
@@ -174,7 +185,10 @@ fn correct_corpus_kernels_have_no_races() {
                             .any(|r| r.lines().0 == Some(*line) || r.lines().1 == Some(*line)),
                         "{name}: expected a race at line {line} ({why})"
                     );
-                } else if !reports.is_empty() {
+                } else if reports
+                    .iter()
+                    .any(|r| !MAY_RACE.contains(&(name.as_str(), pair(r).as_str())))
+                {
                     let text: Vec<String> = reports.iter().map(|r| r.to_string()).collect();
                     racy.push(format!("{name}:\n{}", text.join("\n")));
                 }
@@ -261,7 +275,7 @@ fn fast_paths_report_what_the_general_path_reports() {
 
 /// With CTA-local picks (`exec`'s scheduling) the kernels that must run report the same
 /// races — class, conflict and the two CUDA lines — underfenced; and correct, nothing but
-/// the one schedule-dependent pair below, with or without.
+/// the schedule-dependent pairs of [`MAY_RACE`], with or without.
 ///
 /// `algo_last_block_sum` reads `volatile` partials after its `atomicInc` ticket with no
 /// acquire (the same reader side as `xb_last_block_fence`): when the last block's
@@ -270,16 +284,14 @@ fn fast_paths_report_what_the_general_path_reports() {
 /// seeds 0..48 that schedule came 4 times without CTA-local picks and 11 times with.
 #[test]
 fn cta_local_picks_report_the_same_races() {
-    let known = |name: &str, r: &String| {
-        name == "algo_last_block_sum" && r == "Unordered Raw (Some(21), Some(30))"
-    };
+    let known = |name: &str, r: &String| MAY_RACE.contains(&(name, r.as_str()));
     for name in MUST_RUN {
         for defines in [&[][..], &["FENCEHOUND_NO_FENCE"][..]] {
             let pairs = |cta_local| -> std::collections::BTreeSet<String> {
                 check_with(name, defines, 0..3, true, cta_local)
                     .unwrap_or_else(|e| panic!("{name} {defines:?}: {e:?}"))
                     .iter()
-                    .map(|r| format!("{:?} {:?} {:?}", r.class, r.conflict, r.lines()))
+                    .map(pair)
                     .collect()
             };
             let (on, off) = (pairs(true), pairs(false));
