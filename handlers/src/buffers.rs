@@ -1982,7 +1982,7 @@ impl Hooks for StoreBuffers {
         self.plain_loads(cta, first, lanes)
     }
 
-    fn cta_steps_local(&self, _cta: u32, first: u32, n: u32) -> bool {
+    fn cta_steps_local(&self, cta: u32, first: u32, n: u32) -> bool {
         // A CTA-local step of these threads (a shared access, a barrier, a collective;
         // the vgpu's `ctalocal` module) reaches: their own queues (forwarding, a shared
         // store's entry — chosen by `select`, a function of the thread and its store
@@ -1995,14 +1995,26 @@ impl Hooks for StoreBuffers {
         // and the `named` log of changed blocks. All of it is the CTA's or sums — as
         // long as no queue of theirs holds a *global* store: the next barrier or warp
         // sync would write it to memory (`bugaroo`) or into the overlay and on to a
-        // `scoped` load of it, which another CTA's steps can see or race with. Only a
-        // global store of the CTA (a step that is not CTA-local) puts one there.
+        // `scoped` load of it, which another CTA's steps can see or race with. And under
+        // `scoped`, as long as the CTA's overlay is empty: a shared store or atomic that
+        // releases at `.gpu` scope or wider (`st.release.gpu.shared`, an `atomic_ref` of
+        // device scope on shared memory) is a CTA-local step, and it publishes the
+        // overlay to memory. Only a global store of the CTA (a step that is not
+        // CTA-local) puts an entry in either place: the queue first, the overlay after.
         // The device policy's liveness tick picks among other CTAs' holders, and a
         // trace records the order of events: neither here.
         if !self.buffering() {
             return true;
         }
         if self.cfg.policy != DrainPolicy::Native || self.cfg.trace {
+            return false;
+        }
+        if self.cfg.model == Model::Scoped
+            && self
+                .overlays
+                .get(cta as usize)
+                .is_none_or(|o| !o.is_empty())
+        {
             return false;
         }
         let (a, b) = (first as usize, first as usize + n as usize);
