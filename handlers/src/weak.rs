@@ -370,6 +370,9 @@ pub struct WeakMemory {
     /// A thread of this launch observed a store ([`Hb::observe`]: the only source of
     /// observations): until then every thread's are empty.
     observed: bool,
+    /// Per CTA: a thread of it may hold an observation of a location outside the CTA's
+    /// shared memory ([`WeakMemory::cta_steps_local`]).
+    tainted: Vec<bool>,
     stats: WeakStats,
 }
 
@@ -407,6 +410,7 @@ impl WeakMemory {
             polled: Vec::new(),
             last_loc: Vec::new(),
             observed: false,
+            tainted: Vec::new(),
             stats: WeakStats::default(),
         }
     }
@@ -1122,6 +1126,8 @@ impl WeakMemory {
         self.seq = 0;
         self.live_entries = 0;
         self.observed = false;
+        self.tainted.clear();
+        self.tainted.resize(info.ctas as usize, false);
         self.loads.clear();
         self.loads.resize(info.threads as usize, 0);
         self.last_loc.clear();
@@ -1478,23 +1484,35 @@ impl WeakMemory {
     /// - sequence numbers: `seq` is one counter for the launch, and an observation's
     ///   threshold is compared with the stores of its own location only — but a
     ///   watermark ([`fencehound_hb::obs`], more than `CAP` locations observed) is
-    ///   compared with every location's, so with it the relative numbering of this
-    ///   CTA's shared stores and other CTAs' stores would matter. So only while every
-    ///   thread's observations are of the CTA's own shared locations, without a
-    ///   watermark: a watermark folded during the CTA-local steps then comes from its
-    ///   own shared stores, numbered in the same relative order either way (compared
-    ///   later with other CTAs' stores it can only be lower — fewer stores counted as
-    ///   observed, which the threshold's over-approximation allows).
-    pub fn cta_steps_local(&self, cta: u32, first: u32, n: u32) -> bool {
+    ///   compared with every location's, so once a thread of the CTA may hold an
+    ///   observation of another location than the CTA's own shared memory, the relative
+    ///   numbering of this CTA's shared stores and other CTAs' stores would matter.
+    ///   Observations travel where knowledge does — into messages kept in shared
+    ///   histories (after their writer exited), pending lists a later shared acquire
+    ///   joins, barrier accumulators — but they enter a CTA only through its threads'
+    ///   own observations, made by their loads and RMWs, and through what their loads,
+    ///   RMWs and fences acquire from outside. So a CTA is *tainted* ([`Self::note`]) by
+    ///   any global load, RMW or fence of its threads once some thread of the launch has
+    ///   observed a store ([`Hb::observe`] is the one source: until then no knowledge,
+    ///   message or pending list holds any), and by an observation of a location that is
+    ///   not its own shared memory; only while it is not. A shared access observes only
+    ///   the CTA's own shared stores, numbered in the same relative order among them
+    ///   either way.
+    pub fn cta_steps_local(&self, cta: u32, _first: u32, _n: u32) -> bool {
         // (A trace records events in execution order: as the write buffers, not then.)
-        if self.fresh || self.cfg.trace {
-            return false;
+        !(self.fresh || self.cfg.trace || self.tainted.get(cta as usize).is_none_or(|&t| t))
+    }
+
+    /// After an access or fence of thread `t` (`global`: not to shared memory; fences
+    /// count as global): taints its CTA when it may have brought in an observation from
+    /// outside ([`Self::cta_steps_local`]).
+    #[inline]
+    pub fn note(&mut self, t: ThreadRef, global: bool) {
+        if global && self.observed {
+            if let Some(x) = self.tainted.get_mut(t.cta as usize) {
+                *x = true;
+            }
         }
-        if !self.observed {
-            return true;
-        }
-        let own = |k: u64| k >> 63 == 1 && (k >> 32) & 0x7fff_ffff == cta as u64;
-        (first..first.saturating_add(n)).all(|g| self.hb.obs(g).is_none_or(|o| o.only_keys(own)))
     }
 
     pub fn stalled(&mut self) -> bool {
@@ -1591,7 +1609,9 @@ impl Hooks for WeakHooks {
     }
 
     fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
-        self.weak.load(mem, a, buf, &mut self.trace)
+        let r = self.weak.load(mem, a, buf, &mut self.trace);
+        self.weak.note(a.thread, !a.loc.is_shared());
+        r
     }
 
     /// [`Hooks::load`] on each lane in order, as the default does, after
@@ -1657,11 +1677,14 @@ impl Hooks for WeakHooks {
     }
 
     fn atomic(&mut self, mem: &mut Memory, a: &Access, rmw: RmwFn<'_>) -> Result<u64, MemError> {
-        self.weak.atomic(mem, a, rmw, &mut self.trace)
+        let r = self.weak.atomic(mem, a, rmw, &mut self.trace);
+        self.weak.note(a.thread, !a.loc.is_shared());
+        r
     }
 
     fn fence(&mut self, _mem: &mut Memory, f: &Fence) {
         self.weak.fence(f);
+        self.weak.note(f.thread, true);
     }
 
     fn barrier_arrive(&mut self, _mem: &mut Memory, b: &Barrier) {

@@ -145,17 +145,6 @@ impl Obs {
         }
     }
 
-    /// Whether every observation here is of a location `keep` accepts, with no watermark
-    /// (a watermark applies to every location, and its value — the sequence number of
-    /// some store — is compared with stores of every location).
-    #[inline]
-    pub fn only_keys(&self, keep: impl Fn(u64) -> bool) -> bool {
-        match &self.0 {
-            None => true,
-            Some(s) => s.watermark == 0 && s.keys().iter().all(|&(k, _)| keep(k)),
-        }
-    }
-
     /// Stores to `key` with a sequence number ≤ the result count as observed.
     #[inline]
     pub fn threshold(&self, key: u64) -> u64 {
@@ -220,25 +209,6 @@ impl Obs {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_keys_sees_every_key_and_the_watermark() {
-        let even = |k: u64| k.is_multiple_of(2);
-        let mut a = Obs::default();
-        assert!(a.only_keys(even));
-        a.record(8, 5);
-        a.record(16, 6);
-        assert!(a.only_keys(even));
-        a.record(3, 7);
-        assert!(!a.only_keys(even));
-        // Past `CAP` locations the smallest threshold becomes a watermark: then no.
-        let mut b = Obs::default();
-        for i in 0..=CAP as u64 {
-            b.record(2 * i + 2, 10 + i);
-        }
-        assert!(!b.only_keys(even));
-        assert!(!b.only_keys(|_| true));
-    }
 
     #[test]
     fn thresholds_join_and_overflow() {

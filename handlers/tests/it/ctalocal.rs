@@ -267,9 +267,9 @@ fn a_buffered_global_store_keeps_its_cta_from_local_picks() {
     }
 }
 
-/// `weak` keeps a CTA's picks global once a thread of it observed a store of a location
-/// outside its shared memory (a watermark or such a threshold compares sequence numbers
-/// across CTAs), and not before.
+/// `weak` keeps a CTA's picks global once a thread of it may hold an observation from
+/// outside its shared memory (a watermark compares sequence numbers across CTAs), and not
+/// before; other CTAs keep theirs.
 #[test]
 fn weak_answers_by_observations() {
     // CTA 1's thread 0 stores 1 to `g`; CTA 0's thread 0 polls `g` with strong loads
@@ -374,7 +374,8 @@ DONE:
     let writer: Vec<_> = h.answers.iter().filter(|a| a.0 == 32).collect();
     assert_eq!(writer.len(), 2);
     assert!(writer.iter().all(|a| a.1 && a.2), "{writer:?}");
-    // After the poll read 1: CTA 0 holds an observation of a global location.
+    // After the poll read 1: CTA 0 holds an observation of another CTA's store; CTA 1,
+    // which only stored, does not.
     let reader = h
         .answers
         .iter()

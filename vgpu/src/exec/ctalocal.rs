@@ -54,8 +54,9 @@
 //! ([`Hooks::cta_steps_local`]). A write-buffer model does while no thread of the CTA
 //! holds a buffered *global* store: the next barrier or warp sync drains a thread's whole
 //! buffer, and a global store made visible there is a step another CTA's loads do not
-//! commute with. `weak` does while no stall is being resolved and its threads'
-//! observations are all of the CTA's own shared locations (`WeakMemory::cta_steps_local`
+//! commute with (and, under `scoped`, while the CTA's overlay is empty: a shared store
+//! releasing at `.gpu` scope publishes it). `weak` does while no stall is being resolved
+//! and no thread of the launch has observed a store yet (`WeakMemory::cta_steps_local`
 //! has the argument). Only a step of the CTA that is not CTA-local (a global store, a
 //! strong global load), or a stall, can make such an answer false again, so it is asked
 //! with the warps' check and kept with it (`cta_clean`). Choices such hooks make at random
