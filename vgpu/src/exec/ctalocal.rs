@@ -56,10 +56,11 @@
 //! buffer, and a global store made visible there is a step another CTA's loads do not
 //! commute with (and, under `scoped`, while the CTA's overlay is empty: a shared store
 //! releasing at `.gpu` scope publishes it). `weak` does while no stall is being resolved
-//! and no thread of the launch has observed a store yet (`WeakMemory::cta_steps_local`
-//! has the argument). Only a step of the CTA that is not CTA-local (a global store, a
-//! strong global load), or a stall, can make such an answer false again, so it is asked
-//! with the warps' check and kept with it (`cta_clean`). Choices such hooks make at random
+//! and no thread of the CTA may hold an observation of a location outside the CTA's
+//! shared memory (`WeakMemory::cta_steps_local` has the argument). Only a step of the
+//! CTA that is not CTA-local (a global store, load or fence), or a stall, can make such
+//! an answer false again, so it is asked with the warps' check and kept with it
+//! (`cta_clean`). Choices such hooks make at random
 //! are functions of the thread and its own history (the buffers' store selection and
 //! `weak`'s stale choices hash the seed, the thread and its own count:
 //! `fencehound_handlers::select`), so they do not depend on how far other CTAs got; and
