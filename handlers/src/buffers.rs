@@ -1584,6 +1584,20 @@ impl StoreBuffers {
     }
 }
 
+impl StoreBuffers {
+    /// What [`Hooks::plain_loads`] and [`Hooks::cta_steps_local`] both need of CTA `cta`
+    /// besides its threads' queues: the native policy (no liveness tick reaching other
+    /// holders), no trace (events in execution order), and under `scoped` its overlay
+    /// empty (global loads look there; a release at `.gpu` scope publishes it).
+    #[inline]
+    fn plain_cta(&self, cta: u32) -> bool {
+        self.cfg.policy == DrainPolicy::Native
+            && !self.cfg.trace
+            && (self.cfg.model != Model::Scoped
+                || self.overlays.get(cta as usize).is_none_or(|o| o.is_empty()))
+    }
+}
+
 impl Hooks for StoreBuffers {
     fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
         self.launch = info.launch;
@@ -1948,15 +1962,7 @@ impl Hooks for StoreBuffers {
         if !self.buffering() {
             return true;
         }
-        if self.cfg.policy != DrainPolicy::Native || self.cfg.trace {
-            return false;
-        }
-        if self.cfg.model == Model::Scoped
-            && self
-                .overlays
-                .get(cta as usize)
-                .is_some_and(|o| !o.is_empty())
-        {
+        if !self.plain_cta(cta) {
             return false;
         }
         let Some(ts) = self.threads.get(first as usize..) else {
@@ -2006,15 +2012,7 @@ impl Hooks for StoreBuffers {
         if !self.buffering() {
             return true;
         }
-        if self.cfg.policy != DrainPolicy::Native || self.cfg.trace {
-            return false;
-        }
-        if self.cfg.model == Model::Scoped
-            && self
-                .overlays
-                .get(cta as usize)
-                .is_none_or(|o| !o.is_empty())
-        {
+        if !self.plain_cta(cta) {
             return false;
         }
         let (a, b) = (first as usize, first as usize + n as usize);

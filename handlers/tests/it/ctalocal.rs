@@ -156,66 +156,83 @@ fn models_keep_their_outcome_sets_under_cta_local_picks() {
     }
 }
 
+/// A model's hooks that, after every store and every barrier arrival, ask
+/// `cta_steps_local` of CTAs 0 and 1 (`tpb` threads each): (the storing thread, or
+/// `u32::MAX` for an arrival; CTA 0's answer; CTA 1's).
+struct Asking {
+    inner: WriteBuffers,
+    tpb: u32,
+    answers: Vec<(u32, bool, bool)>,
+}
+
+impl Asking {
+    fn new(cfg: BufferConfig, tpb: u32) -> Self {
+        Asking {
+            inner: WriteBuffers::new(cfg),
+            tpb,
+            answers: Vec::new(),
+        }
+    }
+
+    fn ask(&mut self, who: u32) {
+        let t = self.tpb;
+        let a = (
+            who,
+            self.inner.cta_steps_local(0, 0, t),
+            self.inner.cta_steps_local(1, t, t),
+        );
+        self.answers.push(a);
+    }
+}
+
+impl Hooks for Asking {
+    fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
+        self.inner.launch_begin(info)
+    }
+    fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+        self.inner.load(mem, a, buf)
+    }
+    fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
+        self.inner.store(mem, a, data)?;
+        self.ask(a.thread.global);
+        Ok(())
+    }
+    fn atomic(
+        &mut self,
+        mem: &mut Memory,
+        a: &Access,
+        rmw: fencehound_vgpu::hooks::RmwFn<'_>,
+    ) -> Result<u64, MemError> {
+        self.inner.atomic(mem, a, rmw)
+    }
+    fn fence(&mut self, mem: &mut Memory, f: &Fence) {
+        self.inner.fence(mem, f)
+    }
+    fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
+        self.inner.barrier_arrive(mem, b);
+        self.ask(u32::MAX);
+    }
+    fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
+        self.inner.barrier_release(mem, b, threads)
+    }
+    fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+        self.inner.thread_exit(mem, t)
+    }
+    fn stalled(&mut self, mem: &mut Memory) -> bool {
+        self.inner.stalled(mem)
+    }
+    fn launch_end(&mut self, mem: &mut Memory) {
+        self.inner.launch_end(mem)
+    }
+}
+
 /// The answer itself: false while a thread of the CTA holds a buffered global store (until
 /// a barrier or fence drains it), true for other CTAs and once drained.
 #[test]
 fn a_buffered_global_store_keeps_its_cta_from_local_picks() {
-    // A hooks wrapper that asks after every store and every barrier arrival.
-    struct Asking {
-        inner: WriteBuffers,
-        answers: Vec<(u32, bool, bool)>,
-    }
-    impl Hooks for Asking {
-        fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
-            self.inner.launch_begin(info)
-        }
-        fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
-            self.inner.load(mem, a, buf)
-        }
-        fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
-            self.inner.store(mem, a, data)?;
-            self.answers.push((
-                a.thread.global,
-                self.inner.cta_steps_local(0, 0, 64),
-                self.inner.cta_steps_local(1, 64, 64),
-            ));
-            Ok(())
-        }
-        fn barrier_arrive(&mut self, mem: &mut Memory, b: &Barrier) {
-            self.inner.barrier_arrive(mem, b);
-            self.answers.push((
-                u32::MAX,
-                self.inner.cta_steps_local(0, 0, 64),
-                self.inner.cta_steps_local(1, 64, 64),
-            ));
-        }
-        fn atomic(
-            &mut self,
-            mem: &mut Memory,
-            a: &Access,
-            rmw: fencehound_vgpu::hooks::RmwFn<'_>,
-        ) -> Result<u64, MemError> {
-            self.inner.atomic(mem, a, rmw)
-        }
-        fn fence(&mut self, mem: &mut Memory, f: &Fence) {
-            self.inner.fence(mem, f)
-        }
-        fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
-            self.inner.barrier_release(mem, b, threads)
-        }
-        fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
-            self.inner.thread_exit(mem, t)
-        }
-        fn launch_end(&mut self, mem: &mut Memory) {
-            self.inner.launch_end(mem)
-        }
-    }
     for model in [Model::Bugaroo, Model::Scoped] {
         let (mut dev, m, args, _) = setup();
-        let mut h = Asking {
-            inner: WriteBuffers::new(BufferConfig::new(model, 1.0, 3)),
-            answers: Vec::new(),
-        };
+        let mut h = Asking::new(BufferConfig::new(model, 1.0, 3), 64);
         dev.launch_with(
             m,
             "k",
@@ -302,60 +319,13 @@ DONE:
     ret;
 }
 "#;
-    struct Asking {
-        inner: WriteBuffers,
-        answers: Vec<(u32, bool, bool)>,
-    }
-    impl Hooks for Asking {
-        fn launch_begin(&mut self, info: &LaunchInfo<'_>) {
-            self.inner.launch_begin(info)
-        }
-        fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
-            self.inner.load(mem, a, buf)
-        }
-        fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
-            self.inner.store(mem, a, data)?;
-            self.answers.push((
-                a.thread.global,
-                self.inner.cta_steps_local(0, 0, 32),
-                self.inner.cta_steps_local(1, 32, 32),
-            ));
-            Ok(())
-        }
-        fn stalled(&mut self, mem: &mut Memory) -> bool {
-            self.inner.stalled(mem)
-        }
-        fn atomic(
-            &mut self,
-            mem: &mut Memory,
-            a: &Access,
-            rmw: fencehound_vgpu::hooks::RmwFn<'_>,
-        ) -> Result<u64, MemError> {
-            self.inner.atomic(mem, a, rmw)
-        }
-        fn fence(&mut self, mem: &mut Memory, f: &Fence) {
-            self.inner.fence(mem, f)
-        }
-        fn barrier_release(&mut self, mem: &mut Memory, b: &Barrier, threads: &[ThreadRef]) {
-            self.inner.barrier_release(mem, b, threads)
-        }
-        fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
-            self.inner.thread_exit(mem, t)
-        }
-        fn launch_end(&mut self, mem: &mut Memory) {
-            self.inner.launch_end(mem)
-        }
-    }
     let module = fencehound_ptx::parse("o", &format!("{HEADER}{OBS}")).unwrap();
     let mut dev = Device::new();
     let m = dev.load_module(&module).unwrap();
     let g = dev.alloc(4).unwrap();
     dev.copy_to(g, &[0; 4]).unwrap();
     // p = 0: every load reads the newest store (no stale choice), the poll ends.
-    let mut h = Asking {
-        inner: WriteBuffers::new(BufferConfig::new(Model::Weak, 0.0, 1)),
-        answers: Vec::new(),
-    };
+    let mut h = Asking::new(BufferConfig::new(Model::Weak, 0.0, 1), 32);
     let r = dev
         .launch_with(
             m,

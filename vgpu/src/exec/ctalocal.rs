@@ -113,11 +113,9 @@ impl<H: Hooks, S: Scheduler> Machine<'_, '_, H, S> {
             // (A CTA has at most 32 warps: 1,024 threads.)
             let mut ws = [0u32; 64];
             let n = self.runnable.members_in(warps.start, warps.end, &mut ws);
+            // (Global thread ids are `cta * tpb + tid`; transparent hooks say yes.)
             ws[..n].iter().all(|&w| self.local_pending(w))
-                && (!self.cta_ask || {
-                    // (Global thread ids are `cta * tpb + tid`.)
-                    self.hooks.cta_steps_local(c, c * self.tpb, self.tpb)
-                })
+                && self.hooks.cta_steps_local(c, c * self.tpb, self.tpb)
         };
         self.cta_clean = if all { c } else { u32::MAX };
         all.then_some((warps, k))

@@ -295,9 +295,6 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     cta_local_pc: &'p [bool],
     /// CTA-local scheduling is on in this launch (`ctalocal`).
     cta_steps: bool,
-    /// `ctalocal`: the hooks are not transparent, so a CTA's picks are local only while
-    /// they say so ([`Hooks::cta_steps_local`]).
-    cta_ask: bool,
     /// The running step was picked among one CTA's warps (`ctalocal`).
     cta_picked: bool,
     /// `ctalocal`: the CTA whose runnable warps other than the one picked last were all
@@ -500,7 +497,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             sync_pc: prog.sync_points(),
             cta_local_pc: prog.cta_local_points(),
             cta_steps: spec.cta_local,
-            cta_ask: false,
             cta_picked: false,
             cta_clean: u32::MAX,
             picked: None,
@@ -557,9 +553,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             .shared_effects()
             .filter(|_| !self.hooks.transparent());
         self.park = livelock::Parking::new(self.warps.len(), self.hooks.load_effects(), shared);
+        // (The hooks are asked per CTA: `Hooks::cta_steps_local`.)
         self.cta_steps &= self.sched.cta_local() && self.ctas.len() > 1;
-        // Hooks that are not transparent are asked per CTA (`Hooks::cta_steps_local`).
-        self.cta_ask = !self.hooks.transparent();
         // Changes by address (see `livelock::Parking::addressed`): memory writes are
         // logged; the first answer of `changed_blocks` only empties the hooks' log.
         // Loads of memory no thread writes skip their scheduling decision, and the hooks
