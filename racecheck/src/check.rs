@@ -287,32 +287,101 @@ struct LocEntry {
 /// Hashed with `fencehound_hb`'s folded multiply: the multiplicative hash before it kept
 /// a key's low bits a function of its low bits only, so the keys of one shared offset in
 /// every CTA (`cta << 32 | offset`) started their probes at one bucket.
+///
+/// Shared memory's keys are kept per CTA, and a CTA's table is dropped when its last
+/// thread exits ([`Self::drop_cta`]): no access can reach that CTA's shared memory
+/// after it, so no lookup can find those entries again. (In one table they lived to the
+/// end of the launch: CUB's onesweep radix sort, whose every CTA counts digits with
+/// shared RMWs, left 333,335 shared entries of ~450 bytes in one launch of 131,072 keys
+/// under `exec --race`, and each weak store's lookup of its word missed the cache.)
+/// One table of [`Locs`].
+type LocMap = fencehound_hb::fasthash::FastMap<u64, LocEntry>;
+
 #[derive(Debug, Default)]
-struct Locs(fencehound_hb::fasthash::FastMap<u64, LocEntry>);
+struct Locs {
+    global: LocMap,
+    /// Per CTA, its shared keys (the whole key, as in `global`).
+    shared: Vec<LocMap>,
+    /// Keys with a window in the tables of CTAs that have exited (statistics).
+    gone_sync: usize,
+}
+
+/// The CTA of a shared memory key ([`loc_key`]), or `None` for a global one.
+#[inline(always)]
+fn key_cta(k: u64) -> Option<usize> {
+    (k >> 63 == 1).then_some(((k >> 32) & 0x7fff_ffff) as usize)
+}
 
 impl Locs {
     fn clear(&mut self) {
-        self.0.clear();
+        self.global.clear();
+        self.shared.clear();
+        self.gone_sync = 0;
     }
 
     /// No location has a window or hidden writes.
     #[inline]
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.global.is_empty() && self.shared.iter().all(|m| m.is_empty())
     }
 
     fn sync_len(&self) -> usize {
-        self.0.values().filter(|e| !e.q.is_empty()).count()
+        let live = |m: &LocMap| m.values().filter(|e| !e.q.is_empty()).count();
+        live(&self.global) + self.shared.iter().map(live).sum::<usize>() + self.gone_sync
+    }
+
+    /// The table holding `k`, if it exists.
+    #[inline(always)]
+    fn table(&self, k: u64) -> Option<&LocMap> {
+        match key_cta(k) {
+            None => Some(&self.global),
+            Some(c) => self.shared.get(c),
+        }
+    }
+
+    #[inline(always)]
+    fn table_mut(&mut self, k: u64) -> Option<&mut LocMap> {
+        match key_cta(k) {
+            None => Some(&mut self.global),
+            Some(c) => self.shared.get_mut(c),
+        }
+    }
+
+    /// The table for `k`, made if it does not exist yet.
+    #[inline(always)]
+    fn table_entry(&mut self, k: u64) -> &mut LocMap {
+        match key_cta(k) {
+            None => &mut self.global,
+            Some(c) => {
+                if self.shared.len() <= c {
+                    self.shared.resize_with(c + 1, LocMap::default);
+                }
+                &mut self.shared[c]
+            }
+        }
+    }
+
+    /// CTA `cta` has no thread left: its shared memory's entries go.
+    fn drop_cta(&mut self, cta: usize) {
+        if let Some(m) = self.shared.get_mut(cta) {
+            if !m.is_empty() {
+                self.gone_sync += m.values().filter(|e| !e.q.is_empty()).count();
+                *m = LocMap::default();
+            }
+        }
     }
 
     #[inline]
     fn sync(&self, k: u64) -> Option<&SyncQueue> {
-        self.0.get(&k).map(|e| &e.q).filter(|q| !q.is_empty())
+        self.table(k)?
+            .get(&k)
+            .map(|e| &e.q)
+            .filter(|q| !q.is_empty())
     }
 
     #[inline]
     fn sync_mut(&mut self, k: u64) -> Option<&mut SyncQueue> {
-        self.0
+        self.table_mut(k)?
             .get_mut(&k)
             .map(|e| &mut e.q)
             .filter(|q| !q.is_empty())
@@ -321,17 +390,20 @@ impl Locs {
     /// The window of `k`, created empty if absent (the caller pushes to it).
     #[inline]
     fn sync_entry(&mut self, k: u64) -> &mut SyncQueue {
-        &mut self.0.entry(k).or_default().q
+        &mut self.table_entry(k).entry(k).or_default().q
     }
 
     #[inline]
     fn hidden(&self, k: u64) -> Option<&HiddenList> {
-        self.0.get(&k).map(|e| &e.hidden).filter(|h| !h.is_empty())
+        self.table(k)?
+            .get(&k)
+            .map(|e| &e.hidden)
+            .filter(|h| !h.is_empty())
     }
 
     #[inline]
     fn hidden_mut(&mut self, k: u64) -> Option<&mut HiddenList> {
-        self.0
+        self.table_mut(k)?
             .get_mut(&k)
             .map(|e| &mut e.hidden)
             .filter(|h| !h.is_empty())
@@ -339,15 +411,18 @@ impl Locs {
 
     #[inline]
     fn hidden_entry(&mut self, k: u64) -> &mut HiddenList {
-        &mut self.0.entry(k).or_default().hidden
+        &mut self.table_entry(k).entry(k).or_default().hidden
     }
 
     /// Drops `k`'s hidden writes (and the entry, when no write is remembered either).
     #[inline]
     fn hidden_remove(&mut self, k: u64) {
-        if let Some(e) = self.0.get_mut(&k) {
+        let Some(m) = self.table_mut(k) else {
+            return;
+        };
+        if let Some(e) = m.get_mut(&k) {
             if e.q.is_empty() {
-                self.0.remove(&k);
+                m.remove(&k);
             } else {
                 e.hidden = HiddenList::default();
             }
@@ -696,12 +771,17 @@ struct LaunchMeta {
 }
 
 /// Shadow memory: one region per global allocation touched (sorted by base, the last
-/// one used remembered), one per CTA's shared memory.
+/// one used remembered), one per CTA's shared memory — dropped when the CTA's last
+/// thread exits ([`Self::drop_shared`]).
 #[derive(Debug, Default)]
 struct Shadow {
     global: Vec<Region>,
     last_region: usize,
     shared: Vec<Region>,
+    /// Touched pages and shadow bytes of the dropped regions (statistics: the launch's
+    /// figures are what it touched, as when no region was dropped).
+    gone_pages: usize,
+    gone_bytes: usize,
 }
 
 impl Shadow {
@@ -709,6 +789,23 @@ impl Shadow {
         self.global.clear();
         self.last_region = 0;
         self.shared.clear();
+        self.gone_pages = 0;
+        self.gone_bytes = 0;
+    }
+
+    /// CTA `cta` has no thread left: nothing can access its shared memory again, so
+    /// its shadow goes. (Its cells' read sets stay allocated until the launch ends, as
+    /// before, so `read_set_entries` does not change either.) CUB's onesweep radix sort
+    /// keeps tens of KiB of shared memory per CTA: at 8 shadow bytes per byte, its
+    /// ~1,000 CTAs' regions were most of `exec --race`'s 480 MB.
+    fn drop_shared(&mut self, cta: usize) {
+        if let Some(r) = self.shared.get_mut(cta) {
+            if r.len > 0 {
+                self.gone_pages += r.touched_pages();
+                self.gone_bytes += r.shadow_bytes();
+                *r = Region::default();
+            }
+        }
     }
 
     fn regions(&self) -> impl Iterator<Item = &Region> {
@@ -722,6 +819,7 @@ impl Shadow {
             global,
             last_region,
             shared,
+            ..
         } = self;
         match loc {
             Location::Global(a) => {
@@ -1101,6 +1199,9 @@ impl Relation {
 pub struct RaceCheck<H> {
     inner: H,
     launch: LaunchMeta,
+    /// Per CTA, its threads that have not exited (a CTA's shared entries of `locs` go with
+    /// its last thread).
+    cta_live: Vec<u32>,
     hb: Hb,
     /// The scope-blind twin (see the module docs); `None` while identical to `hb`.
     blind: Option<Hb>,
@@ -1254,6 +1355,7 @@ impl<H: Hooks> RaceCheck<H> {
         RaceCheck {
             inner,
             launch: LaunchMeta::default(),
+            cta_live: Vec::new(),
             hb: Hb::new(),
             blind: None,
             threads: Threads::default(),
@@ -1379,8 +1481,13 @@ impl<H: Hooks> RaceCheck<H> {
     pub fn stats(&self) -> ShadowStats {
         let mut s = self.stats;
         let pages: usize = self.shadow.regions().map(|r| r.touched_pages()).sum();
-        s.tracked_bytes = (pages * PAGE) as u64;
-        s.shadow_bytes = self.shadow.regions().map(|r| r.shadow_bytes() as u64).sum();
+        s.tracked_bytes = ((pages + self.shadow.gone_pages) * PAGE) as u64;
+        s.shadow_bytes = self
+            .shadow
+            .regions()
+            .map(|r| r.shadow_bytes() as u64)
+            .sum::<u64>()
+            + self.shadow.gone_bytes as u64;
         s.read_set_entries = self.read_sets.entries() as u64;
         s.sync_locations = self.locs.sync_len() as u64;
         s
@@ -1402,6 +1509,9 @@ impl<H: Hooks> RaceCheck<H> {
         self.shadow.clear();
         self.read_sets.clear();
         self.locs.clear();
+        self.cta_live.clear();
+        self.cta_live
+            .resize(info.ctas as usize, info.threads_per_cta.max(1));
         self.deferred.clear();
         self.lock_pending = PendingRaces::default();
         self.strong_pending.clear();
@@ -3136,6 +3246,13 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
     }
 
     fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
+        if let Some(n) = self.cta_live.get_mut(t.cta as usize) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.locs.drop_cta(t.cta as usize);
+                self.shadow.drop_shared(t.cta as usize);
+            }
+        }
         self.hb.exit(t.global);
         if let Some(b) = &mut self.blind {
             b.exit(t.global);
@@ -3250,6 +3367,75 @@ mod tests {
     /// [`RecentRmws`] is the list it replaced: per note, the thread's older entry dropped,
     /// then the oldest if [`CTA_RMWS`] are held, then the new one at the end; `forget`
     /// drops the thread's entry. Checked against a `Vec` on a long pseudo-random sequence.
+    /// A CTA's shared-memory entries of the location table and its shadow region go
+    /// when its last thread exits, and the launch's statistics still count them.
+    #[test]
+    fn a_ctas_shared_state_goes_with_its_last_thread() {
+        use fencehound_vgpu::{Arg, Device, Dim3, LaunchOptions, NoHooks, RoundRobin};
+        // Every thread: an RMW on shared word 0 (a window for its key), then a weak
+        // store to its own word (shadow cells), then a store of its own word to global.
+        let ptx = r#".version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    .shared .align 4 .b8 sm[512];
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r4, %r2, %r3, %r1;
+    mov.u32 %r5, sm;
+    atom.shared.add.u32 %r6, [%r5], 1;
+    shl.b32 %r7, %r1, 2;
+    add.u32 %r7, %r7, 4;
+    add.u32 %r7, %r7, %r5;
+    st.shared.u32 [%r7], %r4;
+    mul.wide.u32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r6;
+    ret;
+}
+"#;
+        let module = fencehound_ptx::parse("k.ptx", ptx).expect("parse");
+        let mut dev = Device::new();
+        let id = dev.load_module(&module).expect("load");
+        let out = dev.alloc(4 * 4 * 64).expect("alloc");
+        let mut rc = RaceCheck::new(NoHooks);
+        let r = dev
+            .launch_with(
+                id,
+                "k",
+                Dim3::x(4),
+                Dim3::x(64),
+                0,
+                &[Arg::Ptr(out)],
+                LaunchOptions::default(),
+                &mut rc,
+                &mut RoundRobin::new(1),
+            )
+            .expect("launch");
+        assert!(r.outcome.is_completed());
+        assert!(rc.races().is_empty());
+        assert_eq!(rc.locs.shared.len(), 4, "every CTA made a window");
+        assert!(rc.locs.shared.iter().all(|m| m.is_empty()));
+        assert!(rc.shadow.shared.iter().all(|r| r.len == 0));
+        let s = rc.stats();
+        // One window per CTA (its counter word), and each CTA's 260 shared bytes tracked
+        // besides the output's.
+        assert_eq!(s.sync_locations, 4);
+        let per_cta = 260usize.div_ceil(PAGE);
+        assert_eq!(rc.shadow.gone_pages, 4 * per_cta);
+        assert!(
+            s.tracked_bytes >= ((4 * per_cta + 1) * PAGE) as u64,
+            "{s:?}"
+        );
+        assert!(s.shadow_bytes >= rc.shadow.gone_bytes as u64 && rc.shadow.gone_bytes > 0);
+    }
+
     #[test]
     fn recent_rmws_keep_the_lists_order_and_bound() {
         let mut r = RecentRmws::default();
@@ -3317,7 +3503,7 @@ mod tests {
         // A hidden-only entry leaves the table when its list goes.
         locs.hidden_entry(12).hide(w, 0b0011);
         locs.hidden_remove(12);
-        assert!(!locs.0.contains_key(&12));
+        assert!(!locs.global.contains_key(&12));
     }
 
     /// Location keys that differ only above bit 32 (one shared offset in every CTA) must
