@@ -345,6 +345,13 @@ pub struct WeakMemory {
     tpb: u32,
     seq: u64,
     live_entries: u64,
+    /// Per CTA, its threads that have not exited: a CTA's shared-memory histories are
+    /// freed with its last thread ([`Self::thread_exit`]).
+    cta_live: Vec<u32>,
+    /// What [`Self::heap_bytes`] counted of the histories freed so far this launch, as
+    /// they were when freed (they cannot change after), so that the statistic is what the
+    /// launch's histories held.
+    gone_heap: usize,
     /// Loads per thread (the counter of the choice hash).
     loads: Vec<u32>,
     /// Liveness: a stall is being resolved (until something makes progress); see
@@ -404,6 +411,8 @@ impl WeakMemory {
             tpb: 1,
             seq: 0,
             live_entries: 0,
+            cta_live: Vec::new(),
+            gone_heap: 0,
             loads: Vec::new(),
             fresh: false,
             fresh_all: false,
@@ -448,6 +457,7 @@ impl WeakMemory {
                 .filter_map(|x| self.msgs[x.msg as usize].as_ref())
                 .map(|m| m.heap_bytes())
                 .sum::<usize>()
+            + self.gone_heap
             + self.pages.len() * (PAGE_BLOCKS * 4 + 16)
             + self.page_index.capacity() * 16
             + self.shared.iter().map(|s| s.capacity() * 4).sum::<usize>()
@@ -1125,6 +1135,9 @@ impl WeakMemory {
         self.tpb = info.threads_per_cta.max(1);
         self.seq = 0;
         self.live_entries = 0;
+        self.cta_live.clear();
+        self.cta_live.resize(info.ctas as usize, self.tpb);
+        self.gone_heap = 0;
         self.observed = false;
         self.tainted.clear();
         self.tainted.resize(info.ctas as usize, false);
@@ -1449,8 +1462,39 @@ impl WeakMemory {
         self.hb.release(b, threads);
     }
 
-    pub fn thread_exit(&mut self) {
+    pub fn thread_exit(&mut self, cta: u32) {
         self.fresh = false;
+        if let Some(n) = self.cta_live.get_mut(cta as usize) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.drop_cta(cta as usize);
+            }
+        }
+    }
+
+    /// CTA `cta` has no thread left: nothing can access its shared memory again, so the
+    /// entries of its blocks' histories go (CUB's onesweep radix sort, 131,072 keys:
+    /// 2.3 M shared histories, 400 MB, in its upsweep launch, all alive to the end of the
+    /// launch, and freed one by one at the next launch's start). What stays is all that
+    /// anything outside the block's own accesses reads: the lists' numbers (the polled
+    /// set and the kept-aside orphans name blocks by them; a number is never reused
+    /// within a launch) and the messages' slots (freeing them would change which slot
+    /// the next message takes). `live_entries` keeps counting the dropped entries, so
+    /// `entries_peak` is the same as without this.
+    fn drop_cta(&mut self, cta: usize) {
+        let Some(slots) = self.shared.get(cta) else {
+            return;
+        };
+        let e = std::mem::size_of::<Entry>();
+        for &li in slots.iter().filter(|&&li| li != 0) {
+            let list = std::mem::take(&mut self.lists[li as usize]);
+            self.gone_heap += list.capacity() * e
+                + list
+                    .iter()
+                    .filter_map(|x| self.msgs[x.msg as usize].as_ref())
+                    .map(|m| m.heap_bytes())
+                    .sum::<usize>();
+        }
     }
 
     /// Liveness: the locations the threads are polling — each thread's latest load —
@@ -1695,8 +1739,8 @@ impl Hooks for WeakHooks {
         self.weak.barrier_release(b, threads);
     }
 
-    fn thread_exit(&mut self, _mem: &mut Memory, _t: ThreadRef) {
-        self.weak.thread_exit();
+    fn thread_exit(&mut self, _mem: &mut Memory, t: ThreadRef) {
+        self.weak.thread_exit(t.cta);
     }
 
     fn stalled(&mut self, _mem: &mut Memory) -> bool {
@@ -1748,6 +1792,73 @@ mod tests {
             .collect();
         forget_one(&mut lone, &mut msgs, &mut free);
         assert_eq!(lone[0].off(), 1);
+    }
+
+    /// A CTA's shared-memory histories go with its last thread; the global ones stay,
+    /// and the statistics count what went.
+    #[test]
+    fn a_ctas_shared_histories_go_with_its_last_thread() {
+        use fencehound_vgpu::{Arg, Device, Dim3, LaunchOptions, RoundRobin};
+        // Every thread: a store to its own shared word, then its own global word.
+        let ptx = r#".version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    .shared .align 4 .b8 sm[256];
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r4, %r2, %r3, %r1;
+    mov.u32 %r5, sm;
+    shl.b32 %r7, %r1, 2;
+    add.u32 %r7, %r7, %r5;
+    st.shared.u32 [%r7], %r4;
+    mul.wide.u32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r4;
+    ret;
+}
+"#;
+        let module = fencehound_ptx::parse("k.ptx", ptx).expect("parse");
+        let mut dev = Device::new();
+        let id = dev.load_module(&module).expect("load");
+        let out = dev.alloc(4 * 4 * 64).expect("alloc");
+        let mut h = WeakHooks::new(BufferConfig::new(crate::Model::Weak, 0.5, 1));
+        let r = dev
+            .launch_with(
+                id,
+                "k",
+                Dim3::x(4),
+                Dim3::x(64),
+                0,
+                &[Arg::Ptr(out)],
+                LaunchOptions::default(),
+                &mut h,
+                &mut RoundRobin::new(1),
+            )
+            .expect("launch");
+        assert!(r.outcome.is_completed());
+        let w = h.memory();
+        let shared: Vec<u32> = w
+            .shared
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&l| l != 0)
+            .collect();
+        // 64 words of 4 bytes per CTA: 32 blocks each.
+        assert_eq!(shared.len(), 4 * 32);
+        assert!(shared.iter().all(|&l| w.lists[l as usize].is_empty()));
+        // Every global block keeps its history (its initial value and the store).
+        let global = w.lists.len() - 1 - shared.len();
+        assert_eq!(global, 4 * 64 / 2);
+        assert!(w.gone_heap >= 4 * 32 * std::mem::size_of::<Entry>());
+        assert_eq!(w.cta_live, vec![0; 4]);
     }
 
     #[test]
