@@ -282,6 +282,87 @@ fn changes_by_address_wake_only_their_readers() {
     }
 }
 
+/// Thread 0 of CTA 0 stores a flag (buffered at `p_w = 1` until it exits after a long
+/// loop); thread 0 of every other CTA spins on it; threads 32 and up of every CTA loop
+/// for a time that grows with their thread and CTA numbers, then exit, storing nothing.
+const EXITS: &str = r#"
+.visible .entry exits(.param .u64 buf)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [buf];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    setp.ge.u32 %p1, %r2, 32;
+    @%p1 bra WORK;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra DONE;
+    setp.ne.u32 %p1, %r3, 0;
+    @%p1 bra READER;
+    st.volatile.global.u32 [%rd2], 1;
+    mov.u32 %r5, 0;
+WLOOP:
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p2, %r5, 3000;
+    @%p2 bra WLOOP;
+    bra.uni DONE;
+READER:
+    ld.volatile.global.u32 %r6, [%rd2];
+    setp.eq.u32 %p2, %r6, 0;
+    @%p2 bra READER;
+    bra.uni DONE;
+WORK:
+    mad.lo.u32 %r7, %r2, 4, %r3;
+    mov.u32 %r5, 0;
+LOOP:
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p2, %r5, %r7;
+    @%p2 bra LOOP;
+DONE:
+    ret;
+}
+"#;
+
+/// Exits that drain nothing wake no parked warp, under hooks that name their changes:
+/// the spinners of `EXITS` (15 CTAs) stay parked while the other CTAs' 48 worker warps
+/// exit one after another, and each execution is the one it is without parking. (Every
+/// exit woke every parked warp before: on CUB's single-pass scan under `bugaroo`,
+/// re-parking the look-back warps after each tile's exit was most of the launch.)
+#[test]
+fn exits_that_drain_nothing_wake_no_parked_warp() {
+    for model in [Model::Bugaroo, Model::Scoped] {
+        for seed in 0..6 {
+            let cfg = || {
+                let mut c = BufferConfig::new(model, 1.0, seed);
+                c.trace = false;
+                c
+            };
+            let mut a = Forward::new(WriteBuffers::new(cfg()), true, false);
+            a.shared = true;
+            a.named = true;
+            let mut c = Forward::new(WriteBuffers::new(cfg()), false, false);
+            let (ra, ma) = launch(&mut a, seed, ("exits", EXITS), (16, 128, 64));
+            let (rc, mc) = launch(&mut c, seed, ("exits", EXITS), (16, 128, 64));
+            let what = format!("{} seed {seed}", model.name());
+            assert!(ra.outcome.is_completed(), "{what}: {:?}", ra.outcome);
+            assert!(ra.stats.parked_steps > 0, "{what}");
+            let mut r = ra.clone();
+            r.stats.parked_steps = 0;
+            assert_eq!(r, rc, "{what}");
+            assert_eq!(ma, mc, "{what}");
+            // Interpreted spin turns: the probes and the turn after the flag's drain, a
+            // few per spinner; one re-probe per spinner and exit would be over 700.
+            let (parked, unparked) = (a.loads.get(), c.loads.get());
+            assert!(
+                parked <= 15 * 12,
+                "{what}: {parked} spin loads interpreted with parking, {unparked} without"
+            );
+        }
+    }
+}
+
 /// `LaunchOptions::quick_stalls`: once every runnable warp is parked the liveness rule
 /// drains at once, and again while a drain wakes no parked warp. On `CHAIN` (spinners on
 /// flags that wait behind about a thousand buffered slot stores at `p_w = 1`) every

@@ -597,7 +597,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     Op::Fence { .. } => fences as u8 * EVENT,
                     // A CTA barrier's release wakes the CTA's warps (`try_release`); a
                     // warp barrier completes in its own warp.
-                    ref op @ (Op::St { .. } | Op::Bar { .. } | Op::WarpSync { .. })
+                    // An exit's effects on others are named (`exit_lanes`).
+                    ref op @ (Op::St { .. } | Op::Bar { .. } | Op::WarpSync { .. } | Op::Exit)
                         if livelock::is_event(op) =>
                     {
                         if stores {
@@ -2359,7 +2360,21 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             warp.exited |= 1 << l;
         }
         self.since_progress = 0;
-        self.changed_for_all();
+        if self.park.fine {
+            // With hooks that count and name what others can see, an exit is no event
+            // for the other warps' parking: what it changes that another warp can read
+            // is the hooks' drain of the exiting threads' buffers (counted and named
+            // like any drain: `after_step` wakes the warps that read those blocks), a
+            // barrier it completes (`try_release` below wakes that CTA's warps) and the
+            // warp's own collectives (this warp, which is running). Every exit woke every
+            // parked warp: on CUB's single-pass scan (547 CTAs) under `bugaroo`, each
+            // tile's exit woke every look-back warp waiting for a predecessor's buffered
+            // status, and re-parking them was 1.9 M of the launch's 2.1 M steps.
+            self.livelock.change(self.stats.lane_instructions);
+            self.step_own = true;
+        } else {
+            self.changed_for_all();
+        }
         self.ctas[cta as usize].live -= m.count_ones();
         self.set_runnable(w);
         // Exited threads no longer count for CTA-wide barriers, and a collective that

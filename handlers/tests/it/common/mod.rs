@@ -151,6 +151,8 @@ pub mod forward {
         pub shared: bool,
         pub named: bool,
         pub plain_yes: Cell<u64>,
+        /// Calls of `load` (one per lane whose load reached the hooks).
+        pub loads: Cell<u64>,
     }
 
     impl<H> Forward<H> {
@@ -162,6 +164,7 @@ pub mod forward {
                 shared: false,
                 named: false,
                 plain_yes: Cell::new(0),
+                loads: Cell::new(0),
             }
         }
     }
@@ -171,6 +174,7 @@ pub mod forward {
             self.inner.launch_begin(info)
         }
         fn load(&mut self, mem: &mut Memory, a: &Access, buf: &mut [u8]) -> Result<(), MemError> {
+            self.loads.set(self.loads.get() + 1);
             self.inner.load(mem, a, buf)
         }
         fn store(&mut self, mem: &mut Memory, a: &Access, data: &[u8]) -> Result<(), MemError> {
