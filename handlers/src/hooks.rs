@@ -253,6 +253,15 @@ impl Hooks for ModelHooks {
     }
 
     #[inline]
+    fn cta_exit(&mut self, mem: &mut Memory, cta: u32) {
+        match self {
+            ModelHooks::Sc(h) => h.cta_exit(mem, cta),
+            ModelHooks::Buffers(h) => h.cta_exit(mem, cta),
+            ModelHooks::Weak(h) => h.cta_exit(mem, cta),
+        }
+    }
+
+    #[inline]
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         match self {
             ModelHooks::Sc(h) => h.stalled(mem),

@@ -345,9 +345,6 @@ pub struct WeakMemory {
     tpb: u32,
     seq: u64,
     live_entries: u64,
-    /// Per CTA, its threads that have not exited: a CTA's shared-memory histories are
-    /// freed with its last thread ([`Self::thread_exit`]).
-    cta_live: Vec<u32>,
     /// What [`Self::heap_bytes`] counted of the histories freed so far this launch, as
     /// they were when freed (they cannot change after), so that the statistic is what the
     /// launch's histories held.
@@ -411,7 +408,6 @@ impl WeakMemory {
             tpb: 1,
             seq: 0,
             live_entries: 0,
-            cta_live: Vec::new(),
             gone_heap: 0,
             loads: Vec::new(),
             fresh: false,
@@ -1135,8 +1131,6 @@ impl WeakMemory {
         self.tpb = info.threads_per_cta.max(1);
         self.seq = 0;
         self.live_entries = 0;
-        self.cta_live.clear();
-        self.cta_live.resize(info.ctas as usize, self.tpb);
         self.gone_heap = 0;
         self.observed = false;
         self.tainted.clear();
@@ -1462,14 +1456,8 @@ impl WeakMemory {
         self.hb.release(b, threads);
     }
 
-    pub fn thread_exit(&mut self, cta: u32) {
+    pub fn thread_exit(&mut self) {
         self.fresh = false;
-        if let Some(n) = self.cta_live.get_mut(cta as usize) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.drop_cta(cta as usize);
-            }
-        }
     }
 
     /// CTA `cta` has no thread left: nothing can access its shared memory again, so the
@@ -1481,7 +1469,7 @@ impl WeakMemory {
     /// within a launch) and the messages' slots (freeing them would change which slot
     /// the next message takes). `live_entries` keeps counting the dropped entries, so
     /// `entries_peak` is the same as without this.
-    fn drop_cta(&mut self, cta: usize) {
+    pub fn drop_cta(&mut self, cta: usize) {
         let Some(slots) = self.shared.get(cta) else {
             return;
         };
@@ -1739,8 +1727,12 @@ impl Hooks for WeakHooks {
         self.weak.barrier_release(b, threads);
     }
 
-    fn thread_exit(&mut self, _mem: &mut Memory, t: ThreadRef) {
-        self.weak.thread_exit(t.cta);
+    fn thread_exit(&mut self, _mem: &mut Memory, _t: ThreadRef) {
+        self.weak.thread_exit();
+    }
+
+    fn cta_exit(&mut self, _mem: &mut Memory, cta: u32) {
+        self.weak.drop_cta(cta as usize);
     }
 
     fn stalled(&mut self, _mem: &mut Memory) -> bool {
@@ -1858,7 +1850,6 @@ mod tests {
         let global = w.lists.len() - 1 - shared.len();
         assert_eq!(global, 4 * 64 / 2);
         assert!(w.gone_heap >= 4 * 32 * std::mem::size_of::<Entry>());
-        assert_eq!(w.cta_live, vec![0; 4]);
     }
 
     #[test]

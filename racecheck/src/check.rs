@@ -302,6 +302,9 @@ struct Locs {
     global: LocMap,
     /// Per CTA, its shared keys (the whole key, as in `global`).
     shared: Vec<LocMap>,
+    /// Entries in `shared`'s tables (so that [`Self::is_empty`], asked at every warp's
+    /// weak stores, does not walk the CTAs).
+    shared_len: usize,
     /// Keys with a window in the tables of CTAs that have exited (statistics).
     gone_sync: usize,
 }
@@ -316,13 +319,14 @@ impl Locs {
     fn clear(&mut self) {
         self.global.clear();
         self.shared.clear();
+        self.shared_len = 0;
         self.gone_sync = 0;
     }
 
     /// No location has a window or hidden writes.
     #[inline]
     fn is_empty(&self) -> bool {
-        self.global.is_empty() && self.shared.iter().all(|m| m.is_empty())
+        self.global.is_empty() && self.shared_len == 0
     }
 
     fn sync_len(&self) -> usize {
@@ -347,16 +351,22 @@ impl Locs {
         }
     }
 
-    /// The table for `k`, made if it does not exist yet.
+    /// `k`'s entry, made (with its CTA's table) if it does not exist yet.
     #[inline(always)]
-    fn table_entry(&mut self, k: u64) -> &mut LocMap {
+    fn entry(&mut self, k: u64) -> &mut LocEntry {
         match key_cta(k) {
-            None => &mut self.global,
+            None => self.global.entry(k).or_default(),
             Some(c) => {
                 if self.shared.len() <= c {
                     self.shared.resize_with(c + 1, LocMap::default);
                 }
-                &mut self.shared[c]
+                match self.shared[c].entry(k) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        self.shared_len += 1;
+                        e.insert(LocEntry::default())
+                    }
+                }
             }
         }
     }
@@ -366,6 +376,7 @@ impl Locs {
         if let Some(m) = self.shared.get_mut(cta) {
             if !m.is_empty() {
                 self.gone_sync += m.values().filter(|e| !e.q.is_empty()).count();
+                self.shared_len -= m.len();
                 *m = LocMap::default();
             }
         }
@@ -390,7 +401,7 @@ impl Locs {
     /// The window of `k`, created empty if absent (the caller pushes to it).
     #[inline]
     fn sync_entry(&mut self, k: u64) -> &mut SyncQueue {
-        &mut self.table_entry(k).entry(k).or_default().q
+        &mut self.entry(k).q
     }
 
     #[inline]
@@ -411,7 +422,7 @@ impl Locs {
 
     #[inline]
     fn hidden_entry(&mut self, k: u64) -> &mut HiddenList {
-        &mut self.table_entry(k).entry(k).or_default().hidden
+        &mut self.entry(k).hidden
     }
 
     /// Drops `k`'s hidden writes (and the entry, when no write is remembered either).
@@ -423,6 +434,9 @@ impl Locs {
         if let Some(e) = m.get_mut(&k) {
             if e.q.is_empty() {
                 m.remove(&k);
+                if key_cta(k).is_some() {
+                    self.shared_len -= 1;
+                }
             } else {
                 e.hidden = HiddenList::default();
             }
@@ -1199,9 +1213,6 @@ impl Relation {
 pub struct RaceCheck<H> {
     inner: H,
     launch: LaunchMeta,
-    /// Per CTA, its threads that have not exited (a CTA's shared entries of `locs` go with
-    /// its last thread).
-    cta_live: Vec<u32>,
     hb: Hb,
     /// The scope-blind twin (see the module docs); `None` while identical to `hb`.
     blind: Option<Hb>,
@@ -1355,7 +1366,6 @@ impl<H: Hooks> RaceCheck<H> {
         RaceCheck {
             inner,
             launch: LaunchMeta::default(),
-            cta_live: Vec::new(),
             hb: Hb::new(),
             blind: None,
             threads: Threads::default(),
@@ -1509,9 +1519,6 @@ impl<H: Hooks> RaceCheck<H> {
         self.shadow.clear();
         self.read_sets.clear();
         self.locs.clear();
-        self.cta_live.clear();
-        self.cta_live
-            .resize(info.ctas as usize, info.threads_per_cta.max(1));
         self.deferred.clear();
         self.lock_pending = PendingRaces::default();
         self.strong_pending.clear();
@@ -3246,18 +3253,19 @@ impl<H: Hooks> Hooks for RaceCheck<H> {
     }
 
     fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
-        if let Some(n) = self.cta_live.get_mut(t.cta as usize) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.locs.drop_cta(t.cta as usize);
-                self.shadow.drop_shared(t.cta as usize);
-            }
-        }
         self.hb.exit(t.global);
         if let Some(b) = &mut self.blind {
             b.exit(t.global);
         }
         self.inner.thread_exit(mem, t);
+    }
+
+    /// Nothing can access the CTA's shared memory again: its keys' table and its shadow
+    /// region go (see [`Locs`], [`Shadow::drop_shared`]).
+    fn cta_exit(&mut self, mem: &mut Memory, cta: u32) {
+        self.locs.drop_cta(cta as usize);
+        self.shadow.drop_shared(cta as usize);
+        self.inner.cta_exit(mem, cta);
     }
 
     fn stalled(&mut self, mem: &mut Memory) -> bool {
@@ -3422,6 +3430,7 @@ mod tests {
         assert!(rc.races().is_empty());
         assert_eq!(rc.locs.shared.len(), 4, "every CTA made a window");
         assert!(rc.locs.shared.iter().all(|m| m.is_empty()));
+        assert!(rc.locs.is_empty());
         assert!(rc.shadow.shared.iter().all(|r| r.len == 0));
         let s = rc.stats();
         // One window per CTA (its counter word), and each CTA's 260 shared bytes tracked

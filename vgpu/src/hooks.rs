@@ -333,6 +333,12 @@ pub trait Hooks {
     #[inline]
     fn thread_exit(&mut self, _mem: &mut Memory, _t: ThreadRef) {}
 
+    /// Every thread of CTA `cta` has exited (called after the last one's
+    /// [`Hooks::thread_exit`]): nothing can access the CTA's shared memory again in this
+    /// launch, so what the hooks keep for it alone may go.
+    #[inline]
+    fn cta_exit(&mut self, _mem: &mut Memory, _cta: u32) {}
+
     /// Nothing can run, or every runnable thread has spun without progress for a long
     /// time. Return true if the hook changed memory (e.g. drained a buffered store) so
     /// that execution may make progress again; false means the state is final.
@@ -598,6 +604,9 @@ impl<H: Hooks> Hooks for Observed<'_, H> {
     }
     fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
         self.inner.thread_exit(mem, t)
+    }
+    fn cta_exit(&mut self, mem: &mut Memory, cta: u32) {
+        self.inner.cta_exit(mem, cta)
     }
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         self.inner.stalled(mem)

@@ -462,6 +462,10 @@ impl Hooks for NativeLog {
         self.collect();
     }
 
+    fn cta_exit(&mut self, mem: &mut Memory, cta: u32) {
+        self.wb.cta_exit(mem, cta);
+    }
+
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         let r = self.wb.stalled(mem);
         self.collect();

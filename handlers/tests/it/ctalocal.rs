@@ -218,6 +218,9 @@ impl Hooks for Asking {
     fn thread_exit(&mut self, mem: &mut Memory, t: ThreadRef) {
         self.inner.thread_exit(mem, t)
     }
+    fn cta_exit(&mut self, mem: &mut Memory, cta: u32) {
+        self.inner.cta_exit(mem, cta)
+    }
     fn stalled(&mut self, mem: &mut Memory) -> bool {
         self.inner.stalled(mem)
     }

@@ -86,6 +86,13 @@ fn launch_with<H: Hooks>(
     (r, out)
 }
 
+/// `model` at `p` with `seed`, without a trace (runs compared for equality).
+fn untraced(model: Model, p: f64, seed: u64) -> BufferConfig {
+    let mut c = BufferConfig::new(model, p, seed);
+    c.trace = false;
+    c
+}
+
 /// One launch of `MP` (4 CTAs of 32 threads) under `hooks`: the result and the 256-byte
 /// buffer.
 fn run<H: Hooks>(hooks: &mut H, seed: u64) -> (LaunchResult, Vec<u8>) {
@@ -99,11 +106,7 @@ fn both(model: Model, p: f64, seeds: u64) -> (BTreeSet<u32>, u64) {
     let mut seen = BTreeSet::new();
     let mut parked = 0;
     for seed in 0..seeds {
-        let cfg = || {
-            let mut c = BufferConfig::new(model, p, seed);
-            c.trace = false;
-            c
-        };
+        let cfg = || untraced(model, p, seed);
         let mut a = WriteBuffers::new(cfg());
         // Parking refused, the rest (plain loads included) as in `a`.
         let mut b = Forward::new(WriteBuffers::new(cfg()), false, true);
@@ -240,11 +243,7 @@ fn changes_by_address_wake_only_their_readers() {
     for model in [Model::Bugaroo, Model::Scoped] {
         let (mut by_address, mut for_all) = (0, 0);
         for seed in 0..12 {
-            let cfg = || {
-                let mut c = BufferConfig::new(model, 1.0, seed);
-                c.trace = false;
-                c
-            };
+            let cfg = || untraced(model, 1.0, seed);
             let mut a = WriteBuffers::new(cfg());
             let mut b = Forward::new(WriteBuffers::new(cfg()), true, true);
             b.shared = true;
@@ -334,11 +333,7 @@ DONE:
 fn exits_that_drain_nothing_wake_no_parked_warp() {
     for model in [Model::Bugaroo, Model::Scoped] {
         for seed in 0..6 {
-            let cfg = || {
-                let mut c = BufferConfig::new(model, 1.0, seed);
-                c.trace = false;
-                c
-            };
+            let cfg = || untraced(model, 1.0, seed);
             let mut a = Forward::new(WriteBuffers::new(cfg()), true, false);
             a.shared = true;
             a.named = true;

@@ -2376,6 +2376,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             self.changed_for_all();
         }
         self.ctas[cta as usize].live -= m.count_ones();
+        if self.ctas[cta as usize].live == 0 {
+            self.hooks.cta_exit(self.mem, cta);
+        }
         self.set_runnable(w);
         // Exited threads no longer count for CTA-wide barriers, and a collective that
         // waited for them may now complete.
