@@ -186,6 +186,15 @@ struct Warp {
     clock: u64,
 }
 
+impl Warp {
+    /// How many lanes the warp has (its lane records exist only from its first step to
+    /// its end: [`Machine::start_warp`]).
+    #[inline]
+    fn nlanes(&self) -> usize {
+        (u32::BITS - self.present.leading_zeros()) as usize
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct BarState {
     arrived: u32,
@@ -316,6 +325,23 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     /// The threads a CTA barrier releases (`try_release`), kept for its room: one
     /// allocation per launch instead of one per barrier instance.
     released: Vec<ThreadRef>,
+    /// Words of a warp's register file when it starts (the kernel's registers × `WARP`).
+    /// A warp gets its file at its first step, not at launch, and gives it back when its
+    /// last lane has exited ([`Machine::exit_lanes`], taken at the next step: the exiting
+    /// step's livelock record still reads it), so a launch holds files only for the
+    /// warps that have started and not finished. A million-thread stencil allocated and
+    /// faulted in 32,768 files (100 MB) before its first instruction: a fifth of the
+    /// launch in `Machine::new` and page faults (`perf`, `exec --model sc` of
+    /// `bench/programs/stencil.cu`).
+    start_regs: usize,
+    /// Files of finished warps, for the next warps to start (most recent first out: the
+    /// one just given back is still in cache).
+    free_regs: Vec<Vec<u64>>,
+    /// The same for lane records (a warp's 32 took 1.5 KB, made for every warp at launch).
+    free_lanes: Vec<Vec<Lane>>,
+    /// A warp whose last lane exited in the step just run: its file and lane records go
+    /// to `free_regs` and `free_lanes` at the start of the next step.
+    finished: Option<u32>,
 }
 
 /// `Machine::events`: an event for spin parking, and an instruction that only keeps its
@@ -368,12 +394,15 @@ fn zeroed_regs(n: usize) -> Vec<u64> {
 }
 
 /// Gives the launch's register files to [`REG_POOL`] (up to [`REG_POOL_WORDS`] in all).
-fn pool_regs(warps: &mut [Warp]) {
+fn pool_regs(warps: &mut [Warp], free: Vec<Vec<u64>>) {
     REG_POOL.with(|p| {
         let mut p = p.borrow_mut();
         let mut words: usize = p.iter().map(|v| v.capacity()).sum();
-        for w in warps {
-            let v = std::mem::take(&mut w.regs);
+        let held = warps.iter_mut().map(|w| std::mem::take(&mut w.regs));
+        for v in free.into_iter().chain(held) {
+            if v.capacity() == 0 {
+                continue;
+            }
             if words + v.capacity() > REG_POOL_WORDS {
                 break;
             }
@@ -429,21 +458,15 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 let first = w * WARP as u32;
                 let n = (tpb - first).min(WARP as u32);
                 let present = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                // Each lane built, not cloned: cloning the empty collections costs more.
-                let lane = || Lane {
-                    func: spec.func,
-                    local_base: 0,
-                    local: vec![0u8; func.frame_size as usize],
-                    rare: None,
-                };
                 warps.push(Warp {
                     cta: c,
                     first_tid: first,
-                    lanes: (0..n).map(|_| lane()).collect(),
+                    // Made at the warp's first step, as its registers (`start_warp`).
+                    lanes: Vec::new(),
                     pc: [func.entry; WARP],
                     reg_base: [0; WARP],
                     status: [Status::Ready; WARP],
-                    regs: zeroed_regs(func.nregs as usize * WARP),
+                    regs: Vec::new(),
                     ready: present,
                     exited: 0,
                     present,
@@ -511,6 +534,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             park_reads: false,
             park_blocks: Vec::new(),
             released: Vec::new(),
+            start_regs: func.nregs as usize * WARP,
+            free_regs: Vec::new(),
+            free_lanes: Vec::new(),
+            finished: None,
         }
     }
 
@@ -732,7 +759,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                     match word {
                         livelock::Word::Ready => warp.ready = v as u32,
                         livelock::Word::Status(l) => {
-                            if (l as usize) < warp.lanes.len() {
+                            if (l as usize) < warp.nlanes() {
                                 warp.status[l as usize] = match v & 0xffff_ffff {
                                     0 => Status::Ready,
                                     _ => Status::Collective((v >> 32) as u32),
@@ -831,7 +858,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.mem.log_writes(false);
         self.stats.unwritten_escapes = self.mem.set_write_guard(None);
         self.hooks.launch_end(self.mem);
-        pool_regs(&mut self.warps);
+        pool_regs(&mut self.warps, std::mem::take(&mut self.free_regs));
         LaunchResult {
             outcome,
             stdout: self.stdout,
@@ -1168,7 +1195,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 continue;
             }
             let mut groups: Vec<(u32, String, SiteInfo)> = Vec::new();
-            for l in 0..w.lanes.len() {
+            for l in 0..w.nlanes() {
                 let what = match w.status[l] {
                     Status::Exited => continue,
                     Status::Ready => "running".to_string(),
@@ -1410,6 +1437,21 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
     fn step(&mut self, w: u32) -> StepEnd {
         self.step_end = u32::MAX;
         self.step_single = false;
+        if let Some(f) = self.finished.take() {
+            let warp = &mut self.warps[f as usize];
+            let (regs, lanes) = (
+                std::mem::take(&mut warp.regs),
+                std::mem::take(&mut warp.lanes),
+            );
+            if regs.capacity() > 0 {
+                self.free_regs.push(regs);
+            }
+            self.free_lanes.push(lanes);
+        }
+        let warp = &self.warps[w as usize];
+        if warp.lanes.is_empty() && warp.ready != 0 {
+            self.start_warp(w);
+        }
         // Choose the group: ready lanes sharing (pc, frame).
         let (mask, pc0) = {
             let warp = &self.warps[w as usize];
@@ -2349,6 +2391,45 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
+    /// Warp `w`'s first step: its register file, zeroed, and its lane records (see
+    /// [`Machine::start_regs`]).
+    #[cold]
+    fn start_warp(&mut self, w: u32) {
+        let n = self.start_regs;
+        let regs = match self.free_regs.pop() {
+            Some(mut v) => {
+                v.clear();
+                v.resize(n, 0);
+                v
+            }
+            None => zeroed_regs(n),
+        };
+        let (func, frame) = (
+            self.func,
+            self.prog.funcs[self.func as usize].frame_size as usize,
+        );
+        let mut lanes = self.free_lanes.pop().unwrap_or_default();
+        let warp = &mut self.warps[w as usize];
+        let n = warp.nlanes();
+        lanes.truncate(n);
+        for lane in &mut lanes {
+            lane.func = func;
+            lane.local_base = 0;
+            lane.local.clear();
+            lane.local.resize(frame, 0);
+            lane.rare = None;
+        }
+        // Each lane built, not cloned: cloning the empty collections costs more.
+        lanes.extend((lanes.len()..n).map(|_| Lane {
+            func,
+            local_base: 0,
+            local: vec![0u8; frame],
+            rare: None,
+        }));
+        warp.lanes = lanes;
+        warp.regs = regs;
+    }
+
     fn exit_lanes(&mut self, w: u32, m: u32) {
         let cta = self.warps[w as usize].cta;
         for l in lanes(m) {
@@ -2374,6 +2455,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             self.step_own = true;
         } else {
             self.changed_for_all();
+        }
+        let warp = &self.warps[w as usize];
+        if warp.exited == warp.present {
+            self.finished = Some(w);
         }
         self.ctas[cta as usize].live -= m.count_ones();
         if self.ctas[cta as usize].live == 0 {

@@ -120,7 +120,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             let mut woke = false;
             let warp = &self.warps[w as usize];
             // The lanes waiting at this barrier, in lane order as before.
-            let waiting = (0..warp.lanes.len())
+            let waiting = (0..warp.nlanes())
                 .filter(|&l| warp.status[l] == Status::Barrier(bid))
                 .fold(0u32, |m, l| m | 1 << l);
             for l in lanes(waiting) {
@@ -254,7 +254,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let mut groups = [(0u32, 0u32); WARP];
         let mut n = 0;
         let warp = &self.warps[w as usize];
-        for l in 0..warp.lanes.len() {
+        for l in 0..warp.nlanes() {
             if let Status::Collective(m) = warp.status[l] {
                 let lpc = warp.pc[l];
                 let same = lpc == pc
@@ -318,7 +318,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             } => {
                 let vals: Vec<u64> = (0..WARP)
                     .map(|l| {
-                        if l < self.warps[w as usize].lanes.len() {
+                        if l < self.warps[w as usize].nlanes() {
                             self.src(w, l, *a)
                         } else {
                             0
@@ -486,7 +486,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
 
     pub(super) fn try_collectives(&mut self, w: u32) {
         let warp = &self.warps[w as usize];
-        let pcs: Vec<u32> = (0..warp.lanes.len())
+        let pcs: Vec<u32> = (0..warp.nlanes())
             .filter(|&i| matches!(warp.status[i], Status::Collective(_)))
             .map(|i| warp.pc[i])
             .collect();

@@ -20,4 +20,5 @@ mod scheduling;
 mod unwritten;
 mod verdicts;
 mod warp_groups;
+mod warp_start;
 mod wmma;
