@@ -208,6 +208,10 @@ struct Cta {
     warps: std::ops::Range<u32>,
     live: u32,
     bars: Vec<BarState>,
+    /// The barriers (bits by id) with an arrival since their last release: the ones an
+    /// exit may complete. (A warp's exit asked all 16 through `bars`, a cache miss per
+    /// exiting warp on a stencil of 4,096 CTAs: `perf`, 2.7% of its launch.)
+    armed: u16,
     /// No thread of the CTA can write shared memory before its next barrier releases
     /// (`crate::unwritten::shared_quiet`); known once seen, forgotten at each release.
     quiet: bool,
@@ -477,6 +481,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 warps: start..warps.len() as u32,
                 live: tpb,
                 bars: vec![BarState::default(); 16],
+                armed: 0,
                 quiet: false,
             });
         }
@@ -2467,7 +2472,10 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.set_runnable(w);
         // Exited threads no longer count for CTA-wide barriers, and a collective that
         // waited for them may now complete.
-        for id in 0..16 {
+        let mut armed = self.ctas[cta as usize].armed;
+        while armed != 0 {
+            let id = armed.trailing_zeros();
+            armed &= armed - 1;
             self.try_release(cta, id);
         }
         self.try_collectives(w);

@@ -58,7 +58,9 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
                 site,
             };
             self.hooks.barrier_arrive(self.mem, &ev);
-            let bs = &mut self.ctas[cta as usize].bars[bid as usize];
+            let c = &mut self.ctas[cta as usize];
+            c.armed |= 1 << bid;
+            let bs = &mut c.bars[bid as usize];
             if bs.arrived == 0 {
                 bs.expected = cnt;
                 bs.popc = 0;
@@ -102,6 +104,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         let (popc, all, any) = (bs.popc, bs.all, bs.any);
         let range = c.warps.clone();
         self.ctas[cta as usize].bars[bid as usize] = BarState::default();
+        self.ctas[cta as usize].armed &= !(1 << bid);
         // A new interval: its threads may write shared memory again, and have not yet.
         self.ctas[cta as usize].quiet = false;
         // (Only where every barrier is the whole CTA's: a named barrier's release orders
