@@ -1201,9 +1201,13 @@ impl Hb {
         self.epochs.clear();
         self.epochs.resize(threads as usize, Epoch::FIRST);
         self.sc.reset(0);
-        self.sc_cta = vec![Knowledge::default(); ctas as usize];
-        self.sc_last_gpu = vec![0; ctas as usize];
-        self.sc_obs_gpu = vec![Obs::default(); ctas as usize];
+        // Refilled with defaults, not `vec![x; n]` (n clones of `x`).
+        self.sc_cta.clear();
+        self.sc_cta.resize_with(ctas as usize, Knowledge::default);
+        self.sc_last_gpu.clear();
+        self.sc_last_gpu.resize(ctas as usize, 0);
+        self.sc_obs_gpu.clear();
+        self.sc_obs_gpu.resize_with(ctas as usize, Obs::default);
         self.barriers.clear();
         self.last_barrier = None;
     }
