@@ -329,22 +329,12 @@ pub struct Machine<'p, 'm, H: Hooks, S: Scheduler> {
     /// The threads a CTA barrier releases (`try_release`), kept for its room: one
     /// allocation per launch instead of one per barrier instance.
     released: Vec<ThreadRef>,
-    /// Words of a warp's register file when it starts (the kernel's registers × `WARP`).
-    /// A warp gets its file at its first step, not at launch, and gives it back when its
-    /// last lane has exited ([`Machine::exit_lanes`], taken at the next step: the exiting
-    /// step's livelock record still reads it), so a launch holds files only for the
-    /// warps that have started and not finished. A million-thread stencil allocated and
-    /// faulted in 32,768 files (100 MB) before its first instruction: a fifth of the
-    /// launch in `Machine::new` and page faults (`perf`, `exec --model sc` of
-    /// `bench/programs/stencil.cu`).
-    start_regs: usize,
-    /// Files of finished warps, for the next warps to start (most recent first out: the
-    /// one just given back is still in cache).
-    free_regs: Vec<Vec<u64>>,
-    /// The same for lane records (a warp's 32 took 1.5 KB, made for every warp at launch).
+    /// Lane records of finished warps, for the next warps to start (their register files
+    /// go back to [`REG_POOL`]); see [`Machine::start_warp`].
     free_lanes: Vec<Vec<Lane>>,
-    /// A warp whose last lane exited in the step just run: its file and lane records go
-    /// to `free_regs` and `free_lanes` at the start of the next step.
+    /// A warp whose last lane exited in the step just run: its register file and lane
+    /// records are given back at the start of the next step (the exiting step's livelock
+    /// record still reads them).
     finished: Option<u32>,
 }
 
@@ -372,14 +362,22 @@ fn lanes(mask: u32) -> impl Iterator<Item = usize> {
     })
 }
 
+/// Register files given back, with the words they hold.
+struct RegPool {
+    files: Vec<Vec<u64>>,
+    words: usize,
+}
+
 thread_local! {
-    /// Register files of this thread's finished launches, for its next ones. A program
-    /// that launches a million-thread kernel again and again allocated (and glibc, trimming
-    /// its heap, gave back) the same hundred megabytes of register files each time, and
-    /// faulted them in again: a fifth of each launch's time (`perf`, ten launches of a
-    /// stencil step). A reused file is cleared instead, which costs a memset, not a page
-    /// fault per 4 KiB.
-    static REG_POOL: std::cell::RefCell<Vec<Vec<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Register files of finished warps — of this launch and of this thread's earlier
+    /// ones — for the next warps to start (the last one given back first: it is still in
+    /// cache). A program that launches a million-thread kernel again and again allocated
+    /// (and glibc, trimming its heap, gave back) the same hundred megabytes of register
+    /// files each time, and faulted them in again: a fifth of each launch's time (`perf`,
+    /// ten launches of a stencil step). A reused file is cleared instead, which costs a
+    /// memset, not a page fault per 4 KiB.
+    static REG_POOL: std::cell::RefCell<RegPool> =
+        const { std::cell::RefCell::new(RegPool { files: Vec::new(), words: 0 }) };
 }
 
 /// The most 8-byte words [`REG_POOL`] keeps (1 GiB).
@@ -387,7 +385,13 @@ const REG_POOL_WORDS: usize = 1 << 27;
 
 /// A zeroed register file of `n` words, reused from [`REG_POOL`] when it has one.
 fn zeroed_regs(n: usize) -> Vec<u64> {
-    match REG_POOL.with(|p| p.borrow_mut().pop()) {
+    let reused = REG_POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        let v = p.files.pop()?;
+        p.words -= v.capacity();
+        Some(v)
+    });
+    match reused {
         Some(mut v) => {
             v.clear();
             v.resize(n, 0);
@@ -397,21 +401,20 @@ fn zeroed_regs(n: usize) -> Vec<u64> {
     }
 }
 
-/// Gives the launch's register files to [`REG_POOL`] (up to [`REG_POOL_WORDS`] in all).
-fn pool_regs(warps: &mut [Warp], free: Vec<Vec<u64>>) {
+/// Gives these warps' register files to [`REG_POOL`] (up to [`REG_POOL_WORDS`] in all).
+fn pool_regs(warps: &mut [Warp]) {
     REG_POOL.with(|p| {
         let mut p = p.borrow_mut();
-        let mut words: usize = p.iter().map(|v| v.capacity()).sum();
-        let held = warps.iter_mut().map(|w| std::mem::take(&mut w.regs));
-        for v in free.into_iter().chain(held) {
+        for w in warps {
+            let v = std::mem::take(&mut w.regs);
             if v.capacity() == 0 {
                 continue;
             }
-            if words + v.capacity() > REG_POOL_WORDS {
+            if p.words + v.capacity() > REG_POOL_WORDS {
                 break;
             }
-            words += v.capacity();
-            p.push(v);
+            p.words += v.capacity();
+            p.files.push(v);
         }
     });
 }
@@ -539,8 +542,6 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
             park_reads: false,
             park_blocks: Vec::new(),
             released: Vec::new(),
-            start_regs: func.nregs as usize * WARP,
-            free_regs: Vec::new(),
             free_lanes: Vec::new(),
             finished: None,
         }
@@ -863,7 +864,7 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.mem.log_writes(false);
         self.stats.unwritten_escapes = self.mem.set_write_guard(None);
         self.hooks.launch_end(self.mem);
-        pool_regs(&mut self.warps, std::mem::take(&mut self.free_regs));
+        pool_regs(&mut self.warps);
         LaunchResult {
             outcome,
             stdout: self.stdout,
@@ -1444,14 +1445,8 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         self.step_single = false;
         if let Some(f) = self.finished.take() {
             let warp = &mut self.warps[f as usize];
-            let (regs, lanes) = (
-                std::mem::take(&mut warp.regs),
-                std::mem::take(&mut warp.lanes),
-            );
-            if regs.capacity() > 0 {
-                self.free_regs.push(regs);
-            }
-            self.free_lanes.push(lanes);
+            self.free_lanes.push(std::mem::take(&mut warp.lanes));
+            pool_regs(std::slice::from_mut(warp));
         }
         let warp = &self.warps[w as usize];
         if warp.lanes.is_empty() && warp.ready != 0 {
@@ -2396,23 +2391,18 @@ impl<'p, 'm, H: Hooks, S: Scheduler> Machine<'p, 'm, H, S> {
         Ok(())
     }
 
-    /// Warp `w`'s first step: its register file, zeroed, and its lane records (see
-    /// [`Machine::start_regs`]).
+    /// Warp `w`'s first step: its register file, zeroed, and its lane records. A warp
+    /// gets them here, not at launch, and gives them back when its last lane has exited
+    /// ([`Machine::finished`]), so a launch holds them only for the warps that have
+    /// started and not finished. A million-thread stencil allocated and faulted in
+    /// 32,768 files (100 MB) and their lane records before its first instruction: a
+    /// fifth of the launch in `Machine::new` and page faults (`perf`, `exec --model sc`
+    /// of `bench/programs/stencil.cu`).
     #[cold]
     fn start_warp(&mut self, w: u32) {
-        let n = self.start_regs;
-        let regs = match self.free_regs.pop() {
-            Some(mut v) => {
-                v.clear();
-                v.resize(n, 0);
-                v
-            }
-            None => zeroed_regs(n),
-        };
-        let (func, frame) = (
-            self.func,
-            self.prog.funcs[self.func as usize].frame_size as usize,
-        );
+        let f = &self.prog.funcs[self.func as usize];
+        let (func, frame) = (self.func, f.frame_size as usize);
+        let regs = zeroed_regs(f.nregs as usize * WARP);
         let mut lanes = self.free_lanes.pop().unwrap_or_default();
         let warp = &mut self.warps[w as usize];
         let n = warp.nlanes();
