@@ -258,7 +258,7 @@ fn words_filter(k: u64, size: u32) -> u64 {
 
 /// Empties a thread's two queues (global, shared) into `out` in store order: each queue
 /// is in store order already, so this is a merge, not a sort.
-fn merge_in_store_order(q: &mut [VecDeque<Entry>; 2], out: &mut Vec<Entry>) {
+fn merge_in_store_order(q: &mut [Fifo; 2], out: &mut Vec<Entry>) {
     let [qg, qs] = q;
     while let (Some(a), Some(b)) = (qg.front(), qs.front()) {
         let e = if a.seq() < b.seq() {
@@ -268,23 +268,184 @@ fn merge_in_store_order(q: &mut [VecDeque<Entry>; 2], out: &mut Vec<Entry>) {
         };
         out.extend(e);
     }
-    out.extend(qg.drain(..));
-    out.extend(qs.drain(..));
+    qg.drain_into(out);
+    qs.drain_into(out);
+}
+
+/// What the scans of a queue read — an overlay's `VecDeque` or a thread's [`Fifo`]:
+/// its entries in queue order, as two slices.
+trait Entries: std::ops::Index<usize, Output = Entry> {
+    fn slices(&self) -> (&[Entry], &[Entry]);
+
+    #[inline]
+    fn count(&self) -> usize {
+        let (a, b) = self.slices();
+        a.len() + b.len()
+    }
+
+    #[inline]
+    fn each(&self) -> std::iter::Chain<std::slice::Iter<'_, Entry>, std::slice::Iter<'_, Entry>> {
+        let (a, b) = self.slices();
+        a.iter().chain(b)
+    }
+}
+
+impl Entries for VecDeque<Entry> {
+    #[inline]
+    fn slices(&self) -> (&[Entry], &[Entry]) {
+        self.as_slices()
+    }
+}
+
+impl Entries for Fifo {
+    #[inline]
+    fn slices(&self) -> (&[Entry], &[Entry]) {
+        match self {
+            Fifo::Empty => (&[], &[]),
+            Fifo::One(e) => (std::slice::from_ref(e), &[]),
+            Fifo::Many(v) => v.as_slices(),
+        }
+    }
+}
+
+/// A thread's queue of buffered stores (one per space), oldest first. Most threads
+/// buffer one store at a time: that entry stays in place, with no allocation; a second
+/// moves the queue to the heap, where it keeps its room for the rest of the launch.
+/// (As a `VecDeque` each thread that buffered anything made an allocation of its own,
+/// freed with the launch's buffers: `malloc`/`free` were a fifth of `exec --model
+/// bugaroo` on a 1 M-thread transpose, whose threads buffer one shared and one global
+/// store each.) The same entries in the same order as the `VecDeque` it replaces, with
+/// the same positions for `remove`.
+#[derive(Debug, Clone, Default)]
+enum Fifo {
+    #[default]
+    Empty,
+    One(Entry),
+    Many(VecDeque<Entry>),
+}
+
+impl Fifo {
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            Fifo::Empty => 0,
+            Fifo::One(_) => 1,
+            Fifo::Many(v) => v.len(),
+        }
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    fn iter(&self) -> std::iter::Chain<std::slice::Iter<'_, Entry>, std::slice::Iter<'_, Entry>> {
+        self.each()
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&Entry> {
+        match self {
+            Fifo::Empty => None,
+            Fifo::One(e) => Some(e),
+            Fifo::Many(v) => v.front(),
+        }
+    }
+
+    #[inline]
+    fn push_back(&mut self, e: Entry) {
+        match self {
+            Fifo::Empty => *self = Fifo::One(e),
+            Fifo::One(x) => {
+                // (Four: the room a `VecDeque` takes at its first growth.)
+                let mut v = VecDeque::with_capacity(4);
+                v.push_back(*x);
+                v.push_back(e);
+                *self = Fifo::Many(v);
+            }
+            Fifo::Many(v) => v.push_back(e),
+        }
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<Entry> {
+        match self {
+            Fifo::Empty => None,
+            Fifo::One(e) => {
+                let e = *e;
+                *self = Fifo::Empty;
+                Some(e)
+            }
+            Fifo::Many(v) => v.pop_front(),
+        }
+    }
+
+    #[inline]
+    fn remove(&mut self, i: usize) -> Option<Entry> {
+        match self {
+            Fifo::One(_) if i == 0 => self.pop_front(),
+            Fifo::Many(v) => v.remove(i),
+            _ => None,
+        }
+    }
+
+    /// Moves every entry, in queue order, to the end of `out`.
+    #[inline]
+    fn drain_into(&mut self, out: &mut Vec<Entry>) {
+        match self {
+            Fifo::Empty => {}
+            Fifo::One(e) => {
+                out.push(*e);
+                *self = Fifo::Empty;
+            }
+            Fifo::Many(v) => out.extend(v.drain(..)),
+        }
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        match self {
+            Fifo::Many(v) => v.clear(),
+            _ => *self = Fifo::Empty,
+        }
+    }
+
+    /// Entries the queue has room for on the heap.
+    fn heap_capacity(&self) -> usize {
+        match self {
+            Fifo::Many(v) => v.capacity(),
+            _ => 0,
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Fifo {
+    type Output = Entry;
+    #[inline]
+    fn index(&self, i: usize) -> &Entry {
+        let (a, b) = self.slices();
+        if i < a.len() {
+            &a[i]
+        } else {
+            &b[i - a.len()]
+        }
+    }
 }
 
 /// The positions in `q` of its heads, ascending, into `out` (emptied first): the entries
 /// that are the oldest of their 8-byte block in `q` (the liveness and kernel-exit drains
 /// pick among them, so each address keeps its order). `seen` is scratch.
-fn head_positions(q: &VecDeque<Entry>, seen: &mut KeySet, out: &mut Vec<u32>) {
+fn head_positions(q: &(impl Entries + ?Sized), seen: &mut KeySet, out: &mut Vec<u32>) {
     out.clear();
-    if q.len() <= 16 {
+    if q.count() <= 16 {
         // (Pairwise: cheaper than hashing for a short queue.)
-        let head = |i: usize| q.iter().take(i).all(|e| e.k & !7 != q[i].k & !7);
-        out.extend((0..q.len()).filter(|&i| head(i)).map(|i| i as u32));
+        let head = |i: usize| q.each().take(i).all(|e| e.k & !7 != q[i].k & !7);
+        out.extend((0..q.count()).filter(|&i| head(i)).map(|i| i as u32));
     } else {
         seen.clear();
         out.extend(
-            q.iter()
+            q.each()
                 .enumerate()
                 .filter(|(_, e)| seen.insert(e.k & !7))
                 .map(|(i, _)| i as u32),
@@ -300,8 +461,8 @@ struct HeadScratch {
 }
 
 /// The index of head number `r % heads` of `q` ([`head_positions`]); 0 for an empty `q`.
-fn pick_head(q: &VecDeque<Entry>, r: u64, scratch: &mut HeadScratch) -> usize {
-    if q.len() <= 1 {
+fn pick_head(q: &(impl Entries + ?Sized), r: u64, scratch: &mut HeadScratch) -> usize {
+    if q.count() <= 1 {
         return 0;
     }
     head_positions(q, &mut scratch.seen, &mut scratch.heads);
@@ -514,13 +675,16 @@ impl LiveOverlays {
     }
 }
 
-/// One thread's buffers: 88 bytes, per thread of a launch whatever it stores (issue 24:
-/// per-thread state ≤ 256 B beyond registers at 1 M threads; with the 104 bytes it had,
-/// a 1 M-thread stencil under `bugaroo` held 263 B beyond registers).
+/// One thread's buffers: 104 bytes, per thread of a launch whatever it stores (issue 24:
+/// per-thread state ≤ 256 B beyond registers at 1 M threads). The queues hold one entry
+/// each in place ([`Fifo`]): 16 bytes more than as `VecDeque`s (88), and no allocation
+/// of 48 bytes (32 and malloc's header) for a thread that buffers one store at a time —
+/// a 1 M-thread stencil under `bugaroo` holds 227 B beyond registers (247 B with 88-byte
+/// records and a `VecDeque` each; 263 B when the record had 104 bytes of `VecDeque`s).
 #[derive(Debug, Default, Clone)]
 struct ThreadBuf {
     /// [global, shared]
-    q: [VecDeque<Entry>; 2],
+    q: [Fifo; 2],
     /// Stores so far (bits 0..62), and per queue `s` in bit `62 + s` whether it may hold
     /// two entries of one 8-byte block (set when such a store is buffered, cleared when
     /// the queue is empty). When that bit is clear every entry is the oldest of its
@@ -537,7 +701,7 @@ struct ThreadBuf {
     /// scans, cache misses on the entries, were a quarter of the time).
     words: [u64; 2],
 }
-const _: () = assert!(std::mem::size_of::<ThreadBuf>() == 88);
+const _: () = assert!(std::mem::size_of::<ThreadBuf>() == 104);
 
 const MIXED_SHIFT: u32 = 62;
 
@@ -713,7 +877,7 @@ impl StoreBuffers {
             + self
                 .threads
                 .iter()
-                .map(|t| (t.q[0].capacity() + t.q[1].capacity()) * e)
+                .map(|t| (t.q[0].heap_capacity() + t.q[1].heap_capacity()) * e)
                 .sum::<usize>()
             + self
                 .overlays
@@ -865,7 +1029,9 @@ impl StoreBuffers {
         {
             return false;
         }
-        let mut spans: Vec<(u64, u64, u32)> = Vec::new();
+        // (Room for one entry per holder, the common case: grown by doubling, this list
+        // of a 1 M-thread launch was copied twenty times.)
+        let mut spans: Vec<(u64, u64, u32)> = Vec::with_capacity(self.holders.len());
         for &g in &self.holders {
             for q in &self.threads[g as usize].q {
                 spans.extend(q.iter().map(|e| (e.k, e.k + e.size() as u64, g)));
@@ -1548,13 +1714,13 @@ impl StoreBuffers {
 
     /// Reads what thread `t` would observe at `loc` from its buffer, or None.
     /// Returns Err(()) when the buffer covers the bytes only partly.
-    fn lookup(entries: &VecDeque<Entry>, loc: Location, size: u32) -> Result<Option<u64>, ()> {
+    fn lookup(entries: &impl Entries, loc: Location, size: u32) -> Result<Option<u64>, ()> {
         let mut covered = 0u64; // bit i: byte i known
         let mut value = 0u64;
         let full = if size >= 8 { 0xff } else { (1u64 << size) - 1 };
         let mut any = false;
         let la = pack(loc);
-        for e in entries.iter().rev() {
+        for e in entries.each().rev() {
             if !e.overlaps(la, size) {
                 continue;
             }
@@ -1788,7 +1954,7 @@ impl Hooks for StoreBuffers {
             if self.threads[t.global as usize].q[s].len() as u32 >= self.cfg.capacity {
                 self.shared_effects += 1;
                 let mut entries = std::mem::take(&mut self.scratch);
-                entries.extend(self.threads[t.global as usize].q[s].drain(..));
+                self.threads[t.global as usize].q[s].drain_into(&mut entries);
                 let cnt = entries.len() as u32;
                 for e in entries.drain(..) {
                     self.commit_entry(mem, t.cta, e, DrainReason::Full, Some(a.site));
@@ -1805,10 +1971,6 @@ impl Hooks for StoreBuffers {
             if tb.q[s].is_empty() {
                 tb.set_mixed(s, false);
                 tb.words[s] = 0;
-                // Most threads buffer one entry at a time: start small (32 bytes).
-                if tb.q[s].capacity() == 0 {
-                    tb.q[s].reserve_exact(1);
-                }
             } else if still_pending
                 && !tb.mixed(s)
                 // The words filter first: it holds every entry's words, so a block none
@@ -2172,6 +2334,84 @@ mod tests {
             }
         }
         assert!(checked > 100, "{checked}");
+    }
+
+    /// A thread's queue ([`Fifo`]) holds what a `VecDeque` holds through random pushes,
+    /// pops, removals anywhere, drains and clears — one entry in place, several on the
+    /// heap, and back — and the scans read the same entries in the same order: the
+    /// slices, indexing, `front`, `lookup` and `pick_head`.
+    #[test]
+    fn a_fifo_is_the_vecdeque_it_replaces() {
+        let mut q = Fifo::default();
+        let mut v: VecDeque<Entry> = VecDeque::new();
+        let mut scratch = (HeadScratch::default(), HeadScratch::default());
+        let (mut r, mut seq, mut many, mut one) = (select::mix(0x5eed), 0u64, 0, 0);
+        let same = |q: &Fifo, v: &VecDeque<Entry>| {
+            let key = |e: &Entry| (e.k, e.value, e.seq_size, e.thread);
+            assert_eq!(q.len(), v.len());
+            assert_eq!(q.is_empty(), v.is_empty());
+            assert!(q.iter().map(key).eq(v.iter().map(key)));
+            assert_eq!(q.front().map(key), v.front().map(key));
+            for i in 0..v.len() {
+                assert_eq!(key(&q[i]), key(&v[i]));
+            }
+        };
+        for step in 0..20_000 {
+            r = select::mix(r);
+            // Phases that keep the queue short (at most one entry) and that grow it.
+            let long = step % 4000 >= 2000;
+            match r % 8 {
+                0..=2 if long || v.is_empty() => {
+                    seq += 1;
+                    let loc = Location::Global((r >> 8) % 6 * 4);
+                    let e = Entry::new(loc, seq, 4, 0, seq, 0);
+                    q.push_back(e);
+                    v.push_back(e);
+                }
+                3 => assert_eq!(
+                    q.pop_front().map(|e| e.seq()),
+                    v.pop_front().map(|e| e.seq())
+                ),
+                4 if !v.is_empty() => {
+                    let i = (r >> 16) as usize % (v.len() + 1);
+                    assert_eq!(q.remove(i).map(|e| e.seq()), v.remove(i).map(|e| e.seq()));
+                }
+                5 if r >> 40 & 15 == 0 => {
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    q.drain_into(&mut a);
+                    b.extend(v.drain(..));
+                    assert!(a.iter().map(|e| e.seq()).eq(b.iter().map(|e| e.seq())));
+                }
+                6 if r >> 40 & 31 == 0 => {
+                    q.clear();
+                    v.clear();
+                    // Sometimes a new queue (a new launch's), which starts in place.
+                    if r >> 50 & 1 == 0 {
+                        q = Fifo::default();
+                    }
+                }
+                _ => {
+                    let loc = Location::Global((r >> 8) % 6 * 4);
+                    assert_eq!(
+                        StoreBuffers::lookup(&q, loc, 4),
+                        StoreBuffers::lookup(&v, loc, 4)
+                    );
+                    assert_eq!(
+                        pick_head(&q, r >> 3, &mut scratch.0),
+                        pick_head(&v, r >> 3, &mut scratch.1)
+                    );
+                }
+            }
+            // In the short phases an emptied queue is often a new one (the next launch's).
+            if !long && v.is_empty() && r >> 52 & 1 == 0 {
+                q = Fifo::default();
+            }
+            many += matches!(q, Fifo::Many(_)) as u32;
+            one += matches!(q, Fifo::One(_)) as u32;
+            same(&q, &v);
+        }
+        // Both shapes were exercised.
+        assert!(many > 1000 && one > 1000, "{many} {one}");
     }
 
     /// An overlay's kept heads pick and remove what `pick_head` and a removal pick and
