@@ -896,6 +896,27 @@ impl StoreBuffers {
         self.peak_heap.max(self.heap_bytes())
     }
 
+    /// Whether thread `g`, whose `holder_pos` entry is `pos`, holds no entry in either
+    /// queue. `sync_holder` runs after every change of a thread's queues (and the
+    /// kernel-exit drain and `discard_all` reset the entries of the queues they empty),
+    /// so between hook calls a thread holds entries exactly when it has a position in
+    /// `holders`: `plain_loads` and `cta_steps_local` read one `u32` per thread here, two
+    /// cache lines per warp, instead of each thread's 104-byte record (the look at the
+    /// records was a tenth of what `bugaroo` added to `sc` on a block reduction, `perf`,
+    /// BENCHMARKS.md). Debug builds — the test suite's — check it against the queues.
+    #[inline]
+    fn holds_nothing(&self, g: usize, pos: u32) -> bool {
+        let nothing = pos == u32::MAX;
+        debug_assert_eq!(
+            nothing,
+            self.threads
+                .get(g)
+                .is_none_or(|t| t.q[0].is_empty() && t.q[1].is_empty()),
+            "holder_pos of thread {g}"
+        );
+        nothing
+    }
+
     /// Keeps `holders` in step with thread `g`'s buffers.
     fn sync_holder(&mut self, g: u32) {
         let Some(tb) = self.threads.get(g as usize) else {
@@ -1690,6 +1711,9 @@ impl StoreBuffers {
         for o in &mut self.orphans {
             o.clear();
         }
+        for &g in &self.holders {
+            self.holder_pos[g as usize] = u32::MAX;
+        }
         self.holders.clear();
         self.pending.clear();
     }
@@ -2133,15 +2157,15 @@ impl Hooks for StoreBuffers {
         if !self.plain_cta(cta) {
             return false;
         }
-        let Some(ts) = self.threads.get(first as usize..) else {
+        let Some(pos) = self.holder_pos.get(first as usize..) else {
             return false;
         };
         let mut rest = lanes;
         while rest != 0 {
             let l = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            match ts.get(l) {
-                Some(tb) if tb.q[0].is_empty() && tb.q[1].is_empty() => {}
+            match pos.get(l) {
+                Some(&p) if self.holds_nothing(first as usize + l, p) => {}
                 _ => return false,
             }
         }
@@ -2184,9 +2208,13 @@ impl Hooks for StoreBuffers {
             return false;
         }
         let (a, b) = (first as usize, first as usize + n as usize);
-        self.threads
-            .get(a..b.min(self.threads.len()))
-            .is_some_and(|ts| ts.iter().all(|t| t.q[0].is_empty()))
+        let b = b.min(self.threads.len());
+        // (A thread that holds nothing, most of them, is answered from `holder_pos`.)
+        self.holder_pos.get(a..b).is_some_and(|pos| {
+            pos.iter()
+                .zip(a..)
+                .all(|(&p, g)| self.holds_nothing(g, p) || self.threads[g].q[0].is_empty())
+        })
     }
 
     fn unwritten_loads(&mut self, _first: u32, _lanes: u32) -> bool {
