@@ -312,10 +312,11 @@ impl Entries for Fifo {
 /// buffer one store at a time: that entry stays in place, with no allocation; a second
 /// moves the queue to the heap, where it keeps its room for the rest of the launch.
 /// (As a `VecDeque` each thread that buffered anything made an allocation of its own,
-/// freed with the launch's buffers: `malloc`/`free` were a fifth of `exec --model
-/// bugaroo` on a 1 M-thread transpose, whose threads buffer one shared and one global
-/// store each.) The same entries in the same order as the `VecDeque` it replaces, with
-/// the same positions for `remove`.
+/// grown at its second entry and freed with the launch's buffers: `malloc`, `realloc`
+/// and `free` were a fifth of `exec --model bugaroo --p 0.5` on a 1 M-thread transpose,
+/// whose threads buffer up to four shared and four global stores each.) The same
+/// entries in the same order as the `VecDeque` it replaces, with the same positions for
+/// `remove`.
 #[derive(Debug, Clone, Default)]
 enum Fifo {
     #[default]
@@ -679,8 +680,9 @@ impl LiveOverlays {
 /// per-thread state ≤ 256 B beyond registers at 1 M threads). The queues hold one entry
 /// each in place ([`Fifo`]): 16 bytes more than as `VecDeque`s (88), and no allocation
 /// of 48 bytes (32 and malloc's header) for a thread that buffers one store at a time —
-/// a 1 M-thread stencil under `bugaroo` holds 227 B beyond registers (247 B with 88-byte
-/// records and a `VecDeque` each; 263 B when the record had 104 bytes of `VecDeque`s).
+/// a 1 M-thread stencil under `bugaroo` takes 227 B per thread in all, against 247 B
+/// with 88-byte records and a `VecDeque` each (`scripts/per-thread-memory.py`,
+/// 2026-12-08).
 #[derive(Debug, Default, Clone)]
 struct ThreadBuf {
     /// [global, shared]
