@@ -341,11 +341,6 @@ impl Fifo {
     }
 
     #[inline]
-    fn iter(&self) -> std::iter::Chain<std::slice::Iter<'_, Entry>, std::slice::Iter<'_, Entry>> {
-        self.each()
-    }
-
-    #[inline]
     fn front(&self) -> Option<&Entry> {
         match self {
             Fifo::Empty => None,
@@ -1057,7 +1052,7 @@ impl StoreBuffers {
         let mut spans: Vec<(u64, u64, u32)> = Vec::with_capacity(self.holders.len());
         for &g in &self.holders {
             for q in &self.threads[g as usize].q {
-                spans.extend(q.iter().map(|e| (e.k, e.k + e.size() as u64, g)));
+                spans.extend(q.each().map(|e| (e.k, e.k + e.size() as u64, g)));
             }
         }
         if !disjoint(&mut spans) {
@@ -1270,7 +1265,7 @@ impl StoreBuffers {
         let mut order: Vec<(u64, usize, usize, u64)> = (0..2)
             .flat_map(|s| {
                 tb.q[s]
-                    .iter()
+                    .each()
                     .enumerate()
                     .map(move |(i, e)| (e.seq(), s, i, e.k))
             })
@@ -1588,7 +1583,7 @@ impl StoreBuffers {
         }
         // (One pass: the filter is made exact on the way, for when nothing overlaps.)
         let (mut hit, mut exact) = (false, 0);
-        for e in tb.q[s].iter() {
+        for e in tb.q[s].each() {
             hit |= e.overlaps(k, size);
             exact |= words_filter(e.k, e.size());
         }
@@ -2004,7 +1999,7 @@ impl Hooks for StoreBuffers {
                 // was a cache miss per store: a tenth of `exec --model bugaroo` on a
                 // transpose whose neighbouring lanes store into one 8-byte block).
                 && tb.words[s] & words_filter(block, 8) != 0
-                && tb.q[s].iter().any(|o| o.k & !7 == block)
+                && tb.q[s].each().any(|o| o.k & !7 == block)
             {
                 tb.set_mixed(s, true);
             }
@@ -2380,7 +2375,7 @@ mod tests {
             let key = |e: &Entry| (e.k, e.value, e.seq_size, e.thread);
             assert_eq!(q.len(), v.len());
             assert_eq!(q.is_empty(), v.is_empty());
-            assert!(q.iter().map(key).eq(v.iter().map(key)));
+            assert!(q.each().map(key).eq(v.iter().map(key)));
             assert_eq!(q.front().map(key), v.front().map(key));
             for i in 0..v.len() {
                 assert_eq!(key(&q[i]), key(&v[i]));
